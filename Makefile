@@ -1,0 +1,55 @@
+# asyncfetch — the two set-up commands are `make demo` and `make test`.
+# Everything the project needs is installed here (Debian/apt), never by hand.
+
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS ?=
+RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
+# Debian packages: C libraries we link, and tools the tests and demo drive.
+APT_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config nginx curl python3
+DEMO_PORT ?= 0
+
+.PHONY: all deps build build-debug test demo install uninstall bench clean
+
+all: build
+
+## deps: install whatever this machine lacks (idempotent; instant when all is there)
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+## build: optimised binary at .build/release/asyncfetch
+build: deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS)
+
+build-debug: deps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+## test: unit, integration (servers on 127.0.0.1) and end-to-end tests
+test: deps
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+
+## demo: serve Fixtures/ on 127.0.0.1 and run a cold, a warm and an --offline pass
+demo: build
+	@bash Tests/tools/demo.sh .build/release/asyncfetch
+
+## install: the binary into $(PREFIX)/bin
+install: build
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 .build/release/asyncfetch "$(DESTDIR)$(PREFIX)/bin/asyncfetch"
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/asyncfetch"
+
+clean:
+	rm -rf .build

@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "asyncfetch",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Fetch", targets: ["Fetch"]),
+        .library(name: "DiskCache", targets: ["DiskCache"]),
+        .library(name: "Loader", targets: ["Loader"]),
+        .executable(name: "asyncfetch", targets: ["asyncfetch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        // C corner: typed wrappers over libcurl's variadic API. Only Sources/Fetch/Curl imports it.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // C corner: OpenSSL EVP MD5. Only Sources/DiskCache/MD5.swift imports it.
+        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "Fetch", dependencies: ["CCurl"], swiftSettings: strict),
+        .target(name: "DiskCache", dependencies: ["CCrypto"], swiftSettings: strict),
+        .target(name: "Loader", dependencies: ["Fetch", "DiskCache"], swiftSettings: strict),
+        .executableTarget(
+            name: "asyncfetch",
+            dependencies: [
+                "Loader", "Fetch", "DiskCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LoaderTests", dependencies: ["Loader", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strict),
+    ]
+)

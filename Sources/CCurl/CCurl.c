@@ -1,0 +1,58 @@
+#include "CCurl.h"
+
+CURLcode ccurl_global_init(void) { return curl_global_init(CURL_GLOBAL_ALL); }
+
+const char *ccurl_version(void) { return curl_version_info(CURLVERSION_NOW)->version; }
+
+CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback cb) {
+    return curl_easy_setopt(handle, option, cb);
+}
+CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback cb) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, cb);
+}
+
+CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
+    int queued = 0;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(multi, &queued)) != NULL) {
+        if (msg->msg == CURLMSG_DONE) {
+            out->is_done = 1;
+            out->easy = msg->easy_handle;
+            out->result = msg->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,44 @@
+// Typed, non-variadic wrappers over the parts of libcurl that Swift cannot
+// call directly (curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are
+// C variadic functions, which Swift does not import).
+//
+// Only Sources/Fetch/Curl/*.swift imports this module.
+#ifndef ASYNCFETCH_CCURL_H
+#define ASYNCFETCH_CCURL_H
+
+#include <curl/curl.h>
+#include <sys/types.h>
+
+typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t nmemb, void *userdata);
+typedef int (*ccurl_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
+                                       curl_off_t ultotal, curl_off_t ulnow);
+
+CURLcode ccurl_global_init(void);
+const char *ccurl_version(void);
+
+CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
+CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback cb);
+CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback cb);
+
+CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
+CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
+CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
+
+CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/// The CURLMsg fields Swift needs, flattened (CURLMsg holds a union).
+typedef struct {
+    int is_done;
+    CURL *easy;
+    CURLcode result;
+} ccurl_message;
+
+/// Wraps curl_multi_info_read. Returns 0 when the queue is empty.
+int ccurl_multi_next_message(CURLM *multi, ccurl_message *out);
+
+#endif

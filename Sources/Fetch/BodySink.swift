@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a transfer's body goes, chunk by chunk, so that no body is ever held
+/// whole in memory.
+///
+/// Threading: the engine calls a sink only from its transfer loop thread, one
+/// call at a time, and only between `fetch` being called and it returning. A
+/// sink must not be shared between concurrent fetches.
+public protocol BodySink: AnyObject, Sendable {
+    /// Appends bytes of a 2xx body. Throwing aborts the transfer with kind `.io`
+    /// (the error's description becomes the detail).
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Discards everything written so far: a retried attempt starts over.
+    func reset() throws
+}
+
+/// A sink that writes to a file, created exclusively with mode 0600.
+/// The owner decides what happens to the file afterwards (`close`, `remove`).
+public final class FileSink: BodySink, @unchecked Sendable {
+    public let path: String
+    private var fd: Int32
+    public private(set) var bytesWritten: Int64 = 0
+
+    public init(path: String) throws {
+        self.path = path
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 { throw FetchError.io(path: path, operation: "create", errno: errno) }
+    }
+
+    deinit { if fd >= 0 { _ = Glibc.close(fd) } }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard var base = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            let n = Glibc.write(fd, base, left)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FetchError.io(path: path, operation: "write", errno: errno)
+            }
+            left -= n
+            base += n
+            bytesWritten += Int64(n)
+        }
+    }
+
+    public func reset() throws {
+        if ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 {
+            throw FetchError.io(path: path, operation: "truncate", errno: errno)
+        }
+        bytesWritten = 0
+    }
+
+    /// Closes the file; further writes fail.
+    public func close() throws {
+        guard fd >= 0 else { return }
+        let rc = Glibc.close(fd)
+        fd = -1
+        if rc != 0 { throw FetchError.io(path: path, operation: "close", errno: errno) }
+    }
+
+    /// Closes and deletes the file (after a failure or cancellation).
+    public func remove() {
+        try? close()
+        unlink(path)
+    }
+}
+
+extension FetchError {
+    /// An I/O failure on `path`, with the system's explanation.
+    public static func io(path: String, operation: String, errno code: Int32, url: String = "") -> FetchError {
+        FetchError(.io, url: url, detail: "\(operation) \(path): \(String(cString: strerror(code)))")
+    }
+}

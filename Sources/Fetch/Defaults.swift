@@ -1,0 +1,33 @@
+/// Every tunable limit of asyncfetch, in one place. The command line, the
+/// loader and the fetch engine all start from these values.
+public enum Defaults {
+    /// The version reported in `User-Agent` and `--version`.
+    public static let version = "0.1.0"
+    /// `User-Agent` sent with every request.
+    public static let userAgent = "asyncfetch/\(version)"
+    /// Concurrent transfers (`--jobs`).
+    public static let jobs = 8
+    /// Largest body accepted (`--max-size`): 64 MiB.
+    public static let maxSize: Int64 = 64 * 1024 * 1024
+    /// Seconds allowed to establish a connection (`--connect-timeout`).
+    public static let connectTimeout: Double = 10
+    /// Seconds allowed for one attempt, connect to last byte (`--timeout`).
+    public static let timeout: Double = 60
+    /// A transfer slower than `lowSpeedLimit` bytes/s for `lowSpeedTime`
+    /// seconds is aborted as a timeout.
+    public static let lowSpeedLimit = 1024
+    public static let lowSpeedTime: Double = 30
+    /// Redirects followed before giving up (SPEC §5).
+    public static let maxRedirects = 10
+    /// Extra attempts after a retryable failure (`--retries`).
+    public static let retries = 2
+    /// First backoff ceiling; doubles on every retry (full jitter below it).
+    public static let retryBaseDelay: Double = 0.25
+    /// Largest backoff, and the cap applied to a server's `Retry-After`.
+    public static let retryMaxDelay: Double = 10
+    /// Freshness given to a response with no explicit freshness (`--default-ttl`): 7 days.
+    public static let defaultTTL: Double = 7 * 24 * 3600
+    /// How long the loop thread sleeps in `curl_multi_poll` when nothing
+    /// happens; any submission or cancellation wakes it at once.
+    public static let pollTimeoutMs: Int32 = 1000
+}

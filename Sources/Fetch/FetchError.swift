@@ -1,0 +1,113 @@
+/// Why a fetch failed. One type for the whole module: the `kind` is the
+/// machine-readable word of SPEC §3, `description` a sentence for people.
+public struct FetchError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case invalidURL = "invalid-url"
+        case unsupportedScheme = "unsupported-scheme"
+        case dns
+        case connect
+        case tls
+        case timeout
+        case http
+        case tooLarge = "too-large"
+        case redirects
+        case cancelled
+        case io
+        case network
+    }
+
+    public let kind: Kind
+    /// The requested URL, with any password removed.
+    public let url: String
+    /// HTTP status, for `.http`.
+    public let status: Int?
+    /// Response headers, for `.http` (used for `Retry-After` and negative caching).
+    public let headers: HTTPHeaders?
+    /// libcurl's result code and its error text, when libcurl reported the failure.
+    public let curlCode: Int?
+    public let curlMessage: String?
+    /// Extra context: the path for `.io`, the limit for `.tooLarge`.
+    public let detail: String?
+    /// Attempts made, retries included.
+    public internal(set) var attempts: Int
+
+    public init(
+        _ kind: Kind, url: String, status: Int? = nil, headers: HTTPHeaders? = nil,
+        curlCode: Int? = nil, curlMessage: String? = nil, detail: String? = nil, attempts: Int = 1
+    ) {
+        self.kind = kind
+        self.url = redactURL(url)
+        self.status = status
+        self.headers = headers
+        self.curlCode = curlCode
+        self.curlMessage = curlMessage
+        self.detail = detail
+        self.attempts = attempts
+    }
+
+    /// A sentence a person understands, without the URL (callers print it beside the URL).
+    public var message: String {
+        switch kind {
+        case .invalidURL: return "invalid URL" + suffix(detail)
+        case .unsupportedScheme: return "unsupported scheme" + suffix(detail) + " (only http and https are allowed)"
+        case .dns: return "could not resolve host" + suffix(curlMessage)
+        case .connect: return "could not connect" + suffix(curlMessage)
+        case .tls: return "TLS error" + suffix(curlMessage)
+        case .timeout: return "timed out" + suffix(curlMessage)
+        case .http:
+            let code = status ?? 0
+            return "HTTP \(code) \(HTTPStatus.reason(code))"
+        case .tooLarge: return "response too large" + suffix(detail)
+        case .redirects: return "too many redirects" + suffix(curlMessage)
+        case .cancelled: return "cancelled"
+        case .io: return "I/O error" + suffix(detail)
+        case .network: return "network error" + suffix(curlMessage)
+        }
+    }
+
+    public var description: String { "\(url): \(message)" }
+
+    private func suffix(_ text: String?) -> String {
+        guard let text, !text.isEmpty else { return "" }
+        return ": " + text
+    }
+}
+
+/// Reason phrases for the statuses people meet.
+public enum HTTPStatus {
+    public static func reason(_ code: Int) -> String {
+        switch code {
+        case 200: return "OK"
+        case 203: return "Non-Authoritative Information"
+        case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 303: return "See Other"
+        case 304: return "Not Modified"
+        case 307: return "Temporary Redirect"
+        case 308: return "Permanent Redirect"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 410: return "Gone"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default:
+            switch code {
+            case 200..<300: return "Success"
+            case 300..<400: return "Redirection"
+            case 400..<500: return "Client Error"
+            case 500..<600: return "Server Error"
+            default: return "Unknown Status"
+            }
+        }
+    }
+}

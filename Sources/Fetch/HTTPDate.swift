@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// HTTP dates (RFC 9110 §5.6.7) as Unix seconds: IMF-fixdate
+/// ("Sun, 06 Nov 1994 08:49:37 GMT") and the two obsolete forms a recipient
+/// must accept (RFC 850 and asctime). Anything else is nil, which callers
+/// treat as "in the past" where RFC 9111 says so.
+public enum HTTPDate {
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    public static func parse(_ text: String) -> Double? {
+        // Tokenise on spaces, commas, dashes and colons.
+        var tokens: [Substring] = []
+        var current = text.utf8.startIndex
+        var start = current
+        let utf8 = text.utf8
+        while current < utf8.endIndex {
+            let c = utf8[current]
+            if c == 0x20 || c == 0x2C || c == 0x2D || c == 0x3A || c == 0x09 {
+                if start < current { tokens.append(Substring(text[start..<current])) }
+                start = utf8.index(after: current)
+            }
+            current = utf8.index(after: current)
+        }
+        if start < utf8.endIndex { tokens.append(Substring(text[start...])) }
+        // IMF: Sun 06 Nov 1994 08 49 37 GMT ; RFC850: Sunday 06 Nov 94 08 49 37 GMT
+        // asctime: Sun Nov 6 08 49 37 1994
+        guard tokens.count >= 7 else { return nil }
+        var day: Int?, month: Int?, year: Int?, hour: Int?, minute: Int?, second: Int?
+        if let m = monthIndex(tokens[1]) {
+            month = m; day = Int(tokens[2]); hour = Int(tokens[3]); minute = Int(tokens[4])
+            second = Int(tokens[5]); year = Int(tokens[6])
+        } else if tokens.count >= 8, let m = monthIndex(tokens[2]) {
+            guard tokens[7].uppercased() == "GMT" || tokens[7].uppercased() == "UTC" else { return nil }
+            month = m; day = Int(tokens[1]); year = Int(tokens[3]); hour = Int(tokens[4])
+            minute = Int(tokens[5]); second = Int(tokens[6])
+        }
+        guard let day, let month, var year, let hour, let minute, let second,
+              (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
+        if year < 100 { year += year < 70 ? 2000 : 1900 }
+        guard (1900...9999).contains(year) else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        let seconds = timegm(&parts)
+        return seconds == -1 ? nil : Double(seconds)
+    }
+
+    /// IMF-fixdate for Unix seconds.
+    public static func format(_ seconds: Double) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(monthNames[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+
+    private static func monthIndex(_ token: Substring) -> Int? {
+        guard token.count == 3 else { return nil }
+        return months.firstIndex(of: token.lowercased())
+    }
+}
+
+/// Seconds since the Unix epoch, from the system clock.
+public func currentUnixTime() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Seconds from an arbitrary start, never going backwards (for durations).
+public func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// The string without leading and trailing spaces and tabs.
+public func trimWhitespace<S: StringProtocol>(_ text: S) -> String {
+    var scalars = Substring(text).unicodeScalars[...]
+    while let first = scalars.first, first == " " || first == "\t" { scalars = scalars.dropFirst() }
+    while let last = scalars.last, last == " " || last == "\t" { scalars = scalars.dropLast() }
+    return String(String.UnicodeScalarView(scalars))
+}

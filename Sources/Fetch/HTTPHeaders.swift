@@ -1,0 +1,46 @@
+/// Header fields of one HTTP response or request, in arrival order.
+/// Look-ups are case-insensitive, as HTTP field names are.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias Field = (name: String, value: String)
+    public private(set) var fields: [Field]
+
+    public init(_ fields: [Field] = []) { self.fields = fields }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    public mutating func add(name: String, value: String) { fields.append((name, value)) }
+
+    /// Replaces every field called `name` with one field.
+    public mutating func set(name: String, value: String) {
+        remove(name: name)
+        fields.append((name, value))
+    }
+
+    public mutating func remove(name: String) {
+        let lowered = name.lowercased()
+        fields.removeAll { $0.name.lowercased() == lowered }
+    }
+
+    /// The first value of `name`, or nil.
+    public subscript(name: String) -> String? {
+        let lowered = name.lowercased()
+        return fields.first { $0.name.lowercased() == lowered }?.value
+    }
+
+    /// Every value of `name`, in order (for repeated fields such as `Cache-Control`).
+    public func values(_ name: String) -> [String] {
+        let lowered = name.lowercased()
+        return fields.filter { $0.name.lowercased() == lowered }.map(\.value)
+    }
+
+    /// All values of `name` joined with ", " (RFC 9110 §5.3), or nil.
+    public func combined(_ name: String) -> String? {
+        let all = values(name)
+        return all.isEmpty ? nil : all.joined(separator: ", ")
+    }
+
+    public var isEmpty: Bool { fields.isEmpty }
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+}

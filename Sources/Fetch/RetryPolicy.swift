@@ -1,0 +1,37 @@
+/// When to try again, and how long to wait first.
+struct RetryPolicy: Sendable {
+    let retries: Int
+    let baseDelay: Double
+    let maxDelay: Double
+
+    /// Connect errors, timeouts, 408, 429 and 5xx are worth another attempt
+    /// (SPEC §5); everything else will fail the same way again.
+    func isRetryable(_ error: FetchError) -> Bool {
+        switch error.kind {
+        case .connect, .timeout: return true
+        case .http:
+            guard let status = error.status else { return false }
+            return status == 408 || status == 429 || (500...599).contains(status)
+        default: return false
+        }
+    }
+
+    /// Seconds to wait before attempt `attempt + 1` (attempt counts from 1):
+    /// the server's `Retry-After` when given (capped at `maxDelay`), else
+    /// exponential backoff with full jitter.
+    func delay(after attempt: Int, error: FetchError) -> Double {
+        if let value = error.headers?["Retry-After"], let seconds = Self.retryAfterSeconds(value) {
+            return min(max(0, seconds), maxDelay)
+        }
+        let ceiling = min(maxDelay, baseDelay * Double(1 << min(attempt - 1, 20)))
+        return Double.random(in: 0...ceiling)
+    }
+
+    /// `Retry-After` is delay-seconds or an HTTP-date.
+    static func retryAfterSeconds(_ value: String, now: Double = currentUnixTime()) -> Double? {
+        let trimmed = trimWhitespace(value)
+        if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+        if let date = HTTPDate.parse(trimmed) { return max(0, date - now) }
+        return nil
+    }
+}

@@ -1,0 +1,121 @@
+import DiskCache
+import Fetch
+
+/// Joins the fetch engine and the disk cache and reports phases.
+///
+/// ```swift
+/// let loader = ImageLoader(cache: try DiskCacheStore(directory: dir))
+/// for await phase in loader.phases(for: "https://example.com/cat.png") { print(phase.name) }
+/// ```
+///
+/// A fresh stored copy answers without the network (`success`, source
+/// `cache`, straight from `empty`); otherwise the URL goes `loading` while
+/// it is downloaded or revalidated.
+public final class ImageLoader: Sendable {
+    public let cache: DiskCacheStore
+    public let options: LoaderOptions
+    let client: FetchClient
+    private let lock = Lock()
+    private nonisolated(unsafe) var inflight: [String: SharedLoad] = [:]   // guarded by lock
+
+    public init(cache: DiskCacheStore, options: LoaderOptions = LoaderOptions()) {
+        self.cache = cache
+        self.options = options
+        client = FetchClient(configuration: options.fetch)
+    }
+
+    /// What to do for one URL, decided without any I/O beyond one metadata
+    /// read and one `stat`.
+    enum Plan {
+        case done(Phase)
+        case network(url: String, key: CacheKey, entry: CacheEntry?)
+    }
+
+    /// Validates the URL, consults the cache and decides. Synchronous and
+    /// cheap: this is the whole cost of a fresh hit or an `--offline` query.
+    func plan(_ url: String, now: Double = currentUnixTime()) -> Plan {
+        do {
+            try FetchClient.validate(url)
+        } catch {
+            return .done(.failure(LoadError(error)))
+        }
+        let key: CacheKey
+        do { key = try CacheKey(url: url) } catch {
+            return .done(.failure(LoadError(error)))
+        }
+        let entry = cache.lookup(key.hex).flatMap { varyMatches($0) ? $0 : nil }
+        if options.offline {
+            guard let entry else { return .done(.empty(.notCached)) }
+            let fresh = options.freshness.isFresh(entry.metadata, now: now)
+            return .done(hitPhase(entry, source: fresh ? .cache : .stale))
+        }
+        if let entry, !options.refresh, options.freshness.isFresh(entry.metadata, now: now) {
+            cache.markAccessed(key.hex)
+            return .done(hitPhase(entry, source: .cache))
+        }
+        return .network(url: url, key: key, entry: entry)
+    }
+
+    /// Loads one URL to its terminal phase. `onLoading` runs once if the
+    /// network is used. Concurrent calls for the same URL share one transfer.
+    public func load(_ url: String, onLoading: @escaping @Sendable () -> Void = {}) async -> Phase {
+        switch plan(url) {
+        case .done(let phase):
+            return phase
+        case .network(let url, let key, let entry):
+            onLoading()
+            let (shared, isNew) = lock.withLock { () -> (SharedLoad, Bool) in
+                if let existing = inflight[key.hex] { return (existing, false) }
+                let created = SharedLoad(url: url)
+                inflight[key.hex] = created
+                return (created, true)
+            }
+            if isNew {
+                shared.start({ await self.network(url: url, key: key, entry: entry) },
+                             onDone: { self.lock.withLock { _ = self.inflight.removeValue(forKey: key.hex) } })
+            }
+            return await shared.wait()
+        }
+    }
+
+    /// The phases of one URL as they happen: `loading` (when the network is
+    /// used), then one terminal phase. An `--offline` miss yields `empty`.
+    /// Cancelling the consuming task cancels the load.
+    public func phases(for url: String) -> AsyncStream<Phase> {
+        AsyncStream { continuation in
+            let task = Task {
+                let phase = await self.load(url, onLoading: { continuation.yield(.loading) })
+                continuation.yield(phase)
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    // MARK: - Helpers
+
+    func hitPhase(_ entry: CacheEntry, source: Source) -> Phase {
+        let meta = entry.metadata
+        if !meta.hasBody {
+            return .failure(LoadError(kind: .http, message: "HTTP \(meta.status) \(HTTPStatus.reason(meta.status))",
+                                      status: meta.status, source: .cache))
+        }
+        return .success(LoadResult(
+            path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: meta.status,
+            contentType: meta.header("Content-Type"), format: meta.format, width: meta.width, height: meta.height,
+            attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil))
+    }
+
+    /// RFC 9111 §4.1: reuse only when every request header the response's
+    /// `Vary` names has the same value now; `Vary: *` never matches.
+    func varyMatches(_ entry: CacheEntry) -> Bool {
+        guard let vary = entry.metadata.headers.first(where: { $0.name.lowercased() == "vary" })?.value else { return true }
+        for name in vary.split(separator: ",").map({ trimWhitespaceLower($0) }) where !name.isEmpty {
+            if name == "*" { return false }
+            let now = options.fetch.headers[name] ?? ""
+            let then = entry.metadata.varyRequest.first { $0.name == name }?.value ?? ""
+            if now != then { return false }
+        }
+        return true
+    }
+}

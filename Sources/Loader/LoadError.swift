@@ -1,0 +1,42 @@
+import DiskCache
+import Fetch
+
+/// Why a URL ended in `failure`. One type for the loader; `kind` is the word
+/// of SPEC §3, `message` a sentence for people.
+public struct LoadError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case invalidURL = "invalid-url"
+        case unsupportedScheme = "unsupported-scheme"
+        case dns, connect, tls, timeout, http
+        case tooLarge = "too-large"
+        case notAnImage = "not-an-image"
+        case redirects, cancelled, io, network
+    }
+
+    public let kind: Kind
+    public let message: String
+    public let status: Int?
+    public let attempts: Int
+    /// `cache` when a remembered 404/410 was replayed without the network.
+    public let source: Source?
+
+    public init(kind: Kind, message: String, status: Int? = nil, attempts: Int = 0, source: Source? = nil) {
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.attempts = attempts
+        self.source = source
+    }
+
+    init(_ error: FetchError) {
+        self.init(kind: Kind(rawValue: error.kind.rawValue) ?? .network, message: error.message,
+                  status: error.status, attempts: error.attempts)
+    }
+
+    init(_ error: DiskCacheError, attempts: Int = 0) {
+        self.init(kind: error.kind == .invalidURL ? .invalidURL : .io, message: error.kind == .invalidURL
+                  ? "invalid URL: " + error.message : error.message, attempts: attempts)
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,21 @@
+import Fetch
+
+/// How an `ImageLoader` treats the cache and the network. Defaults come from `Defaults`.
+public struct LoaderOptions: Sendable {
+    /// Never touch the network: report stored entries, `empty` otherwise.
+    public var offline = false
+    /// Contact the server for every URL, even when the stored copy is fresh.
+    public var refresh = false
+    /// RFC 9111 freshness settings (`--default-ttl`, `--max-age`).
+    public var freshness = Freshness()
+    /// Store any body, not only images (`--any`).
+    public var acceptAnyContent = false
+    /// Serve a stale stored copy when the network fails (`--stale-if-error`).
+    public var staleIfError = false
+    /// Concurrent network loads in a batch (`--jobs`).
+    public var jobs = Defaults.jobs
+    /// Transfer limits, TLS, retries and extra request headers (`-H`).
+    public var fetch = FetchConfiguration()
+
+    public init() {}
+}

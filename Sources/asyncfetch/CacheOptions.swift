@@ -1,0 +1,37 @@
+import ArgumentParser
+import DiskCache
+import Foundation
+
+/// `--cache-dir`, shared by every command (SPEC §7).
+struct CacheOptions: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
+        "Cache directory (default: $ASYNCFETCH_CACHE_DIR, else $XDG_CACHE_HOME/asyncfetch, else ~/.cache/asyncfetch).",
+        valueName: "dir"))
+    var cacheDir: String?
+
+    /// The resolved directory, created with mode 0700. A directory that
+    /// cannot be resolved, created or written is a usage error (exit 2).
+    func openStore() throws -> DiskCacheStore {
+        do {
+            let directory = try CacheDirectory.resolve(explicit: cacheDir, environment: ProcessInfo.processInfo.environment)
+            return try DiskCacheStore(directory: directory)
+        } catch {
+            throw UsageError(error.message)
+        }
+    }
+
+    func resolvedDirectory() throws -> String {
+        do {
+            return try CacheDirectory.resolve(explicit: cacheDir, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw UsageError(error.message)
+        }
+    }
+}
+
+/// A usage problem found after parsing (bad cache directory, unreadable
+/// input file): exit 2 with a one-line reason and a hint.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}

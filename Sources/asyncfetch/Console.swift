@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Direct writes to stdout/stderr through file descriptors (the C `stdout`
+/// and `stderr` globals are shared mutable state to Swift 6).
+enum Console {
+    /// Writes a line to stderr at once (unbuffered, like C's stderr).
+    static func error(_ line: String) {
+        writeAll(2, Array((line + "\n").utf8))
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }   // a closed pipe: nothing more to say
+                offset += n
+            }
+        }
+    }
+}
+
+/// A buffered line writer for one file descriptor; `flush` sends it.
+final class LineOutput {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(fd: Int32) {
+        self.fd = fd
+        buffer.reserveCapacity(64 * 1024)
+    }
+
+    func line(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= 60 * 1024 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        Console.writeAll(fd, buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

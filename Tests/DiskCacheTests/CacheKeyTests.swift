@@ -1,0 +1,74 @@
+import DiskCache
+import Foundation
+import Testing
+
+/// Known vectors: each expected key was computed with `printf %s URL | md5sum`.
+@Suite struct CacheKeyTests {
+    @Test(arguments: [
+        ("", "d41d8cd98f00b204e9800998ecf8427e"),
+        ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+        ("http://127.0.0.1:8765/images/red-64x48.png", "6598c610e73083ca0e78e77cb2aa01b4"),
+        ("The quick brown fox jumps over the lazy dog", "9e107d9d372bb6826bd81d3542a419d6"),
+    ])
+    func md5MatchesKnownVectors(input: String, expected: String) {
+        #expect(MD5.hex(input) == expected)
+        #expect(MD5.hex(Array(input.utf8)) == expected)
+    }
+
+    @Test func md5MatchesTheSystemMd5sum() throws {
+        let urls = ["https://example.com/a.png", "http://h/ünïcode?q=1&r=2", "https://x.test/" + String(repeating: "p", count: 3000)]
+        for url in urls {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/md5sum")
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            input.fileHandleForWriting.write(Data(url.utf8))
+            try input.fileHandleForWriting.close()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let expected = String(decoding: data, as: UTF8.self).prefix(32)
+            #expect(try CacheKey(url: url).hex == String(expected))
+        }
+    }
+
+    @Test func streamingMD5EqualsOneShot() throws {
+        let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let streaming = try StreamingMD5()
+        var offset = 0
+        for size in [1, 7, 4096, 30_000, 65_896] {
+            bytes[offset..<offset + size].withUnsafeBytes { streaming.update($0) }
+            offset += size
+        }
+        #expect(offset == bytes.count)
+        #expect(streaming.finalize() == MD5.hex(bytes))
+    }
+
+    @Test(arguments: [
+        ("HTTP://Example.COM/Path/IMG.png", "http://example.com/Path/IMG.png"),
+        ("https://example.com:443/a.png", "https://example.com/a.png"),
+        ("http://example.com:80/a.png", "http://example.com/a.png"),
+        ("http://example.com:443/a.png", "http://example.com:443/a.png"),
+        ("https://example.com:8443/a.png", "https://example.com:8443/a.png"),
+        ("https://example.com/a.png#frag", "https://example.com/a.png"),
+        ("https://example.com/a.png?Q=Upper#x", "https://example.com/a.png?Q=Upper"),
+        ("https://User:Pw@Example.com/a", "https://User:Pw@example.com/a"),
+        ("http://[::1]:80/a", "http://[::1]/a"),
+        ("http://[::1]:8080/a", "http://[::1]:8080/a"),
+        ("https://example.com", "https://example.com"),
+        ("https://example.com/%7Euser/a%20b.png", "https://example.com/%7Euser/a%20b.png"),
+    ])
+    func normalisation(input: String, expected: String) throws {
+        #expect(try CacheKey.normalize(input) == expected)
+    }
+
+    @Test func normalisedFormsShareAKey() throws {
+        #expect(try CacheKey(url: "HTTPS://EXAMPLE.com:443/x.png#top").hex == (try CacheKey(url: "https://example.com/x.png").hex))
+    }
+
+    @Test(arguments: ["example.com/a.png", "://x", "http://", "http:///path", "http://host:12ab/x", "http://[::1/x"])
+    func malformedURLsAreRejected(input: String) {
+        #expect(throws: DiskCacheError.self) { try CacheKey.normalize(input) }
+    }
+}

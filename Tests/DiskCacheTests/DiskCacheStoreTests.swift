@@ -1,0 +1,97 @@
+import DiskCache
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct DiskCacheStoreTests {
+    func store() throws -> (DiskCacheStore, TempDirectory) {
+        let temp = try TempDirectory()
+        return (try DiskCacheStore(directory: temp.path + "/cache"), temp)
+    }
+
+    func write(_ store: DiskCacheStore, key: String, bytes: [UInt8]) throws -> CacheEntry {
+        let writer = try store.makeWriter(for: key)
+        try bytes.withUnsafeBytes { try writer.append($0) }
+        return try writer.commit(CacheMetadata(url: "https://x.test/" + key, status: 200, requestTime: 1, responseTime: 2, headers: []))
+    }
+
+    @Test func directoryIsCreatedWithMode0700() throws {
+        let (store, temp) = try store()
+        defer { withExtendedLifetime(temp) {} }
+        var info = stat()
+        #expect(stat(store.directory, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test func committedBodyIsByteExactAtTheKeyPath() throws {
+        let (store, temp) = try store()
+        defer { withExtendedLifetime(temp) {} }
+        let key = MD5.hex("https://x.test/a")
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let entry = try write(store, key: key, bytes: bytes)
+        #expect(entry.bodyPath == store.directory + "/" + key)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: entry.bodyPath))) == bytes)
+        let found = try #require(store.lookup(key))
+        #expect(found.metadata.bodyLength == Int64(bytes.count))
+        #expect(found.metadata.bodyMD5 == MD5.hex(bytes))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory + "/.tmp").isEmpty)
+    }
+
+    @Test func aBodyThatNoLongerMatchesItsMetadataIsAMiss() throws {
+        let (store, temp) = try store()
+        defer { withExtendedLifetime(temp) {} }
+        let key = MD5.hex("https://x.test/b")
+        let entry = try write(store, key: key, bytes: Array(repeating: 1, count: 1000))
+        // Truncated in place (a disk problem, a foreign tool): length differs.
+        #expect(truncate(entry.bodyPath, 500) == 0)
+        #expect(store.lookup(key) == nil)
+    }
+
+    @Test func aBodyReplacedBehindTheMetadataIsAMiss() throws {
+        let (store, temp) = try store()
+        let key = MD5.hex("https://x.test/c")
+        let entry = try write(store, key: key, bytes: Array(repeating: 1, count: 1000))
+        // Same length, different file (what a racing writer's rename does).
+        let other = temp.path + "/other"
+        #expect(FileManager.default.createFile(atPath: other, contents: Data(repeating: 2, count: 1000)))
+        #expect(rename(other, entry.bodyPath) == 0)
+        #expect(store.lookup(key) == nil)
+    }
+
+    @Test func anAbandonedWriterLeavesNothing() throws {
+        let (store, temp) = try store()
+        defer { withExtendedLifetime(temp) {} }
+        let key = MD5.hex("https://x.test/d")
+        let writer = try store.makeWriter(for: key)
+        try Array(repeating: UInt8(3), count: 5000).withUnsafeBytes { try writer.append($0) }
+        writer.abandon()
+        #expect(store.lookup(key) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory).filter { $0 != ".tmp" }.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory + "/.tmp").isEmpty)
+    }
+
+    @Test func anUnwritableDirectoryIsADirectoryError() throws {
+        let temp = try TempDirectory()
+        let path = temp.path + "/ro"
+        #expect(mkdir(path, 0o500) == 0)
+        defer { chmod(path, 0o700) }
+        if getuid() == 0 {
+            // root ignores permission bits; a file in the way shows the same error path.
+            let blocked = temp.path + "/file"
+            #expect(FileManager.default.createFile(atPath: blocked, contents: Data()))
+            #expect(throws: DiskCacheError.self) { try DiskCacheStore(directory: blocked) }
+        } else {
+            #expect(throws: DiskCacheError.self) { try DiskCacheStore(directory: path + "/cache") }
+        }
+    }
+
+    @Test func resolutionOrderFollowsTheSpec() throws {
+        let env = ["ASYNCFETCH_CACHE_DIR": "/a", "XDG_CACHE_HOME": "/x", "HOME": "/h"]
+        #expect(try CacheDirectory.resolve(explicit: "/cli", environment: env) == "/cli")
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: env) == "/a")
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: ["XDG_CACHE_HOME": "/x", "HOME": "/h"]) == "/x/asyncfetch")
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: ["XDG_CACHE_HOME": "rel", "HOME": "/h"]) == "/h/.cache/asyncfetch")
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: ["HOME": "/h"]) == "/h/.cache/asyncfetch")
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: [:]).hasSuffix("/.cache/asyncfetch"))
+    }
+}

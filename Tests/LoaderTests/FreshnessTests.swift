@@ -1,0 +1,68 @@
+import DiskCache
+import Fetch
+import Loader
+import Testing
+
+@Suite struct FreshnessTests {
+    func meta(_ headers: [(String, String)], responseTime: Double = 1_000_000, requestTime: Double? = nil) -> CacheMetadata {
+        CacheMetadata(url: "https://x.test/a", status: 200, requestTime: requestTime ?? responseTime, responseTime: responseTime,
+                      headers: headers.map { CacheMetadata.Header($0.0, $0.1) })
+    }
+
+    @Test func maxAgeFirstWinsAndInvalidMeansStale() {
+        #expect(CacheControl(["max-age=60, max-age=5"]).maxAge == 60)
+        #expect(CacheControl(["max-age=60", "max-age=5"]).maxAge == 60)
+        #expect(CacheControl(["max-age=abc"]).maxAgeInvalid)
+        #expect(CacheControl(["max-age=-1"]).maxAgeInvalid)
+        #expect(CacheControl(["MAX-AGE=\"30\""]).maxAge == 30)
+        let f = Freshness(defaultTTL: 3600)
+        #expect(f.isFresh(meta([("Cache-Control", "max-age=60")]), now: 1_000_030))
+        #expect(!f.isFresh(meta([("Cache-Control", "max-age=60")]), now: 1_000_061))
+        #expect(!f.isFresh(meta([("Cache-Control", "max-age=x")]), now: 1_000_000))
+    }
+
+    @Test func directives() {
+        let cc = CacheControl(["no-cache, No-Store", "must-revalidate, private, community=\"a,b\""])
+        #expect(cc.noCache && cc.noStore && cc.mustRevalidate)
+        let f = Freshness()
+        #expect(!f.isFresh(meta([("Cache-Control", "no-cache, max-age=600")]), now: 1_000_001))
+        #expect(!f.mayServeStale(meta([("Cache-Control", "must-revalidate")])))
+        #expect(f.mayServeStale(meta([("Cache-Control", "max-age=1")])))
+    }
+
+    @Test func expiresAgainstDateOrReceiveTime() {
+        let date = HTTPDate.format(1_000_000)
+        let expires = HTTPDate.format(1_000_100)
+        let f = Freshness(defaultTTL: 0)
+        #expect(f.lifetime(meta([("Date", date), ("Expires", expires)])).seconds == 100)
+        #expect(f.lifetime(meta([("Expires", expires)], responseTime: 1_000_050)).seconds == 50)
+        #expect(f.lifetime(meta([("Expires", "0")])).seconds == 0)
+        #expect(f.lifetime(meta([("Cache-Control", "max-age=7"), ("Expires", expires)])).seconds == 7)
+    }
+
+    @Test func ageHeaderAndRoundTripCountAgainstFreshness() {
+        let f = Freshness()
+        let m = meta([("Cache-Control", "max-age=100"), ("Age", "90")], responseTime: 1_000_000, requestTime: 999_995)
+        #expect(f.currentAge(m, now: 1_000_000) == 95)
+        #expect(f.isFresh(m, now: 1_000_004))
+        #expect(!f.isFresh(m, now: 1_000_006))
+    }
+
+    @Test func defaultTTLAndOverride() {
+        #expect(Freshness(defaultTTL: 10).isFresh(meta([]), now: 1_000_009))
+        #expect(!Freshness(defaultTTL: 10).isFresh(meta([]), now: 1_000_011))
+        #expect(!Freshness(defaultTTL: 0).isFresh(meta([]), now: 1_000_000))
+        #expect(!Freshness(defaultTTL: 0).lifetime(meta([])).explicit)
+        let override = Freshness(defaultTTL: 0, maxAgeOverride: 3600)
+        #expect(override.isFresh(meta([("Cache-Control", "no-cache, max-age=0")]), now: 1_000_100))
+    }
+
+    @Test func httpDates() {
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == 784_111_777)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == 784_111_777)
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.parse("0") == nil)
+        #expect(HTTPDate.parse("yesterday") == nil)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+@Suite("Process, TempDirectory and Paths helpers")
+struct HelperTests {
+    @Test func runProcessCapturesLargeOutputOnBothPipes() throws {
+        let r = try runProcess("/bin/sh", ["-c", "head -c 3000000 /dev/zero; head -c 2000000 /dev/zero >&2; exit 3"])
+        #expect(r.status == 3)
+        #expect(r.signal == nil)
+        #expect(r.stdoutBytes.count == 3_000_000)
+        #expect(r.stderrBytes.count == 2_000_000)
+    }
+
+    @Test func runProcessFeedsStdinAndMergesEnvironment() throws {
+        let input = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let cat = try runProcess("/bin/cat", [], stdin: input)
+        #expect(cat.status == 0)
+        #expect(cat.stdoutBytes == input)
+
+        let env = try runProcess("/bin/sh", ["-c", "printf '%s|%s' \"$TS_FOO\" \"${PATH:+has-path}\""], environment: ["TS_FOO": "bar"])
+        #expect(env.stdout == "bar|has-path")
+
+        // A child that exits without reading its stdin must not kill us with SIGPIPE.
+        let early = try runProcess("/bin/true", [], stdin: [UInt8](repeating: 1, count: 4_000_000))
+        #expect(early.status == 0)
+    }
+
+    @Test func runProcessKillsOnTimeout() throws {
+        let start = Date()
+        #expect(throws: TestSupportError.self) {
+            _ = try runProcess("/bin/sleep", ["10"], timeout: 0.3)
+        }
+        #expect(Date().timeIntervalSince(start) < 3)
+    }
+
+    @Test func startProcessDeliversSignals() throws {
+        let sleeper = try startProcess("/bin/sleep", ["10"])
+        #expect(sleeper.pid > 0)
+        sleeper.sendSignal(SIGTERM)
+        let r = sleeper.wait()
+        #expect(r.signal == SIGTERM)
+        #expect(r.status == 128 + SIGTERM)
+
+        let trapper = try startProcess(
+            "/bin/sh", ["-c", "trap 'echo caught; exit 7' INT; echo ready; while :; do sleep 0.02; done"], timeout: 10)
+        #expect(trapper.waitForOutput("ready", timeout: 5))
+        trapper.sendSignal(SIGINT)
+        let t = trapper.wait()
+        #expect(t.status == 7)
+        #expect(t.stdout == "ready\ncaught\n")
+    }
+
+    @Test func tempDirectoryIsCreatedAndRemoved() throws {
+        let dir = try TempDirectory(prefix: "ts-selftest")
+        #expect(dir.path.hasPrefix("/tmp/ts-selftest."))
+        var isDir: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: dir.path, isDirectory: &isDir) && isDir.boolValue)
+        let file = try dir.write("a/b/c.txt", Array("x".utf8))
+        #expect(FileManager.default.fileExists(atPath: file))
+        _ = chmod(dir.path + "/a/b", 0o500)  // read-only subfolder must not block removal
+        dir.remove()
+        dir.remove()
+        #expect(!FileManager.default.fileExists(atPath: dir.path))
+
+        var path = ""
+        do {
+            let scoped = try TempDirectory()
+            path = scoped.path
+        }
+        #expect(!path.isEmpty && !FileManager.default.fileExists(atPath: path))  // removed on deinit
+    }
+
+    @Test func pathsPointIntoThePackage() {
+        let root = Paths.packageRoot
+        #expect(FileManager.default.fileExists(atPath: root + "/Package.swift"))
+        #expect(Paths.fixtures == root + "/Fixtures")
+        let products = Paths.buildProductsDirectory
+        var isDir: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: products, isDirectory: &isDir) && isDir.boolValue)
+        #expect(Paths.builtProduct("asyncfetch").hasSuffix("/asyncfetch"))
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# make demo: serve Fixtures/ on 127.0.0.1, then show a cold pass (network),
+# a warm pass (cache) and an --offline pass that includes a URL never fetched.
+set -euo pipefail
+bin=$(realpath "$1")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d /tmp/asyncfetch-demo.XXXXXX)
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$root/Fixtures" >"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 50); do
+  curl -fsS -o /dev/null "http://127.0.0.1:$port/index.html" 2>/dev/null && break
+  sleep 0.1
+done
+base="http://127.0.0.1:$port"
+sed "s#{BASE}#$base#g" "$root/Fixtures/demo-urls.txt" > "$work/urls.txt"
+mapfile -t urls < <(grep -v '^[[:space:]]*#' "$work/urls.txt" | grep -v '^[[:space:]]*$')
+cache="$work/cache"
+
+step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "$2"; }
+
+step "1. Cold pass: every URL goes loading → success or failure (JSON Lines show each phase change)" \
+     "asyncfetch --cache-dir CACHE --json URL..."
+"$bin" --cache-dir "$cache" --json "${urls[@]}" || true
+
+step "2. Warm pass: fresh entries come from the cache, no network" \
+     "asyncfetch --cache-dir CACHE URL..."
+"$bin" --cache-dir "$cache" "${urls[@]}" || true
+
+never="$base/images/never-fetched.png"
+step "3. Offline pass: which are cached? (no network at all; the last URL was never fetched)" \
+     "asyncfetch --cache-dir CACHE --offline ${urls[0]} ${urls[1]} $never"
+"$bin" --cache-dir "$cache" --offline "${urls[0]}" "${urls[1]}" "$never" || echo "(exit status $?: a URL is not cached)"
+
+step "4. Where a body lives: the MD5 of the URL in the cache directory" \
+     "asyncfetch --cache-dir CACHE cache path ${urls[0]}"
+"$bin" cache path --cache-dir "$cache" "${urls[0]}"
+printf '$ printf %%s %s | md5sum\n' "${urls[0]}"
+printf %s "${urls[0]}" | md5sum
