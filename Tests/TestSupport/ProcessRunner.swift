@@ -9,10 +9,11 @@ public struct ProcessResult: Sendable {
     public let signal: Int32?
     /// True when the process was killed because it exceeded its timeout.
     public let timedOut: Bool
-    /// stdout decoded as UTF-8 (invalid sequences replaced).
-    public let stdout: String
-    /// stderr decoded as UTF-8 (invalid sequences replaced).
-    public let stderr: String
+    /// stdout decoded as UTF-8 (invalid sequences replaced). Decoded on each access: cheap for
+    /// text, but repairing large binary output is slow, so use `stdoutBytes` for binary data.
+    public var stdout: String { String(decoding: stdoutBytes, as: UTF8.self) }
+    /// stderr decoded as UTF-8 (invalid sequences replaced), decoded on each access.
+    public var stderr: String { String(decoding: stderrBytes, as: UTF8.self) }
     /// stdout as raw bytes.
     public let stdoutBytes: [UInt8]
     /// stderr as raw bytes.
@@ -24,8 +25,6 @@ public struct ProcessResult: Sendable {
         self.timedOut = timedOut
         self.stdoutBytes = stdoutBytes
         self.stderrBytes = stderrBytes
-        self.stdout = String(decoding: stdoutBytes, as: UTF8.self)
-        self.stderr = String(decoding: stderrBytes, as: UTF8.self)
     }
 }
 
@@ -137,8 +136,33 @@ public final class SpawnedProcess: @unchecked Sendable {
         }
         let exited = self.exited
         process.terminationHandler = { _ in exited.signal() }
+        // Pipe() does not mark its descriptors close-on-exec: do it right away so processes
+        // spawned concurrently by other tests do not inherit them (which would delay EOF).
+        for handle in [stdoutPipe.fileHandleForReading, stdoutPipe.fileHandleForWriting,
+                       stderrPipe.fileHandleForReading, stderrPipe.fileHandleForWriting]
+        {
+            tsSetCloseOnExec(handle.fileDescriptor)
+        }
+        if let stdinPipe {
+            tsSetCloseOnExec(stdinPipe.fileHandleForReading.fileDescriptor)
+            tsSetCloseOnExec(stdinPipe.fileHandleForWriting.fileDescriptor)
+        }
         startTime = tsMonotonicNow()
-        try process.run()
+        // Foundation's posix_spawn does not reset the signal mask, so the child inherits the
+        // mask of the calling thread. Swift concurrency / Dispatch worker threads block most
+        // signals (SIGINT, SIGTERM...), which would make signal tests silently fail. Spawn with
+        // an empty mask and restore ours afterwards.
+        var empty = sigset_t()
+        var saved = sigset_t()
+        sigemptyset(&empty)
+        pthread_sigmask(SIG_SETMASK, &empty, &saved)
+        do {
+            try process.run()
+            pthread_sigmask(SIG_SETMASK, &saved, nil)
+        } catch {
+            pthread_sigmask(SIG_SETMASK, &saved, nil)
+            throw error
+        }
         pid = process.processIdentifier
         // Make sure the parent does not keep the child's ends open (no EOF otherwise).
         try? stdoutPipe.fileHandleForWriting.close()
@@ -153,8 +177,15 @@ public final class SpawnedProcess: @unchecked Sendable {
         if let t = tsSpawnThread({ outCollector.drain(outFD) }) { started.append(t) }
         if let t = tsSpawnThread({ errCollector.drain(errFD) }) { started.append(t) }
         if let stdin, let pipe = stdinPipe {
-            let writeFD = pipe.fileHandleForWriting.fileDescriptor
-            if let t = tsSpawnThread({ SpawnedProcess.feed(writeFD, stdin) }) { started.append(t) }
+            let writer = pipe.fileHandleForWriting
+            if let t = tsSpawnThread({
+                SpawnedProcess.feed(writer.fileDescriptor, stdin)
+                try? writer.close()  // EOF for the child
+            }) {
+                started.append(t)
+            } else {
+                try? writer.close()
+            }
         }
         threads = started
     }

@@ -646,9 +646,10 @@ private struct ConnectionHandler {
     }
 
     private static func parseHead(_ bytes: [UInt8]) -> ParsedHead? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
-            line.hasSuffix("\r") ? line.dropLast() : line
+        // Split on LF at the byte level ("\r\n" is a single Character in Swift strings).
+        var lines = bytes.split(separator: 10, omittingEmptySubsequences: false).map { line -> Substring in
+            let trimmed = line.last == 13 ? line.dropLast() : line
+            return Substring(String(decoding: trimmed, as: UTF8.self))
         }
         guard !lines.isEmpty else { return nil }
         let requestLine = lines.removeFirst()

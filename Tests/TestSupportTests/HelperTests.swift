@@ -17,7 +17,7 @@ struct HelperTests {
         let input = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let cat = try runProcess("/bin/cat", [], stdin: input)
         #expect(cat.status == 0)
-        #expect(cat.stdoutBytes == input)
+        #expect(sameBytes(cat.stdoutBytes, input))
 
         let env = try runProcess("/bin/sh", ["-c", "printf '%s|%s' \"$TS_FOO\" \"${PATH:+has-path}\""], environment: ["TS_FOO": "bar"])
         #expect(env.stdout == "bar|has-path")
@@ -50,6 +50,20 @@ struct HelperTests {
         let t = trapper.wait()
         #expect(t.status == 7)
         #expect(t.stdout == "ready\ncaught\n")
+    }
+
+    @Test func childrenStartWithNoBlockedSignals() throws {
+        // Swift concurrency worker threads block signals; children must not inherit that mask.
+        let r = try runProcess("/bin/sh", ["-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"])
+        func mask(_ name: String) -> UInt64? {
+            guard let line = r.stdout.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
+            return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
+        }
+        #expect(mask("SigBlk") == 0, "\(r.stdout)")
+        let ignored = try #require(mask("SigIgn"))
+        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] {
+            #expect(ignored & (UInt64(1) << UInt64(signal - 1)) == 0, "signal \(signal) ignored in child")
+        }
     }
 
     @Test func tempDirectoryIsCreatedAndRemoved() throws {

@@ -12,9 +12,32 @@ func startCurl(_ arguments: [String], timeout: Double = 20) throws -> SpawnedPro
     try startProcess("/usr/bin/curl", ["--silent", "--show-error", "--noproxy", "*"] + arguments, timeout: timeout)
 }
 
+/// Byte comparison that reports sizes and the first difference instead of dumping whole arrays.
+func sameBytes(_ actual: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    if actual == expected { return true }
+    let firstDiff = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+    let preview = String(decoding: actual.prefix(200), as: UTF8.self)
+    Issue.record(
+        "bytes differ: got \(actual.count) bytes, expected \(expected.count); first difference at \(firstDiff.map(String.init) ?? "end"); got starts with: \(preview.debugDescription)",
+        sourceLocation: sourceLocation)
+    return false
+}
+
 func randomBytes(_ count: Int) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    var out = [UInt8](repeating: 0, count: count)
+    out.withUnsafeMutableBytes { raw in
+        var i = 0
+        while i < raw.count {
+            var word = generator.next()
+            for _ in 0..<min(8, raw.count - i) {
+                raw[i] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                i += 1
+            }
+        }
+    }
+    return out
 }
 
 @Suite("ScriptedServer")
@@ -28,11 +51,11 @@ struct ScriptedServerTests {
 
         let a = try curl([server.url("/small.png")])
         #expect(a.status == 0, "\(a.stderr)")
-        #expect(a.stdoutBytes == small)
+        #expect(sameBytes(a.stdoutBytes, small))
 
         let b = try curl(["-w", "\n%{content_type}", server.url("/large.png")])
         #expect(b.status == 0, "\(b.stderr)")
-        #expect(Array(b.stdoutBytes.prefix(large.count)) == large)
+        #expect(sameBytes(Array(b.stdoutBytes.prefix(large.count)), large))
         #expect(String(decoding: b.stdoutBytes.dropFirst(large.count), as: UTF8.self) == "\nimage/jpeg")
 
         let recorded = server.requests("/small.png")
@@ -112,7 +135,7 @@ struct ScriptedServerTests {
         small.generatedBodyLength = 200_000
         server.route("/gen", [small])
         let s = try curl([server.url("/gen")])
-        #expect(s.stdoutBytes == ScriptedResponse.generatedBytes(count: 200_000))
+        #expect(sameBytes(s.stdoutBytes, ScriptedResponse.generatedBytes(count: 200_000)))
     }
 
     @Test func parallelRequestsOverlap() throws {
@@ -122,7 +145,7 @@ struct ScriptedServerTests {
         let results = children.map { $0.wait() }
         for r in results {
             #expect(r.status == 0)
-            #expect(r.stdoutBytes == [9, 9, 9])
+            #expect(sameBytes(r.stdoutBytes, [9, 9, 9]))
         }
         #expect(server.requestCount("/wait.png") == 6)
         #expect(server.maxConcurrentRequests >= 2)
@@ -141,7 +164,7 @@ struct ScriptedServerTests {
 
         let r = try curl(["-w", "\n%{content_type}", server.url("/static/img/photo.png")])
         #expect(r.status == 0)
-        #expect(Array(r.stdoutBytes.prefix(png.count)) == png)
+        #expect(sameBytes(Array(r.stdoutBytes.prefix(png.count)), png))
         #expect(String(decoding: r.stdoutBytes.dropFirst(png.count), as: UTF8.self) == "\nimage/png")
 
         let h = try curl(["-D", "-", "-o", "/dev/null", server.url("/static/b.webp?v=2")])
@@ -215,12 +238,12 @@ struct ScriptedServerTests {
         let start = Date()
         let t = try curl([server.url("/trickle")])
         #expect(t.status == 0)
-        #expect(t.stdoutBytes == body)
+        #expect(sameBytes(t.stdoutBytes, body))
         #expect(Date().timeIntervalSince(start) >= 0.15)
 
         let c = try curl([server.url("/close")])
         #expect(c.status == 0)
-        #expect(c.stdoutBytes == body)
+        #expect(sameBytes(c.stdoutBytes, body))
     }
 
     @Test func requestBodiesAreRead() throws {
