@@ -276,6 +276,9 @@ public final class SpawnedProcess: @unchecked Sendable {
             _ = kill(pid, SIGKILL)
             exited.wait()
         }
+        // The child has exited (isRunning is already false): this returns at once, and it
+        // releases Foundation's run-loop source, which otherwise keeps the Process alive forever.
+        process.waitUntilExit()
         // The pipes reach EOF once the child is gone, unless a grandchild still holds them.
         let toJoin: [pthread_t] = lock.withLock {
             let t = threads

@@ -518,6 +518,34 @@ private struct ConnectionHandler {
     static let maxHeadSize = 1 << 20
 
     mutating func run() {
+        serve()
+        lingeringClose()
+    }
+
+    /// Half-closes (FIN) and drains what the client still sends for a short while, so the final
+    /// close() does not turn into a RST that could discard response bytes the client has not read.
+    private func lingeringClose() {
+        _ = shutdown(fd, Int32(SHUT_WR))
+        let deadline = tsMonotonicNow() + 0.25
+        var scratch = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let remaining = deadline - tsMonotonicNow()
+            if remaining <= 0 { return }
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0),
+            ]
+            let rc = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress!, 2, Int32(max(1, remaining * 1000))) }
+            if rc < 0 && errno == EINTR { continue }
+            if rc <= 0 || fds[1].revents != 0 { return }
+            let n = scratch.withUnsafeMutableBytes { raw in
+                tsRetryEINTR { recv(fd, raw.baseAddress, raw.count, 0) }
+            }
+            if n <= 0 { return }
+        }
+    }
+
+    private mutating func serve() {
         var index = 0
         while !core.isStopped {
             var head: ParsedHead?
