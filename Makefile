@@ -8,9 +8,12 @@ SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
 APT_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config nginx curl python3
+# Peers and tools for `make bench` only.
+BENCH_PACKAGES := wget aria2 gcc time
+BENCH_ARGS ?=
 DEMO_PORT ?= 0
 
-.PHONY: all deps build build-debug test demo install uninstall bench clean
+.PHONY: all deps bench-deps build build-debug test demo install uninstall bench clean
 
 all: build
 
@@ -47,6 +50,13 @@ demo: build
 install: build
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	install -m 0755 .build/release/asyncfetch "$(DESTDIR)$(PREFIX)/bin/asyncfetch"
+
+## bench: asyncfetch side by side with curl --parallel, wget and aria2c on a local nginx (BENCH_ARGS="--quick", "--disk", "--reps N")
+bench: build bench-deps
+	python3 bench/bench.py --bin .build/release/asyncfetch $(BENCH_ARGS)
+
+bench-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_PACKAGES)"
 
 uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/asyncfetch"

@@ -18,8 +18,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
-        // C corner: typed wrappers over libcurl's variadic API. Only Sources/Fetch/Curl imports it.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // C corner: typed wrappers over libcurl's variadic API; libcurl itself is
+        // loaded on first use (dlopen), so cache-only runs start fast. Only
+        // Sources/Fetch/Curl imports it.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // C corner: OpenSSL EVP MD5. Only Sources/DiskCache/MD5.swift imports it.
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .target(name: "Fetch", dependencies: ["CCurl"], swiftSettings: strict),

@@ -1,52 +1,139 @@
 #include "CCurl.h"
 
-CURLcode ccurl_global_init(void) { return curl_global_init(CURL_GLOBAL_ALL); }
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
 
-const char *ccurl_version(void) { return curl_version_info(CURLVERSION_NOW)->version; }
+/*
+ * libcurl is loaded on first use with dlopen instead of being linked.
+ *
+ * Why: libcurl pulls in about 46 shared libraries, which costs 6-7 ms at
+ * every process start (FACTS.md). A run answered from the cache, or an
+ * --offline query, never needs the network and so never pays it.
+ *
+ * How: this file defines the libcurl functions the Swift side calls, under
+ * libcurl's own names, as trampolines through pointers resolved once (under
+ * pthread_once) from libcurl.so.4. The typed ccurl_* wrappers call the
+ * variadic functions through pointers of their real (variadic) types.
+ * ccurl_global_init is always the first call (CurlGlobal in Swift); it
+ * reports CURLE_FAILED_INIT when the library or a symbol is missing, and
+ * nothing else is called after such a failure.
+ */
+
+#define CCURL_SYMBOLS(X) \
+    X(CURLcode, curl_global_init, (long flags)) \
+    X(curl_version_info_data *, curl_version_info, (CURLversion v)) \
+    X(CURLcode, curl_easy_setopt, (CURL *h, CURLoption o, ...)) \
+    X(CURLcode, curl_easy_getinfo, (CURL *h, CURLINFO i, ...)) \
+    X(CURLMcode, curl_multi_setopt, (CURLM *m, CURLMoption o, ...)) \
+    X(CURLMsg *, curl_multi_info_read, (CURLM *m, int *queued)) \
+    X(CURL *, curl_easy_init, (void)) \
+    X(void, curl_easy_cleanup, (CURL *h)) \
+    X(void, curl_easy_reset, (CURL *h)) \
+    X(const char *, curl_easy_strerror, (CURLcode c)) \
+    X(CURLM *, curl_multi_init, (void)) \
+    X(CURLMcode, curl_multi_cleanup, (CURLM *m)) \
+    X(CURLMcode, curl_multi_add_handle, (CURLM *m, CURL *h)) \
+    X(CURLMcode, curl_multi_remove_handle, (CURLM *m, CURL *h)) \
+    X(CURLMcode, curl_multi_perform, (CURLM *m, int *running)) \
+    X(CURLMcode, curl_multi_poll, (CURLM *m, struct curl_waitfd fds[], unsigned int n, int ms, int *numfds)) \
+    X(CURLMcode, curl_multi_wakeup, (CURLM *m)) \
+    X(const char *, curl_multi_strerror, (CURLMcode c)) \
+    X(struct curl_slist *, curl_slist_append, (struct curl_slist *l, const char *s)) \
+    X(void, curl_slist_free_all, (struct curl_slist *l))
+
+#define DECLARE_POINTER(ret, name, args) static ret (*p_##name) args;
+CCURL_SYMBOLS(DECLARE_POINTER)
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int loaded = 0;
+
+static void load_libcurl(void) {
+    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) return;
+#define RESOLVE(ret, name, args) \
+    p_##name = (ret (*) args)dlsym(lib, #name); \
+    if (p_##name == NULL) return;
+    CCURL_SYMBOLS(RESOLVE)
+    loaded = 1;
+}
+
+CURLcode ccurl_global_init(void) {
+    if (pthread_once(&load_once, load_libcurl) != 0 || !loaded) return CURLE_FAILED_INIT;
+    return p_curl_global_init(CURL_GLOBAL_ALL);
+}
+
+const char *ccurl_load_error(void) {
+    return loaded ? NULL : "could not load libcurl.so.4 (install libcurl4)";
+}
+
+const char *ccurl_version(void) {
+    if (ccurl_global_init() != CURLE_OK) return "unavailable";
+    return p_curl_version_info(CURLVERSION_NOW)->version;
+}
+
+/* Trampolines under libcurl's names, for the Swift side (valid only after a
+ * successful ccurl_global_init). */
+CURL *curl_easy_init(void) { return p_curl_easy_init(); }
+void curl_easy_cleanup(CURL *h) { p_curl_easy_cleanup(h); }
+void curl_easy_reset(CURL *h) { p_curl_easy_reset(h); }
+const char *curl_easy_strerror(CURLcode c) { return loaded ? p_curl_easy_strerror(c) : "libcurl not loaded"; }
+CURLM *curl_multi_init(void) { return p_curl_multi_init(); }
+CURLMcode curl_multi_cleanup(CURLM *m) { return p_curl_multi_cleanup(m); }
+CURLMcode curl_multi_add_handle(CURLM *m, CURL *h) { return p_curl_multi_add_handle(m, h); }
+CURLMcode curl_multi_remove_handle(CURLM *m, CURL *h) { return p_curl_multi_remove_handle(m, h); }
+CURLMcode curl_multi_perform(CURLM *m, int *running) { return p_curl_multi_perform(m, running); }
+CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd fds[], unsigned int n, int ms, int *numfds) {
+    return p_curl_multi_poll(m, fds, n, ms, numfds);
+}
+CURLMcode curl_multi_wakeup(CURLM *m) { return p_curl_multi_wakeup(m); }
+const char *curl_multi_strerror(CURLMcode c) { return loaded ? p_curl_multi_strerror(c) : "libcurl not loaded"; }
+struct curl_slist *curl_slist_append(struct curl_slist *l, const char *s) { return p_curl_slist_append(l, s); }
+void curl_slist_free_all(struct curl_slist *l) { p_curl_slist_free_all(l); }
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
+    return p_curl_easy_setopt(handle, option, value);
 }
 CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(handle, option, value);
+    return p_curl_easy_setopt(handle, option, value);
 }
 CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
-    return curl_easy_setopt(handle, option, value);
+    return p_curl_easy_setopt(handle, option, value);
 }
 CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
-    return curl_easy_setopt(handle, option, value);
+    return p_curl_easy_setopt(handle, option, value);
 }
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
-    return curl_easy_setopt(handle, option, value);
+    return p_curl_easy_setopt(handle, option, value);
 }
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback cb) {
-    return curl_easy_setopt(handle, option, cb);
+    return p_curl_easy_setopt(handle, option, cb);
 }
 CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback cb) {
-    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, cb);
+    return p_curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, cb);
 }
 
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
+    return p_curl_easy_getinfo(handle, info, value);
 }
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(handle, info, value);
+    return p_curl_easy_getinfo(handle, info, value);
 }
 CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
-    return curl_easy_getinfo(handle, info, value);
+    return p_curl_easy_getinfo(handle, info, value);
 }
 CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
-    return curl_easy_getinfo(handle, info, value);
+    return p_curl_easy_getinfo(handle, info, value);
 }
 
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
-    return curl_multi_setopt(multi, option, value);
+    return p_curl_multi_setopt(multi, option, value);
 }
 
 int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
     int queued = 0;
     CURLMsg *msg;
-    while ((msg = curl_multi_info_read(multi, &queued)) != NULL) {
+    while ((msg = p_curl_multi_info_read(multi, &queued)) != NULL) {
         if (msg->msg == CURLMSG_DONE) {
             out->is_done = 1;
             out->easy = msg->easy_handle;

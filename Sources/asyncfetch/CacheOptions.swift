@@ -1,6 +1,8 @@
 import ArgumentParser
 import DiskCache
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `--cache-dir`, shared by every command (SPEC §7).
 struct CacheOptions: ParsableArguments {
@@ -13,7 +15,7 @@ struct CacheOptions: ParsableArguments {
     /// cannot be resolved, created or written is a usage error (exit 2).
     func openStore() throws -> DiskCacheStore {
         do {
-            let directory = try CacheDirectory.resolve(explicit: cacheDir, environment: ProcessInfo.processInfo.environment)
+            let directory = try CacheDirectory.resolve(explicit: cacheDir, environment: processEnvironment())
             return try DiskCacheStore(directory: directory)
         } catch {
             throw UsageError(error.message)
@@ -22,7 +24,7 @@ struct CacheOptions: ParsableArguments {
 
     func resolvedDirectory() throws -> String {
         do {
-            return try CacheDirectory.resolve(explicit: cacheDir, environment: ProcessInfo.processInfo.environment)
+            return try CacheDirectory.resolve(explicit: cacheDir, environment: processEnvironment())
         } catch {
             throw UsageError(error.message)
         }
@@ -34,4 +36,19 @@ struct CacheOptions: ParsableArguments {
 struct UsageError: Error, CustomStringConvertible {
     let description: String
     init(_ message: String) { description = message }
+}
+
+/// The process environment as a dictionary, read from `environ` (no Foundation:
+/// linking it costs start-up time on every run).
+func processEnvironment() -> [String: String] {
+    var result: [String: String] = [:]
+    var cursor = environ
+    while let entry = cursor.pointee {
+        let pair = String(cString: entry)
+        if let equals = pair.firstIndex(of: "=") {
+            result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        }
+        cursor += 1
+    }
+    return result
 }

@@ -13,7 +13,11 @@ typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t nmemb, voi
 typedef int (*ccurl_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
                                        curl_off_t ultotal, curl_off_t ulnow);
 
+/// Loads libcurl (dlopen, once) and runs curl_global_init. CURLE_FAILED_INIT
+/// when libcurl.so.4 or one of its symbols is missing (see ccurl_load_error).
 CURLcode ccurl_global_init(void);
+/// Why loading failed, or NULL.
+const char *ccurl_load_error(void);
 const char *ccurl_version(void);
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);

@@ -11,6 +11,9 @@ enum CurlGlobal {
     static let initialised: Result<Void, FetchError> = {
         signal(SIGPIPE, SIG_IGN)
         let rc = ccurl_global_init()
+        if let loadError = ccurl_load_error() {
+            return .failure(FetchError(.network, url: "", curlMessage: String(cString: loadError)))
+        }
         guard rc == CURLE_OK else {
             return .failure(FetchError(.network, url: "", curlCode: Int(rc.rawValue),
                                        curlMessage: "curl_global_init failed: " + String(cString: curl_easy_strerror(rc))))

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""make bench: asyncfetch side by side with curl, wget and aria2c against a
+local nginx on 127.0.0.1, in one run, with ratios.
+
+Every figure is measured here, by this script, in this run: wall time,
+user+sys CPU and peak RSS of each command (os.wait4 rusage), median and min
+over --reps repetitions. Files live on tmpfs (/dev/shm) unless --disk.
+These are figures to report, not pass/fail tests.
+"""
+import argparse, os, shutil, socket, statistics, struct, subprocess, sys, time, zlib, random
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def png(width, height, seed):
+    """A real PNG of noise (incompressible, so the size is predictable)."""
+    rnd = random.Random(seed)
+    raw = b"".join(b"\x00" + rnd.randbytes(width * 3) for _ in range(height))
+    def chunk(kind, data):
+        c = struct.pack(">I", len(data)) + kind + data
+        return c + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b"")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Nginx:
+    def __init__(self, root, work):
+        self.work = work
+        os.makedirs(f"{work}/logs", exist_ok=True)
+        self.port = free_port()
+        conf = f"""
+worker_processes 1;
+daemon off;
+pid {work}/nginx.pid;
+error_log {work}/logs/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    include /etc/nginx/mime.types;
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    open_file_cache max=30000 inactive=60s;
+    client_body_temp_path {work}/tmp; proxy_temp_path {work}/tmp; fastcgi_temp_path {work}/tmp;
+    uwsgi_temp_path {work}/tmp; scgi_temp_path {work}/tmp;
+    server {{ listen 127.0.0.1:{self.port} backlog=4096; root {root}; }}
+}}
+"""
+        os.makedirs(f"{work}/tmp", exist_ok=True)
+        with open(f"{work}/nginx.conf", "w") as f:
+            f.write(conf)
+        self.proc = subprocess.Popen(["/usr/sbin/nginx", "-p", work, "-c", f"{work}/nginx.conf"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise SystemExit("nginx did not start: " + open(f"{work}/logs/error.log").read())
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def measure(cmd, env=None, stdout="/dev/null"):
+    """Runs cmd; returns (wall s, user+sys s, peak RSS MiB, exit status).
+
+    Peak RSS comes from GNU time's %M: ru_maxrss of a child spawned straight
+    from this Python process would include Python's own pages (counted before
+    exec). time's own start adds the same ~1 ms to every command."""
+    rssfile = "/tmp/asyncfetch-bench-rss"
+    cmd = ["/usr/bin/time", "-f", "%M", "-o", rssfile, *cmd]
+    actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 1, stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+               (os.POSIX_SPAWN_OPEN, 2, "/tmp/asyncfetch-bench-stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
+    start = time.perf_counter()
+    pid = os.posix_spawnp(cmd[0], cmd, env or os.environ, file_actions=actions)
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - start
+    try:
+        rss = int(open(rssfile).read().split()[-1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        rss = float("nan")
+    return wall, ru.ru_utime + ru.ru_stime, rss, os.waitstatus_to_exitcode(status)
+
+
+class Row:
+    def __init__(self, name):
+        self.name, self.walls, self.cpus, self.rss, self.codes = name, [], [], [], set()
+
+    def add(self, m):
+        self.walls.append(m[0]); self.cpus.append(m[1]); self.rss.append(m[2]); self.codes.add(m[3])
+
+    @property
+    def wall(self): return statistics.median(self.walls)
+
+
+def fmt(s):
+    return f"{s*1000:.1f} ms" if s < 1 else f"{s:.3f} s"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True, help="asyncfetch binary (release build)")
+    ap.add_argument("--disk", action="store_true", help="files on the real disk (/var/tmp) instead of tmpfs")
+    ap.add_argument("--reps", type=int, default=5, help="repetitions of each fast case (default 5)")
+    ap.add_argument("--small", type=int, default=10000, help="size of the big small-file set (default 10000)")
+    ap.add_argument("--quick", action="store_true", help="cold modes only (issue 3's table)")
+    ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
+    args = ap.parse_args()
+
+    binary = os.path.abspath(args.bin)
+    base = "/var/tmp/asyncfetch-bench" if args.disk else "/dev/shm/asyncfetch-bench"
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(f"{base}/www/small"); os.makedirs(f"{base}/www/large")
+    variants = [png(64, 64, seed) for seed in range(16)]          # ~12.4 KB each
+    for i in range(args.small):
+        with open(f"{base}/www/small/s{i:06d}.png", "wb") as f:
+            f.write(variants[i % len(variants)])
+    big = png(1870, 1870, 99)                                       # ~10 MiB
+    for i in range(20):
+        with open(f"{base}/www/large/l{i:02d}.png", "wb") as f:
+            f.write(big)
+    md5stat = f"{base}/md5stat"
+    subprocess.run(["cc", "-O2", "-o", md5stat, f"{HERE}/md5stat.c", "-lcrypto"], check=True)
+    nginx = Nginx(f"{base}/www", f"{base}/nginx")
+    url = f"http://127.0.0.1:{nginx.port}"
+    sets = {
+        "1k": [f"{url}/small/s{i:06d}.png" for i in range(min(1000, args.small))],
+        f"{args.small // 1000}k": [f"{url}/small/s{i:06d}.png" for i in range(args.small)],
+        "20x10MiB": [f"{url}/large/l{i:02d}.png" for i in range(20)],
+    }
+    small_big = f"{args.small // 1000}k"
+    for name, urls in sets.items():
+        with open(f"{base}/{name}.txt", "w") as f:
+            f.write("\n".join(urls) + "\n")
+    has_input = "--input" in subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+
+    def af(name, *extra, cache):
+        listing = f"{base}/{name}.txt"
+        urls = ["--input", listing] if has_input else sets[name]
+        return [binary, "--cache-dir", cache, *extra, *urls]
+
+    def curl_cfg(name, out, etags=None, compare=False):
+        cfg = f"{base}/{name}.curl{'-etag' if etags else ''}{'-cmp' if compare else ''}.cfg"
+        with open(cfg, "w") as f:
+            for u in sets[name]:
+                leaf = u.rsplit("/", 1)[1]
+                f.write(f'url = "{u}"\noutput = "{out}/{leaf}"\n')
+                if etags:
+                    f.write(f'etag-save = "{etags}/{leaf}.etag"\n')
+                    if compare:
+                        f.write(f'etag-compare = "{etags}/{leaf}.etag"\n')
+                    f.write("next\n")
+        return cfg
+
+    def fresh(path):
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+        return path
+
+    results = []   # (mode, set, Row, reference name or None)
+
+    def bench(mode, setname, label, cmd_factory, reps, prepare=None, env=None):
+        row = Row(label)
+        for _ in range(reps):
+            if prepare: prepare()
+            row.add(measure(cmd_factory(), env=env))
+        results.append((mode, setname, row))
+        print(f"  {mode:<11} {setname:<9} {label:<34} wall {fmt(row.wall):>10}  cpu {fmt(statistics.median(row.cpus)):>10}"
+              f"  rss {max(row.rss):6.1f} MiB  exit {sorted(row.codes)}", flush=True)
+        return row
+
+    cache = f"{base}/cache"; out = f"{base}/out"; etags = f"{base}/etags"
+    print(f"asyncfetch {subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.strip()}, "
+          f"{subprocess.run(['curl', '--version'], capture_output=True, text=True).stdout.split(chr(10))[0]}")
+    print(f"files on {'disk' if args.disk else 'tmpfs'} ({base}); nginx 1 worker on 127.0.0.1:{nginx.port}; "
+          f"median of {args.reps} (large and slow peers: fewer)\n")
+    try:
+        for name in sets:
+            reps = args.reps if name != "20x10MiB" else max(2, args.reps // 2)
+            bench("cold", name, "asyncfetch --jobs 8", lambda: af(name, cache=cache), reps, lambda: fresh(cache))
+            bench("cold", name, "curl --parallel-max 8", lambda: ["curl", "-s", "--parallel", "--parallel-max", "8", "-K",
+                  curl_cfg(name, out)], reps, lambda: fresh(out))
+            bench("cold", name, "curl --parallel-max 32", lambda: ["curl", "-s", "--parallel", "--parallel-max", "32", "-K",
+                  curl_cfg(name, out)], reps, lambda: fresh(out))
+            if args.quick or name == "1k":
+                continue
+            slow = 1 if name == small_big else reps
+            if not args.skip_slow_peers:
+                bench("cold", name, "wget -i", lambda: ["wget", "-q", "-i", f"{base}/{name}.txt", "-P", out], slow, lambda: fresh(out))
+                bench("cold", name, "aria2c -j 8", lambda: ["aria2c", "-q", "-j", "8", "--remote-time=true", "-i", f"{base}/{name}.txt",
+                      "-d", out], slow, lambda: fresh(out))
+            # warm modes: the cache (and peers' files) populated once
+            fresh(cache); measure(af(name, cache=cache))
+            bench("fresh", name, "asyncfetch (no request)", lambda: af(name, cache=cache), reps)
+            bench("revalidate", name, "asyncfetch --refresh (304s)", lambda: af(name, "--refresh", cache=cache), reps)
+            fresh(out); fresh(etags)
+            measure(["curl", "-s", "--parallel", "--parallel-max", "8", "-K", curl_cfg(name, out, etags)])
+            cmp_cfg = curl_cfg(name, out, etags, compare=True)
+            bench("revalidate", name, "curl p8 --etag-compare (304s)", lambda: ["curl", "-s", "--parallel", "--parallel-max", "8",
+                  "-K", cmp_cfg], reps)
+            if not args.skip_slow_peers:
+                fresh(out); measure(["wget", "-q", "-i", f"{base}/{name}.txt", "-P", out])
+                bench("revalidate", name, "wget -N -i", lambda: ["wget", "-q", "-N", "-i", f"{base}/{name}.txt", "-P", out], slow)
+                fresh(out); measure(["aria2c", "-q", "-j", "8", "--remote-time=true", "-i", f"{base}/{name}.txt", "-d", out])
+                bench("revalidate", name, "aria2c --conditional-get", lambda: ["aria2c", "-q", "-j", "8", "--remote-time=true",
+                      "--conditional-get=true", "--allow-overwrite=true", "-i", f"{base}/{name}.txt", "-d", out], slow)
+            if name == small_big:
+                bench("offline", name, "asyncfetch --offline", lambda: af(name, "--offline", cache=cache), reps)
+                bench("offline", name, "C loop: md5 + stat", lambda: [md5stat, cache, f"{base}/{name}.txt"], reps)
+        if not args.quick:
+            # 100,000-line input: peak RSS while streaming (offline misses, no network)
+            many = f"{base}/100k.txt"
+            with open(many, "w") as f:
+                for i in range(100_000):
+                    f.write(f"{url}/nowhere/{i}.png\n")
+            if has_input:
+                bench("offline", "100k", "asyncfetch --offline (misses)", lambda: [binary, "--cache-dir", cache, "--offline",
+                      "--input", many], max(1, args.reps // 2))
+            # one cached URL, whole process
+            one = sets["1k"][0]
+            measure([binary, "--cache-dir", cache, one])
+            target = f"{base}/www/small/s000000.png"
+            bench("startup", "1 URL", "asyncfetch URL (fresh hit)", lambda: [binary, "--cache-dir", cache, one], 30)
+            bench("startup", "1 URL", "curl -s -o /dev/null file://", lambda: ["curl", "-s", "-o", "/dev/null", f"file://{target}"], 30)
+    finally:
+        nginx.stop()
+
+    def row(mode, setname, label_prefix):
+        for m, s, r in results:
+            if m == mode and s == setname and r.name.startswith(label_prefix):
+                return r
+        return None
+
+    print("\nRatios (asyncfetch median wall / reference median wall; CPU and RSS alongside)")
+    print(f"{'case':<40} {'ratio':>7} {'target':>8}   asyncfetch        reference")
+    checks = [
+        ("cold 1k vs curl p8", "cold", "1k", "asyncfetch", "curl --parallel-max 8", None),
+        (f"cold {small_big} vs curl p8", "cold", small_big, "asyncfetch", "curl --parallel-max 8", 0.7),
+        (f"cold {small_big} vs curl p32", "cold", small_big, "asyncfetch", "curl --parallel-max 32", None),
+        ("cold 20x10MiB vs curl p8", "cold", "20x10MiB", "asyncfetch", "curl --parallel-max 8", 1.1),
+        (f"fresh {small_big} vs curl etag pass", "fresh", small_big, "asyncfetch", ("revalidate", "curl p8"), 0.1),
+        (f"revalidate {small_big} vs curl etag pass", "revalidate", small_big, "asyncfetch", ("revalidate", "curl p8"), 0.8),
+        (f"offline {small_big} vs md5+stat C loop", "offline", small_big, "asyncfetch", "C loop", 2.0),
+        ("one cached URL vs curl file://", "startup", "1 URL", "asyncfetch", "curl", 1.0),
+    ]
+    for label, mode, setname, mine, ref, target in checks:
+        a = row(mode, setname, mine)
+        b = row(ref[0], setname, ref[1]) if isinstance(ref, tuple) else row(mode, setname, ref)
+        if not a or not b:
+            continue
+        ratio = a.wall / b.wall
+        mark = "" if target is None else ("  ok" if ratio <= target else "  MISSED")
+        print(f"{label:<40} {ratio:7.2f} {('≤ %.2f' % target) if target else '':>8}   "
+              f"{fmt(a.wall):>9} {fmt(statistics.median(a.cpus)):>9} cpu   {fmt(b.wall):>9} {fmt(statistics.median(b.cpus)):>9} cpu{mark}")
+    worst = max((max(r.rss), r.name, m, s) for m, s, r in results if r.name.startswith("asyncfetch"))
+    print(f"{'asyncfetch peak RSS, worst case':<40} {worst[0]:6.1f} MiB (≤ 30)  [{worst[2]} {worst[3]}: {worst[1]}]")
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
