@@ -12,7 +12,15 @@ enum Main {
         let status: Int32
         let root: ParsableCommand.Type = arguments.first == "cache" ? CacheRoot.self : AsyncFetch.self
         do {
-            var command = try root.parseAsRoot(arguments)
+            var command: ParsableCommand
+            if root == AsyncFetch.self, let (rest, urls) = URLArguments.extract(arguments),
+               var fetch = try AsyncFetch.parseAsRoot(rest + [urls[0]]) as? AsyncFetch {
+                fetch.urls = urls
+                try fetch.validate()
+                command = fetch
+            } else {
+                command = try root.parseAsRoot(arguments)
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
