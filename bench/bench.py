@@ -154,14 +154,15 @@ def main():
     def curl_cfg(name, out, etags=None, compare=False):
         cfg = f"{base}/{name}.curl{'-etag' if etags else ''}{'-cmp' if compare else ''}.cfg"
         with open(cfg, "w") as f:
-            for u in sets[name]:
+            for n, u in enumerate(sets[name]):
                 leaf = u.rsplit("/", 1)[1]
+                if etags and n > 0:
+                    f.write("next\n")          # per-URL options need a --next between transfers
                 f.write(f'url = "{u}"\noutput = "{out}/{leaf}"\n')
                 if etags:
                     f.write(f'etag-save = "{etags}/{leaf}.etag"\n')
                     if compare:
                         f.write(f'etag-compare = "{etags}/{leaf}.etag"\n')
-                    f.write("next\n")
         return cfg
 
     def fresh(path):
