@@ -24,6 +24,12 @@ public enum ImageCompleteness {
         }
     }
 
+    /// The same, over borrowed memory; reads nothing outside `head` and `tail`.
+    public static func problem(format: String, head: UnsafeBufferPointer<UInt8>, tail: UnsafeBufferPointer<UInt8>,
+                               length: Int64) -> String? {
+        problem(format: format, head: Bytes(head), tail: Bytes(tail), length: length)
+    }
+
     static let iendChunk: [UInt8] = [0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]   // "IEND" + CRC
 
     static func problem(format: String, head: Bytes, tail: Bytes, length: Int64) -> String? {

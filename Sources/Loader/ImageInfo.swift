@@ -21,6 +21,12 @@ public struct ImageInfo: Sendable, Equatable {
         bytes.withUnsafeBufferPointer { sniff(Bytes($0)) }
     }
 
+    /// The same, over borrowed memory (a mapped file, a buffer being filled).
+    /// Reads nothing outside `buffer`.
+    public static func sniff(_ buffer: UnsafeBufferPointer<UInt8>) -> ImageInfo? {
+        sniff(Bytes(buffer))
+    }
+
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     static func sniff(_ b: Bytes) -> ImageInfo? {
