@@ -11,6 +11,7 @@ extension ImageLoader {
         guard case .success(var result) = phase else { return phase }
         let transient = result.transientBody
         result.transientBody = nil
+        defer { transient?.release() }
         guard let delivery, let source = result.path ?? transient?.path else { return .success(result) }
         do {
             try Self.copy(from: source, to: delivery)

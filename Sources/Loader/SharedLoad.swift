@@ -16,6 +16,7 @@ final class SharedLoad: @unchecked Sendable {
     private var result: Phase?
     private var live: Set<UInt64> = [1]                             // joined, not yet answered
     private var continuations: [UInt64: CheckedContinuation<Phase, Never>] = [:]
+    private var answerLater: Set<UInt64> = []                     // live at completion, not yet waiting
     private var abandonedBy: UInt64?
     private var nextID: UInt64 = 1
     private var task: Task<Void, Never>?
@@ -51,7 +52,7 @@ final class SharedLoad: @unchecked Sendable {
         let phase = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Phase, Never>) in
                 let immediate = lock.withLock { () -> Phase? in
-                    if let result { live.remove(id); return result }
+                    if let result { return answerLater.remove(id) != nil ? result : Self.cancelled }
                     guard live.contains(id) else { return Self.cancelled }   // cancelled before we got here
                     continuations[id] = continuation
                     return nil
@@ -81,6 +82,9 @@ final class SharedLoad: @unchecked Sendable {
     private func complete(_ phase: Phase) {
         let waiting = lock.withLock { () -> [CheckedContinuation<Phase, Never>] in
             result = phase
+            // Every waiter still here delivers (and releases) a no-store body once.
+            if case .success(let loaded) = phase { loaded.transientBody?.share(among: live.count) }
+            answerLater = live.subtracting(continuations.keys)
             live.removeAll()
             defer { continuations.removeAll() }
             return Array(continuations.values)
