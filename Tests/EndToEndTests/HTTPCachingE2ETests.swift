@@ -34,6 +34,15 @@ import TestSupport
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cli.cacheDir + "/.tmp")) ?? []
         #expect(leftovers.isEmpty, "\(leftovers)")
         #expect(server.requestCount("/private.png") == 2)
+
+        // A stored body is written with -o too, from the network and then from the cache.
+        server.route("/public.png", .ok(Self.png, headers: [("Cache-Control", "max-age=600")]))
+        for name in ["first.png", "second.png"] {
+            let copy = try cli.run([server.url("/public.png"), "-o", cli.cache.file(name)])
+            #expect(copy.status == 0)
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: cli.cache.file(name)))) == Self.png)
+        }
+        #expect(server.requestCount("/public.png") == 1)
     }
 
     @Test func nginxRevalidationIsReportedAsRevalidated() throws {

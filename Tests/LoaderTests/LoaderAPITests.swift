@@ -93,6 +93,29 @@ import TestSupport
         #expect(h.temporaryFiles.isEmpty)
     }
 
+    @Test func cancellingTheTaskThatIteratesABatchCancelsItsTransfers() async throws {
+        let h = try LoaderHarness()
+        for n in 0..<4 { h.server.route("/d\(n).png", ScriptedResponse.ok(LoaderHarness.png).trickled(chunk: 8, interval: 0.2)) }
+        let loader = h.loader { $0.jobs = 2 }
+        let urls = (0..<4).map { h.server.url("/d\($0).png") }
+        let consumer = Task { () -> Int in
+            var seen = 0
+            for await _ in loader.batch(urls) { seen += 1 }
+            return seen
+        }
+        // Either of the first two (libcurl may hold one back until the other's connection is known).
+        while h.server.totalRequests == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        consumer.cancel()
+        _ = await consumer.value
+        let deadline = monotonicSeconds() + 2
+        while (h.server.requestsInFlight > 0 || !h.temporaryFiles.isEmpty) && monotonicSeconds() < deadline {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        #expect(h.server.requestsInFlight == 0)
+        #expect(h.temporaryFiles.isEmpty)
+        #expect(h.server.requestCount("/d2.png") == 0 && h.server.requestCount("/d3.png") == 0, "nothing new starts")
+    }
+
     @Test func noStoreBodiesAreDeliveredThoughNeverStored() async throws {
         let h = try LoaderHarness()
         h.server.route("/private.png", .ok(LoaderHarness.png, headers: [("Cache-Control", "no-store")]))
