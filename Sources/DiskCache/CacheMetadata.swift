@@ -126,6 +126,7 @@ public struct CacheMetadata: Sendable, Equatable {
 
     private static func clean(_ value: String) -> String {
         guard value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else { return value }
-        return String(value.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+        // By scalar: "\r\n" is one Character, equal to neither "\n" nor "\r".
+        return String(String.UnicodeScalarView(value.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
     }
 }

@@ -1,63 +1,90 @@
-/// The `Cache-Control` directives a private cache acts on (RFC 9111 §5.2.2).
+import Fetch
+
+/// The `Cache-Control` response directives a private cache acts on
+/// (RFC 9111 §5.2.2). `s-maxage`, `proxy-revalidate` and `public`/`private`
+/// concern shared caches and are ignored, like every unknown directive.
 public struct CacheControl: Sendable, Equatable {
-    /// `max-age`; the first occurrence wins. `maxAgeInvalid` when that first
-    /// value is not a non-negative integer (then the response is stale, §4.2.1).
+    /// `max-age` in seconds. The first occurrence wins; a value too large
+    /// for `Int` is clamped (RFC 9111 §1.2.2: "a very large number").
     public var maxAge: Int?
+    /// The first `max-age` was not a non-negative integer: the response is
+    /// stale (§4.2.1 says such a value should be treated as stale).
     public var maxAgeInvalid = false
+    /// Never store the response (§5.2.2.5).
     public var noStore = false
+    /// Store, but revalidate before every use (§5.2.2.4; the qualified form
+    /// `no-cache="Field"` is treated as unqualified, which is the safe reading).
     public var noCache = false
+    /// Never serve the response stale, not even when the network fails (§5.2.2.2).
     public var mustRevalidate = false
 
     public init() {}
 
-    /// Parses every `Cache-Control` field value of a response (comma lists,
-    /// quoted values, any case). Unknown directives are ignored.
+    /// Parses every `Cache-Control` field value of a response: comma lists,
+    /// quoted arguments (with `\` escapes), any case, optional whitespace.
+    /// Never fails: what cannot be understood is ignored, except a malformed
+    /// first `max-age`, which makes the response stale.
     public init(_ values: [String]) {
         for value in values {
-            for directive in Self.split(value) {
-                let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = trimWhitespaceLower(parts[0])
-                var argument = parts.count > 1 ? Substring(trimWhitespaceLower(parts[1])) : nil
-                if let a = argument, a.count >= 2, a.hasPrefix("\""), a.hasSuffix("\"") { argument = a.dropFirst().dropLast() }
-                switch name {
+            for directive in Self.directives(in: value) {
+                switch directive.name {
                 case "max-age":
                     guard maxAge == nil && !maxAgeInvalid else { continue }
-                    if let argument, !argument.isEmpty, argument.allSatisfy({ $0.isASCII && $0.isNumber }) {
-                        maxAge = Int(argument) ?? Int.max   // overflow: "a very large number"
+                    if let seconds = directive.argument.flatMap(Self.deltaSeconds) {
+                        maxAge = seconds
                     } else {
                         maxAgeInvalid = true
                     }
                 case "no-store": noStore = true
                 case "no-cache": noCache = true
-                case "must-revalidate", "proxy-revalidate": mustRevalidate = mustRevalidate || name == "must-revalidate"
+                case "must-revalidate": mustRevalidate = true
                 default: continue
                 }
             }
         }
     }
 
-    /// Splits on commas outside quoted strings.
-    private static func split(_ value: String) -> [Substring] {
-        var out: [Substring] = []
-        var start = value.startIndex
-        var quoted = false
-        var index = value.startIndex
-        while index < value.endIndex {
-            let c = value[index]
-            if c == "\"" { quoted.toggle() } else if c == "," && !quoted {
-                out.append(value[start..<index])
-                start = value.index(after: index)
+    /// The directives of one field value: lowercased names, arguments with
+    /// any quoting removed. Commas inside quoted strings do not split.
+    static func directives(in value: String) -> [(name: String, argument: String?)] {
+        var out: [(name: String, argument: String?)] = []
+        var name: [UInt8] = [], argument: [UInt8] = []
+        var inArgument = false, quoted = false, escaped = false, hadArgument = false
+        func flush() {
+            let trimmedName = trimWhitespaceLower(String(decoding: name, as: UTF8.self))
+            if !trimmedName.isEmpty {
+                let arg = hadArgument ? trimWhitespace(String(decoding: argument, as: UTF8.self)) : nil
+                out.append((trimmedName, arg))
             }
-            index = value.index(after: index)
+            name.removeAll(keepingCapacity: true)
+            argument.removeAll(keepingCapacity: true)
+            inArgument = false
+            hadArgument = false
         }
-        out.append(value[start...])
-        return out.filter { !trimWhitespaceLower($0).isEmpty }
+        for byte in value.utf8 {
+            if quoted {
+                if escaped { argument.append(byte); escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { quoted = false } else { argument.append(byte) }
+                continue
+            }
+            switch byte {
+            case 0x2C: flush()                                        // ,
+            case 0x3D where !inArgument: inArgument = true; hadArgument = true   // =
+            case 0x22 where inArgument: quoted = true                 // "
+            default: if inArgument { argument.append(byte) } else { name.append(byte) }
+            }
+        }
+        flush()
+        return out
+    }
+
+    /// `delta-seconds` (RFC 9111 §1.2.2): one or more ASCII digits.
+    static func deltaSeconds(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text) ?? Int.max
     }
 }
 
+/// Trimmed of spaces and tabs, then lowercased.
 func trimWhitespaceLower<S: StringProtocol>(_ s: S) -> String {
-    var scalars = Substring(s).unicodeScalars[...]
-    while let f = scalars.first, f == " " || f == "\t" { scalars = scalars.dropFirst() }
-    while let l = scalars.last, l == " " || l == "\t" { scalars = scalars.dropLast() }
-    return String(String.UnicodeScalarView(scalars)).lowercased()
+    trimWhitespace(s).lowercased()
 }

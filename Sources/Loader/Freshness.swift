@@ -2,10 +2,14 @@ import DiskCache
 import Fetch
 
 /// RFC 9111 §4.2 freshness for a private cache, computed from stored metadata.
+///
+/// An entry is fresh while its current age (§4.2.3) is below its freshness
+/// lifetime (§4.2.1): `--max-age` if given, else the first `max-age`, else
+/// `Expires` minus `Date` (or minus the receive time), else `--default-ttl`.
 public struct Freshness: Sendable {
     /// Lifetime for responses with no explicit freshness (`--default-ttl`; 0 = none).
     public var defaultTTL: Double
-    /// `--max-age`: replaces whatever the server said, for this run.
+    /// `--max-age`: replaces whatever the server said (including `no-cache`), for this run.
     public var maxAgeOverride: Double?
 
     public init(defaultTTL: Double = Defaults.defaultTTL, maxAgeOverride: Double? = nil) {
@@ -13,28 +17,31 @@ public struct Freshness: Sendable {
         self.maxAgeOverride = maxAgeOverride
     }
 
+    /// The stored response's `Cache-Control` directives.
+    public static func cacheControl(_ meta: CacheMetadata) -> CacheControl {
+        CacheControl(meta.headers.filter { $0.name.lowercased() == "cache-control" }.map(\.value))
+    }
+
     /// Seconds the response may be used without revalidation, and whether
     /// the server said so explicitly (`max-age` or `Expires`).
     public func lifetime(_ meta: CacheMetadata) -> (seconds: Double, explicit: Bool) {
         if let maxAgeOverride { return (maxAgeOverride, true) }
-        let cc = CacheControl(meta.headers.filter { $0.name.lowercased() == "cache-control" }.map(\.value))
+        let cc = Self.cacheControl(meta)
         if cc.maxAgeInvalid { return (0, true) }
-        if let maxAge = cc.maxAge { return (Double(maxAge), true) }
+        if let maxAge = cc.maxAge { return (Double(maxAge), true) }   // Expires is then ignored (§5.3)
         if let expires = meta.header("Expires") {
             // An invalid Expires (e.g. "0") means already expired (§5.3).
             guard let expiry = HTTPDate.parse(expires) else { return (0, true) }
-            let base = meta.header("Date").flatMap(HTTPDate.parse) ?? meta.responseTime
-            return (expiry - base, true)
+            return (expiry - dateValue(meta), true)
         }
         return (defaultTTL, false)
     }
 
-    /// §4.2.3: apparent age, corrected for `Age` and the request's round trip,
-    /// plus the time it has been stored.
+    /// §4.2.3: the corrected initial age (the larger of the apparent age and
+    /// `Age` plus the request's round trip), plus the time since receipt.
     public func currentAge(_ meta: CacheMetadata, now: Double) -> Double {
-        let dateValue = meta.header("Date").flatMap(HTTPDate.parse) ?? meta.responseTime
-        let ageValue = meta.header("Age").flatMap { Double(trimWhitespace($0)) }.map { max(0, $0) } ?? 0
-        let apparentAge = max(0, meta.responseTime - dateValue)
+        let ageValue = meta.header("Age").flatMap(Self.ageSeconds) ?? 0
+        let apparentAge = max(0, meta.responseTime - dateValue(meta))
         let responseDelay = max(0, meta.responseTime - meta.requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         return correctedInitialAge + max(0, now - meta.responseTime)
@@ -43,16 +50,28 @@ public struct Freshness: Sendable {
     /// Fresh and usable without contacting the server. `no-cache` entries are
     /// never fresh (always revalidated), unless `--max-age` overrides.
     public func isFresh(_ meta: CacheMetadata, now: Double) -> Bool {
-        if maxAgeOverride == nil {
-            let cc = CacheControl(meta.headers.filter { $0.name.lowercased() == "cache-control" }.map(\.value))
-            if cc.noCache { return false }
-        }
+        if maxAgeOverride == nil && Self.cacheControl(meta).noCache { return false }
         return lifetime(meta).seconds > currentAge(meta, now: now)
     }
 
-    /// Whether a stale copy may be served when the network fails.
+    /// Whether a stale copy may be served when the network fails: never for
+    /// `must-revalidate` (§4.2.4) or `no-cache` (which requires a successful
+    /// validation before every use).
     public func mayServeStale(_ meta: CacheMetadata) -> Bool {
-        let cc = CacheControl(meta.headers.filter { $0.name.lowercased() == "cache-control" }.map(\.value))
+        let cc = Self.cacheControl(meta)
         return !cc.mustRevalidate && !cc.noCache
+    }
+
+    /// The `Date` the origin sent, or the receive time when it sent none or
+    /// an invalid one (RFC 9110 §6.6.1: a recipient adds the receive time).
+    private func dateValue(_ meta: CacheMetadata) -> Double {
+        meta.header("Date").flatMap(HTTPDate.parse) ?? meta.responseTime
+    }
+
+    /// `Age` (RFC 9111 §5.1): a non-negative integer; of a list, the first
+    /// member counts; anything else is ignored.
+    static func ageSeconds(_ value: String) -> Double? {
+        let first = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return CacheControl.deltaSeconds(trimWhitespace(first)).map(Double.init)
     }
 }

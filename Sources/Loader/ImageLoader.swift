@@ -57,34 +57,37 @@ public final class ImageLoader: Sendable {
     }
 
     /// Loads one URL to its terminal phase. `onLoading` runs once if the
-    /// network is used. Concurrent calls for the same URL share one transfer.
-    public func load(_ url: String, onLoading: @escaping @Sendable () -> Void = {}) async -> Phase {
+    /// network is used. Concurrent calls for the same URL share one transfer;
+    /// cancelling one caller's task cancels only its wait, and the transfer
+    /// stops when no caller is left. `delivery` also receives the body.
+    public func load(_ url: String, deliverTo delivery: Delivery? = nil,
+                     onLoading: @escaping @Sendable () -> Void = {}) async -> Phase {
         switch plan(url) {
         case .done(let phase):
-            return phase
+            return deliver(phase, to: delivery)
         case .network(let url, let key, let entry):
             onLoading()
-            let (shared, isNew) = lock.withLock { () -> (SharedLoad, Bool) in
-                if let existing = inflight[key.hex] { return (existing, false) }
-                let created = SharedLoad(url: url)
+            let (shared, ticket) = lock.withLock { () -> (SharedLoad, UInt64) in
+                if let existing = inflight[key.hex], let ticket = existing.join() { return (existing, ticket) }
+                let created = SharedLoad({ await self.network(url: url, key: key, entry: entry) }, onDone: { done in
+                    self.lock.withLock { if self.inflight[key.hex] === done { self.inflight.removeValue(forKey: key.hex) } }
+                })
                 inflight[key.hex] = created
-                return (created, true)
+                return (created, created.firstWaiter)
             }
-            if isNew {
-                shared.start({ await self.network(url: url, key: key, entry: entry) },
-                             onDone: { self.lock.withLock { _ = self.inflight.removeValue(forKey: key.hex) } })
-            }
-            return await shared.wait()
+            return deliver(await shared.wait(ticket), to: delivery)
         }
     }
 
-    /// The phases of one URL as they happen: `loading` (when the network is
-    /// used), then one terminal phase. An `--offline` miss yields `empty`.
-    /// Cancelling the consuming task cancels the load.
-    public func phases(for url: String) -> AsyncStream<Phase> {
+    /// The phases of one URL as they happen, after the implicit initial
+    /// `empty`: `loading` (only when the network is used), then exactly one
+    /// terminal phase — `success`, `failure`, or `empty` for an `--offline`
+    /// miss. Cancelling the consuming task (or dropping the sequence) cancels
+    /// the load.
+    public func phases(for url: String, deliverTo delivery: Delivery? = nil) -> AsyncStream<Phase> {
         AsyncStream { continuation in
             let task = Task {
-                let phase = await self.load(url, onLoading: { continuation.yield(.loading) })
+                let phase = await self.load(url, deliverTo: delivery, onLoading: { continuation.yield(.loading) })
                 continuation.yield(phase)
                 continuation.finish()
             }
@@ -104,18 +107,5 @@ public final class ImageLoader: Sendable {
             path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: meta.status,
             contentType: meta.header("Content-Type"), format: meta.format, width: meta.width, height: meta.height,
             attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil))
-    }
-
-    /// RFC 9111 §4.1: reuse only when every request header the response's
-    /// `Vary` names has the same value now; `Vary: *` never matches.
-    func varyMatches(_ entry: CacheEntry) -> Bool {
-        guard let vary = entry.metadata.headers.first(where: { $0.name.lowercased() == "vary" })?.value else { return true }
-        for name in vary.split(separator: ",").map({ trimWhitespaceLower($0) }) where !name.isEmpty {
-            if name == "*" { return false }
-            let now = options.fetch.headers[name] ?? ""
-            let then = entry.metadata.varyRequest.first { $0.name == name }?.value ?? ""
-            if now != then { return false }
-        }
-        return true
     }
 }

@@ -26,11 +26,13 @@ public struct LoadBatch: AsyncSequence, Sendable {
 
 extension ImageLoader {
     /// Runs a batch over `urls`, read lazily (a million-line input streams
-    /// through; only the set of seen keys grows).
-    public func batch<URLs: AsyncSequence & Sendable>(_ urls: URLs) -> LoadBatch where URLs.Element == String {
+    /// through; only the set of seen keys grows). `delivery` also receives
+    /// each successful body (meant for a one-URL batch: `-o`).
+    public func batch<URLs: AsyncSequence & Sendable>(_ urls: URLs, deliverTo delivery: Delivery? = nil) -> LoadBatch
+    where URLs.Element == String {
         let (stream, continuation) = AsyncStream<LoadEvent>.makeStream()
         let work = Task {
-            await self.runBatch(urls, continuation)
+            await self.runBatch(urls, delivery, continuation)
             continuation.finish()
         }
         continuation.onTermination = { termination in
@@ -39,11 +41,11 @@ extension ImageLoader {
         return LoadBatch(stream: stream, work: work)
     }
 
-    public func batch(_ urls: [String]) -> LoadBatch {
-        batch(ArraySequence(urls))
+    public func batch(_ urls: [String], deliverTo delivery: Delivery? = nil) -> LoadBatch {
+        batch(ArraySequence(urls), deliverTo: delivery)
     }
 
-    private func runBatch<URLs: AsyncSequence>(_ urls: URLs, _ events: AsyncStream<LoadEvent>.Continuation) async
+    private func runBatch<URLs: AsyncSequence>(_ urls: URLs, _ delivery: Delivery?, _ events: AsyncStream<LoadEvent>.Continuation) async
     where URLs.Element == String {
         let jobs = max(1, options.jobs)
         await withTaskGroup(of: Void.self) { group in
@@ -61,7 +63,7 @@ extension ImageLoader {
                     let start = monotonicSeconds()
                     switch plan(url) {
                     case .done(let phase):
-                        events.yield(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start))
+                        events.yield(LoadEvent(url: shown, phase: deliver(phase, to: delivery), duration: monotonicSeconds() - start))
                     case .network(let url, let key, let entry):
                         if running >= jobs {
                             await group.next()
@@ -74,7 +76,7 @@ extension ImageLoader {
                         running += 1
                         events.yield(LoadEvent(url: shown, phase: .loading, duration: 0))
                         group.addTask {
-                            let phase = await self.network(url: url, key: key, entry: entry)
+                            let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
                             events.yield(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start))
                         }
                     }

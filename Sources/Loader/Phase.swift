@@ -42,7 +42,8 @@ public enum Phase: Sendable {
 
 /// A URL that ended in `success`.
 public struct LoadResult: Sendable {
-    /// The body in the cache, or nil for a `no-store` response (not kept).
+    /// The body in the cache, or nil for a `no-store` response (not kept;
+    /// pass a `Delivery` to get its bytes).
     public let path: String?
     public let source: Source
     public let bytes: Int64
@@ -56,6 +57,11 @@ public struct LoadResult: Sendable {
     public let httpVersion: String?
     public let redirects: Int
     public let effectiveURL: String?
+    /// Something the user should hear about although the URL succeeded:
+    /// why a stale copy was served (`--stale-if-error`).
+    public internal(set) var warning: String? = nil
+    /// The temporary file of a `no-store` body until it has been delivered.
+    var transientBody: TransientBody? = nil
 }
 
 /// A phase change of one URL, as a batch reports it.

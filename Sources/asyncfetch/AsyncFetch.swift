@@ -98,15 +98,11 @@ struct AsyncFetch: AsyncParsableCommand {
         if insecure { reporter.warn("--insecure: TLS certificates are not verified") }
         let loader = ImageLoader(cache: store, options: loaderOptions())
         let started = monotonicSeconds()
-        var delivered: String?
-        for await event in loader.batch(urls) {
+        // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
+        for await event in loader.batch(urls, deliverTo: output.map(Delivery.init(argument:))) {
             reporter.report(event)
-            if case .success(let result) = event.phase { delivered = result.path }
         }
         reporter.finish(duration: monotonicSeconds() - started)
-        if let output, let delivered {
-            try copyBody(from: delivered, to: output)
-        }
         let code = reporter.summary.exitCode
         if code != 0 { throw ExitCode(code) }
     }

@@ -32,8 +32,8 @@ final class Reporter {
         case .json: write(jsonLine(event))
         case .human: if let line = humanLine(event) { write(line) }
         }
-        if case .success(let result) = event.phase, result.source == .stale {
-            warn("\(event.url): network failed; served a stale stored copy")
+        if case .success(let result) = event.phase, let warning = result.warning {
+            warn("\(event.url): \(warning)")
         }
         // Network results are slow anyway: show them at once. Cache answers
         // are left to stdio's buffer, so 10,000 hits cost few system calls.

@@ -57,6 +57,39 @@ import Testing
         #expect(override.isFresh(meta([("Cache-Control", "no-cache, max-age=0")]), now: 1_000_100))
     }
 
+    @Test func cacheControlSyntax() {
+        #expect(CacheControl(["max-age = 60"]).maxAge == 60, "optional whitespace around the value")
+        #expect(CacheControl(["max-age=99999999999999999999999"]).maxAge == Int.max, "too large: clamped, not invalid")
+        #expect(CacheControl(["max-age=1e3"]).maxAgeInvalid)
+        #expect(CacheControl(["max-age"]).maxAgeInvalid, "no value at all")
+        #expect(CacheControl(["max-age=\"5\"junk"]).maxAgeInvalid)
+        let quoted = CacheControl(["community=\"a, max-age=1, \\\" no-store\", max-age=30"])
+        #expect(quoted.maxAge == 30 && !quoted.noStore, "commas and escaped quotes inside a quoted string do not split")
+        #expect(CacheControl(["no-cache=\"Set-Cookie\""]).noCache, "the qualified form is treated as unqualified")
+        let shared = CacheControl(["s-maxage=600, proxy-revalidate, public"])
+        #expect(shared.maxAge == nil && !shared.mustRevalidate, "shared-cache directives do not apply to a private cache")
+        #expect(CacheControl([",,, ,"]) == CacheControl())
+        #expect(CacheControl(["max-age=x, max-age=60"]).maxAgeInvalid, "the first occurrence decides, even when invalid")
+    }
+
+    @Test func stalenessThatHeadersDecide() {
+        let f = Freshness(defaultTTL: 3600)
+        let date = HTTPDate.format(1_000_000)
+        // Expires is ignored when max-age is present (RFC 9111 §5.3).
+        #expect(f.isFresh(meta([("Cache-Control", "max-age=100"), ("Expires", "0")]), now: 1_000_050))
+        // Expires before Date: negative lifetime, stale at once.
+        #expect(!f.isFresh(meta([("Date", date), ("Expires", HTTPDate.format(999_000))]), now: 1_000_000))
+        // Apparent age: a Date 50 s before receipt counts as age.
+        #expect(f.currentAge(meta([("Date", HTTPDate.format(999_950))]), now: 1_000_000) == 50)
+        // A Date in the future does not make the age negative.
+        #expect(f.currentAge(meta([("Date", HTTPDate.format(1_000_500))]), now: 1_000_000) == 0)
+        #expect(f.currentAge(meta([("Age", "7, 9")]), now: 1_000_000) == 7)
+        #expect(f.currentAge(meta([("Age", "-3")]), now: 1_000_000) == 0)
+        #expect(f.currentAge(meta([("Age", "nan")]), now: 1_000_000) == 0)
+        #expect(f.mayServeStale(meta([("Cache-Control", "max-age=0")])))
+        #expect(!f.mayServeStale(meta([("Cache-Control", "no-cache")])))
+    }
+
     @Test func httpDates() {
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == 784_111_777)

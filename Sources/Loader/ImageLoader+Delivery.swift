@@ -1,0 +1,63 @@
+import Fetch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ImageLoader {
+    /// Copies a successful body to `delivery` (if any) and returns the phase
+    /// to report: unchanged, or `failure`/`io` when the copy failed. Always
+    /// lets go of a `no-store` body's temporary file.
+    func deliver(_ phase: Phase, to delivery: Delivery?) -> Phase {
+        guard case .success(var result) = phase else { return phase }
+        let transient = result.transientBody
+        result.transientBody = nil
+        defer { transient?.release() }
+        guard let delivery, let source = result.path ?? transient?.path else { return .success(result) }
+        do {
+            try Self.copy(from: source, to: delivery)
+        } catch {
+            return .failure(LoadError(kind: .io, message: error.message, status: result.status, attempts: result.attempts))
+        }
+        return .success(result)
+    }
+
+    struct DeliveryError: Error { let message: String }
+
+    /// Streams `source` to the destination in 64 KiB blocks (memory stays
+    /// flat). Copying a file onto itself (`-o` naming the cache path) is a no-op.
+    static func copy(from source: String, to delivery: Delivery) throws(DeliveryError) {
+        func failure(_ what: String, _ path: String) -> DeliveryError {
+            DeliveryError(message: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw failure("read", source) }
+        defer { close(input) }
+        let output: Int32
+        switch delivery {
+        case .standardOutput:
+            output = 1
+        case .file(let path):
+            var from = stat(), to = stat()
+            if fstat(input, &from) == 0, stat(path, &to) == 0, from.st_dev == to.st_dev, from.st_ino == to.st_ino { return }
+            output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard output >= 0 else { throw failure("write", path) }
+        }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var failed: DeliveryError?
+        copying: while true {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { failed = failure("read", source); break }
+            if n == 0 { break }
+            var offset = 0
+            while offset < n {
+                let w = buffer.withUnsafeBytes { write(output, $0.baseAddress! + offset, n - offset) }
+                if w < 0 && errno == EINTR { continue }
+                if w <= 0 { failed = failure("write", delivery.name); break copying }
+                offset += w
+            }
+        }
+        if output != 1 && close(output) != 0 && failed == nil { failed = failure("write", delivery.name) }
+        if let failed { throw failed }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// HTTP caching through the built binary, as a user runs it: against the
+/// scripted server and a real nginx.
+@Suite struct HTTPCachingE2ETests {
+    static let png = (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+
+    static func json(_ result: ProcessResult) throws -> [[String: Any]] {
+        try #require(CLI.jsonLines(result.stdout), "stdout: \(result.stdout)")
+    }
+
+    static func summary(_ lines: [[String: Any]]) -> [String: Any] {
+        (lines.last?["summary"] as? [String: Any]) ?? [:]
+    }
+
+    @Test func aNoStoreResponseIsWrittenWithOutputButNeverStored() throws {
+        let server = try ScriptedServer()
+        server.route("/private.png", .ok(Self.png, headers: [("Cache-Control", "no-store")]))
+        let cli = try CLI()
+        let url = server.url("/private.png")
+        let file = cli.cache.file("out.png")
+        let saved = try cli.run([url, "-o", file])
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(saved.stdout.contains("(not stored: no-store)"))
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: file))) == Self.png)
+        #expect(!FileManager.default.fileExists(atPath: cli.cacheDir + "/" + (try CLI.md5sum(url))))
+
+        let piped = try cli.run([url, "-o", "-"])
+        #expect(piped.status == 0)
+        #expect(piped.stdoutBytes == Self.png, "-o - writes only the body to stdout")
+        #expect(piped.stderr.contains("success"))
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cli.cacheDir + "/.tmp")) ?? []
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(server.requestCount("/private.png") == 2)
+
+        // A stored body is written with -o too, from the network and then from the cache.
+        server.route("/public.png", .ok(Self.png, headers: [("Cache-Control", "max-age=600")]))
+        for name in ["first.png", "second.png"] {
+            let copy = try cli.run([server.url("/public.png"), "-o", cli.cache.file(name)])
+            #expect(copy.status == 0)
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: cli.cache.file(name)))) == Self.png)
+        }
+        #expect(server.requestCount("/public.png") == 1)
+    }
+
+    @Test func nginxRevalidationIsReportedAsRevalidated() throws {
+        let nginx = try NginxServer(root: Paths.fixtures)
+        let cli = try CLI()
+        let url = nginx.url("/images/photo-120x80.jpg")
+        #expect(try cli.run([url]).status == 0)
+        let cached = try Self.json(try cli.run([url, "--json"]))
+        #expect(cached.first?["source"] as? String == "cache")
+        for flags in [["--max-age", "0"], ["--refresh"], ["--default-ttl", "0"]] {
+            let result = try cli.run([url, "--json"] + flags)
+            #expect(result.status == 0)
+            let lines = try Self.json(result)
+            #expect(lines.map { $0["phase"] as? String } == ["loading", "success", nil], "\(flags)")
+            #expect(lines[1]["source"] as? String == "revalidated" && lines[1]["width"] as? Int == 120, "\(flags)")
+            #expect(Self.summary(lines)["revalidated"] as? Int == 1)
+        }
+        var log: [Int] = []
+        for _ in 0..<100 {
+            log = nginx.accessLog().map(\.status)
+            if log.count >= 4 { break }
+            usleep(10_000)
+        }
+        #expect(log == [200, 304, 304, 304])
+    }
+
+    @Test func aRemembered404IsReplayedWithoutTheNetwork() throws {
+        let server = try ScriptedServer()
+        server.route("/dead.png", .status(404, headers: [("Cache-Control", "max-age=3600")], body: "gone"))
+        let cli = try CLI()
+        let url = server.url("/dead.png")
+        #expect(try cli.run([url]).status == 1)
+        let human = try cli.run([url])
+        #expect(human.status == 1)
+        #expect(human.stdout.contains("failure  \(url)  HTTP 404 Not Found (remembered)"))
+        let lines = try Self.json(try cli.run([url, "--json"]))
+        #expect(lines.first?["phase"] as? String == "failure" && lines.first?["source"] as? String == "cache")
+        #expect((lines.first?["error"] as? [String: Any])?["kind"] as? String == "http")
+        #expect(server.requestCount("/dead.png") == 1)
+        #expect(try cli.run([url, "--refresh"]).status == 1)
+        #expect(server.requestCount("/dead.png") == 2)
+    }
+
+    @Test func staleIfErrorServesTheStoredCopyWithAWarning() throws {
+        let server = try ScriptedServer()
+        server.route("/flaky.png", [.ok(Self.png, headers: [("Cache-Control", "max-age=0")]), .status(503)])
+        let cli = try CLI()
+        let url = server.url("/flaky.png")
+        #expect(try cli.run([url, "--retries", "0"]).status == 0)
+        let failed = try cli.run([url, "--retries", "0"])
+        #expect(failed.status == 1 && failed.stdout.contains("HTTP 503"))
+        let stale = try cli.run([url, "--retries", "0", "--stale-if-error", "--json"])
+        #expect(stale.status == 0)
+        let lines = try Self.json(stale)
+        #expect(lines.first(where: { $0["phase"] as? String == "success" })?["source"] as? String == "stale")
+        #expect(Self.summary(lines)["stale"] as? Int == 1)
+        #expect(stale.stderr.contains("warning") && stale.stderr.contains("HTTP 503") && stale.stderr.contains("stale"))
+        // --offline serves the stale copy too, but nothing failed: no warning.
+        let offline = try cli.run([url, "--offline"])
+        #expect(offline.status == 0 && offline.stdout.contains("(stale"))
+        #expect(!offline.stderr.contains("warning"))
+    }
+
+    @Test func headerOptionsChangeWhatVaryMatches() throws {
+        let server = try ScriptedServer()
+        server.route("/negotiated.png", .ok(Self.png, headers: [("Vary", "Accept"), ("Cache-Control", "max-age=3600")]))
+        let cli = try CLI()
+        let url = server.url("/negotiated.png")
+        func source(_ extra: [String]) throws -> String? {
+            try Self.json(try cli.run([url, "--json"] + extra)).first { $0["phase"] as? String == "success" }?["source"] as? String
+        }
+        #expect(try source(["-H", "Accept: image/webp"]) == "network")
+        #expect(try source(["-H", "Accept: image/webp"]) == "cache")
+        #expect(try source(["-H", "Accept: image/avif"]) == "network")
+        #expect(try source([]) == "network")
+        #expect(try source([]) == "cache")
+        #expect(server.requests("/negotiated.png").compactMap { $0.header("Accept") } == ["image/webp", "image/avif", "*/*"])
+    }
+
+    @Test func theDemoListFailsExactlyWhereItSaysItWill() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let cli = try CLI()
+        let text = try String(contentsOfFile: Paths.fixtures + "/demo-urls.txt", encoding: .utf8)
+        var expectFailure = false
+        var urls: [String] = [], failing: Set<String> = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# expected failures") { expectFailure = true }
+            guard !line.hasPrefix("#"), !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            let url = line.replacingOccurrences(of: "{BASE}", with: server.baseURL)
+            urls.append(url)
+            if expectFailure { failing.insert(url) }
+        }
+        let result = try cli.run(["--json"] + urls)
+        #expect(result.status == 1)
+        let lines = try Self.json(result)
+        for url in urls {
+            let terminal = lines.last { $0["url"] as? String == url }
+            #expect(terminal?["phase"] as? String == (failing.contains(url) ? "failure" : "success"), "\(url)")
+        }
+        let truncated = lines.last { ($0["url"] as? String)?.hasSuffix("/images/truncated.png") == true }
+        let error = truncated?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "not-an-image")
+        #expect(error?["message"] as? String == "truncated PNG (no IEND chunk)")
+        #expect(Self.summary(lines)["failure"] as? Int == 3)
+    }
+}

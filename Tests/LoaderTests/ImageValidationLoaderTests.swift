@@ -1,0 +1,66 @@
+import DiskCache
+import Fetch
+import Foundation
+import Loader
+import Testing
+import TestSupport
+
+/// Only images are stored (unless `acceptAnyContent`), and only whole ones.
+@Suite struct ImageValidationLoaderTests {
+    @Test(arguments: ImageInfoTests.manifest.filter { $0.file != "images/truncated.png" })
+    func everyFixtureIsStoredWithItsFormatAndSize(row: ImageInfoTests.Row) async throws {
+        let h = try LoaderHarness()
+        h.server.serveDirectory(Paths.fixtures)
+        let result = try #require(await h.load("/" + row.file).result)
+        #expect(result.format == row.format && result.width == row.width && result.height == row.height)
+        let stored = try #require(try h.entry("/" + row.file))
+        #expect(stored.metadata.format == row.format && stored.metadata.width == row.width)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: stored.bodyPath))
+                == Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/" + row.file)))
+    }
+
+    @Test func htmlIsNotAnImageAndIsNotStoredUnlessAnyContentIsAccepted() async throws {
+        let h = try LoaderHarness()
+        h.server.serveDirectory(Paths.fixtures)
+        let error = try #require(await h.load("/not-an-image.html").error)
+        #expect(error.kind == .notAnImage && error.message.contains("text/html"))
+        #expect(try h.entry("/not-an-image.html") == nil)
+        #expect(h.temporaryFiles.isEmpty)
+        let any = try #require(await h.load("/not-an-image.html") { $0.acceptAnyContent = true }.result)
+        #expect(any.format == nil && any.contentType?.hasPrefix("text/html") == true)
+        #expect(try h.entry("/not-an-image.html") != nil)
+    }
+
+    @Test func aTruncatedPNGServedWithAMatchingLengthIsNotAnImage() async throws {
+        let h = try LoaderHarness()
+        h.server.serveDirectory(Paths.fixtures)
+        let error = try #require(await h.load("/images/truncated.png").error)
+        #expect(error.kind == .notAnImage)
+        #expect(error.message == "truncated PNG (no IEND chunk)")
+        #expect(try h.entry("/images/truncated.png") == nil)
+        #expect(h.temporaryFiles.isEmpty)
+        #expect(await h.load("/images/truncated.png") { $0.acceptAnyContent = true }.result?.format == "png")
+    }
+
+    @Test func aTruncatedLargeJPEGIsCaughtFromTheTailOfTheFile() async throws {
+        // Larger than the 64 KiB head, so the tail is read back from the temporary file.
+        let h = try LoaderHarness()
+        var jpeg = Array(LoaderHarness.jpeg.dropLast(2))           // drop EOI
+        jpeg += [UInt8](repeating: 0x5A, count: 100_000)           // more "scan data"
+        h.server.route("/big-cut.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        h.server.route("/big.jpg", .ok(jpeg + [0xFF, 0xD9], contentType: "image/jpeg"))
+        #expect(await h.load("/big-cut.jpg").error?.message == "truncated JPEG (no EOI marker)")
+        #expect(await h.load("/big.jpg").result?.bytes == Int64(jpeg.count + 2))
+    }
+
+    @Test func aBodyCutShortOfItsContentLengthFailsAndLeavesNothing() async throws {
+        let h = try LoaderHarness()
+        var response = ScriptedResponse.ok(LoaderHarness.png)
+        response.closeAfterBodyBytes = 60
+        h.server.route("/cut.png", response)
+        let error = try #require(await h.load("/cut.png").error)
+        #expect(error.kind != .notAnImage)
+        #expect(try h.entry("/cut.png") == nil)
+        #expect(h.temporaryFiles.isEmpty)
+    }
+}

@@ -1,0 +1,95 @@
+import DiskCache
+import Fetch
+import Loader
+import Testing
+import TestSupport
+
+/// Remembered 404/410s and `--stale-if-error`, against the scripted server.
+@Suite struct NegativeAndStaleTests {
+    @Test func a404WithMaxAgeIsReplayedFromTheCacheWithoutNetwork() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/gone.png", .status(404, headers: [("Cache-Control", "max-age=600")], body: "no"))
+        h.server.route("/gone-for-good.png", .status(410, headers: [("Expires", httpDate(600))], body: "gone"))
+        let first = try #require(await h.load("/gone.png").error)
+        #expect(first.kind == .http && first.status == 404 && first.source == nil)
+        _ = await h.load("/gone-for-good.png")
+        let replay = try #require(await h.load("/gone.png").error)
+        #expect(replay.kind == .http && replay.status == 404 && replay.source == .cache)
+        #expect(replay.message == "HTTP 404 Not Found")
+        let gone = try #require(await h.load("/gone-for-good.png").error)
+        #expect(gone.status == 410 && gone.source == .cache)
+        #expect(h.server.requestCount("/gone.png") == 1 && h.server.requestCount("/gone-for-good.png") == 1)
+        #expect(try h.entry("/gone.png")?.metadata.hasBody == false)
+    }
+
+    @Test func errorsWithoutExplicitFreshnessAreNeverStored() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/missing.png", .status(404, body: "no"))
+        h.server.route("/zero.png", .status(404, headers: [("Cache-Control", "max-age=0")], body: "no"))
+        h.server.route("/nostore.png", .status(404, headers: [("Cache-Control", "no-store, max-age=600")], body: "no"))
+        h.server.route("/forbidden.png", .status(403, headers: [("Cache-Control", "max-age=600")], body: "no"))
+        for path in ["/missing.png", "/zero.png", "/nostore.png", "/forbidden.png"] {
+            _ = await h.load(path)
+            #expect(await h.load(path).error?.source == nil, "\(path)")
+            #expect(h.server.requestCount(path) == 2, "\(path)")
+            #expect(try h.entry(path) == nil, "\(path)")
+        }
+    }
+
+    @Test func aRememberedErrorIsAskedAgainWithRefreshAndReplacedBySuccess() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/back.png", [
+            .status(404, headers: [("Cache-Control", "max-age=600")], body: "no"),
+            .ok(LoaderHarness.png),
+        ])
+        _ = await h.load("/back.png")
+        #expect(await h.load("/back.png") { $0.refresh = true }.source == .network)
+        #expect(await h.load("/back.png").source == .cache)
+        #expect(h.server.requestCount("/back.png") == 2)
+    }
+
+    @Test func staleIfErrorServesTheStaleCopyWithAWarningWhenTheServerFails() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/flaky.png", [
+            .ok(LoaderHarness.png, headers: [("Cache-Control", "max-age=0")]),
+            .status(503, body: "down"),
+        ])
+        let path = try #require(await h.load("/flaky.png").result?.path)
+        let failure = try #require(await h.load("/flaky.png").error)
+        #expect(failure.kind == .http && failure.status == 503)
+        let stale = try #require(await h.load("/flaky.png") { $0.staleIfError = true }.result)
+        #expect(stale.source == .stale && stale.path == path && stale.format == "png")
+        #expect(stale.warning?.contains("HTTP 503") == true)
+        #expect(stale.warning?.contains("stale") == true)
+    }
+
+    @Test func staleIfErrorServesTheStaleCopyWhenTheServerIsGone() async throws {
+        let h = try LoaderHarness()
+        h.server.revalidating("/a.png", headers: [("Cache-Control", "max-age=0")])
+        _ = await h.load("/a.png")
+        h.server.stop()
+        #expect(await h.load("/a.png").error?.kind == .connect)
+        let stale = try #require(await h.load("/a.png") { $0.staleIfError = true }.result)
+        #expect(stale.source == .stale)
+        #expect(stale.warning?.contains("could not connect") == true)
+    }
+
+    @Test func staleIfErrorNeverServesMustRevalidateOrNoCacheEntries() async throws {
+        let h = try LoaderHarness()
+        h.server.revalidating("/mr.png", headers: [("Cache-Control", "max-age=0, must-revalidate")])
+        h.server.revalidating("/nc.png", headers: [("Cache-Control", "no-cache")])
+        _ = await h.load("/mr.png")
+        _ = await h.load("/nc.png")
+        h.server.stop()
+        let staleIfError: (inout LoaderOptions) -> Void = { $0.staleIfError = true }
+        #expect(await h.load("/mr.png", staleIfError).error?.kind == .connect)
+        #expect(await h.load("/nc.png", staleIfError).error?.kind == .connect)
+    }
+
+    @Test func staleIfErrorDoesNotHideA404() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/removed.png", [.ok(LoaderHarness.png, headers: [("Cache-Control", "max-age=0")]), .status(404)])
+        _ = await h.load("/removed.png")
+        #expect(await h.load("/removed.png") { $0.staleIfError = true }.error?.status == 404)
+    }
+}

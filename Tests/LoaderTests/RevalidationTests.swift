@@ -1,0 +1,103 @@
+import DiskCache
+import Fetch
+import Foundation
+import Loader
+import Testing
+import TestSupport
+
+/// RFC 9111 §4.3 (validation) and §4.1 (Vary) against the scripted server.
+@Suite struct RevalidationTests {
+    @Test func sendsTheStoredETagAndTheLastModifiedValueVerbatim() async throws {
+        let h = try LoaderHarness()
+        // An obsolete (RFC 850) date: it must come back exactly as the server wrote it.
+        let modified = "Sunday, 06-Nov-94 08:49:37 GMT"
+        h.server.revalidating("/v.png", etag: "W/\"abc\"", lastModified: modified, headers: [("Cache-Control", "max-age=0")])
+        _ = await h.load("/v.png")
+        #expect(await h.load("/v.png").source == .revalidated)
+        let conditional = try #require(h.server.requests("/v.png").last)
+        #expect(conditional.header("If-None-Match") == "W/\"abc\"")
+        #expect(conditional.header("If-Modified-Since") == modified)
+        #expect(h.server.requests("/v.png").first?.header("If-None-Match") == nil)
+    }
+
+    @Test func a304KeepsTheBodyAndReplacesOnlyTheHeadersItCarries() async throws {
+        let h = try LoaderHarness()
+        h.server.revalidating("/u.png", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT",
+                              headers: [("Cache-Control", "max-age=0"), ("Content-Type", "image/png")],
+                              notModified: [("Cache-Control", "max-age=600"), ("Expires", httpDate(600))])
+        let stored = try #require(await h.load("/u.png").result?.path)
+        let before = try #require(try h.entry("/u.png"))
+        let second = try #require(await h.load("/u.png").result)
+        #expect(second.source == .revalidated && second.path == stored && second.status == 304)
+        #expect(second.format == "png" && second.width == 64 && second.bytes == Int64(LoaderHarness.png.count))
+        let after = try #require(try h.entry("/u.png"))
+        #expect(after.metadata.bodyInode == before.metadata.bodyInode && after.metadata.bodyMD5 == before.metadata.bodyMD5)
+        #expect(after.metadata.headers.filter { $0.name.lowercased() == "cache-control" }.map(\.value) == ["max-age=600"])
+        #expect(after.metadata.header("Expires") != nil, "new headers are added")
+        #expect(after.metadata.header("Last-Modified") == "Sun, 06 Nov 1994 08:49:37 GMT", "absent from the 304: kept")
+        #expect(after.metadata.header("Content-Type") == "image/png")
+        #expect(after.metadata.responseTime > before.metadata.responseTime)
+        #expect(await h.load("/u.png").source == .cache, "the 304's max-age now applies")
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: stored))) == LoaderHarness.png)
+    }
+
+    @Test func a200ToAConditionalRequestReplacesTheEntry() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/r.img", [
+            .ok(LoaderHarness.png, headers: [("ETag", "\"one\""), ("Cache-Control", "max-age=0")]),
+            .ok(LoaderHarness.jpeg, contentType: "image/jpeg", headers: [("ETag", "\"two\""), ("Cache-Control", "max-age=600")]),
+        ])
+        _ = await h.load("/r.img")
+        let second = try #require(await h.load("/r.img").result)
+        #expect(second.source == .network && second.format == "jpeg" && second.width == 120)
+        #expect(h.server.requests("/r.img").last?.header("If-None-Match") == "\"one\"")
+        let entry = try #require(try h.entry("/r.img"))
+        #expect(entry.metadata.header("ETag") == "\"two\"")
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: entry.bodyPath))) == LoaderHarness.jpeg)
+        #expect(await h.load("/r.img").source == .cache)
+    }
+
+    @Test func a304ForAnotherRepresentationIsNotTrustedAndTheBodyIsFetchedAgain() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/m.png") { request in
+            if request.header("If-None-Match") != nil { return .notModified(headers: [("ETag", "\"other\"")]) }
+            return .ok(LoaderHarness.png, headers: [("ETag", "\"mine\""), ("Cache-Control", "max-age=0")])
+        }
+        _ = await h.load("/m.png")
+        #expect(await h.load("/m.png").source == .network)
+        #expect(h.server.requestCount("/m.png") == 3)
+        #expect(h.server.conditionalRequests("/m.png") == 1)
+    }
+
+    @Test func varyReusesAnEntryOnlyForTheSameRequestHeaderValues() async throws {
+        let h = try LoaderHarness()
+        h.server.revalidating("/vary.png", headers: [("Vary", "Accept"), ("Cache-Control", "max-age=600")])
+        let webp: (inout LoaderOptions) -> Void = { $0.fetch.headers.set(name: "Accept", value: "image/webp") }
+        let png: (inout LoaderOptions) -> Void = { $0.fetch.headers.set(name: "accept", value: "image/png") }
+        #expect(await h.load("/vary.png", webp).source == .network)
+        #expect(try h.entry("/vary.png")?.metadata.varyRequest.first?.value == "image/webp")
+        #expect(await h.load("/vary.png", webp).source == .cache)
+        #expect(await h.load("/vary.png", png).source == .network, "-H changed a header Vary names")
+        #expect(h.server.requests("/vary.png").last?.header("If-None-Match") == nil)
+        #expect(await h.load("/vary.png", png).source == .cache)
+        #expect(await h.load("/vary.png").source == .network, "curl's default Accept: */* differs too")
+        #expect(h.server.requestCount("/vary.png") == 3)
+    }
+
+    @Test func varyOnAHeaderNotSentMatchesOnlyWhileItStaysUnsent() async throws {
+        let h = try LoaderHarness()
+        h.server.revalidating("/lang.png", headers: [("Vary", "accept-language, X-Unused"), ("Cache-Control", "max-age=600")])
+        _ = await h.load("/lang.png")
+        #expect(await h.load("/lang.png").source == .cache)
+        #expect(await h.load("/lang.png") { $0.fetch.headers.set(name: "Accept-Language", value: "fr") }.source == .network)
+    }
+
+    @Test func varyStarNeverMatches() async throws {
+        let h = try LoaderHarness()
+        h.server.revalidating("/star.png", headers: [("Vary", "*"), ("Cache-Control", "max-age=600")])
+        _ = await h.load("/star.png")
+        #expect(await h.load("/star.png").source == .network)
+        #expect(await h.load("/star.png") { $0.offline = true }.name == "empty")
+        #expect(h.server.conditionalRequests("/star.png") == 0)
+    }
+}
