@@ -23,34 +23,40 @@ final class CurlLoop: @unchecked Sendable {
     private let lock = Lock()
     private var queue: [Message] = []          // guarded by lock
     private var stopping = false               // guarded by lock
-    private var nextID: UInt64 = 0             // guarded by lock
     private let multi: UnsafeMutableRawPointer
+    private let configuration: FetchConfiguration
 
     // Loop-thread state.
-    private var active: [UInt64: CurlTransfer] = [:]
+    private var active: [ObjectIdentifier: CurlTransfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private var idleHandles: [UnsafeMutableRawPointer] = []
-    private let maxIdleHandles = 64
+    private var idleHandles: [CurlEasy] = []
+    private let maxIdleHandles: Int
     private var thread = pthread_t()
     private var threadStarted = false
 
-    init(maxConnections: Int) throws(FetchError) {
+    init(configuration: FetchConfiguration) throws(FetchError) {
         if case .failure(let error) = CurlGlobal.initialised { throw error }
         guard let multi = curl_multi_init() else {
             throw FetchError(.network, url: "", curlMessage: "curl_multi_init failed")
         }
         self.multi = multi
+        self.configuration = configuration
+        maxIdleHandles = max(8, configuration.maxConnections * 2)
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
-        let rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        var rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        if rc == CURLM_OK {
+            // Idle connections kept for reuse: enough for every job to find its own.
+            rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(8, configuration.maxConnections * 2))
+        }
         guard rc == CURLM_OK else {
             curl_multi_cleanup(multi)
             throw FetchError(.network, url: "", curlCode: Int(rc.rawValue),
-                             curlMessage: "CURLMOPT_PIPELINING: " + String(cString: curl_multi_strerror(rc)))
+                             curlMessage: "curl_multi_setopt: " + String(cString: curl_multi_strerror(rc)))
         }
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(8, maxConnections * 2))
         let retained = Unmanaged.passRetained(self).toOpaque()
         let created = pthread_create(&thread, nil, { argument in
-            let loop = Unmanaged<CurlLoop>.fromOpaque(argument!).takeRetainedValue()
+            guard let argument else { return nil }
+            let loop = Unmanaged<CurlLoop>.fromOpaque(argument).takeRetainedValue()
             loop.run()
             return nil
         }, retained)
@@ -62,30 +68,34 @@ final class CurlLoop: @unchecked Sendable {
         threadStarted = true
     }
 
-    func makeID() -> UInt64 { lock.withLock { nextID += 1; return nextID } }
-
     /// Queues a transfer; its continuation must already be set.
     func submit(_ transfer: CurlTransfer) {
-        let accepted = lock.withLock { () -> Bool in
-            guard !stopping else { return false }
-            queue.append(.add(transfer))
-            return true
+        let (accepted, wake) = lock.withLock { () -> (Bool, Bool) in
+            guard !stopping else { return (false, false) }
+            return (true, enqueue(.add(transfer)))
         }
-        if accepted {
-            curl_multi_wakeup(multi)
-        } else {
-            transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
-        }
+        if wake { curl_multi_wakeup(multi) }
+        if !accepted { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
     }
 
     /// Asks the loop to abort a transfer. Safe before, during or after its
     /// registration: the flag covers a cancel that overtakes the `add`.
     func cancel(_ transfer: CurlTransfer) {
-        lock.withLock {
+        let wake = lock.withLock { () -> Bool in
             transfer.cancelRequested = true
-            queue.append(.cancel(transfer))
+            return enqueue(.cancel(transfer))
         }
-        curl_multi_wakeup(multi)
+        if wake { curl_multi_wakeup(multi) }
+    }
+
+    /// Appends under `lock`; true when the queue was empty, i.e. when the caller
+    /// must wake the loop. A message joining a non-empty queue rides on the
+    /// wake-up its first message's sender makes after appending (the loop
+    /// takes the whole queue at once), which saves a syscall per transfer in a burst.
+    private func enqueue(_ message: Message) -> Bool {
+        let wasEmpty = queue.isEmpty
+        queue.append(message)
+        return wasEmpty
     }
 
     /// Aborts everything and stops the thread; waits for it to exit.
@@ -107,18 +117,19 @@ final class CurlLoop: @unchecked Sendable {
     // MARK: - Loop thread
 
     private func run() {
+        var drained: [Message] = []   // swapped with `queue`: no copy, no allocation per round
         while true {
-            let (messages, stop) = lock.withLock { () -> ([Message], Bool) in
-                let taken = queue
-                queue.removeAll(keepingCapacity: true)
-                return (taken, stopping)
+            let stop = lock.withLock { () -> Bool in
+                swap(&queue, &drained)
+                return stopping
             }
-            for message in messages {
+            for message in drained {
                 switch message {
                 case .add(let transfer): start(transfer)
                 case .cancel(let transfer): abort(transfer)
                 }
             }
+            drained.removeAll(keepingCapacity: true)
             if stop { break }
             var running: Int32 = 0
             let rc = curl_multi_perform(multi, &running)
@@ -136,7 +147,6 @@ final class CurlLoop: @unchecked Sendable {
             for case .add(let transfer) in queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
             queue.removeAll()
         }
-        for handle in idleHandles { curl_easy_cleanup(handle) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
     }
@@ -146,47 +156,50 @@ final class CurlLoop: @unchecked Sendable {
             transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             return
         }
-        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
-            transfer.finish(.failure(FetchError(.network, url: transfer.spec.url, curlMessage: "curl_easy_init failed")))
-            return
+        let easy: CurlEasy
+        if let idle = idleHandles.popLast() {
+            easy = idle
+        } else {
+            switch CurlEasy.make(configuration) {
+            case .success(let made): easy = made
+            case .failure(let failure):
+                transfer.finish(.failure(failure.error(url: transfer.spec.url)))
+                return
+            }
         }
-        transfer.easy = easy
-        if let error = transfer.configure(easy) {
-            release(easy)
-            transfer.easy = nil
+        if let error = transfer.attach(easy) {
+            release(easy, from: transfer)
             transfer.finish(.failure(error))
             return
         }
-        let rc = curl_multi_add_handle(multi, easy)
+        let rc = curl_multi_add_handle(multi, easy.handle)
         guard rc == CURLM_OK else {
-            release(easy)
-            transfer.easy = nil
+            release(easy, from: transfer)
             transfer.finish(.failure(FetchError(.network, url: transfer.spec.url, curlCode: Int(rc.rawValue),
                                                 curlMessage: "curl_multi_add_handle: " + String(cString: curl_multi_strerror(rc)))))
             return
         }
-        active[transfer.id] = transfer
-        byHandle[easy] = transfer
+        active[ObjectIdentifier(transfer)] = transfer
+        byHandle[easy.handle] = transfer
     }
 
     private func abort(_ transfer: CurlTransfer) {
-        guard active.removeValue(forKey: transfer.id) != nil, let easy = transfer.easy else { return }
-        byHandle.removeValue(forKey: easy)
-        _ = curl_multi_remove_handle(multi, easy)
-        transfer.easy = nil
-        release(easy)
+        guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
+        byHandle.removeValue(forKey: easy.handle)
+        _ = curl_multi_remove_handle(multi, easy.handle)
+        release(easy, from: transfer)
         transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
     }
 
     private func collectFinished() {
         var message = ccurl_message()
         while ccurl_multi_next_message(multi, &message) != 0 {
-            guard let easy = message.easy, let transfer = byHandle.removeValue(forKey: easy) else { continue }
-            active.removeValue(forKey: transfer.id)
+            guard let handle = message.easy, let transfer = byHandle.removeValue(forKey: handle),
+                  let easy = transfer.easy else { continue }
+            active.removeValue(forKey: ObjectIdentifier(transfer))
             let outcome = transfer.outcome(code: message.result, easy: easy)
-            _ = curl_multi_remove_handle(multi, easy)
-            transfer.easy = nil
-            release(easy)
+            _ = curl_multi_remove_handle(multi, handle)
+            release(easy, from: transfer)
             transfer.finish(outcome)
         }
     }
@@ -194,24 +207,22 @@ final class CurlLoop: @unchecked Sendable {
     private func failAll(_ error: FetchError) {
         for transfer in Array(active.values) {
             if let easy = transfer.easy {
-                _ = curl_multi_remove_handle(multi, easy)
-                byHandle.removeValue(forKey: easy)
-                release(easy)
-                transfer.easy = nil
+                _ = curl_multi_remove_handle(multi, easy.handle)
+                byHandle.removeValue(forKey: easy.handle)
+                release(easy, from: transfer)
             }
-            active.removeValue(forKey: transfer.id)
-            transfer.finish(.failure(error))
+            active.removeValue(forKey: ObjectIdentifier(transfer))
+            transfer.finish(.failure(FetchError(error.kind, url: transfer.spec.url, curlCode: error.curlCode,
+                                                curlMessage: error.curlMessage)))
         }
     }
 
-    /// Returns an easy handle to the pool, wiped of this transfer's options
-    /// (the connection cache lives in the multi handle, so reuse survives).
-    private func release(_ easy: UnsafeMutableRawPointer) {
-        curl_easy_reset(easy)
-        if idleHandles.count < maxIdleHandles {
-            idleHandles.append(easy)
-        } else {
-            curl_easy_cleanup(easy)
-        }
+    /// Returns an easy handle to the pool, detached from `transfer` but keeping
+    /// the client's options (the connection cache lives in the multi handle,
+    /// so reuse survives either way).
+    private func release(_ easy: CurlEasy, from transfer: CurlTransfer) {
+        easy.detach()
+        transfer.easy = nil
+        if idleHandles.count < maxIdleHandles { idleHandles.append(easy) }
     }
 }
