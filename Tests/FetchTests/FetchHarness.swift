@@ -46,3 +46,15 @@ struct FetchHarness {
         (try? FileManager.default.contentsOfDirectory(atPath: temp.path)) ?? []
     }
 }
+
+/// Polls `condition` every 10 ms until it holds or `seconds` pass. Sleeps with
+/// `Task.sleep`: a blocking wait would hold one of the few cooperative threads
+/// (two on a 2-core machine) that the fetches under test need.
+func eventually(within seconds: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = monotonicSeconds() + seconds
+    while !condition() {
+        if monotonicSeconds() > deadline { return false }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return true
+}
