@@ -69,8 +69,10 @@ import TestSupport
         #expect(server.requestCount("/a.png") == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func cancellingManyTransfersAtRandomMomentsAnswersEveryOne() async throws {
+    /// Run without a transfer limit, and with one (so cancellations also hit
+    /// transfers queued inside the engine).
+    @Test(.timeLimit(.minutes(1)), arguments: [0, 4])
+    func cancellingManyTransfersAtRandomMomentsAnswersEveryOne(limit: Int) async throws {
         let server = try ScriptedServer()
         let small = Array(repeating: UInt8(5), count: 2_000)
         let large = Array(repeating: UInt8(6), count: 300_000)
@@ -78,7 +80,9 @@ import TestSupport
         server.route("/delayed.png", ScriptedResponse.ok(small).delayed(0.03))
         server.route("/trickle.png", ScriptedResponse.ok(large).trickled(chunk: 20_000, interval: 0.01))
         let temp = try TempDirectory()
-        let client = FetchClient()
+        var configuration = FetchConfiguration()
+        configuration.maxConcurrentTransfers = limit > 0 ? limit : nil
+        let client = FetchClient(configuration: configuration)
         let routes = ["/fast.png", "/delayed.png", "/trickle.png"]
         for round in 0..<2 {
             let results = await withTaskGroup(of: (kind: FetchError.Kind?, bytes: Int64, latency: Double).self) { group in

@@ -28,6 +28,10 @@ final class CurlLoop: @unchecked Sendable {
 
     // Loop-thread state.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
+    /// Submitted transfers beyond `maxActive`, oldest first (`waitingHead` is the next).
+    private var waiting: [CurlTransfer] = []
+    private var waitingHead = 0
+    private let maxActive: Int
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasy] = []
     private let maxIdleHandles: Int
@@ -42,6 +46,7 @@ final class CurlLoop: @unchecked Sendable {
         self.multi = multi
         self.configuration = configuration
         maxIdleHandles = max(8, configuration.maxConnections * 2)
+        maxActive = configuration.maxConcurrentTransfers ?? Int.max
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
         var rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         if rc == CURLM_OK {
@@ -142,6 +147,8 @@ final class CurlLoop: @unchecked Sendable {
             _ = curl_multi_poll(multi, nil, 0, Defaults.pollTimeoutMs, nil)
         }
         // Shutting down: every waiter gets its one answer.
+        for transfer in waiting[waitingHead...] { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
+        waiting.removeAll()
         for transfer in Array(active.values) { abort(transfer) }
         lock.withLock {
             for case .add(let transfer) in queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
@@ -151,11 +158,37 @@ final class CurlLoop: @unchecked Sendable {
         curl_multi_cleanup(multi)
     }
 
+    /// Starts `transfer`, or queues it while `maxActive` transfers run.
     private func start(_ transfer: CurlTransfer) {
         if lock.withLock({ transfer.cancelRequested }) {
             transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             return
         }
+        if active.count >= maxActive {
+            waiting.append(transfer)
+            return
+        }
+        launch(transfer)
+    }
+
+    /// Fills free slots from the waiting queue, right where a transfer ended:
+    /// the next one starts without a round trip through the awaiting tasks.
+    private func startWaiting() {
+        while active.count < maxActive && waitingHead < waiting.count {
+            let next = waiting[waitingHead]
+            waitingHead += 1
+            start(next)
+        }
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead >= 1024 && waitingHead * 2 >= waiting.count {
+            waiting.removeFirst(waitingHead)
+            waitingHead = 0
+        }
+    }
+
+    private func launch(_ transfer: CurlTransfer) {
         let easy: CurlEasy
         if let idle = idleHandles.popLast() {
             easy = idle
@@ -184,11 +217,18 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func abort(_ transfer: CurlTransfer) {
-        guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
+        guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else {
+            if let index = waiting[waitingHead...].firstIndex(where: { $0 === transfer }) {
+                waiting.remove(at: index)
+                transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
+            }
+            return
+        }
         byHandle.removeValue(forKey: easy.handle)
         _ = curl_multi_remove_handle(multi, easy.handle)
         release(easy, from: transfer)
         transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
+        startWaiting()
     }
 
     private func collectFinished() {
@@ -202,6 +242,7 @@ final class CurlLoop: @unchecked Sendable {
             release(easy, from: transfer)
             transfer.finish(outcome)
         }
+        startWaiting()
     }
 
     private func failAll(_ error: FetchError) {
