@@ -27,7 +27,11 @@ public final class FetchClient: Sendable {
     /// for everything else, `.cancelled` when the task is cancelled.
     public func fetch(_ request: FetchRequest, into sink: BodySink) async throws -> FetchResponse {
         try Self.validate(request.url)
-        let loop = try runningLoop()
+        let loop: CurlLoop
+        do { loop = try runningLoop() } catch {
+            throw FetchError(error.kind, url: request.url, curlCode: error.curlCode, curlMessage: error.curlMessage,
+                             detail: error.detail)
+        }
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
         let spec = TransferSpec(url: request.url, headerLines: headerLines(for: request),
