@@ -142,7 +142,7 @@ public final class FetchClient: Sendable {
     private static func attempt(_ spec: TransferSpec, on loop: CurlLoop) async -> AttemptOutcome {
         let transfer = CurlTransfer(spec: spec)
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { continuation in
+            await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
                 loop.submit(transfer)
             }

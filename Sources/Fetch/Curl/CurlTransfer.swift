@@ -52,7 +52,7 @@ struct TransferSpec: Sendable {
 /// memory stays flat however large it is.
 final class CurlTransfer: @unchecked Sendable {
     let spec: TransferSpec
-    var continuation: UnsafeContinuation<AttemptOutcome, Never>?
+    var continuation: CheckedContinuation<AttemptOutcome, Never>?
     /// Guarded by the loop's lock.
     var cancelRequested = false
     /// The request header list, built by the creating task; libcurl reads it
