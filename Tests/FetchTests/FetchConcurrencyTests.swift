@@ -53,7 +53,7 @@ import TestSupport
         let elapsed = monotonicSeconds() - start
         #expect(bodies.count == 40 && bodies.allSatisfy { $0 == Self.png })
         #expect(server.maxConcurrentRequests == 40)
-        #expect(elapsed < 3, "40 half-second responses in parallel took \(elapsed) s")
+        #expect(elapsed < 8, "40 half-second responses in parallel took \(elapsed) s (20 s one by one)")
     }
 
     @Test func concurrentHTTPSFetchesShareOneHTTP2Connection() async throws {

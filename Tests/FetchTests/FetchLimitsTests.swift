@@ -18,7 +18,7 @@ import TestSupport
         #expect(error.kind == .timeout)
         #expect(error.curlCode == 28)
         #expect(error.message.hasPrefix("timed out: Operation timed out after"), "\(error.message)")
-        #expect(outcome.seconds >= 0.35 && outcome.seconds < 2, "\(outcome.seconds) s")
+        #expect(outcome.seconds >= 0.35 && outcome.seconds < 4.5, "\(outcome.seconds) s")
         #expect(error.attempts == 1)
     }
 
@@ -32,7 +32,7 @@ import TestSupport
         #expect(error.kind == .timeout)
         #expect(error.curlCode == 28)
         #expect(error.message.contains("too slow"), "\(error.message)")
-        #expect(outcome.seconds >= 0.9 && outcome.seconds < 4, "\(outcome.seconds) s")
+        #expect(outcome.seconds >= 0.9 && outcome.seconds < 8, "\(outcome.seconds) s: the whole body takes 20 s")
     }
 
     @Test func theConnectTimeoutAppliesWhenTheServerNeverAccepts() async throws {
@@ -41,8 +41,8 @@ import TestSupport
         let outcome = try await harness.fetch("http://127.0.0.1:\(listener.port)/a.png")
         let error = try #require(outcome.error)
         #expect(error.kind == .timeout)
-        #expect(error.message.hasPrefix("timed out: Failed to connect to 127.0.0.1 port \(listener.port) after 3"), "\(error.message)")
-        #expect(outcome.seconds >= 0.28 && outcome.seconds < 2, "\(outcome.seconds) s")
+        #expect(error.message.hasPrefix("timed out: Failed to connect to 127.0.0.1 port \(listener.port) after "), "\(error.message)")
+        #expect(outcome.seconds >= 0.28 && outcome.seconds < 5, "\(outcome.seconds) s")
     }
 
     @Test func aContentLengthLargerThanTheBodyThenCloseIsANetworkFailure() async throws {
@@ -73,7 +73,7 @@ import TestSupport
         #expect(error.curlCode == 63)
         #expect(error.message == "response too large: Content-Length 1073741824 exceeds the 1048576-byte limit")
         #expect(outcome.bytesWritten == 0, "no byte of the body may reach the sink")
-        #expect(outcome.seconds < 1, "\(outcome.seconds) s")
+        #expect(outcome.seconds < 5, "\(outcome.seconds) s: the whole body takes 40 s")
         // The client hung up, so the server stopped well before the end of its gigabyte.
         #expect(await eventually(within: 2) { server.requestsInFlight == 0 })
         #expect(server.requestCount("/huge.png") == 1, "too-large is not retried")
@@ -92,7 +92,7 @@ import TestSupport
         #expect(error.kind == .tooLarge)
         #expect(error.message == "response too large: the body went past the 1048576-byte limit")
         #expect(outcome.bytesWritten <= 1 << 20)
-        #expect(outcome.seconds < 2, "\(outcome.seconds) s")
+        #expect(outcome.seconds < 5, "\(outcome.seconds) s: the whole body takes 20 s")
         #expect(await eventually(within: 2) { server.requestsInFlight == 0 })
     }
 

@@ -39,7 +39,7 @@ import TestSupport
         let response = try #require(outcome.response)
         #expect(response.attempts == 2)
         #expect(outcome.seconds >= 0.95, "Retry-After: 1 must be honoured, waited \(outcome.seconds) s")
-        #expect(outcome.seconds < 3)
+        #expect(outcome.seconds < 5)
     }
 
     @Test func retryAfterIsCappedAtTheMaximumDelay() async throws {
@@ -48,7 +48,7 @@ import TestSupport
         let harness = try FetchHarness { $0.retryMaxDelay = 0.2 }
         let outcome = try await harness.fetch(server.url("/busy.png"))
         #expect(outcome.response?.attempts == 2)
-        #expect(outcome.seconds >= 0.19 && outcome.seconds < 2, "\(outcome.seconds) s")
+        #expect(outcome.seconds >= 0.19 && outcome.seconds < 5, "\(outcome.seconds) s: Retry-After asked for an hour")
     }
 
     @Test func retriesAreExhaustedAndTheLastFailureReported() async throws {

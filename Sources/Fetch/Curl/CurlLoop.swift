@@ -62,6 +62,7 @@ final class CurlLoop: @unchecked Sendable {
         let created = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             let loop = Unmanaged<CurlLoop>.fromOpaque(argument).takeRetainedValue()
+            CurlLoop.blockSIGPIPE()
             loop.run()
             return nil
         }, retained)
@@ -101,6 +102,17 @@ final class CurlLoop: @unchecked Sendable {
         let wasEmpty = queue.isEmpty
         queue.append(message)
         return wasEmpty
+    }
+
+    /// A peer that closes a socket mid-write must be an error (EPIPE), not the
+    /// death of the process. Blocked on this thread (and on the resolver
+    /// threads libcurl starts from it), a SIGPIPE is never delivered; the
+    /// process-wide disposition stays as the host set it.
+    private static func blockSIGPIPE() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGPIPE)
+        _ = pthread_sigmask(SIG_BLOCK, &set, nil)   // fails only for an invalid `how`
     }
 
     /// Aborts everything and stops the thread; waits for it to exit.
