@@ -6,9 +6,9 @@ import Glibc
 /// One thread that owns one libcurl multi handle and every easy handle in it.
 ///
 /// Other threads talk to it only through `submit` and `cancel`, which append
-/// to a queue under `lock` and call `curl_multi_wakeup` (thread-safe), so the
-/// loop reacts within a millisecond or two instead of at the next poll
-/// timeout. The loop itself repeats: drain the queue, `curl_multi_perform`,
+/// to a queue under `lock` and, if the loop sleeps in `curl_multi_poll`, call
+/// `curl_multi_wakeup` (thread-safe), so the loop reacts within a millisecond
+/// or two instead of at the next poll timeout. The loop itself repeats: drain the queue, `curl_multi_perform`,
 /// collect finished transfers, `curl_multi_poll`.
 ///
 /// Lifetime: the thread holds a strong reference to the loop until it
@@ -23,6 +23,8 @@ final class CurlLoop: @unchecked Sendable {
     private let lock = Lock()
     private var queue: [Message] = []          // guarded by lock
     private var stopping = false               // guarded by lock
+    /// The loop thread is in (or about to enter) `curl_multi_poll`. Guarded by lock.
+    private var polling = false
     private let multi: UnsafeMutableRawPointer
     private let configuration: FetchConfiguration
 
@@ -94,14 +96,15 @@ final class CurlLoop: @unchecked Sendable {
         if wake { curl_multi_wakeup(multi) }
     }
 
-    /// Appends under `lock`; true when the queue was empty, i.e. when the caller
-    /// must wake the loop. A message joining a non-empty queue rides on the
-    /// wake-up its first message's sender makes after appending (the loop
-    /// takes the whole queue at once), which saves a syscall per transfer in a burst.
+    /// Appends under `lock`; true when the caller must wake the loop. Only a
+    /// loop that has committed to sleeping needs waking, and only once: while
+    /// it works it takes the whole queue before it polls again (see `run`),
+    /// which saves a syscall and a spurious poll round per transfer when busy.
     private func enqueue(_ message: Message) -> Bool {
-        let wasEmpty = queue.isEmpty
         queue.append(message)
-        return wasEmpty
+        guard polling else { return false }
+        polling = false
+        return true
     }
 
     /// A peer that closes a socket mid-write must be an error (EPIPE), not the
@@ -155,8 +158,16 @@ final class CurlLoop: @unchecked Sendable {
                                    curlMessage: "curl_multi_perform: " + String(cString: curl_multi_strerror(rc))))
             }
             collectFinished()
-            // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us.
-            _ = curl_multi_poll(multi, nil, 0, Defaults.pollTimeoutMs, nil)
+            // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us;
+            // not at all when messages arrived meanwhile (nobody would wake us for them).
+            let mayPoll = lock.withLock { () -> Bool in
+                polling = queue.isEmpty && !stopping
+                return polling
+            }
+            if mayPoll {
+                _ = curl_multi_poll(multi, nil, 0, Defaults.pollTimeoutMs, nil)
+                lock.withLock { polling = false }
+            }
         }
         // Shutting down: every waiter gets its one answer.
         for transfer in waiting[waitingHead...] { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
