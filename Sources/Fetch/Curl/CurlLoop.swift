@@ -48,7 +48,7 @@ final class CurlLoop: @unchecked Sendable {
         self.multi = multi
         self.configuration = configuration
         maxIdleHandles = max(8, configuration.maxConnections * 2)
-        maxActive = configuration.maxConcurrentTransfers ?? Int.max
+        maxActive = max(1, configuration.maxConcurrentTransfers ?? Int.max)
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
         var rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         if rc == CURLM_OK {
