@@ -7,8 +7,10 @@ import Darwin
 /// Where a transfer's body goes, chunk by chunk, so that no body is ever held
 /// whole in memory.
 ///
-/// Threading: the engine calls a sink only from its transfer loop thread, one
-/// call at a time, and only between `fetch` being called and it returning. A
+/// Threading: the engine calls a sink one call at a time, only between
+/// `fetch` being called and it returning: from its transfer loop thread while
+/// a large body streams, or from the awaiting task for a body small enough to
+/// be held in memory (`Defaults.bufferedBodyLimit`), never both at once. A
 /// sink must not be shared between concurrent fetches.
 public protocol BodySink: AnyObject, Sendable {
     /// Appends bytes of a 2xx body. Throwing aborts the transfer with kind `.io`

@@ -27,6 +27,13 @@ public enum Defaults {
     public static let retryMaxDelay: Double = 10
     /// Freshness given to a response with no explicit freshness (`--default-ttl`): 7 days.
     public static let defaultTTL: Double = 7 * 24 * 3600
+    /// libcurl's receive buffer per transfer (CURLOPT_BUFFERSIZE): fewer,
+    /// larger write callbacks for big bodies.
+    public static let receiveBufferSize = 64 * 1024
+    /// A 2xx body up to this size is held in memory and handed to the sink by
+    /// the awaiting task, off the transfer thread; a larger one streams.
+    /// Memory held at most: this times the concurrent transfers.
+    public static let bufferedBodyLimit = 64 * 1024
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000

@@ -27,13 +27,15 @@ public final class FetchClient: Sendable {
     /// for everything else, `.cancelled` when the task is cancelled.
     public func fetch(_ request: FetchRequest, into sink: BodySink) async throws -> FetchResponse {
         try Self.validate(request.url)
-        let loop = try runningLoop()
+        let loop: CurlLoop
+        do { loop = try runningLoop() } catch {
+            throw FetchError(error.kind, url: request.url, curlCode: error.curlCode, curlMessage: error.curlMessage,
+                             detail: error.detail)
+        }
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
-        var merged = configuration.headers
-        for field in request.headers { merged.set(name: field.name, value: field.value) }
-        let spec = TransferSpec(url: request.url, headerLines: merged.map { "\($0.name): \($0.value)" },
-                                configuration: configuration, sink: sink)
+        let spec = TransferSpec(url: request.url, headerLines: headerLines(for: request),
+                                maxSize: configuration.maxSize, sink: sink)
         var attempt = 0
         while true {
             attempt += 1
@@ -43,12 +45,10 @@ public final class FetchClient: Sendable {
             } else {
                 switch await Self.attempt(spec, on: loop) {
                 case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
-                    return FetchResponse(
-                        url: redactURL(request.url), effectiveURL: response.effectiveURL, status: response.status,
-                        headers: response.headers, bodyBytes: response.bodyBytes, attempts: attempt,
-                        redirects: response.redirects, httpVersion: response.httpVersion, timings: response.timings)
+                    return try Self.deliver(response, of: request, to: sink, attempts: attempt)
                 case .response(let response):
-                    error = FetchError(.http, url: request.url, status: response.status, headers: response.headers)
+                    error = FetchError(.http, url: request.url, status: response.status,
+                                       headers: HTTPHeaders(parsing: response.rawHeaders))
                 case .failure(let failure):
                     error = failure
                 }
@@ -66,26 +66,58 @@ public final class FetchClient: Sendable {
         }
     }
 
+    /// "Name: value" lines: the client's headers, overridden by the request's.
+    private func headerLines(for request: FetchRequest) -> [String] {
+        if configuration.headers.isEmpty {
+            return request.headers.map { "\($0.name): \($0.value)" }
+        }
+        var merged = configuration.headers
+        for field in request.headers { merged.set(name: field.name, value: field.value) }
+        return merged.map { "\($0.name): \($0.value)" }
+    }
+
+    /// Completes a successful attempt on the awaiting task: hands a body the
+    /// loop held in memory to the sink, parses headers, redacts URLs.
+    private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
+                                attempts: Int) throws(FetchError) -> FetchResponse {
+        if !response.bufferedBody.isEmpty {
+            do {
+                try response.bufferedBody.withUnsafeBytes { try sink.write($0) }
+            } catch {
+                throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempts)
+            }
+        }
+        let url = redactURL(request.url)
+        return FetchResponse(
+            url: url, effectiveURL: response.redirectedURL.map(redactURL) ?? url, status: response.status,
+            headers: HTTPHeaders(parsing: response.rawHeaders), bodyBytes: response.bodyBytes, attempts: attempts,
+            redirects: response.redirects, httpVersion: response.httpVersion, timings: response.timings)
+    }
+
     /// Rejects what must never reach the network: malformed URLs and schemes
     /// other than http and https (SPEC §5: before any I/O).
     public static func validate(_ url: String) throws(FetchError) {
         guard let schemeEnd = schemeSeparator(in: url) else {
             throw FetchError(.invalidURL, url: url, detail: "expected scheme://host/path")
         }
-        let scheme = url[..<schemeEnd.lowerBound].lowercased()
-        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else {
+        let bytes = url.utf8
+        let scheme = bytes[..<schemeEnd.lowerBound]
+        guard let first = scheme.first, isASCIILetter(first), scheme.allSatisfy({
+            isASCIILetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+        }) else {
             throw FetchError(.invalidURL, url: url, detail: "malformed scheme")
         }
-        guard scheme == "http" || scheme == "https" else {
-            throw FetchError(.unsupportedScheme, url: url, detail: "'\(scheme)'")
+        guard equalsIgnoringASCIICase(scheme, "http") || equalsIgnoringASCIICase(scheme, "https") else {
+            throw FetchError(.unsupportedScheme, url: url, detail: "'\(String(url[..<schemeEnd.lowerBound]).lowercased())'")
         }
-        if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+        if bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
             throw FetchError(.invalidURL, url: url, detail: "spaces or control characters")
         }
-        let rest = url[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-        if hostPort.isEmpty || hostPort.hasPrefix(":") {
+        let rest = bytes[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        let hostPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
+        if hostPort.isEmpty || hostPort.first == UInt8(ascii: ":") {
             throw FetchError(.invalidURL, url: url, detail: "no host")
         }
     }
@@ -94,7 +126,7 @@ public final class FetchClient: Sendable {
         let result = lock.withLock { () -> Result<CurlLoop, FetchError> in
             if let loop { return .success(loop) }
             do throws(FetchError) {
-                let created = try CurlLoop(maxConnections: configuration.maxConnections)
+                let created = try CurlLoop(configuration: configuration)
                 loop = created
                 return .success(created)
             } catch {
@@ -104,9 +136,11 @@ public final class FetchClient: Sendable {
         return try result.get()
     }
 
-    /// One attempt, answered exactly once by the loop thread.
+    /// One attempt, answered exactly once by the loop thread: `finish` resumes
+    /// the continuation once, whether the transfer completes, fails, or is
+    /// cancelled before or after the loop registered it (`CurlLoop.cancel`).
     private static func attempt(_ spec: TransferSpec, on loop: CurlLoop) async -> AttemptOutcome {
-        let transfer = CurlTransfer(id: loop.makeID(), spec: spec)
+        let transfer = CurlTransfer(spec: spec)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
@@ -116,4 +150,14 @@ public final class FetchClient: Sendable {
             loop.cancel(transfer)
         }
     }
+}
+
+private func isASCIILetter(_ byte: UInt8) -> Bool {
+    (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+}
+
+private func equalsIgnoringASCIICase(_ bytes: Substring.UTF8View, _ lowercase: StaticString) -> Bool {
+    guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+    return zip(bytes, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+        .allSatisfy { ($0 | 0x20) == $1 }
 }

@@ -9,8 +9,13 @@ public struct FetchConfiguration: Sendable {
     public var retries: Int = Defaults.retries
     public var retryBaseDelay: Double = Defaults.retryBaseDelay
     public var retryMaxDelay: Double = Defaults.retryMaxDelay
-    /// Upper bound on connections the multi handle keeps open at once.
+    /// Idle connections kept for reuse (the multi handle's connection cache
+    /// holds twice this, at least 8).
     public var maxConnections: Int = Defaults.jobs
+    /// Transfers running at once on this client; further fetches wait, in
+    /// order, inside the engine and start the moment a slot frees (no hop
+    /// through Swift tasks, which keeps the pipe full). Nil: no limit.
+    public var maxConcurrentTransfers: Int?
     /// Extra CA bundle (`--cacert`).
     public var caFile: String?
     /// Skip TLS verification (`--insecure`).

@@ -45,23 +45,25 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         self.attempts = attempts
     }
 
-    /// A sentence a person understands, without the URL (callers print it beside the URL).
+    /// A sentence a person understands, without the URL (callers print it beside
+    /// the URL): what went wrong, then libcurl's own explanation or our detail.
     public var message: String {
+        let curlSays = suffix(curlMessage ?? detail)
         switch kind {
-        case .invalidURL: return "invalid URL" + suffix(detail)
-        case .unsupportedScheme: return "unsupported scheme" + suffix(detail) + " (only http and https are allowed)"
-        case .dns: return "could not resolve host" + suffix(curlMessage)
-        case .connect: return "could not connect" + suffix(curlMessage)
-        case .tls: return "TLS error" + suffix(curlMessage)
-        case .timeout: return "timed out" + suffix(curlMessage)
+        case .invalidURL: return "invalid URL" + suffix(detail ?? curlMessage)
+        case .unsupportedScheme: return "unsupported scheme" + suffix(detail ?? curlMessage) + " (only http and https are allowed)"
+        case .dns: return "could not resolve host" + curlSays
+        case .connect: return "could not connect" + curlSays
+        case .tls: return "TLS error" + curlSays
+        case .timeout: return "timed out" + curlSays
         case .http:
             let code = status ?? 0
             return "HTTP \(code) \(HTTPStatus.reason(code))"
-        case .tooLarge: return "response too large" + suffix(detail)
-        case .redirects: return "too many redirects" + suffix(curlMessage)
+        case .tooLarge: return "response too large" + suffix(detail ?? curlMessage)
+        case .redirects: return "too many redirects" + curlSays
         case .cancelled: return "cancelled"
-        case .io: return "I/O error" + suffix(detail)
-        case .network: return "network error" + suffix(curlMessage)
+        case .io: return "I/O error" + suffix(detail ?? curlMessage)
+        case .network: return "network error" + curlSays
         }
     }
 

@@ -1,29 +1,38 @@
 /// Removes the password from a URL's userinfo (`https://user:secret@host/`
 /// becomes `https://user:***@host/`), so that no output ever shows it.
+///
+/// Runs for every transfer, so it scans UTF-8 bytes: a URL without `@`
+/// (nearly all of them) is returned as is after one pass.
 public func redactURL(_ url: String) -> String {
-    guard let schemeEnd = schemeSeparator(in: url) else { return url }
-    let afterScheme = url[schemeEnd.upperBound...]
-    let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
-    let authority = afterScheme[..<authorityEnd]
-    guard let at = authority.lastIndex(of: "@") else { return url }
-    let userinfo = authority[..<at]
-    guard let colon = userinfo.firstIndex(of: ":") else { return url }
+    let bytes = url.utf8
+    guard bytes.contains(UInt8(ascii: "@")), let schemeEnd = schemeSeparator(in: url) else { return url }
+    let afterScheme = bytes[schemeEnd.upperBound...]
+    let authorityEnd = afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        ?? bytes.endIndex
+    let authority = bytes[schemeEnd.upperBound..<authorityEnd]
+    guard let at = authority.lastIndex(of: UInt8(ascii: "@")) else { return url }
+    guard let colon = bytes[schemeEnd.upperBound..<at].firstIndex(of: UInt8(ascii: ":")) else { return url }
     return String(url[..<colon]) + ":***" + String(url[at...])
 }
 
-/// The range of the first "://" in `url`, found without Foundation.
+/// The range of the first "://" in `url`, found without Foundation. Nil when
+/// a `/`, `?` or `#` comes first, or the first `:` is not followed by `//`.
 public func schemeSeparator(in url: String) -> Range<String.Index>? {
-    var index = url.startIndex
-    while index < url.endIndex {
-        if url[index] == ":" {
-            let rest = url[url.index(after: index)...]
-            if rest.hasPrefix("//") {
-                return index..<url.index(index, offsetBy: 3)
-            }
+    let bytes = url.utf8
+    var index = bytes.startIndex
+    while index < bytes.endIndex {
+        switch bytes[index] {
+        case UInt8(ascii: ":"):
+            let first = bytes.index(after: index)
+            guard first < bytes.endIndex, bytes[first] == UInt8(ascii: "/") else { return nil }
+            let second = bytes.index(after: first)
+            guard second < bytes.endIndex, bytes[second] == UInt8(ascii: "/") else { return nil }
+            return index..<bytes.index(after: second)
+        case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"):
             return nil
+        default:
+            index = bytes.index(after: index)
         }
-        if url[index] == "/" || url[index] == "?" || url[index] == "#" { return nil }
-        index = url.index(after: index)
     }
     return nil
 }

@@ -40,7 +40,7 @@ import TestSupport
                 return error.kind
             }
         }
-        #expect(server.waitForRequests("/slow.png", count: 1, timeout: 5))
+        #expect(await eventually(within: 5) { server.requestCount("/slow.png") >= 1 })
         try await Task.sleep(nanoseconds: 200_000_000)   // the body is trickling now
         let cancelledAt = monotonicSeconds()
         task.cancel()
@@ -67,6 +67,94 @@ import TestSupport
         }
         #expect(try await task.value == .cancelled)
         #expect(server.requestCount("/a.png") == 0)
+    }
+
+    /// Run without a transfer limit, and with one (so cancellations also hit
+    /// transfers queued inside the engine).
+    @Test(.timeLimit(.minutes(1)), arguments: [0, 4])
+    func cancellingManyTransfersAtRandomMomentsAnswersEveryOne(limit: Int) async throws {
+        let server = try ScriptedServer()
+        let small = Array(repeating: UInt8(5), count: 2_000)
+        let large = Array(repeating: UInt8(6), count: 300_000)
+        server.route("/fast.png", .ok(small))
+        server.route("/delayed.png", ScriptedResponse.ok(small).delayed(0.03))
+        server.route("/trickle.png", ScriptedResponse.ok(large).trickled(chunk: 20_000, interval: 0.01))
+        let temp = try TempDirectory()
+        var configuration = FetchConfiguration()
+        configuration.maxConcurrentTransfers = limit > 0 ? limit : nil
+        let client = FetchClient(configuration: configuration)
+        let routes = ["/fast.png", "/delayed.png", "/trickle.png"]
+        for round in 0..<2 {
+            let results = await withTaskGroup(of: (kind: FetchError.Kind?, bytes: Int64, latency: Double).self) { group in
+                for index in 0..<100 {
+                    let url = server.url(routes[index % routes.count] + "?r=\(round)&n=\(index)")
+                    let delay = UInt64.random(in: 0...40_000_000)
+                    let path = temp.file("r\(round)-\(index)")
+                    group.addTask {
+                        let task = Task { () -> (FetchError.Kind?, Int64) in
+                            guard let sink = try? FileSink(path: path) else { return (.io, 0) }
+                            defer { sink.remove() }
+                            do {
+                                let response = try await client.fetch(FetchRequest(url: url), into: sink)
+                                return (nil, response.bodyBytes)
+                            } catch let error as FetchError {
+                                return (error.kind, 0)
+                            } catch {
+                                return (.network, 0)
+                            }
+                        }
+                        if delay > 0 { try? await Task.sleep(nanoseconds: delay) }
+                        let cancelledAt = monotonicSeconds()
+                        task.cancel()
+                        let (kind, bytes) = await task.value
+                        return (kind, bytes, monotonicSeconds() - cancelledAt)
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.count == 100, "every fetch returned")
+            let kinds = Set(results.map { $0.kind?.rawValue ?? "success" })
+            #expect(kinds.isSubset(of: ["success", "cancelled"]), "\(kinds)")
+            #expect(results.contains { $0.kind == .cancelled })
+            #expect(results.filter { $0.kind == nil }.allSatisfy { $0.bytes == 2_000 || $0.bytes == 300_000 })
+            let slowest = results.map(\.latency).max() ?? 0
+            #expect(slowest < 0.5, "a cancelled fetch took \(slowest * 1000) ms to return")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).isEmpty, "no file left behind")
+        #expect(await eventually(within: 3) { server.requestsInFlight == 0 }, "aborted transfers closed their connections")
+        let sink = try FileSink(path: temp.file("after"))
+        defer { sink.remove() }
+        let after = try await client.fetch(FetchRequest(url: server.url("/fast.png")), into: sink)
+        #expect(after.status == 200 && after.bodyBytes == 2_000, "the client still works afterwards")
+    }
+
+    @Test func cancellingAGroupAbortsEveryTransferInFlightPromptly() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Array(repeating: 1, count: 500_000)).trickled(chunk: 1_000, interval: 0.05))
+        let client = FetchClient()
+        let temp = try TempDirectory()
+        let task = Task {
+            await withTaskGroup(of: FetchError.Kind?.self) { group in
+                for index in 0..<30 {
+                    group.addTask {
+                        guard let sink = try? FileSink(path: temp.file("g\(index)")) else { return .io }
+                        defer { sink.remove() }
+                        do {
+                            _ = try await client.fetch(FetchRequest(url: server.url("/slow.png?n=\(index)")), into: sink)
+                            return nil
+                        } catch let error as FetchError { return error.kind } catch { return .network }
+                    }
+                }
+                return await group.reduce(into: [FetchError.Kind?]()) { $0.append($1) }
+            }
+        }
+        #expect(await eventually(within: 5) { server.requestCount("/slow.png") >= 30 })
+        let cancelledAt = monotonicSeconds()
+        task.cancel()
+        let kinds = await task.value
+        let elapsed = monotonicSeconds() - cancelledAt
+        #expect(kinds.count == 30 && kinds.allSatisfy { $0 == .cancelled })
+        #expect(elapsed < 0.1, "30 cancellations took \(elapsed * 1000) ms")
     }
 
     @Test func unsupportedSchemesAndMalformedURLsFailBeforeAnyIO() async throws {

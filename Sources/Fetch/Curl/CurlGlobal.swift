@@ -1,15 +1,14 @@
 import CCurl
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Process-wide libcurl set-up, done once before the first handle exists.
 enum CurlGlobal {
     /// `curl_global_init` is not thread-safe, so it runs under Swift's
-    /// once-only initialisation of a static. SIGPIPE is ignored because a
-    /// peer that closes a socket mid-write must be an error, not a death.
+    /// once-only initialisation of a static. SIGPIPE is not touched process-wide
+    /// (children of the host process would inherit an ignored SIGPIPE):
+    /// libcurl 7.88 sends with MSG_NOSIGNAL, OpenSSL writes through libcurl's
+    /// own BIO, and the loop thread blocks SIGPIPE for whatever is left
+    /// (`CurlLoop.blockSIGPIPE`).
     static let initialised: Result<Void, FetchError> = {
-        signal(SIGPIPE, SIG_IGN)
         let rc = ccurl_global_init()
         if let loadError = ccurl_load_error() {
             return .failure(FetchError(.network, url: "", curlMessage: String(cString: loadError)))

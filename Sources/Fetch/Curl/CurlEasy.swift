@@ -1,0 +1,151 @@
+import CCurl
+
+/// One libcurl easy handle, configured once with the client's policy and then
+/// reused for transfer after transfer: only the URL, the request headers and
+/// the callback context change between transfers (`prepare`), so the hot path
+/// sets four or five options instead of resetting and setting twenty-five.
+///
+/// Threading: created, used and destroyed only on the loop thread.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    /// CURLOPT_ERRORBUFFER: libcurl writes its sentence here when a transfer fails.
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var hasHeaderList = false
+
+    /// Creates and configures a handle; nil with the reason when libcurl refuses.
+    static func make(_ config: FetchConfiguration) -> Result<CurlEasy, CurlOptionFailure> {
+        guard let handle = curl_easy_init() else {
+            return .failure(CurlOptionFailure(call: "curl_easy_init", code: CURLE_OUT_OF_MEMORY))
+        }
+        let easy = CurlEasy(handle: handle)
+        if let failure = easy.configure(config) { return .failure(failure) }
+        return .success(easy)
+    }
+
+    private init(handle: UnsafeMutableRawPointer) {
+        self.handle = handle
+        errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// The options every transfer of this client shares (SPEC §5 policy and limits).
+    /// Each result is checked: a failure means this libcurl lacks something we rely on.
+    private func configure(_ config: FetchConfiguration) -> CurlOptionFailure? {
+        let easy = handle
+        var failed: CurlOptionFailure?
+        func check(_ name: String, _ rc: CURLcode) {
+            if rc != CURLE_OK && failed == nil { failed = CurlOptionFailure(call: "setting CURLOPT_" + name, code: rc) }
+        }
+        // Only http and https, for the first request and every redirect (checked before any I/O).
+        check("PROTOCOLS_STR", ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        check("REDIR_PROTOCOLS_STR", ccurl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        check("FOLLOWLOCATION", ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1))
+        check("MAXREDIRS", ccurl_easy_setopt_long(easy, CURLOPT_MAXREDIRS, config.maxRedirects))
+        check("NOSIGNAL", ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check("CONNECTTIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(config.connectTimeout)))
+        check("TIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(config.timeout)))
+        if config.lowSpeedLimit > 0 && config.lowSpeedTime > 0 {
+            check("LOW_SPEED_LIMIT", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, config.lowSpeedLimit))
+            check("LOW_SPEED_TIME", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(config.lowSpeedTime.rounded(.up)))))
+        }
+        // A Content-Length above the limit is refused before the body; the
+        // write callback catches bodies without one.
+        check("MAXFILESIZE_LARGE", ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(config.maxSize)))
+        check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
+        // HTTP/2 only where TLS negotiates it by ALPN (h2c prior knowledge breaks reuse in 7.88.1).
+        check("HTTP_VERSION", ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
+        check("BUFFERSIZE", ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, Defaults.receiveBufferSize))
+        check("ERRORBUFFER", ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
+        check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
+        check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
+        if let caFile = config.caFile {
+            check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
+        }
+        if config.insecure {
+            check("SSL_VERIFYPEER", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
+            check("SSL_VERIFYHOST", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
+        }
+        if config.verboseCurl {
+            check("VERBOSE", ccurl_easy_setopt_long(easy, CURLOPT_VERBOSE, 1))
+        }
+        return failed
+    }
+
+    /// Points the handle at one transfer: its URL, its request headers and
+    /// the callback context (`userdata`, unretained: see `CurlTransfer`).
+    func prepare(url: String, headers: UnsafeMutablePointer<curl_slist>?, waitForMultiplexing: Bool,
+                 userdata: UnsafeMutableRawPointer) -> CurlOptionFailure? {
+        errorBuffer[0] = 0
+        var failed: CurlOptionFailure?
+        func check(_ name: String, _ rc: CURLcode) {
+            if rc != CURLE_OK && failed == nil { failed = CurlOptionFailure(call: "setting CURLOPT_" + name, code: rc) }
+        }
+        check("URL", ccurl_easy_setopt_string(handle, CURLOPT_URL, url))
+        check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
+        check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
+        // Over TLS, wait for a connection being set up to say whether it multiplexes
+        // (HTTP/2) instead of opening one per transfer; plain HTTP/1.1 gains nothing by waiting.
+        check("PIPEWAIT", ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, waitForMultiplexing ? 1 : 0))
+        if headers != nil || hasHeaderList {
+            check("HTTPHEADER", ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
+            hasHeaderList = headers != nil
+        }
+        return failed
+    }
+
+    /// Forgets the finished transfer's header list (its owner frees it) and context.
+    func detach() {
+        if hasHeaderList {
+            _ = ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
+            hasHeaderList = false
+        }
+        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
+        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
+    }
+
+    /// libcurl's sentence about the last failure, or its generic text for `code`.
+    func errorText(for code: CURLcode) -> String {
+        guard errorBuffer[0] != 0 else { return curlDescription(code) }
+        var text = String(cString: errorBuffer)
+        while text.hasSuffix("\n") { text.removeLast() }
+        return text
+    }
+
+    func long(_ info: CURLINFO) -> Int {
+        var value = 0
+        return ccurl_easy_getinfo_long(handle, info, &value) == CURLE_OK ? value : 0
+    }
+
+    func seconds(_ info: CURLINFO) -> Double {
+        var value = 0.0
+        return ccurl_easy_getinfo_double(handle, info, &value) == CURLE_OK ? value : 0
+    }
+
+    func string(_ info: CURLINFO) -> String? {
+        var value: UnsafePointer<CChar>?
+        guard ccurl_easy_getinfo_string(handle, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+}
+
+@available(*, unavailable)
+extension CurlEasy: Sendable {}
+
+/// A libcurl call that refused (this libcurl lacks something we rely on, or is out of memory).
+struct CurlOptionFailure: Error {
+    let call: String
+    let code: CURLcode
+
+    func error(url: String) -> FetchError {
+        FetchError(.network, url: url, curlCode: Int(code.rawValue), curlMessage: call + ": " + curlDescription(code))
+    }
+}
+
+private func milliseconds(_ seconds: Double) -> Int {
+    seconds <= 0 ? 0 : max(1, Int((seconds * 1000).rounded()))
+}

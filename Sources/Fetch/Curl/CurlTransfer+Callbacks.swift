@@ -1,0 +1,65 @@
+import CCurl
+
+/// CURLOPT_WRITEFUNCTION. Returning less than asked aborts the transfer
+/// (libcurl then reports CURLE_WRITE_ERROR, which `CurlTransfer.outcome`
+/// explains from `exceededMaxSize` / `sinkError`).
+let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
+    guard let userdata, let data else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+}
+
+/// CURLOPT_HEADERFUNCTION: keeps the raw lines of the latest response (a
+/// status line starts a new one, so redirects and 100-continue are dropped).
+let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
+    guard let userdata, let data else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let line = UnsafeRawBufferPointer(start: data, count: size * count)
+    if line.starts(with: "HTTP/".utf8) {
+        transfer.rawHeaders.removeAll(keepingCapacity: true)
+        transfer.bodyStatusChecked = false
+    }
+    transfer.rawHeaders.append(contentsOf: line)
+    return line.count
+}
+
+extension CurlTransfer {
+    /// One chunk of the body; returns the bytes consumed (fewer aborts the transfer).
+    func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Int {
+        if !bodyStatusChecked, let easy {
+            deliverBody = (200..<300).contains(easy.long(CURLINFO_RESPONSE_CODE))
+            bodyStatusChecked = true
+        }
+        // Bodies of error responses are not wanted by anyone: drop them.
+        guard deliverBody else { return chunk.count }
+        if bodyBytes + Int64(chunk.count) > spec.maxSize {
+            exceededMaxSize = true
+            return 0
+        }
+        if !streaming {
+            if bufferedBody.count + chunk.count <= Defaults.bufferedBodyLimit {
+                if bufferedBody.isEmpty { bufferedBody.reserveCapacity(min(Defaults.bufferedBodyLimit, max(chunk.count, 16 * 1024))) }
+                bufferedBody.append(contentsOf: chunk)
+                bodyBytes += Int64(chunk.count)
+                return chunk.count
+            }
+            // Too big to hold: stream from here on, starting with what was held.
+            streaming = true
+            do {
+                try bufferedBody.withUnsafeBytes { try spec.sink.write($0) }
+            } catch {
+                sinkError = error
+                return 0
+            }
+            bufferedBody = []
+        }
+        do {
+            try spec.sink.write(chunk)
+        } catch {
+            sinkError = error
+            return 0
+        }
+        bodyBytes += Int64(chunk.count)
+        return chunk.count
+    }
+}

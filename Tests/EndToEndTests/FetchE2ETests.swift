@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension CLI {
+    /// `run` on a thread of its own: a test waiting seconds for a child must
+    /// not hold one of the few cooperative threads other tests need.
+    func runOffPool(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try self.run(arguments, environment: environment) }) }.start()
+        }
+    }
+}
+
+/// The network behaviour of the built binary: --jobs, limits, retries,
+/// redirects, TLS, proxies and request headers, against local servers.
+@Suite struct FetchE2ETests {
+    static let png: [UInt8] = {
+        (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+    }()
+
+    /// The terminal JSON object of `url` (the last line about it).
+    static func terminal(_ result: ProcessResult, _ url: String) -> [String: Any]? {
+        CLI.jsonLines(result.stdout)?.last { $0["url"] as? String == url }
+    }
+
+    static func error(_ result: ProcessResult, _ url: String) -> [String: Any]? {
+        terminal(result, url)?["error"] as? [String: Any]
+    }
+
+    /// Regular files anywhere below the cache directory (bodies, metadata, temporaries).
+    static func storedFiles(_ cli: CLI) -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: cli.cacheDir) else { return [] }
+        return walker.compactMap { $0 as? String }.filter { relative in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: cli.cacheDir + "/" + relative, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
+        }
+    }
+
+    @Test func jobsBoundsConcurrentTransfers() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(0.25))
+        let urls = (0..<20).map { server.url("/slow.png?n=\($0)") }
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--jobs", "4", "--json"] + urls)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(urls.allSatisfy { Self.terminal(result, $0)?["phase"] as? String == "success" })
+        #expect(server.requestCount("/slow.png") == 20)
+        #expect(server.maxConcurrentRequests <= 4, "--jobs 4 but \(server.maxConcurrentRequests) requests at once")
+        #expect(server.maxConcurrentRequests >= 2, "transfers ran one by one")
+        #expect(server.connectionsAccepted <= 4, "\(server.connectionsAccepted) connections for 4 jobs")
+    }
+
+    @Test func aTruncatedBodyFailsAndNothingIsCached() async throws {
+        let server = try ScriptedServer()
+        var lie = ScriptedResponse.ok(Self.png)
+        lie.declaredLength = Self.png.count + 1000
+        server.route("/short.png", lie)
+        let url = server.url("/short.png")
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--json", url])
+        #expect(result.status == 1)
+        let error = try #require(Self.error(result, url))
+        #expect(error["kind"] as? String == "network")
+        #expect(error["message"] as? String == "network error: transfer closed with 1000 bytes remaining to read")
+        let path = try await cli.runOffPool(["cache", "path", url])
+        #expect(path.status == 1, "a partial body must not be stored")
+        #expect(Self.storedFiles(cli).isEmpty, "left in the cache: \(Self.storedFiles(cli))")
+    }
+
+    @Test func aHugeBodyIsRefusedUnderMaxSizeAndNothingIsCached() async throws {
+        let server = try ScriptedServer()
+        var huge = ScriptedResponse(status: 200, headers: [("Content-Type", "image/png")])
+        huge.generatedBodyLength = 1 << 30
+        huge.trickle = (chunk: 256 * 1024, interval: 0.01)   // 40 s for the whole body
+        server.route("/huge.png", huge)
+        var endless = huge
+        endless.omitContentLength = true
+        server.route("/endless.png", endless)
+        let known = server.url("/huge.png"), streamed = server.url("/endless.png")
+        let cli = try CLI()
+        let start = Date().timeIntervalSinceReferenceDate
+        let result = try await cli.runOffPool(["--json", "--max-size", "1M", known, streamed])
+        let elapsed = Date().timeIntervalSinceReferenceDate - start
+        #expect(result.status == 1)
+        let refused = try #require(Self.error(result, known))
+        #expect(refused["kind"] as? String == "too-large")
+        #expect(refused["message"] as? String == "response too large: Content-Length 1073741824 exceeds the 1048576-byte limit")
+        let aborted = try #require(Self.error(result, streamed))
+        #expect(aborted["kind"] as? String == "too-large")
+        #expect(elapsed < 3, "took \(elapsed) s: the server cannot have sent much of its gigabyte")
+        #expect(Self.storedFiles(cli).isEmpty, "left in the cache: \(Self.storedFiles(cli))")
+    }
+
+    @Test func aSlowFirstByteTimesOut() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(5))
+        let url = server.url("/slow.png")
+        let cli = try CLI()
+        let start = Date().timeIntervalSinceReferenceDate
+        let result = try await cli.runOffPool(["--json", "--timeout", "0.5", "--retries", "0", url])
+        #expect(Date().timeIntervalSinceReferenceDate - start < 3)
+        let error = try #require(Self.error(result, url))
+        #expect(error["kind"] as? String == "timeout")
+        #expect((error["message"] as? String)?.hasPrefix("timed out: Operation timed out after") == true)
+        #expect(Self.terminal(result, url)?["attempts"] as? Int == 1)
+    }
+
+    @Test func serverErrorsAreRetriedAndAttemptsReported() async throws {
+        let server = try ScriptedServer()
+        server.route("/flaky.png", [.status(503), .status(503), .ok(Self.png)])
+        let url = server.url("/flaky.png")
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--json", url])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(Self.terminal(result, url)?["phase"] as? String == "success")
+        #expect(Self.terminal(result, url)?["attempts"] as? Int == 3)
+
+        server.route("/flaky.png", [.status(503), .status(503), .ok(Self.png)])
+        let other = try CLI()
+        let once = try await other.runOffPool(["--json", "--retries", "0", url])
+        #expect(once.status == 1)
+        let error = try #require(Self.error(once, url))
+        #expect(error["kind"] as? String == "http" && error["status"] as? Int == 503)
+        #expect(Self.terminal(once, url)?["attempts"] as? Int == 1)
+        #expect(server.requestCount("/flaky.png") == 4)
+    }
+
+    @Test func redirectsAreBoundedAndLimitedToHTTP() async throws {
+        let server = try ScriptedServer()
+        server.route("/loop.png", .redirect(to: "/loop.png"))
+        server.route("/passwd.png", .redirect(to: "file:///etc/passwd"))
+        let loop = server.url("/loop.png"), passwd = server.url("/passwd.png")
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--json", loop, passwd])
+        #expect(result.status == 1)
+        let tooMany = try #require(Self.error(result, loop))
+        #expect(tooMany["kind"] as? String == "redirects")
+        #expect(tooMany["message"] as? String == "too many redirects: Maximum (10) redirects followed")
+        let scheme = try #require(Self.error(result, passwd))
+        #expect(scheme["kind"] as? String == "unsupported-scheme")
+        #expect(scheme["message"] as? String == "unsupported scheme: redirect to file:///etc/passwd (only http and https are allowed)")
+        #expect(server.requestCount("/loop.png") == 11)
+        #expect(Self.storedFiles(cli).isEmpty)
+    }
+
+    @Test func tlsIsVerifiedCacertAddsATrustAnchorAndInsecureWarns() async throws {
+        let nginx = try NginxServer(root: Paths.fixtures, tls: true)
+        let url = nginx.url("/images/red-64x48.png")
+        let cli = try CLI()
+        let strict = try await cli.runOffPool(["--json", "--retries", "0", url])
+        #expect(strict.status == 1)
+        let error = try #require(Self.error(strict, url))
+        #expect(error["kind"] as? String == "tls")
+        #expect((error["message"] as? String)?.contains("certificate") == true, "\(error)")
+
+        let trusted = try await cli.runOffPool(["--json", "--cacert", nginx.certificatePath ?? "", url])
+        #expect(trusted.status == 0, "\(trusted.stdout)")
+        #expect(Self.terminal(trusted, url)?["source"] as? String == "network")
+        #expect(!trusted.stderr.contains("warning"))
+
+        let other = try CLI()
+        let insecure = try await other.runOffPool(["--insecure", url])
+        #expect(insecure.status == 0)
+        #expect(insecure.stderr.contains("warning: --insecure: TLS certificates are not verified"))
+        #expect(insecure.stdout.hasPrefix("success  \(url)"))
+    }
+
+    @Test func proxiesComeFromTheEnvironment() async throws {
+        let proxy = try ScriptedServer()
+        proxy.route("/cat.png", .ok(Self.png))
+        let url = "http://images.example.invalid/cat.png"   // never resolved: the proxy answers
+        let cli = try CLI()
+        let viaProxy = try await cli.runOffPool(["--json", url], environment: [
+            "http_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "",
+        ])
+        #expect(viaProxy.status == 0, "\(viaProxy.stdout)\(viaProxy.stderr)")
+        let request = try #require(proxy.requests("/cat.png").first)
+        #expect(request.header("Host") == "images.example.invalid")
+        #expect(try await cli.runOffPool(["cache", "path", url]).status == 0)
+
+        let origin = try ScriptedServer()
+        origin.route("/dog.png", .ok(Self.png))
+        let direct = try await cli.runOffPool(["--json", origin.url("/dog.png")], environment: [
+            "http_proxy": proxy.baseURL, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1",
+        ])
+        #expect(direct.status == 0)
+        #expect(origin.requestCount("/dog.png") == 1, "no_proxy sends the request straight to the origin")
+        #expect(proxy.requestCount("/dog.png") == 0)
+    }
+
+    @Test func headersAreAddedAndTheUserAgentNamesTheVersion() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let cli = try CLI()
+        let version = try await cli.runOffPool(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try await cli.runOffPool(["-H", "X-Token: abc 123", "--header", "Accept: image/png", server.url("/a.png")])
+        #expect(result.status == 0)
+        let request = try #require(server.requests("/a.png").first)
+        #expect(request.header("X-Token") == "abc 123")
+        #expect(request.headerValues("Accept") == ["image/png"])
+        #expect(request.header("User-Agent") == "asyncfetch/\(version)")
+        #expect(!version.isEmpty)
+    }
+}

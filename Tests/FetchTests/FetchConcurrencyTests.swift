@@ -1,0 +1,76 @@
+import Fetch
+import Foundation
+import Testing
+import TestSupport
+
+/// Many transfers on one client (one multi handle, one thread), connection
+/// reuse, and HTTP/2 multiplexing over TLS.
+@Suite struct FetchConcurrencyTests {
+    static let png = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 3, count: 3000)
+
+    @Test func sequentialFetchesReuseOneConnection() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let harness = try FetchHarness()
+        for index in 0..<20 {
+            let outcome = try await harness.fetch(server.url("/a.png?n=\(index)"))
+            #expect(outcome.body == Self.png)
+        }
+        #expect(server.totalRequests == 20)
+        #expect(server.connectionsAccepted == 1)
+        #expect(server.allRequests.map(\.indexOnConnection) == Array(0..<20))
+    }
+
+    @Test func fourAtATimeUseAtMostFourConnections() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", ScriptedResponse.ok(Self.png).delayed(0.02))
+        let harness = try FetchHarness { $0.maxConnections = 4 }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in 0..<10 {
+                        let outcome = try await harness.fetch(server.url("/a.png?w=\(worker)&n=\(index)"))
+                        #expect(outcome.body == Self.png)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(server.totalRequests == 40)
+        #expect(server.connectionsAccepted <= 4, "\(server.connectionsAccepted) connections for 4 workers")
+        #expect(server.maxConcurrentRequests >= 2)
+    }
+
+    @Test func manyTransfersRunAtOnceOnOneClient() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(0.5))
+        let harness = try FetchHarness()
+        let start = monotonicSeconds()
+        let bodies = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for index in 0..<40 { group.addTask { try await harness.fetch(server.url("/slow.png?n=\(index)")).body } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let elapsed = monotonicSeconds() - start
+        #expect(bodies.count == 40 && bodies.allSatisfy { $0 == Self.png })
+        #expect(server.maxConcurrentRequests == 40)
+        #expect(elapsed < 8, "40 half-second responses in parallel took \(elapsed) s (20 s one by one)")
+    }
+
+    @Test func concurrentHTTPSFetchesShareOneHTTP2Connection() async throws {
+        let nginx = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "add_header X-Connection $connection always;")
+        let harness = try FetchHarness { $0.caFile = nginx.certificatePath }
+        let responses = try await withThrowingTaskGroup(of: FetchResponse?.self) { group in
+            for index in 0..<12 {
+                group.addTask { try await harness.fetch(nginx.url("/images/red-64x48.png?n=\(index)")).response }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let ok = responses.compactMap { $0 }
+        #expect(ok.count == 12)
+        #expect(ok.allSatisfy { $0.httpVersion == "2" })
+        let connections = Set(ok.compactMap { $0.headers["X-Connection"] })
+        #expect(connections.count == 1, "nginx saw connections \(connections)")
+        let again = try await harness.fetch(nginx.url("/images/anim-33x17.gif")).response
+        #expect(again?.headers["X-Connection"] == connections.first, "a later fetch reuses the connection")
+    }
+}

@@ -1,0 +1,133 @@
+@testable import Fetch
+import Foundation
+import Testing
+import TestSupport
+
+/// Retries: which failures are retried, how long the client waits, and that
+/// the attempts are reported. Backoff is shortened with `retryBaseDelay`.
+@Suite struct FetchRetryTests {
+    static let png = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 7, count: 500)
+
+    @Test func twoServiceUnavailableThenOKSucceedsOnTheThirdAttempt() async throws {
+        let server = try ScriptedServer()
+        server.route("/flaky.png", [.status(503), .status(503), .ok(Self.png)])
+        let harness = try FetchHarness { $0.retries = 2; $0.retryBaseDelay = 0.01 }
+        let outcome = try await harness.fetch(server.url("/flaky.png"))
+        let response = try #require(outcome.response, "\(String(describing: outcome.error))")
+        #expect(response.attempts == 3)
+        #expect(outcome.body == Self.png)
+        #expect(server.requestCount("/flaky.png") == 3)
+    }
+
+    @Test func withoutRetriesTheFirstServiceUnavailableFails() async throws {
+        let server = try ScriptedServer()
+        server.route("/flaky.png", [.status(503), .status(503), .ok(Self.png)])
+        let harness = try FetchHarness { $0.retries = 0 }
+        let error = try #require(try await harness.fetch(server.url("/flaky.png")).error)
+        #expect(error.kind == .http)
+        #expect(error.status == 503)
+        #expect(error.attempts == 1)
+        #expect(error.message == "HTTP 503 Service Unavailable")
+        #expect(server.requestCount("/flaky.png") == 1)
+    }
+
+    @Test func tooManyRequestsWithRetryAfterWaitsThatLong() async throws {
+        let server = try ScriptedServer()
+        server.route("/busy.png", [.status(429, headers: [("Retry-After", "1")]), .ok(Self.png)])
+        let harness = try FetchHarness { $0.retryBaseDelay = 0.001 }
+        let outcome = try await harness.fetch(server.url("/busy.png"))
+        let response = try #require(outcome.response)
+        #expect(response.attempts == 2)
+        #expect(outcome.seconds >= 0.95, "Retry-After: 1 must be honoured, waited \(outcome.seconds) s")
+        #expect(outcome.seconds < 5)
+    }
+
+    @Test func retryAfterIsCappedAtTheMaximumDelay() async throws {
+        let server = try ScriptedServer()
+        server.route("/busy.png", [.status(503, headers: [("Retry-After", "3600")]), .ok(Self.png)])
+        let harness = try FetchHarness { $0.retryMaxDelay = 0.2 }
+        let outcome = try await harness.fetch(server.url("/busy.png"))
+        #expect(outcome.response?.attempts == 2)
+        #expect(outcome.seconds >= 0.19 && outcome.seconds < 5, "\(outcome.seconds) s: Retry-After asked for an hour")
+    }
+
+    @Test func retriesAreExhaustedAndTheLastFailureReported() async throws {
+        let server = try ScriptedServer()
+        server.route("/down.png", .status(502))
+        let harness = try FetchHarness { $0.retries = 3; $0.retryBaseDelay = 0.01 }
+        let error = try #require(try await harness.fetch(server.url("/down.png")).error)
+        #expect(error.status == 502)
+        #expect(error.attempts == 4)
+        #expect(server.requestCount("/down.png") == 4)
+    }
+
+    @Test func requestTimeoutIsRetriedButNotFoundIsNot() async throws {
+        let server = try ScriptedServer()
+        server.route("/408.png", [.status(408), .ok(Self.png)])
+        server.route("/404.png", [.status(404), .ok(Self.png)])
+        let harness = try FetchHarness { $0.retryBaseDelay = 0.01 }
+        #expect(try await harness.fetch(server.url("/408.png")).response?.attempts == 2)
+        let error = try #require(try await harness.fetch(server.url("/404.png")).error)
+        #expect(error.status == 404 && error.attempts == 1)
+    }
+
+    @Test func connectErrorsAreRetried() async throws {
+        let closedPort = try ScriptedServer()
+        let url = closedPort.url("/gone.png")
+        closedPort.stop()
+        let harness = try FetchHarness { $0.retries = 2; $0.retryBaseDelay = 0.01 }
+        let error = try #require(try await harness.fetch(url).error)
+        #expect(error.kind == .connect)
+        #expect(error.curlCode == 7)
+        #expect(error.attempts == 3)
+        #expect(error.message.hasPrefix("could not connect: Failed to connect to 127.0.0.1 port"), "\(error.message)")
+    }
+
+    @Test func aTimedOutAttemptIsRetriedAndTheSinkStartsOver() async throws {
+        let server = try ScriptedServer()
+        let body = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        // First attempt: more than the in-memory limit arrives, then the timeout hits.
+        server.route("/big.png", [ScriptedResponse.ok(body).trickled(chunk: 150_000, interval: 0.3), .ok(body)])
+        let harness = try FetchHarness { $0.timeout = 0.45; $0.retryBaseDelay = 0.01 }
+        let outcome = try await harness.fetch(server.url("/big.png"))
+        let response = try #require(outcome.response, "\(String(describing: outcome.error))")
+        #expect(response.attempts == 2)
+        #expect(response.bodyBytes == Int64(body.count))
+        #expect(outcome.body == body, "the retried body must replace, not extend, the partial one")
+    }
+
+    @Test func cancellingDuringBackoffStopsAtOnce() async throws {
+        let server = try ScriptedServer()
+        server.route("/busy.png", .status(503, headers: [("Retry-After", "5")]))
+        let harness = try FetchHarness()
+        let task = Task { try await harness.fetch(server.url("/busy.png")) }
+        #expect(await eventually(within: 5) { server.requestCount("/busy.png") >= 1 })
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let cancelledAt = monotonicSeconds()
+        task.cancel()
+        let error = try #require(try await task.value.error)
+        #expect(error.kind == .cancelled)
+        #expect(error.attempts == 1)
+        #expect(monotonicSeconds() - cancelledAt < 0.1)
+        #expect(server.requestCount("/busy.png") == 1)
+    }
+
+    @Test func backoffIsExponentialWithFullJitter() {
+        let policy = RetryPolicy(retries: 5, baseDelay: 0.1, maxDelay: 1)
+        let failure = FetchError(.http, url: "http://x/", status: 503)
+        for attempt in 1...6 {
+            let ceiling = min(1, 0.1 * Double(1 << (attempt - 1)))
+            let samples = (0..<200).map { _ in policy.delay(after: attempt, error: failure) }
+            #expect(samples.allSatisfy { $0 >= 0 && $0 <= ceiling }, "attempt \(attempt)")
+            #expect(Set(samples).count > 150, "full jitter draws anywhere below the ceiling")
+            #expect(samples.max()! > ceiling * 0.8)
+        }
+    }
+
+    @Test func retryAfterAcceptsSecondsAndHTTPDates() {
+        #expect(RetryPolicy.retryAfterSeconds("2") == 2)
+        #expect(RetryPolicy.retryAfterSeconds(" 0 ") == 0)
+        #expect(RetryPolicy.retryAfterSeconds("Sun, 06 Nov 1994 08:49:37 GMT", now: 784_111_767) == 10)
+        #expect(RetryPolicy.retryAfterSeconds("soon") == nil)
+    }
+}

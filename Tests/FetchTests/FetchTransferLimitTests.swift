@@ -1,0 +1,54 @@
+import Fetch
+import Foundation
+import Testing
+import TestSupport
+
+/// `maxConcurrentTransfers`: the engine's own bound, with a queue inside the loop.
+@Suite struct FetchTransferLimitTests {
+    static let png = FetchConcurrencyTests.png
+
+    @Test func noMoreThanTheLimitRunAtOnce() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(0.1))
+        let harness = try FetchHarness { $0.maxConcurrentTransfers = 3 }
+        let bodies = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for index in 0..<15 { group.addTask { try await harness.fetch(server.url("/slow.png?n=\(index)")).body } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies.count == 15 && bodies.allSatisfy { $0 == Self.png })
+        #expect(server.maxConcurrentRequests == 3)
+        #expect(server.connectionsAccepted <= 3)
+    }
+
+    @Test func timeSpentWaitingForASlotDoesNotCountTowardsTheTimeout() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(0.3))
+        let harness = try FetchHarness { $0.maxConcurrentTransfers = 1; $0.timeout = 0.6; $0.retries = 0 }
+        let outcomes = try await withThrowingTaskGroup(of: FetchHarness.Outcome.self) { group in
+            for index in 0..<3 { group.addTask { try await harness.fetch(server.url("/slow.png?n=\(index)")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.allSatisfy { $0.error == nil }, "\(outcomes.compactMap(\.error))")
+        #expect(outcomes.map(\.seconds).max() ?? 0 >= 0.85, "the third one waited for two others")
+    }
+
+    @Test func aQueuedTransferCancelsAtOnceWithoutReachingTheServer() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(2))
+        server.route("/queued.png", .ok(Self.png))
+        let harness = try FetchHarness { $0.maxConcurrentTransfers = 1 }
+        let blocker = Task { try await harness.fetch(server.url("/slow.png")) }
+        #expect(await eventually(within: 5) { server.requestCount("/slow.png") == 1 })
+        let queued = Task { try await harness.fetch(server.url("/queued.png")) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let cancelledAt = monotonicSeconds()
+        queued.cancel()
+        let error = try await queued.value.error
+        #expect(error?.kind == .cancelled)
+        #expect(monotonicSeconds() - cancelledAt < 0.1)
+        blocker.cancel()
+        #expect(try await blocker.value.error?.kind == .cancelled)
+        #expect(server.requestCount("/queued.png") == 0)
+        #expect(try await harness.fetch(server.url("/queued.png")).body == Self.png, "the slot was freed")
+    }
+}
