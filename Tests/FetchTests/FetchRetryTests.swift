@@ -96,7 +96,7 @@ import TestSupport
         #expect(outcome.body == body, "the retried body must replace, not extend, the partial one")
     }
 
-    @Test func cancellingDuringBackoffStopsAtOnce() async throws {
+    @Test func cancellingDuringBackoffStopsPromptly() async throws {
         let server = try ScriptedServer()
         server.route("/busy.png", .status(503, headers: [("Retry-After", "5")]))
         let harness = try FetchHarness()

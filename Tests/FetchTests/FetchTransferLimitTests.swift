@@ -32,7 +32,7 @@ import TestSupport
         #expect(outcomes.map(\.seconds).max() ?? 0 >= 0.85, "the third one waited for two others")
     }
 
-    @Test func aQueuedTransferCancelsAtOnceWithoutReachingTheServer() async throws {
+    @Test func aQueuedTransferCancelsPromptlyWithoutReachingTheServer() async throws {
         let server = try ScriptedServer()
         server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(2))
         server.route("/queued.png", .ok(Self.png))
