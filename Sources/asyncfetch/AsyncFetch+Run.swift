@@ -1,0 +1,124 @@
+import ArgumentParser
+import DiskCache
+import Fetch
+import Loader
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Running a batch: URLs in, reports out, exit status (SPEC §3, §6).
+extension AsyncFetch {
+    func run() async throws {
+        try checkUsage()
+        let store = try cache.openStore()
+        let inputLines = try input.map { try InputLines(path: $0) }
+        let interruption = try Interruption()
+        let list = URLList(arguments: urls, input: inputLines)
+        let mode = progressMode()
+        let reporter = Reporter(style: json ? .json : .human, quiet: quiet, verbose: verbose,
+                                resultsToStderr: output == "-", progress: mode)
+        if insecure { reporter.warn("--insecure: TLS certificates are not verified") }
+        if mode != .off { inputLines?.countAhead() }
+
+        let loader = ImageLoader(cache: store, options: loaderOptions())
+        let batch = loader.batch(list)
+        reporter.attachProgress {
+            let counts = batch.counts
+            return (counts.distinct, list.progress.total.map { $0 - counts.duplicates })
+        }
+        interruption.onFirstSignal { batch.cancel() }
+        interruption.onSecondSignal { reporter.abandon() }
+        let ticker = mode == .off ? nil : Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(Defaults.progressRedrawInterval * 1e9))
+                reporter.tick()
+            }
+        }
+
+        var delivered: String?
+        for await event in batch {
+            reporter.report(event)
+            if case .success(let result) = event.phase { delivered = result.path }
+        }
+        ticker?.cancel()
+        let signal = interruption.signal
+        reporter.finish(interruptedBy: signal)
+        if let signal { throw ExitCode(128 + signal) }
+        if let problem = inputLines?.readError {
+            throw RuntimeFailure("reading --input \(inputLines?.name ?? ""): \(problem)")
+        }
+        if let output, reporter.summary.success == 1 {
+            guard let delivered else {
+                throw RuntimeFailure("cannot write \(output): the response was not stored (Cache-Control: no-store)")
+            }
+            try copyBody(from: delivered, to: output)
+        }
+        let code = reporter.summary.exitCode
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// `--progress` / `--no-progress`, else a bar only on a terminal (not `dumb`).
+    private func progressMode() -> Reporter.ProgressMode {
+        switch progress {
+        case true?: return .on
+        case false?: return .off
+        case nil: return Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
+        }
+    }
+
+    func loaderOptions() -> LoaderOptions {
+        var options = LoaderOptions()
+        options.offline = offline
+        options.refresh = refresh
+        options.freshness = Freshness(defaultTTL: defaultTTL.seconds, maxAgeOverride: maxAge?.seconds)
+        options.acceptAnyContent = any
+        options.staleIfError = staleIfError
+        options.jobs = jobs
+        var fetch = FetchConfiguration()
+        fetch.maxSize = maxSize.bytes
+        fetch.connectTimeout = connectTimeout.seconds
+        fetch.timeout = timeout.seconds
+        fetch.retries = retries
+        fetch.maxConnections = jobs
+        fetch.caFile = cacert
+        fetch.insecure = insecure
+        for line in header {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            fetch.headers.set(name: trimWhitespace(parts[0]), value: parts.count > 1 ? trimWhitespace(parts[1]) : "")
+        }
+        options.fetch = fetch
+        return options
+    }
+
+    /// Copies the stored body to `-o FILE` or stdout, streaming.
+    private func copyBody(from source: String, to destination: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw RuntimeFailure("cannot read \(source): \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let toStdout = destination == "-"
+        let outputFD = toStdout ? 1 : open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard outputFD >= 0 else { throw RuntimeFailure("cannot write \(destination): \(String(cString: strerror(errno)))") }
+        var closed = toStdout
+        defer { if !closed { close(outputFD) } }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = read(input, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw RuntimeFailure("cannot read \(source): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            var offset = 0
+            while offset < n {
+                let w = buffer.withUnsafeBytes { write(outputFD, $0.baseAddress! + offset, n - offset) }
+                if w < 0 && errno == EINTR { continue }
+                guard w > 0 else { throw RuntimeFailure("cannot write \(destination): \(String(cString: strerror(errno)))") }
+                offset += w
+            }
+        }
+        if !toStdout {
+            closed = true
+            guard close(outputFD) == 0 else {
+                throw RuntimeFailure("cannot write \(destination): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
