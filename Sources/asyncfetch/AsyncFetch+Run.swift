@@ -9,18 +9,19 @@ import Glibc
 /// Running a batch: URLs in, reports out, exit status (SPEC §3, §6).
 extension AsyncFetch {
     func run() async throws {
-        try checkUsage()
-        let store = try cache.openStore()
-        let inputLines = try input.map { try InputLines(path: $0) }
+        try options.checkUsage(urls: urls)
+        let options = self.options
+        let store = try options.cache.openStore()
+        let inputLines = try options.input.map { try InputLines(path: $0) }
         let interruption = try Interruption()
         let list = URLList(arguments: urls, input: inputLines)
         let mode = progressMode()
-        let reporter = Reporter(style: json ? .json : .human, quiet: quiet, verbose: verbose,
-                                resultsToStderr: output == "-", progress: mode)
-        if insecure { reporter.warn("--insecure: TLS certificates are not verified") }
+        let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
+                                resultsToStderr: options.output == "-", progress: mode)
+        if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
         if mode != .off { inputLines?.countAhead() }
 
-        let loader = ImageLoader(cache: store, options: loaderOptions())
+        let loader = ImageLoader(cache: store, options: options.loaderOptions())
         let batch = loader.batch(list)
         reporter.attachProgress {
             let counts = batch.counts
@@ -47,7 +48,7 @@ extension AsyncFetch {
         if let problem = inputLines?.readError {
             throw RuntimeFailure("reading --input \(inputLines?.name ?? ""): \(problem)")
         }
-        if let output, reporter.summary.success == 1 {
+        if let output = options.output, reporter.summary.success == 1 {
             guard let delivered else {
                 throw RuntimeFailure("cannot write \(output): the response was not stored (Cache-Control: no-store)")
             }
@@ -59,35 +60,11 @@ extension AsyncFetch {
 
     /// `--progress` / `--no-progress`, else a bar only on a terminal (not `dumb`).
     private func progressMode() -> Reporter.ProgressMode {
-        switch progress {
+        switch options.progress {
         case true?: return .on
         case false?: return .off
         case nil: return Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
         }
-    }
-
-    func loaderOptions() -> LoaderOptions {
-        var options = LoaderOptions()
-        options.offline = offline
-        options.refresh = refresh
-        options.freshness = Freshness(defaultTTL: defaultTTL.seconds, maxAgeOverride: maxAge?.seconds)
-        options.acceptAnyContent = any
-        options.staleIfError = staleIfError
-        options.jobs = jobs
-        var fetch = FetchConfiguration()
-        fetch.maxSize = maxSize.bytes
-        fetch.connectTimeout = connectTimeout.seconds
-        fetch.timeout = timeout.seconds
-        fetch.retries = retries
-        fetch.maxConnections = jobs
-        fetch.caFile = cacert
-        fetch.insecure = insecure
-        for line in header {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            fetch.headers.set(name: trimWhitespace(parts[0]), value: parts.count > 1 ? trimWhitespace(parts[1]) : "")
-        }
-        options.fetch = fetch
-        return options
     }
 
     /// Copies the stored body to `-o FILE` or stdout, streaming.

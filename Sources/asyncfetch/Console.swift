@@ -39,6 +39,8 @@ final class LineOutput {
         if buffer.count >= 60 * 1024 { flush() }
     }
 
+    var hasPending: Bool { !buffer.isEmpty }
+
     func flush() {
         guard !buffer.isEmpty else { return }
         Console.writeAll(fd, buffer)

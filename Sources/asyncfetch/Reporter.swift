@@ -137,9 +137,12 @@ final class Reporter: @unchecked Sendable {
         }
         bar.elapsed = now - started
         let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1
-        eraseBarLocked()
-        out.flush()
+        if out.hasPending {
+            eraseBarLocked()
+            out.flush()
+        }
         guard visible else { return }
+        // Drawn over the old bar (carriage return, erase to end of line).
         Console.writeAll(2, Array(("\r\u{1B}[K" + bar.render(width: Terminal.width(2))).utf8))
         barDrawn = true
     }
