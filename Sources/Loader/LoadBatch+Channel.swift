@@ -28,6 +28,8 @@ final class BatchChannel: Sendable {
     init(backlog: Int) { self.backlog = max(1, backlog) }
 
     var counts: (distinct: Int, duplicates: Int) { lock.withLock { (distinctCount, duplicateCount) } }
+    /// The consumer is gone: nothing more is worth reading.
+    var isAbandoned: Bool { lock.withLock { abandoned } }
     func countDistinct() { lock.withLock { distinctCount += 1 } }
     func countDuplicate() { lock.withLock { duplicateCount += 1 } }
 

@@ -31,6 +31,18 @@ public struct LoadBatch: AsyncSequence, Sendable {
 
     public func cancel() { work.cancel() }
 
+    /// Stops at once: cancels the work and ends the sequence without the
+    /// events not yet taken (for a consumer that can no longer use them,
+    /// such as a command whose output pipe was closed).
+    public func stop() {
+        channel.abandon()
+        work.cancel()
+    }
+
+    /// Returns once the work has wound down: transfers aborted and their
+    /// temporary files removed.
+    public func finished() async { await work.value }
+
     /// Distinct URLs taken up so far, and listed URLs skipped as duplicates
     /// of an earlier one (they get no events). For progress displays.
     public var counts: (distinct: Int, duplicates: Int) { channel.counts }
@@ -75,6 +87,7 @@ extension ImageLoader {
             var seen = Set<SeenKey>()
             do {
                 for try await url in urls {
+                    if channel.isAbandoned { break }
                     guard seen.insert(SeenKey(url)).inserted else {
                         channel.countDuplicate()
                         continue

@@ -10,6 +10,9 @@ import Glibc
 extension AsyncFetch {
     func run() async throws {
         try options.checkUsage(urls: urls)
+        // A closed stdout shows up as EPIPE (and stops the run, exit 141)
+        // instead of killing the process with temporary files left behind.
+        signal(SIGPIPE, SIG_IGN)
         let options = self.options
         let store = try options.cache.openStore()
         let inputLines = try options.input.map { try InputLines(path: $0) }
@@ -37,11 +40,20 @@ extension AsyncFetch {
         }
 
         var delivered: String?
+        var stopped = false
         for await event in batch {
             reporter.report(event)
             if case .success(let result) = event.phase { delivered = result.path }
+            if !stopped && reporter.outputBroken {
+                stopped = true
+                batch.stop()
+            }
         }
         ticker?.cancel()
+        if stopped {
+            await batch.finished()
+            throw ExitCode(128 + SIGPIPE)
+        }
         let signal = interruption.signal
         reporter.finish(interruptedBy: signal)
         if let signal { throw ExitCode(128 + signal) }

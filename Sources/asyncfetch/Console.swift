@@ -10,15 +10,19 @@ enum Console {
         writeAll(2, Array((line + "\n").utf8))
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Writes everything; false when the descriptor refuses (a closed
+    /// pipe: `EPIPE`, since SIGPIPE is ignored).
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }   // a closed pipe: nothing more to say
+                if n <= 0 { return false }
                 offset += n
             }
+            return true
         }
     }
 }
@@ -27,6 +31,8 @@ enum Console {
 final class LineOutput {
     let fd: Int32
     private var buffer: [UInt8] = []
+    /// A write failed (the reader of a pipe went away): nothing more is sent.
+    private(set) var broken = false
 
     init(fd: Int32) {
         self.fd = fd
@@ -43,7 +49,7 @@ final class LineOutput {
 
     func flush() {
         guard !buffer.isEmpty else { return }
-        Console.writeAll(fd, buffer)
+        if !broken && !Console.writeAll(fd, buffer) { broken = true }
         buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -47,6 +47,10 @@ final class Reporter: @unchecked Sendable {
 
     var summary: Summary { lock.withLock { counted } }
 
+    /// The results can no longer be written (stdout was a pipe whose reader
+    /// went away, as with `| head`): the run should stop.
+    var outputBroken: Bool { lock.withLock { out.broken } }
+
     /// Where the progress bar learns how many URLs there are.
     func attachProgress(_ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
         lock.withLock { progressSource = source }
