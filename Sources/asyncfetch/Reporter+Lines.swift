@@ -41,7 +41,8 @@ extension Reporter {
     private func httpDetail(_ result: LoadResult, duration: Double) -> String {
         var http: [String] = []
         if let status = result.status {
-            http.append("HTTP/\(result.httpVersion ?? "1.1") \(status)")
+            // A cache hit has the stored status but made no request.
+            http.append(result.httpVersion.map { "HTTP/\($0) \(status)" } ?? "HTTP \(status)")
         }
         if let type = result.contentType { http.append(type) }
         if result.attempts > 0 { http.append("attempts \(result.attempts)") }
