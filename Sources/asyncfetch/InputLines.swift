@@ -73,8 +73,10 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
         isRegularFile = fd >= 0 && (info.st_mode & S_IFMT) == S_IFREG
         mutex.initialize(to: pthread_mutex_t())
         spaceFreed.initialize(to: pthread_cond_t())
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(spaceFreed, nil)
+        let mutexRC = pthread_mutex_init(mutex, nil)
+        precondition(mutexRC == 0, "pthread_mutex_init failed: \(mutexRC)")
+        let condRC = pthread_cond_init(spaceFreed, nil)
+        precondition(condRC == 0, "pthread_cond_init failed: \(condRC)")
         if let problem {
             if closeWhenDone && fd >= 0 { close(fd) }
             close(wakeRead)

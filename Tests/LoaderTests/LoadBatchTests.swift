@@ -5,8 +5,9 @@ import Loader
 import Testing
 import TestSupport
 
-/// A URL list that counts how far it has been read, optionally pausing
-/// (as a slow pipe would) after `pauseAfter` URLs.
+/// A URL list that counts how far it has been read, optionally stalling
+/// (as a slow pipe would) after `pauseAfter` URLs until the reading task is
+/// cancelled.
 final class CountingURLs: AsyncSequence, @unchecked Sendable {
     typealias Element = String
     let count: Int
@@ -32,7 +33,7 @@ final class CountingURLs: AsyncSequence, @unchecked Sendable {
             }
             guard index < source.count else { return nil }
             if let pause = source.pauseAfter, index == pause {
-                try? await Task.sleep(nanoseconds: 300_000_000)
+                while !Task.isCancelled { try? await Task.sleep(nanoseconds: 5_000_000) }
             }
             return source.make(index)
         }
