@@ -33,6 +33,9 @@ final class LineOutput {
     private var buffer: [UInt8] = []
     /// A write failed (the reader of a pipe went away): nothing more is sent.
     private(set) var broken = false
+    /// Runs before the buffer is written, whoever triggers it (the reporter
+    /// erases its progress bar here).
+    var beforeWrite: (() -> Void)?
 
     init(fd: Int32) {
         self.fd = fd
@@ -49,6 +52,7 @@ final class LineOutput {
 
     func flush() {
         guard !buffer.isEmpty else { return }
+        beforeWrite?()
         if !broken && !Console.writeAll(fd, buffer) { broken = true }
         buffer.removeAll(keepingCapacity: true)
     }

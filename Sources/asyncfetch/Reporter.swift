@@ -43,6 +43,9 @@ final class Reporter: @unchecked Sendable {
         out = LineOutput(fd: fd)
         color = style == .human && Terminal.colorAllowed(on: fd)
         progressMode = progress
+        // Every write of results happens under `lock` (the buffer also
+        // flushes itself when full): the bar is erased first, always.
+        out.beforeWrite = { [unowned self] in eraseBarLocked() }
     }
 
     var summary: Summary { lock.withLock { counted } }
@@ -141,10 +144,7 @@ final class Reporter: @unchecked Sendable {
         }
         bar.elapsed = now - started
         let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1
-        if out.hasPending {
-            eraseBarLocked()
-            out.flush()
-        }
+        out.flush()   // erases the bar first when there are lines
         guard visible else { return }
         // Drawn over the old bar (carriage return, erase to end of line).
         Console.writeAll(2, Array(("\r\u{1B}[K" + bar.render(width: Terminal.width(2))).utf8))
