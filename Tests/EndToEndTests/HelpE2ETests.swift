@@ -22,8 +22,8 @@ import TestSupport
         return names
     }
 
-    @Test func helpDescribesEveryOptionWithItsDefault() throws {
-        let result = try cli.run(["--help"])
+    @Test func helpDescribesEveryOptionWithItsDefault() async throws {
+        let result = try await cli.run(["--help"])
         #expect(result.status == 0)
         let help = result.stdout
         let options = longOptions(help)
@@ -47,23 +47,23 @@ import TestSupport
             let nextLine = index + 1 < lines.count && lines[index + 1].hasPrefix(String(repeating: " ", count: 26))
             #expect(sameLine || nextLine, "no help text: \(line)")
         }
-        #expect(try cli.run(["help"]).stdout == help)
-        #expect(try cli.run(["--version"]).stdout.hasPrefix("0."))
+        #expect(try await cli.run(["help"]).stdout == help)
+        #expect(try await cli.run(["--version"]).stdout.hasPrefix("0."))
     }
 
-    @Test func cacheHelpListsItsCommandsAndCacheDirWorksBeforeIt() throws {
-        let cacheHelp = try cli.run(["cache", "--help"])
+    @Test func cacheHelpListsItsCommandsAndCacheDirWorksBeforeIt() async throws {
+        let cacheHelp = try await cli.run(["cache", "--help"])
         #expect(cacheHelp.status == 0)
         #expect(cacheHelp.stdout.contains("OVERVIEW: Inspect and maintain the cache."))
         #expect(cacheHelp.stdout.contains("  dir ") && cacheHelp.stdout.contains("  path "))
-        #expect(try cli.run(["help", "cache"]).stdout == cacheHelp.stdout)
-        #expect(try cli.run(["help", "cache", "path"]).stdout.contains("USAGE: asyncfetch cache path"))
-        let moved = try cli.run(["--cache-dir", cli.cache.path + "/elsewhere", "cache", "dir"])
+        #expect(try await cli.run(["help", "cache"]).stdout == cacheHelp.stdout)
+        #expect(try await cli.run(["help", "cache", "path"]).stdout.contains("USAGE: asyncfetch cache path"))
+        let moved = try await cli.run(["--cache-dir", cli.cache.path + "/elsewhere", "cache", "dir"])
         #expect(moved.status == 0)
         #expect(moved.stdout == cli.cache.path + "/elsewhere\n")
     }
 
-    @Test func usageErrorsExit2WithOneLineAndAHint() throws {
+    @Test func usageErrorsExit2WithOneLineAndAHint() async throws {
         let cases: [([String], String)] = [
             (["--bogus"], "asyncfetch: Unknown option '--bogus'."),
             ([], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
@@ -74,7 +74,7 @@ import TestSupport
             (["--input", "/no/such/list"], "asyncfetch: cannot read --input /no/such/list: No such file or directory"),
         ]
         for (arguments, reason) in cases {
-            let result = try cli.run(arguments)
+            let result = try await cli.run(arguments)
             #expect(result.status == 2, "\(arguments)")
             let lines = result.stderr.split(separator: "\n").map(String.init)
             #expect(lines.count == 2, "\(arguments): \(result.stderr)")
@@ -84,13 +84,13 @@ import TestSupport
         }
     }
 
-    @Test func completionScriptsCoverOptionsAndCacheCommands() throws {
+    @Test func completionScriptsCoverOptionsAndCacheCommands() async throws {
         for shell in ["bash", "zsh", "fish"] {
-            let script = try cli.run(["--generate-completion-script", shell])
+            let script = try await cli.run(["--generate-completion-script", shell])
             #expect(script.status == 0, "\(shell): \(script.stderr)")
             #expect(script.stdout.contains("input") && script.stdout.contains("no-progress") && script.stdout.contains("path"))
         }
-        let bash = try cli.run(["--generate-completion-script", "bash"]).stdout
+        let bash = try await cli.run(["--generate-completion-script", "bash"]).stdout
         let file = try cli.cache.write("asyncfetch.bash", Array(bash.utf8))
         let probe = """
             source \(CLI.shellQuote(file))
@@ -105,14 +105,14 @@ import TestSupport
             complete_line "asyncfetch cache p"
             complete_line "asyncfetch --no-prog"
             """
-        let result = try runProcess("/bin/bash", ["-c", probe])
+        let result = try await runProcessOffPool("/bin/bash", ["-c", probe])
         #expect(result.stdout == "--input\npath\n--no-progress\n", "\(result.stdout)\(result.stderr)")
     }
 
-    @Test func theManPageDescribesEveryOptionAndRendersCleanly() throws {
+    @Test func theManPageDescribesEveryOptionAndRendersCleanly() async throws {
         let page = Paths.packageRoot + "/man/asyncfetch.1"
         let source = try String(contentsOfFile: page, encoding: .utf8)
-        let help = try cli.run(["--help"]).stdout
+        let help = try await cli.run(["--help"]).stdout
         for option in longOptions(help) {
             #expect(source.contains(option.replacingOccurrences(of: "-", with: "\\-")), "\(option) missing from the man page")
         }
@@ -120,7 +120,7 @@ import TestSupport
             #expect(source.contains(section))
         }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") else { return }
-        let rendered = try runProcess("/usr/bin/groff", ["-man", "-Tutf8", "-ww", page])
+        let rendered = try await runProcessOffPool("/usr/bin/groff", ["-man", "-Tutf8", "-ww", page])
         #expect(rendered.status == 0)
         #expect(rendered.stderr.isEmpty, "groff warnings: \(rendered.stderr)")
         #expect(rendered.stdout.contains("asyncfetch"))

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `--input FILE` and `--input -`: URL lists, streamed (SPEC §1, §3).
 @Suite struct InputE2ETests {
-    @Test func readsAListSkippingBlankLinesAndCommentsAfterTheArguments() throws {
+    @Test func readsAListSkippingBlankLinesAndCommentsAfterTheArguments() async throws {
         let server = try ScriptedServer()
         server.serveDirectory(Paths.fixtures)
         let cli = try CLI()
@@ -23,7 +23,7 @@ import TestSupport
             """
         let file = try cli.cache.write("urls.txt", Array(list.utf8))   // no newline after the last line
         let argument = server.url("/images/bitmap-30x20.bmp")
-        let result = try cli.run(["--json", argument, "--input", file])
+        let result = try await cli.run(["--json", argument, "--input", file])
         #expect(result.status == 1, "the invalid line fails; \(result.stderr)")
         let lines = try #require(CLI.jsonLines(result.stdout))
         let terminal = lines.filter { $0["phase"] as? String != "loading" && $0["summary"] == nil }
@@ -40,7 +40,7 @@ import TestSupport
         #expect(server.requestCount("/images/red-64x48.png") == 1, "a listed duplicate is fetched once")
     }
 
-    @Test func readsStandardInputAndStartsBeforeTheListEnds() throws {
+    @Test func readsStandardInputAndStartsBeforeTheListEnds() async throws {
         let server = try ScriptedServer()
         server.serveDirectory(Paths.fixtures)
         let cli = try CLI()
@@ -52,35 +52,35 @@ import TestSupport
         let command = "(\(producer)) | \(CLI.shellQuote(CLI.binary)) --input - --no-progress"
         let started = Date()
         let child = try startProcess("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 20)
-        #expect(child.waitForOutput("success  \(first)", timeout: 1.8), "the first URL is reported before the input ends")
+        #expect(try await child.awaitOutput("success  \(first)", timeout: 1.8), "the first URL is reported before the input ends")
         #expect(Date().timeIntervalSince(started) < 1.9)
-        let result = child.wait()
+        let result = try await child.finish()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("success  \(second)"))
 
-        let piped = try cli.run(["--offline", "--input", "-"], stdin: Array("\(first)\n\n# done\n".utf8))
+        let piped = try await cli.run(["--offline", "--input", "-"], stdin: Array("\(first)\n\n# done\n".utf8))
         #expect(piped.status == 0)
         #expect(piped.stdout.split(separator: "\n").count == 1)
     }
 
-    @Test func anUnreadableListIsAUsageError() throws {
+    @Test func anUnreadableListIsAUsageError() async throws {
         let cli = try CLI()
-        let missing = try cli.run(["--input", cli.cache.path + "/no-such-list.txt"])
+        let missing = try await cli.run(["--input", cli.cache.path + "/no-such-list.txt"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot read --input \(cli.cache.path)/no-such-list.txt: No such file or directory"))
         #expect(missing.stderr.contains("See 'asyncfetch --help'."))
-        let directory = try cli.run(["--input", cli.cache.path])
+        let directory = try await cli.run(["--input", cli.cache.path])
         #expect(directory.status == 2)
         #expect(directory.stderr.contains("is a directory"))
         #expect(directory.stdout.isEmpty)
     }
 
-    @Test func anOverlongLineIsAnInvalidURLAndTheBatchGoesOn() throws {
+    @Test func anOverlongLineIsAnInvalidURLAndTheBatchGoesOn() async throws {
         let cli = try CLI()
         let huge = "http://127.0.0.1:9/" + String(repeating: "a", count: 3 << 20)
         let next = "http://127.0.0.1:9/after.png"
         let file = try cli.cache.write("urls.txt", Array("\(huge)\n\(next)\n".utf8))
-        let result = try cli.run(["--offline", "--json", "--input", file])
+        let result = try await cli.run(["--offline", "--json", "--input", file])
         #expect(result.status == 1)
         let lines = try #require(CLI.jsonLines(result.stdout))
         #expect(lines.count == 3)
@@ -92,7 +92,7 @@ import TestSupport
     /// A million lines in the release build is measured by hand (README);
     /// here 100,000 long lines (23 MB) in the debug build: the whole list,
     /// or all its events, held in memory would add more than 23 MB.
-    @Test func aLongListStreamsThroughInBoundedMemory() throws {
+    @Test func aLongListStreamsThroughInBoundedMemory() async throws {
         let cli = try CLI()
         let padding = String(repeating: "p", count: 200)
         func list(_ count: Int) -> [UInt8] {
@@ -106,9 +106,9 @@ import TestSupport
         let small = try cli.cache.write("small.txt", list(1_000))
         let large = try cli.cache.write("large.txt", list(100_000))
         let env = ["ASYNCFETCH_CACHE_DIR": cli.cacheDir]
-        let baseline = try PeakMemory.measure(CLI.binary, ["--offline", "--json", "--input", small], environment: env)
+        let baseline = try await offPool { try PeakMemory.measure(CLI.binary, ["--offline", "--json", "--input", small], environment: env) }
         let started = Date()
-        let big = try PeakMemory.measure(CLI.binary, ["--offline", "--json", "--input", large], environment: env)
+        let big = try await offPool { try PeakMemory.measure(CLI.binary, ["--offline", "--json", "--input", large], environment: env) }
         let seconds = Date().timeIntervalSince(started)
         #expect(baseline.status == 1 && big.status == 1)
         #expect(big.stdoutLines == 100_001, "one line per URL and the summary")

@@ -14,11 +14,11 @@ import TestSupport
         cli = try CLI()
     }
 
-    @Test func humanOutputIsOneLinePerURLWithASummaryOnStderr() throws {
+    @Test func humanOutputIsOneLinePerURLWithASummaryOnStderr() async throws {
         let image = server.url("/images/red-64x48.png")
         let missing = server.url("/images/missing.png")
         let never = server.url("/images/never.png")
-        let result = try cli.run([image, missing])
+        let result = try await cli.run([image, missing])
         #expect(result.status == 1)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2)
@@ -28,26 +28,26 @@ import TestSupport
         #expect(!result.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
         #expect(result.stderr.hasPrefix("2 URLs: 1 success, 1 failure (cache 0, network 1, revalidated 0, stale 0); 153 B in "))
 
-        let offline = try cli.run(["--offline", image, never])
+        let offline = try await cli.run(["--offline", image, never])
         #expect(offline.stdout.contains("success  \(image)  \(path)  (cache, 153 B, png 64x48)"))
         #expect(offline.stdout.contains("empty    \(never)  not cached"))
 
-        let single = try cli.run([image])
+        let single = try await cli.run([image])
         #expect(single.status == 0)
         #expect(single.stderr.isEmpty, "one URL: no summary line")
     }
 
-    @Test func quietPrintsOnlyWhatDidNotSucceedAndVerboseAddsHTTPDetail() throws {
+    @Test func quietPrintsOnlyWhatDidNotSucceedAndVerboseAddsHTTPDetail() async throws {
         let image = server.url("/images/photo-120x80.jpg")
         let missing = server.url("/images/missing.png")
-        let quiet = try cli.run(["-q", image, missing])
+        let quiet = try await cli.run(["-q", image, missing])
         #expect(quiet.status == 1)
         #expect(quiet.stdout == "failure  \(missing)  HTTP 404 Not Found\n")
         #expect(quiet.stderr.isEmpty, "no summary with -q")
-        #expect(try cli.run(["-q", image]).stdout.isEmpty)
+        #expect(try await cli.run(["-q", image]).stdout.isEmpty)
 
         let other = server.url("/images/bitmap-30x20.bmp")
-        let verbose = try cli.run(["-v", other, missing])
+        let verbose = try await cli.run(["-v", other, missing])
         let success = try #require(verbose.stdout.split(separator: "\n").first { $0.hasPrefix("success") })
         #expect(success.contains("  [HTTP/1.1 200, image/bmp, attempts 1, "), "\(success)")
         #expect(success.hasSuffix(" ms]") || success.hasSuffix(" s]"))
@@ -55,11 +55,11 @@ import TestSupport
         #expect(failure.contains("HTTP 404 Not Found  [http, attempts 1, "), "\(failure)")
     }
 
-    @Test func jsonLinesHaveTheDocumentedFieldsInOrderAndTheSummaryLast() throws {
+    @Test func jsonLinesHaveTheDocumentedFieldsInOrderAndTheSummaryLast() async throws {
         let image = server.url("/images/red-64x48.png")
         let missing = server.url("/images/missing.png")
         let never = server.url("/images/never.png")
-        let first = try cli.run(["--json", image, missing])
+        let first = try await cli.run(["--json", image, missing])
         let raw = first.stdout.split(separator: "\n").map(String.init)
         #expect(raw.count == 5)
         #expect(raw.contains("{\"url\":\"\(image)\",\"phase\":\"loading\"}"))
@@ -70,40 +70,40 @@ import TestSupport
         #expect(failure.hasPrefix("{\"url\":\"\(missing)\",\"phase\":\"failure\",\"error\":{\"kind\":\"http\",\"status\":404,\"message\":\"HTTP 404 Not Found\"},\"attempts\":1,\"durationMs\":"), "\(failure)")
         #expect(raw.last?.hasPrefix("{\"summary\":{\"total\":2,\"success\":1,\"failure\":1,\"empty\":0,\"cache\":0,\"network\":1,\"revalidated\":0,\"stale\":0,\"bytes\":153,\"durationMs\":") == true)
 
-        let offline = try cli.run(["--json", "--offline", never])
+        let offline = try await cli.run(["--json", "--offline", never])
         #expect(offline.stdout.hasPrefix("{\"url\":\"\(never)\",\"phase\":\"empty\",\"reason\":\"not-cached\"}\n"))
         for line in (first.stdout + offline.stdout).split(separator: "\n") {
             #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "not JSON: \(line)")
         }
     }
 
-    @Test func outputFileAndStdoutGetTheBodyByteForByte() throws {
+    @Test func outputFileAndStdoutGetTheBodyByteForByte() async throws {
         let image = server.url("/images/photo-120x80.jpg")
         let origin = try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/photo-120x80.jpg"))
         let target = cli.cache.path + "/photo.jpg"
-        let toFile = try cli.run([image, "-o", target])
+        let toFile = try await cli.run([image, "-o", target])
         #expect(toFile.status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == origin)
         #expect(toFile.stdout.hasPrefix("success  \(image)  "))
 
-        let toStdout = try cli.run([image, "-o", "-"])
+        let toStdout = try await cli.run([image, "-o", "-"])
         #expect(toStdout.status == 0)
         #expect(Data(toStdout.stdoutBytes) == origin, "stdout carries only the body")
         #expect(toStdout.stderr.hasPrefix("success  \(image)  "), "the phase line goes to stderr")
-        let json = try cli.run([image, "--json", "-o", "-"])
+        let json = try await cli.run([image, "--json", "-o", "-"])
         #expect(Data(json.stdoutBytes) == origin)
         #expect(json.stderr.contains("\"summary\""))
 
-        let missing = try cli.run([server.url("/images/missing.png"), "-o", cli.cache.path + "/missing.png"])
+        let missing = try await cli.run([server.url("/images/missing.png"), "-o", cli.cache.path + "/missing.png"])
         #expect(missing.status == 1)
         #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/missing.png"))
 
-        let two = try cli.run([image, image + "?2", "-o", target])
+        let two = try await cli.run([image, image + "?2", "-o", target])
         #expect(two.status == 2)
         #expect(two.stderr.contains("-o/--output takes exactly one URL"))
     }
 
-    @Test func aPasswordInAURLNeverAppearsInAnyOutput() throws {
+    @Test func aPasswordInAURLNeverAppearsInAnyOutput() async throws {
         let secret = "s3cr3t-Pa55"
         let base = "http://user:\(secret)@127.0.0.1:\(server.port)"
         server.route("/flaky.png", [.status(503), .status(503), .status(503)])
@@ -119,14 +119,14 @@ import TestSupport
             """.utf8))
         var outputs: [String] = []
         for flags in [[], ["--json"], ["-v"], ["--json", "-v"], ["--offline"], ["--offline", "--json"], ["--progress"]] {
-            let result = try cli.run(flags + ["--retries", "0", "--connect-timeout", "2", "--input", list])
+            let result = try await cli.run(flags + ["--retries", "0", "--connect-timeout", "2", "--input", list])
             #expect(result.status == 1)
             outputs.append(result.stdout + result.stderr)
         }
-        let single = try cli.run(["\(base)/images/red-64x48.png", "-o", cli.cache.path + "/no-such-dir/x.png"])
+        let single = try await cli.run(["\(base)/images/red-64x48.png", "-o", cli.cache.path + "/no-such-dir/x.png"])
         outputs.append(single.stdout + single.stderr)
         #expect(single.status == 1)
-        let stale = try cli.run(["--stale-if-error", "--max-age", "0", "--refresh", "\(base)/flaky.png"])
+        let stale = try await cli.run(["--stale-if-error", "--max-age", "0", "--refresh", "\(base)/flaky.png"])
         outputs.append(stale.stdout + stale.stderr)
         for output in outputs {
             #expect(!output.contains(secret), "password leaked: \(output)")
@@ -134,13 +134,13 @@ import TestSupport
         #expect(outputs[0].contains("user:***@127.0.0.1"), "the URL is shown without its password")
     }
 
-    @Test func aClosedOutputPipeStopsTheRun() throws {
+    @Test func aClosedOutputPipeStopsTheRun() async throws {
         var text = ""
         for index in 0..<200_000 { text += "http://127.0.0.1:9/\(index).png\n" }
         let list = try cli.cache.write("urls.txt", Array(text.utf8))
         let command = "\(CLI.shellQuote(CLI.binary)) --offline --input \(CLI.shellQuote(list)) | head -n 1; echo \"status ${PIPESTATUS[0]}\" >&2"
         let started = Date()
-        let result = try runProcess("/bin/bash", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        let result = try await runProcessOffPool("/bin/bash", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
         #expect(result.stdout == "empty    http://127.0.0.1:9/0.png  not cached\n")
         #expect(result.stderr.contains("status 141"), "\(result.stderr)")
         #expect(Date().timeIntervalSince(started) < 2, "stopped instead of reading the rest of the list")

@@ -27,27 +27,27 @@ import TestSupport
 
     /// Starts the binary and waits until `inFlight` transfers have started
     /// (their temporary files open) and the server has seen one of them.
-    func startStalled(_ arguments: [String], inFlight: Int, loadingMarker: String? = nil) throws -> SpawnedProcess {
+    func startStalled(_ arguments: [String], inFlight: Int, loadingMarker: String? = nil) async throws -> SpawnedProcess {
         let child = try startProcess(CLI.binary, arguments, environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let loading = loadingMarker.map { child.stdoutSoFar.components(separatedBy: $0).count - 1 } ?? inFlight
             if loading >= inFlight && temporaryFiles.count >= inFlight && server.requestCount("/stall.png") >= 1 {
-                usleep(100_000)   // bytes on their way into the temporary files
+                try await Task.sleep(nanoseconds: 100_000_000)   // bytes on their way into the temporary files
                 break
             }
-            usleep(20_000)
+            try await Task.sleep(nanoseconds: 20_000_000)
         }
         return child
     }
 
-    @Test func sigintCancelsEveryURLOnceAndExits130WithinASecond() throws {
+    @Test func sigintCancelsEveryURLOnceAndExits130WithinASecond() async throws {
         let urls = (1...40).map { server.url("/stall.png?\($0)") }
-        let child = try startStalled(["--json", "--jobs", "4"] + urls, inFlight: 4, loadingMarker: "\"phase\":\"loading\"")
+        let child = try await startStalled(["--json", "--jobs", "4"] + urls, inFlight: 4, loadingMarker: "\"phase\":\"loading\"")
         #expect(temporaryFiles.count == 4, "four bodies were being written")
         let sent = Date()
         child.sendSignal(SIGINT)
-        let result = child.wait()
+        let result = try await child.finish()
         let seconds = Date().timeIntervalSince(sent)
         #expect(result.status == 130, "\(result.stderr)")
         #expect(seconds < 1, "exited \(seconds) s after SIGINT")
@@ -68,14 +68,14 @@ import TestSupport
         #expect(server.requestCount("/stall.png") <= 4, "no new transfer started")
     }
 
-    @Test func sigtermReportsUnreadInputLinesAndExits143() throws {
+    @Test func sigtermReportsUnreadInputLinesAndExits143() async throws {
         let listed = (1...30).map { server.url("/stall.png?list\($0)") }
         let list = try cli.cache.write("urls.txt", Array(listed.joined(separator: "\n").utf8))
         let arguments = [server.url("/stall.png?a"), server.url("/stall.png?b")]
-        let child = try startStalled(arguments + ["--jobs", "2", "--input", list, "-v"], inFlight: 2)
+        let child = try await startStalled(arguments + ["--jobs", "2", "--input", list, "-v"], inFlight: 2)
         let sent = Date()
         child.sendSignal(SIGTERM)
-        let result = child.wait()
+        let result = try await child.finish()
         let seconds = Date().timeIntervalSince(sent)
         #expect(result.status == 143, "\(result.stderr)")
         #expect(seconds < 1, "exited \(seconds) s after SIGTERM")
@@ -94,19 +94,19 @@ import TestSupport
     /// A run still busy after the first Ctrl-C (here: reporting half a
     /// million unread lines of a list as cancelled) ends at the second one,
     /// without cutting a JSON line in half.
-    @Test func aSecondSigintExitsAtOnce() throws {
+    @Test func aSecondSigintExitsAtOnce() async throws {
         let stalled = [server.url("/stall.png?first"), server.url("/stall.png?second")]
         var text = stalled.joined(separator: "\n") + "\n"
         text.reserveCapacity(20_000_000)
         for index in 0..<500_000 { text += "http://127.0.0.1:9/never/\(index).png\n" }
         let list = try cli.cache.write("urls.txt", Array(text.utf8))
-        let child = try startStalled(["--json", "--jobs", "1", "--input", list], inFlight: 1, loadingMarker: "\"phase\":\"loading\"")
+        let child = try await startStalled(["--json", "--jobs", "1", "--input", list], inFlight: 1, loadingMarker: "\"phase\":\"loading\"")
         child.sendSignal(SIGINT)
-        usleep(300_000)
+        try await Task.sleep(nanoseconds: 300_000_000)
         #expect(child.isRunning, "still reporting the unread lines")
         let sent = Date()
         child.sendSignal(SIGINT)
-        let result = child.wait()
+        let result = try await child.finish()
         let seconds = Date().timeIntervalSince(sent)
         #expect(result.status == 130)
         #expect(seconds < 0.5, "exited \(seconds) s after the second SIGINT")

@@ -21,28 +21,28 @@ import TestSupport
         (1...count).map { server.url("/slow.png?\($0)") }
     }
 
-    @Test func coloursThePhaseOnlyOnATerminalWithoutNoColor() throws {
+    @Test func coloursThePhaseOnlyOnATerminalWithoutNoColor() async throws {
         let image = server.url("/images/red-64x48.png")
         let missing = server.url("/images/missing.png")
-        let coloured = try cli.runInTerminal([image, missing, "--no-progress"])
+        let coloured = try await cli.runInTerminal([image, missing, "--no-progress"])
         #expect(coloured.status == 1)
         #expect(coloured.stdout.contains("\u{1B}[32msuccess\u{1B}[0m  \(image)  "), "\(coloured.stdout)")
         #expect(coloured.stdout.contains("\u{1B}[31mfailure\u{1B}[0m  \(missing)  HTTP 404 Not Found"))
 
-        let plain = try cli.runInTerminal([image, missing, "--no-progress"], environment: ["NO_COLOR": "1"])
+        let plain = try await cli.runInTerminal([image, missing, "--no-progress"], environment: ["NO_COLOR": "1"])
         #expect(plain.stdout.contains("success  \(image)  "))
         #expect(!plain.stdout.contains("\u{1B}["), "NO_COLOR turns colour off")
 
-        let redirected = try cli.runInTerminal([image], shellTail: "> \(cli.cache.path)/out.txt")
+        let redirected = try await cli.runInTerminal([image], shellTail: "> \(cli.cache.path)/out.txt")
         let file = try String(contentsOfFile: cli.cache.path + "/out.txt", encoding: .utf8)
         #expect(file.hasPrefix("success  \(image)  "), "no colour in a file even when stderr is a terminal")
         #expect(redirected.status == 0)
     }
 
-    @Test func progressBarRedrawsAtMostTenTimesASecondAndNeverSharesALineWithResults() throws {
+    @Test func progressBarRedrawsAtMostTenTimesASecondAndNeverSharesALineWithResults() async throws {
         let urls = slowURLs(12)
         let started = Date()
-        let result = try cli.runInTerminal(["--jobs", "2"] + urls + [server.url("/images/missing.png")])
+        let result = try await cli.runInTerminal(["--jobs", "2"] + urls + [server.url("/images/missing.png")])
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 1)
         let raw = result.stdout
@@ -71,11 +71,11 @@ import TestSupport
     }
 
     /// Thousands of quick answers: one redraw per event would be thousands.
-    @Test func aFastRunStillRedrawsAtMostTenTimesASecond() throws {
+    @Test func aFastRunStillRedrawsAtMostTenTimesASecond() async throws {
         let list = (1...3000).map { "http://127.0.0.1:9/fast/\($0).png" }.joined(separator: "\n")
         let file = try cli.cache.write("fast.txt", Array(list.utf8))
         let started = Date()
-        let result = try cli.runInTerminal(["--offline", "--progress", "--input", file], environment: ["NO_COLOR": "1"])
+        let result = try await cli.runInTerminal(["--offline", "--progress", "--input", file], environment: ["NO_COLOR": "1"])
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 1)
         let draws = result.stdout.components(separatedBy: "\u{1B}[K[").count - 1
@@ -84,11 +84,11 @@ import TestSupport
         #expect(CLI.visibleLines(result.stdout).filter { $0.hasPrefix("empty    http://") }.count == 3000)
     }
 
-    @Test func progressBarGoesToStderrOnlyWithResultsInAFile() throws {
+    @Test func progressBarGoesToStderrOnlyWithResultsInAFile() async throws {
         let urls = slowURLs(6)
         let out = cli.cache.path + "/results.txt"
         let list = try cli.cache.write("urls.txt", Array(urls.joined(separator: "\n").utf8))
-        let result = try cli.runInTerminal(["--jobs", "2", "--input", list], shellTail: "> \(out)")
+        let result = try await cli.runInTerminal(["--jobs", "2", "--input", list], shellTail: "> \(out)")
         #expect(result.status == 0)
         #expect(result.stdout.contains("/6 URLs"), "the total of a list file is known: \(result.stdout.debugDescription)")
         let file = try String(contentsOfFile: out, encoding: .utf8)
@@ -96,21 +96,21 @@ import TestSupport
         #expect(!file.contains("\u{1B}") && !file.contains("\r"), "results stay clean")
     }
 
-    @Test func progressFlagsOverrideTheTerminalCheck() throws {
+    @Test func progressFlagsOverrideTheTerminalCheck() async throws {
         let urls = slowURLs(4)
-        let off = try cli.runInTerminal(["--no-progress"] + urls)
+        let off = try await cli.runInTerminal(["--no-progress"] + urls)
         #expect(!off.stdout.contains(" URLs  "), "\(off.stdout.debugDescription)")
         #expect(!off.stdout.contains("\u{1B}[K"))
 
-        let single = try cli.runInTerminal([server.url("/slow.png?single")])
+        let single = try await cli.runInTerminal([server.url("/slow.png?single")])
         #expect(!single.stdout.contains("\u{1B}[K"), "one URL: no bar")
 
-        let piped = try cli.run(["--progress", "--jobs", "1"] + slowURLs(8).map { $0 + "&b" })
+        let piped = try await cli.run(["--progress", "--jobs", "1"] + slowURLs(8).map { $0 + "&b" })
         #expect(piped.status == 0)
         #expect(piped.stderr.contains("/8 URLs"), "--progress draws even when stderr is a pipe")
         #expect(!piped.stdout.contains("\u{1B}"))
 
-        let plain = try cli.run(slowURLs(3).map { $0 + "&c" })
+        let plain = try await cli.run(slowURLs(3).map { $0 + "&c" })
         #expect(!plain.stderr.contains("\u{1B}[K"), "no bar when stderr is not a terminal")
     }
 }
