@@ -134,15 +134,15 @@ import TestSupport
         #expect(outputs[0].contains("user:***@127.0.0.1"), "the URL is shown without its password")
     }
 
+    /// An endless list into `| head -n 1`: the run must stop when it can no
+    /// longer write (it would read forever otherwise).
     @Test func aClosedOutputPipeStopsTheRun() async throws {
-        var text = ""
-        for index in 0..<200_000 { text += "http://127.0.0.1:9/\(index).png\n" }
-        let list = try cli.cache.write("urls.txt", Array(text.utf8))
-        let command = "\(CLI.shellQuote(CLI.binary)) --offline --input \(CLI.shellQuote(list)) | head -n 1; echo \"status ${PIPESTATUS[0]}\" >&2"
+        let list = "seq 1 1000000000 | sed 's#^#http://127.0.0.1:9/#; s#$#.png#'"
+        let command = "\(list) | \(CLI.shellQuote(CLI.binary)) --offline --input - | head -n 1; echo \"status ${PIPESTATUS[2]}\" >&2"
         let started = Date()
         let result = try await runProcessOffPool("/bin/bash", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
-        #expect(result.stdout == "empty    http://127.0.0.1:9/0.png  not cached\n")
+        #expect(result.stdout == "empty    http://127.0.0.1:9/1.png  not cached\n")
         #expect(result.stderr.contains("status 141"), "\(result.stderr)")
-        #expect(Date().timeIntervalSince(started) < 2, "stopped instead of reading the rest of the list")
+        #expect(Date().timeIntervalSince(started) < 10)
     }
 }
