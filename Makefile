@@ -48,12 +48,22 @@ test: deps
 
 ## demo: serve Fixtures/ on 127.0.0.1 and run a cold, a warm and an --offline pass
 demo: build
-	@bash Tests/tools/demo.sh .build/release/asyncfetch
+	@bash Tests/tools/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"
 
-## install: the binary into $(PREFIX)/bin
+## install: the binary, its man page and shell completions under $(PREFIX)
 install: build
-	install -d "$(DESTDIR)$(PREFIX)/bin"
-	install -m 0755 .build/release/asyncfetch "$(DESTDIR)$(PREFIX)/bin/asyncfetch"
+	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"; \
+	set -e; \
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+	  "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"; \
+	install -m 0755 "$$bin" "$(DESTDIR)$(PREFIX)/bin/asyncfetch"; \
+	install -m 0644 man/asyncfetch.1 "$(DESTDIR)$(PREFIX)/share/man/man1/asyncfetch.1"; \
+	"$$bin" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/asyncfetch"; \
+	"$$bin" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_asyncfetch"; \
+	"$$bin" --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/asyncfetch.fish"; \
+	echo "installed $(DESTDIR)$(PREFIX)/bin/asyncfetch, its man page and bash/zsh/fish completions"
 
 ## bench: asyncfetch side by side with curl --parallel, wget and aria2c on a local nginx (BENCH_ARGS="--quick", "--disk", "--reps N")
 bench: build bench-deps
@@ -63,7 +73,10 @@ bench-deps:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_PACKAGES)"
 
 uninstall:
-	rm -f "$(DESTDIR)$(PREFIX)/bin/asyncfetch"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/asyncfetch" "$(DESTDIR)$(PREFIX)/share/man/man1/asyncfetch.1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/asyncfetch" \
+	  "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_asyncfetch" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/asyncfetch.fish"
 
 clean:
 	rm -rf .build

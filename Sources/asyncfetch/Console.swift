@@ -10,15 +10,19 @@ enum Console {
         writeAll(2, Array((line + "\n").utf8))
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Writes everything; false when the descriptor refuses (a closed
+    /// pipe: `EPIPE`, since SIGPIPE is ignored).
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }   // a closed pipe: nothing more to say
+                if n <= 0 { return false }
                 offset += n
             }
+            return true
         }
     }
 }
@@ -27,6 +31,11 @@ enum Console {
 final class LineOutput {
     let fd: Int32
     private var buffer: [UInt8] = []
+    /// A write failed (the reader of a pipe went away): nothing more is sent.
+    private(set) var broken = false
+    /// Runs before the buffer is written, whoever triggers it (the reporter
+    /// erases its progress bar here).
+    var beforeWrite: (() -> Void)?
 
     init(fd: Int32) {
         self.fd = fd
@@ -39,9 +48,12 @@ final class LineOutput {
         if buffer.count >= 60 * 1024 { flush() }
     }
 
+    var hasPending: Bool { !buffer.isEmpty }
+
     func flush() {
         guard !buffer.isEmpty else { return }
-        Console.writeAll(fd, buffer)
+        beforeWrite?()
+        if !broken && !Console.writeAll(fd, buffer) { broken = true }
         buffer.removeAll(keepingCapacity: true)
     }
 }

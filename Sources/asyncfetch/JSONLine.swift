@@ -48,6 +48,11 @@ struct JSONLine {
     var rendered: String { text + "}" }
 
     static func quote(_ value: String) -> String {
+        var copy = value
+        let plain = copy.withUTF8 { bytes in
+            !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }
+        }
+        if plain { return "\"" + value + "\"" }   // the common case: nothing to escape
         var out = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

@@ -8,9 +8,8 @@ import Glibc
 @main
 enum Main {
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
         let status: Int32
-        let root: ParsableCommand.Type = arguments.first == "cache" ? CacheRoot.self : AsyncFetch.self
         do {
             var command: ParsableCommand
             if root == AsyncFetch.self, let (rest, urls) = URLArguments.extract(arguments),
@@ -32,6 +31,32 @@ enum Main {
         }
         fflush(nil)
         exit(status)
+    }
+
+    /// Which command parses the arguments. `AsyncFetch` takes URLs as
+    /// positional arguments, so it cannot also route subcommands:
+    /// `cache …` goes to `CacheRoot` (also after a leading `--cache-dir DIR`,
+    /// which moves behind the subcommand), and `help [cache …]` becomes
+    /// `[cache …] --help`. Neither word is ever a URL. Completion scripts
+    /// come from `CompletionRoot`.
+    static func route(_ arguments: [String]) -> (ParsableCommand.Type, [String]) {
+        if arguments.contains(where: { $0 == "--generate-completion-script" || $0.hasPrefix("--generate-completion-script=") }) {
+            return (CompletionRoot.self, arguments)
+        }
+        var rest = arguments[...]
+        var cacheDir: [String] = []
+        while let first = rest.first, first == "--cache-dir" || first.hasPrefix("--cache-dir=") {
+            let count = first == "--cache-dir" ? 2 : 1
+            cacheDir += rest.prefix(count)
+            rest = rest.dropFirst(count)
+        }
+        if rest.first == "help" {
+            return route(cacheDir + Array(rest.dropFirst()) + ["--help"])
+        }
+        if rest.first == "cache" {
+            return (CacheRoot.self, Array(rest) + cacheDir)
+        }
+        return (AsyncFetch.self, arguments)
     }
 
     static func exitStatus(for error: Error, root: ParsableCommand.Type) -> Int32 {

@@ -4,166 +4,183 @@ import Loader
 import Glibc
 #endif
 
-/// Turns loader events into the documented output: one line per URL at its
-/// terminal phase (or JSON Lines, one per phase change), then a summary.
-/// Result lines go to stdout unless stdout carries a body (`-o -`).
-final class Reporter {
+/// Turns loader events into the documented output (SPEC §3): one line per
+/// URL at its terminal phase (or JSON Lines, one per phase change), then a
+/// summary; warnings and the progress bar on stderr.
+///
+/// Result lines go to stdout unless stdout carries a body (`-o -`). Every
+/// write happens under one lock, so the progress bar (redrawn by a ticker)
+/// is always erased before result lines are written and drawn again after:
+/// the two never share a line.
+final class Reporter: @unchecked Sendable {
     enum Style { case human, json }
 
-    private let style: Style
-    private let quiet: Bool
-    private let verbose: Bool
-    private let out: LineOutput
-    private let color: Bool
-    private(set) var summary = Summary()
+    /// When to show the progress bar: `auto` shows it once a second URL is
+    /// known, if stderr is a terminal.
+    enum ProgressMode { case off, auto, on }
 
-    init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool) {
+    let style: Style
+    let quiet: Bool
+    let verbose: Bool
+    let color: Bool
+    private let lock = TimedLock()
+    private let out: LineOutput
+    private let started = monotonicSeconds()
+
+    // Guarded by `lock`.
+    private var counted = Summary()
+    private var progressMode: ProgressMode
+    private var bar = ProgressBar()
+    private var barDrawn = false
+    private var lastDraw = -Double.infinity
+    private var progressSource: (@Sendable () -> (known: Int, total: Int?))?
+
+    init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool, progress: ProgressMode) {
         self.style = style
         self.quiet = quiet
         self.verbose = verbose
-        out = LineOutput(fd: resultsToStderr ? 2 : 1)
-        let terminal = isatty(resultsToStderr ? 2 : 1) == 1
-        color = style == .human && terminal && getenv("NO_COLOR") == nil
+        let fd: Int32 = resultsToStderr ? 2 : 1
+        out = LineOutput(fd: fd)
+        color = style == .human && Terminal.colorAllowed(on: fd)
+        progressMode = progress
+        // Every write of results happens under `lock` (the buffer also
+        // flushes itself when full): the bar is erased first, always.
+        out.beforeWrite = { [unowned self] in eraseBarLocked() }
+    }
+
+    var summary: Summary { lock.withLock { counted } }
+
+    /// The results can no longer be written (stdout was a pipe whose reader
+    /// went away, as with `| head`): the run should stop.
+    var outputBroken: Bool { lock.withLock { out.broken } }
+
+    /// Where the progress bar learns how many URLs there are.
+    func attachProgress(_ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
+        lock.withLock { progressSource = source }
     }
 
     func report(_ event: LoadEvent) {
-        summary.count(event.phase)
-        switch style {
-        case .json: write(jsonLine(event))
-        case .human: if let line = humanLine(event) { write(line) }
+        lock.withLock {
+            counted.count(event.phase)
+            bar.done = counted.total
+            bar.failed = counted.failure
+            bar.bytes = counted.bytes
+            switch style {
+            case .json: out.line(jsonLine(event))
+            case .human: if let line = humanLine(event) { out.line(line) }
+            }
+            if case .success(let result) = event.phase, let warning = result.warning {
+                warnLocked("\(event.url): \(warning)")
+            }
+            if progressMode != .off {
+                refreshLocked()
+                return
+            }
+            // Network results are slow anyway: show them at once. Cache
+            // answers stay in the buffer, so 10,000 hits cost few writes.
+            if case .success(let result) = event.phase, result.source == .cache { return }
+            if case .empty = event.phase { return }
+            out.flush()
         }
-        if case .success(let result) = event.phase, let warning = result.warning {
-            warn("\(event.url): \(warning)")
-        }
-        // Network results are slow anyway: show them at once. Cache answers
-        // are left to stdio's buffer, so 10,000 hits cost few system calls.
-        if case .success(let result) = event.phase, result.source == .cache { return }
-        if case .empty = event.phase { return }
-        out.flush()
     }
 
-    func finish(duration: Double) {
-        switch style {
-        case .json:
-            var s = JSONLine()
-            s.add("total", summary.total)
-            s.add("success", summary.success)
-            s.add("failure", summary.failure)
-            s.add("empty", summary.empty)
-            s.add("cache", summary.cache)
-            s.add("network", summary.network)
-            s.add("revalidated", summary.revalidated)
-            s.add("stale", summary.stale)
-            s.add("bytes", summary.bytes)
-            s.add("durationMs", milliseconds: duration)
-            var line = JSONLine()
-            line.add("summary", object: s)
-            write(line.rendered)
-        case .human:
-            if summary.total > 1 && !quiet {
+    /// Called about ten times a second while the batch runs: shows buffered
+    /// lines and redraws the bar.
+    func tick() {
+        lock.withLock { if progressMode != .off { refreshLocked() } }
+    }
+
+    /// Erases the bar and prints the summary: a JSON line last, or one line
+    /// on stderr for people (unless `-q`, or a single uninterrupted URL).
+    func finish(interruptedBy signo: Int32?) {
+        lock.withLock {
+            eraseBarLocked()
+            progressMode = .off
+            let duration = monotonicSeconds() - started
+            switch style {
+            case .json:
+                out.line(summaryJSON(duration: duration))
+            case .human:
                 out.flush()
-                var parts = ["\(summary.success) success", "\(summary.failure) failure"]
-                if summary.empty > 0 { parts.append("\(summary.empty) empty") }
-                let sources = "cache \(summary.cache), network \(summary.network), revalidated \(summary.revalidated), stale \(summary.stale)"
-                Console.error("\(summary.total) URLs: \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(summary.bytes)) in \(formatDuration(duration))")
+                if let signo {
+                    Console.error("asyncfetch: interrupted by \(signalName(signo)): " + summaryText(duration: duration))
+                } else if counted.total > 1 && !quiet {
+                    Console.error(summaryText(duration: duration))
+                }
             }
+            out.flush()
         }
-        out.flush()
     }
 
     func warn(_ message: String) {
+        lock.withLock { warnLocked(message) }
+    }
+
+    /// For a second Ctrl-C, on the way to `_exit`: waits briefly for a line
+    /// being written (so stdout never ends inside a JSON object), erases the
+    /// bar, and keeps the lock so nothing more is written.
+    func abandon() {
+        _ = lock.acquire(within: Defaults.abandonWait)
+        if barDrawn { Console.writeAll(2, Array("\r\u{1B}[K".utf8)) }
+    }
+
+    // MARK: - Under the lock
+
+    private func warnLocked(_ message: String) {
+        eraseBarLocked()
         out.flush()
         Console.error("asyncfetch: warning: \(message)")
     }
 
-    private func write(_ line: String) { out.line(line) }
-
-    private func paint(_ text: String, _ code: String) -> String {
-        color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
-    }
-
-    private func humanLine(_ event: LoadEvent) -> String? {
-        switch event.phase {
-        case .loading:
-            return nil
-        case .empty(let reason):
-            return paint("empty  ", "33") + "  \(event.url)  " + (reason == .notCached ? "not cached" : "cancelled before it started")
-        case .failure(let error):
-            var line = paint("failure", "31") + "  \(event.url)  \(error.message)"
-            if error.source == .cache { line += " (remembered)" }
-            if verbose { line += "  [\(error.kind.rawValue), attempts \(error.attempts), \(formatDuration(event.duration))]" }
-            return line
-        case .success(let result):
-            if quiet { return nil }
-            var detail = [result.source.rawValue, formatBytes(result.bytes)]
-            if let format = result.format {
-                if let w = result.width, let h = result.height { detail.append("\(format) \(w)x\(h)") } else { detail.append(format) }
-            } else if let type = result.contentType {
-                detail.append(type)
-            }
-            var line = paint("success", "32") + "  \(event.url)  \(result.path ?? "(not stored: no-store)")  (\(detail.joined(separator: ", ")))"
-            if verbose {
-                var http: [String] = []
-                if let status = result.status { http.append("HTTP \(status)") }
-                if let version = result.httpVersion { http.append("HTTP/\(version)") }
-                if result.attempts > 0 { http.append("attempts \(result.attempts)") }
-                if result.redirects > 0 { http.append("redirects \(result.redirects)") }
-                http.append(formatDuration(event.duration))
-                line += "  [\(http.joined(separator: ", "))]"
-            }
-            return line
+    /// At most every `progressRedrawInterval`: erase the bar, write the
+    /// buffered lines, draw the bar again.
+    private func refreshLocked() {
+        let now = monotonicSeconds()
+        guard now - lastDraw >= Defaults.progressRedrawInterval else { return }
+        lastDraw = now
+        if let counts = progressSource?() {
+            bar.known = counts.known
+            bar.total = counts.total
         }
+        bar.elapsed = now - started
+        let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1
+        out.flush()   // erases the bar first when there are lines
+        guard visible else { return }
+        // Drawn over the old bar (carriage return, erase to end of line).
+        Console.writeAll(2, Array(("\r\u{1B}[K" + bar.render(width: Terminal.width(2))).utf8))
+        barDrawn = true
     }
 
-    private func jsonLine(_ event: LoadEvent) -> String {
+    private func eraseBarLocked() {
+        guard barDrawn else { return }
+        Console.writeAll(2, Array("\r\u{1B}[K".utf8))
+        barDrawn = false
+    }
+
+    private func summaryText(duration: Double) -> String {
+        let s = counted
+        var parts = ["\(s.success) success", "\(s.failure) failure"]
+        if s.empty > 0 { parts.append("\(s.empty) empty") }
+        let sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
+        let noun = s.total == 1 ? "URL" : "URLs"
+        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))"
+    }
+
+    private func summaryJSON(duration: Double) -> String {
+        let c = counted
+        var s = JSONLine()
+        s.add("total", c.total)
+        s.add("success", c.success)
+        s.add("failure", c.failure)
+        s.add("empty", c.empty)
+        s.add("cache", c.cache)
+        s.add("network", c.network)
+        s.add("revalidated", c.revalidated)
+        s.add("stale", c.stale)
+        s.add("bytes", c.bytes)
+        s.add("durationMs", milliseconds: duration)
         var line = JSONLine()
-        line.add("url", event.url)
-        line.add("phase", event.phase.name)
-        switch event.phase {
-        case .loading:
-            break
-        case .empty(let reason):
-            line.add("reason", reason.rawValue)
-        case .success(let result):
-            line.add("source", result.source.rawValue)
-            line.add("path", result.path)
-            line.add("bytes", result.bytes)
-            line.add("status", result.status)
-            line.add("contentType", result.contentType)
-            line.add("format", result.format)
-            line.add("width", result.width)
-            line.add("height", result.height)
-            line.add("attempts", result.attempts)
-            line.add("durationMs", milliseconds: event.duration)
-        case .failure(let error):
-            var e = JSONLine()
-            e.add("kind", error.kind.rawValue)
-            e.add("status", error.status)
-            e.add("message", error.message)
-            line.add("error", object: e)
-            line.add("source", error.source?.rawValue)
-            line.add("attempts", error.attempts)
-            line.add("durationMs", milliseconds: event.duration)
-        }
+        line.add("summary", object: s)
         return line.rendered
     }
-}
-
-func formatBytes(_ bytes: Int64) -> String {
-    if bytes < 1024 { return "\(bytes) B" }
-    let units = ["KiB", "MiB", "GiB", "TiB"]
-    var value = Double(bytes) / 1024
-    var unit = 0
-    while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
-    let tenths = Int((value * 10).rounded())
-    return "\(tenths / 10).\(tenths % 10) \(units[unit])"
-}
-
-func formatDuration(_ seconds: Double) -> String {
-    if seconds < 1 {
-        let tenths = Int((seconds * 10_000).rounded())
-        return "\(tenths / 10).\(tenths % 10) ms"
-    }
-    let hundredths = Int((seconds * 100).rounded())
-    return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
 }

@@ -26,13 +26,13 @@ cache="$work/cache"
 
 step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "$2"; }
 
-step "1. Cold pass: every URL goes loading → success or failure (JSON Lines show each phase change)" \
-     "asyncfetch --cache-dir CACHE --json URL..."
-"$bin" --cache-dir "$cache" --json "${urls[@]}" || true
+step "1. Cold pass over a URL list: every URL goes loading → success or failure (JSON Lines show each phase change)" \
+     "asyncfetch --cache-dir CACHE --json --input urls.txt"
+"$bin" --cache-dir "$cache" --json --input "$work/urls.txt" || echo "(exit status $?: some URLs failed, as the list expects)"
 
 step "2. Warm pass: fresh entries come from the cache, no network" \
-     "asyncfetch --cache-dir CACHE URL..."
-"$bin" --cache-dir "$cache" "${urls[@]}" || true
+     "asyncfetch --cache-dir CACHE --input urls.txt"
+"$bin" --cache-dir "$cache" --input "$work/urls.txt" || echo "(exit status $?)"
 
 never="$base/images/never-fetched.png"
 step "3. Offline pass: which are cached? (no network at all; the last URL was never fetched)" \
@@ -44,3 +44,7 @@ step "4. Where a body lives: the MD5 of the URL in the cache directory" \
 "$bin" cache path --cache-dir "$cache" "${urls[0]}"
 printf '$ printf %%s %s | md5sum\n' "${urls[0]}"
 printf %s "${urls[0]}" | md5sum
+
+step "5. The body itself on stdout, for a pipe (the report goes to stderr)" \
+     "asyncfetch --cache-dir CACHE ${urls[0]} -o - | file -"
+"$bin" --cache-dir "$cache" "${urls[0]}" -o - | { command -v file >/dev/null && file - || od -c | head -1; }

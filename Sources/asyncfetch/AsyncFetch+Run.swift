@@ -1,0 +1,74 @@
+import ArgumentParser
+import DiskCache
+import Fetch
+import Loader
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Running a batch: URLs in, reports out, exit status (SPEC §3, §6).
+extension AsyncFetch {
+    func run() async throws {
+        try options.checkUsage(urls: urls)
+        // A closed stdout shows up as EPIPE (and stops the run, exit 141)
+        // instead of killing the process with temporary files left behind.
+        signal(SIGPIPE, SIG_IGN)
+        let options = self.options
+        let store = try options.cache.openStore()
+        let inputLines = try options.input.map { try InputLines(path: $0) }
+        let interruption = try Interruption()
+        let list = URLList(arguments: urls, input: inputLines)
+        let mode = progressMode()
+        let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
+                                resultsToStderr: options.output == "-", progress: mode)
+        if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
+        if mode != .off { inputLines?.countAhead() }
+
+        let loader = ImageLoader(cache: store, options: options.loaderOptions())
+        // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
+        let batch = loader.batch(list, deliverTo: options.output.map(Delivery.init(argument:)))
+        reporter.attachProgress {
+            let counts = batch.counts
+            return (counts.distinct, list.progress.total.map { $0 - counts.duplicates })
+        }
+        interruption.onFirstSignal { batch.cancel() }
+        interruption.onSecondSignal { reporter.abandon() }
+        let ticker = mode == .off ? nil : Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(Defaults.progressRedrawInterval * 1e9))
+                reporter.tick()
+            }
+        }
+
+        var stopped = false
+        for await event in batch {
+            reporter.report(event)
+            if !stopped && reporter.outputBroken {
+                stopped = true
+                batch.stop()
+            }
+        }
+        ticker?.cancel()
+        if stopped {
+            await batch.finished()
+            throw ExitCode(128 + SIGPIPE)
+        }
+        let signal = interruption.signal
+        reporter.finish(interruptedBy: signal)
+        if let signal { throw ExitCode(128 + signal) }
+        if let problem = inputLines?.readError {
+            throw RuntimeFailure("reading --input \(inputLines?.name ?? ""): \(problem)")
+        }
+        let code = reporter.summary.exitCode
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// `--progress` / `--no-progress`, else a bar only on a terminal (not `dumb`).
+    private func progressMode() -> Reporter.ProgressMode {
+        switch options.progress {
+        case true?: return .on
+        case false?: return .off
+        case nil: return Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
+        }
+    }
+}

@@ -1,0 +1,271 @@
+import Fetch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The URL lines of `--input FILE` (`-`: stdin), read as the batch needs them.
+///
+/// A dedicated thread reads the file or pipe in chunks and fills a bounded
+/// buffer (`Defaults.inputReadAheadLines` / `…Bytes`); the batch awaits
+/// lines from it. So a blocking read of a slow pipe never holds a thread of
+/// the cooperative pool, and a list of a million lines streams through in
+/// constant memory.
+///
+/// When the task that reads is cancelled (Ctrl-C), the lines are *drained*:
+/// what can be read without waiting is still delivered (all of a regular
+/// file; what a pipe or terminal already holds), then the sequence ends, so
+/// that every URL that was asked for gets its `empty`/`cancelled` report but
+/// nobody waits on a producer that may never stop.
+final class InputLines: AsyncSequence, @unchecked Sendable {
+    typealias Element = String
+
+    /// The name used in messages: the path, or `stdin`.
+    let name: String
+    private let fd: Int32
+    private let closeWhenDone: Bool
+    private let isRegularFile: Bool
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let spaceFreed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    // Guarded by `mutex`.
+    private var queue: [String] = []
+    private var head = 0
+    private var queuedBytes = 0
+    private var finished = false
+    private var draining = false
+    private var readerWaiting = false
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var readLines = 0
+    private var countedLines: Int?
+    private var failure: String?
+
+    /// Opens `path` (`-` for stdin) and starts reading ahead. A file that
+    /// cannot be opened, or a directory, is a usage error (exit 2).
+    init(path: String) throws {
+        guard let wake = SelfPipe() else {
+            throw UsageError("cannot read --input \(path): pipe: \(String(cString: strerror(errno)))")
+        }
+        wakeRead = wake.readFD
+        wakeWrite = wake.writeFD
+        if path == "-" {
+            name = "stdin"
+            fd = 0
+            closeWhenDone = false
+        } else {
+            name = path
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            closeWhenDone = true
+        }
+        var info = stat()
+        let problem: String?
+        if fd < 0 {
+            problem = String(cString: strerror(errno))
+        } else if fstat(fd, &info) != 0 {
+            problem = String(cString: strerror(errno))
+        } else if (info.st_mode & S_IFMT) == S_IFDIR {
+            problem = "is a directory"
+        } else {
+            problem = nil
+        }
+        isRegularFile = fd >= 0 && (info.st_mode & S_IFMT) == S_IFREG
+        mutex.initialize(to: pthread_mutex_t())
+        spaceFreed.initialize(to: pthread_cond_t())
+        let mutexRC = pthread_mutex_init(mutex, nil)
+        precondition(mutexRC == 0, "pthread_mutex_init failed: \(mutexRC)")
+        let condRC = pthread_cond_init(spaceFreed, nil)
+        precondition(condRC == 0, "pthread_cond_init failed: \(condRC)")
+        if let problem {
+            if closeWhenDone && fd >= 0 { close(fd) }
+            close(wakeRead)
+            close(wakeWrite)
+            throw UsageError("cannot read --input \(path): \(problem)")
+        }
+        let reader = Thread { [self] in readLoop() }
+        reader.name = "asyncfetch-input"
+        reader.start()
+    }
+
+    /// Both threads hold `self`, so the descriptors are closed only once
+    /// neither uses them any more.
+    deinit {
+        if closeWhenDone { close(fd) }
+        close(wakeRead)
+        close(wakeWrite)
+        pthread_cond_destroy(spaceFreed)
+        pthread_mutex_destroy(mutex)
+        spaceFreed.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Lines delivered so far, and the number of URL lines in all when known
+    /// (at the end of the input, or earlier from `countAhead()`).
+    var progress: (read: Int, total: Int?) {
+        locked { (readLines, finished ? readLines + queue.count - head : countedLines) }
+    }
+
+    /// Why reading stopped early (an I/O error), once the sequence has ended.
+    var readError: String? { locked { failure } }
+
+    /// For a regular file, counts its URL lines on another thread (with
+    /// `pread`, so the reader's offset is untouched): the progress bar can
+    /// then show a total before the list has been read.
+    func countAhead() {
+        guard isRegularFile else { return }
+        let counter = Thread { [self] in
+            var splitter = LineSplitter(maxLineBytes: Defaults.inputMaxLineBytes)
+            var count = 0
+            var offset: off_t = 0
+            var chunk = [UInt8](repeating: 0, count: Defaults.inputChunkBytes)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                offset += off_t(n)
+                chunk.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) { _ in count += 1 } }
+            }
+            splitter.finish { _ in count += 1 }
+            locked { if countedLines == nil { countedLines = count } }
+        }
+        counter.name = "asyncfetch-count"
+        counter.start()
+    }
+
+    // MARK: - Consumer side (the batch)
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let lines: InputLines
+        mutating func next() async -> String? { await lines.next() }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(lines: self) }
+
+    private enum Step { case line(String), end, wait }
+
+    func next() async -> String? {
+        while true {
+            let step: Step = locked {
+                if head < queue.count {
+                    let line = queue[head]
+                    head += 1
+                    queuedBytes -= line.utf8.count
+                    readLines += 1
+                    if head >= 1024 && head * 2 >= queue.count {
+                        queue.removeFirst(head)
+                        head = 0
+                    }
+                    // The reader waits for half the buffer to drain, not for
+                    // each line: one wake-up per 512 lines, not per line.
+                    if readerWaiting && queue.count - head <= Defaults.inputReadAheadLines / 2 {
+                        readerWaiting = false
+                        pthread_cond_signal(spaceFreed)
+                    }
+                    return .line(line)
+                }
+                if finished { return .end }
+                if Task.isCancelled { requestDrainLocked() }
+                return .wait
+            }
+            switch step {
+            case .line(let line): return line
+            case .end: return nil
+            case .wait:
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let ready = locked { () -> Bool in
+                            if head < queue.count || finished { return true }
+                            waiter = continuation
+                            return false
+                        }
+                        if ready { continuation.resume() }
+                    }
+                } onCancel: {
+                    locked { requestDrainLocked() }
+                }
+            }
+        }
+    }
+
+    /// Switches the reader to "no more waiting"; it finishes once nothing
+    /// more is readable at once. The waiter is resumed by the reader.
+    private func requestDrainLocked() {
+        guard !draining else { return }
+        draining = true
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    // MARK: - Reader thread
+
+    private func readLoop() {
+        var splitter = LineSplitter(maxLineBytes: Defaults.inputMaxLineBytes)
+        var chunk = [UInt8](repeating: 0, count: Defaults.inputChunkBytes)
+        var error: String?
+        reading: while true {
+            let drain = locked { draining }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, drain ? 0 : -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                error = "poll: " + String(cString: strerror(errno))
+                break
+            }
+            if fds[1].revents != 0 {
+                var sink = [UInt8](repeating: 0, count: 64)
+                _ = read(wakeRead, &sink, sink.count)
+                continue
+            }
+            if ready == 0 { break }   // draining, and nothing more to read at once
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                error = String(cString: strerror(errno))
+                break
+            }
+            if n == 0 { break }
+            chunk.withUnsafeBufferPointer { buffer in
+                splitter.feed(UnsafeBufferPointer(rebasing: buffer[0..<n])) { push($0) }
+            }
+        }
+        splitter.finish { push($0) }
+        let resume = locked { () -> CheckedContinuation<Void, Never>? in
+            finished = true
+            failure = error
+            defer { waiter = nil }
+            return waiter
+        }
+        resume?.resume()
+    }
+
+    /// Hands one line to the consumer, waiting while the buffer is full.
+    private func push(_ line: LineSplitter.Line) {
+        let text: String
+        switch line {
+        case .text(let bytes): text = String(decoding: bytes, as: UTF8.self)
+        case .overlong(let number):
+            text = "<line \(number) of \(name): longer than \(formatBytes(Int64(Defaults.inputMaxLineBytes)))>"
+        }
+        let resume = locked { () -> CheckedContinuation<Void, Never>? in
+            while head < queue.count
+                && (queue.count - head >= Defaults.inputReadAheadLines || queuedBytes >= Defaults.inputReadAheadBytes)
+            {
+                readerWaiting = true
+                pthread_cond_wait(spaceFreed, mutex)
+            }
+            queue.append(text)
+            queuedBytes += text.utf8.count
+            defer { waiter = nil }
+            return waiter
+        }
+        resume?.resume()
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}

@@ -1,0 +1,108 @@
+import Fetch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The write end of the self-pipe; set once, before the handler is installed.
+private nonisolated(unsafe) var interruptionPipe: Int32 = -1
+
+/// SIGINT and SIGTERM for a run (SPEC §6).
+///
+/// The signal handler only writes the signal number to a pipe (the one
+/// async-signal-safe thing to do); a dedicated thread reads it and acts.
+/// This works whichever thread the kernel picks for the signal, unlike
+/// `sigwait`, which needs the signal blocked in every thread, including the
+/// ones the Swift runtime started before `main` ran.
+///
+/// - first signal: `onFirst` runs (the batch is cancelled: no new
+///   transfers, those in flight aborted, every URL still reported), and the
+///   run ends normally with exit status 128 + signal;
+/// - a second signal, or a run still going `Defaults.interruptGrace`
+///   seconds after the first: `onSecond` runs, then the process exits at
+///   once with 128 + signal.
+final class Interruption: @unchecked Sendable {
+    private let lock = Lock()
+    private var first: Int32?                       // guarded by lock
+    private var onFirst: (@Sendable () -> Void)?    // guarded by lock
+    private var onSecond: (@Sendable () -> Void)?   // guarded by lock
+
+    /// The first signal received, if any.
+    var signal: Int32? { lock.withLock { first } }
+
+    /// Installs the handlers for SIGINT and SIGTERM and starts the thread.
+    init() throws {
+        guard let pipe = SelfPipe() else {
+            throw RuntimeFailure("cannot set up signal handling: pipe: \(String(cString: strerror(errno)))")
+        }
+        interruptionPipe = pipe.writeFD
+        for signo in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { signo in
+                let saved = errno
+                var byte = UInt8(truncatingIfNeeded: signo)
+                _ = write(interruptionPipe, &byte, 1)
+                errno = saved
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            guard sigaction(signo, &action, nil) == 0 else {
+                throw RuntimeFailure("cannot set up signal handling: sigaction: \(String(cString: strerror(errno)))")
+            }
+        }
+        let readFD = pipe.readFD
+        let watcher = Thread { [self] in watch(readFD) }
+        watcher.name = "asyncfetch-signals"
+        watcher.start()
+    }
+
+    /// `action` runs on the first signal (at once if one already came).
+    func onFirstSignal(_ action: @escaping @Sendable () -> Void) {
+        let already = lock.withLock { () -> Bool in
+            onFirst = action
+            return first != nil
+        }
+        if already { action() }
+    }
+
+    /// `action` runs just before the process exits on a second signal.
+    func onSecondSignal(_ action: @escaping @Sendable () -> Void) {
+        lock.withLock { onSecond = action }
+    }
+
+    private func watch(_ fd: Int32) {
+        var byte: UInt8 = 0
+        while true {
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n == 1 else { return }
+            let signo = Int32(byte)
+            let action = lock.withLock { () -> (@Sendable () -> Void)? in
+                guard first == nil else { return nil }
+                first = signo
+                return onFirst ?? {}
+            }
+            if let action {
+                action()
+                startGraceTimer(signo)
+            } else {
+                exitNow(signo, reason: "interrupted again: exiting at once")
+            }
+        }
+    }
+
+    private func startGraceTimer(_ signo: Int32) {
+        let timer = Thread { [self] in
+            Thread.sleep(forTimeInterval: Defaults.interruptGrace)
+            exitNow(signo, reason: "the interrupted run did not end within \(formatDuration(Defaults.interruptGrace)): exiting")
+        }
+        timer.name = "asyncfetch-grace"
+        timer.start()
+    }
+
+    private func exitNow(_ signo: Int32, reason: String) -> Never {
+        lock.withLock { onSecond }?()
+        Console.error("asyncfetch: \(reason)")
+        _exit(128 + signo)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Help, usage errors, completion scripts and the man page.
+@Suite struct HelpE2ETests {
+    let cli: CLI
+
+    init() throws { cli = try CLI() }
+
+    /// The long options `asyncfetch --help` lists (`--progress/--no-progress` gives both).
+    func longOptions(_ help: String) -> [String] {
+        var names: [String] = []
+        for line in help.split(separator: "\n") {
+            let trimmed = line.drop { $0 == " " }
+            guard trimmed.hasPrefix("-") else { continue }
+            let spec = trimmed.components(separatedBy: "  ").first ?? ""   // "-i, --input <file>"
+            for part in spec.split(whereSeparator: { $0 == "," || $0 == "/" || $0 == " " }) where part.hasPrefix("--") {
+                names.append(String(part))
+            }
+        }
+        return names
+    }
+
+    @Test func helpDescribesEveryOptionWithItsDefault() async throws {
+        let result = try await cli.run(["--help"])
+        #expect(result.status == 0)
+        let help = result.stdout
+        let options = longOptions(help)
+        for expected in ["--input", "--output", "--json", "--quiet", "--verbose", "--progress", "--no-progress", "--offline",
+                         "--jobs", "--max-size", "--connect-timeout", "--timeout", "--retries", "--default-ttl", "--max-age",
+                         "--refresh", "--stale-if-error", "--any", "--header", "--cacert", "--insecure", "--cache-dir"] {
+            #expect(options.contains(expected), "\(expected) missing from --help")
+        }
+        // Compared with runs of spaces and line breaks collapsed (help text wraps).
+        let flat = help.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+        for text in ["--jobs <n> Concurrent transfers. (default: 8)", "(default: 64M)", "(default: 10s)",
+                     "(default: 1m)", "(default: 2)", "(default: 7d)", "(default: as the server said)",
+                     "(default: when stderr", "is a terminal and there is more than one URL)", "Exit status: 0 every URL succeeded",
+                     "asyncfetch --input urls.txt --jobs 16 --json", "USAGE: asyncfetch [<options>] <url> ... asyncfetch"] {
+            #expect(flat.contains(text), "\(text) missing from --help")
+        }
+        // Every option line is followed by help text (same line, or the next one).
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for (index, line) in lines.enumerated() where line.hasPrefix("  -") {
+            let sameLine = line.count > 26 && !line.dropFirst(26).trimmingCharacters(in: .whitespaces).isEmpty
+            let nextLine = index + 1 < lines.count && lines[index + 1].hasPrefix(String(repeating: " ", count: 26))
+            #expect(sameLine || nextLine, "no help text: \(line)")
+        }
+        #expect(try await cli.run(["help"]).stdout == help)
+        #expect(try await cli.run(["--version"]).stdout.hasPrefix("0."))
+    }
+
+    @Test func cacheHelpListsItsCommandsAndCacheDirWorksBeforeIt() async throws {
+        let cacheHelp = try await cli.run(["cache", "--help"])
+        #expect(cacheHelp.status == 0)
+        #expect(cacheHelp.stdout.contains("OVERVIEW: Inspect and maintain the cache."))
+        #expect(cacheHelp.stdout.contains("  dir ") && cacheHelp.stdout.contains("  path "))
+        #expect(try await cli.run(["help", "cache"]).stdout == cacheHelp.stdout)
+        #expect(try await cli.run(["help", "cache", "path"]).stdout.contains("USAGE: asyncfetch cache path"))
+        let moved = try await cli.run(["--cache-dir", cli.cache.path + "/elsewhere", "cache", "dir"])
+        #expect(moved.status == 0)
+        #expect(moved.stdout == cli.cache.path + "/elsewhere\n")
+    }
+
+    @Test func usageErrorsExit2WithOneLineAndAHint() async throws {
+        let cases: [([String], String)] = [
+            (["--bogus"], "asyncfetch: Unknown option '--bogus'."),
+            ([], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
+            (["--jobs", "0", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
+            (["--timeout", "soon", "http://127.0.0.1:9/x.png"], "asyncfetch: The value 'soon' is invalid for '--timeout <duration>'"),
+            (["-H", "no colon", "http://127.0.0.1:9/x.png"], "asyncfetch: -H expects 'Name: value', got 'no colon'"),
+            (["-o", "x.png", "--input", "-"], "asyncfetch: -o/--output takes exactly one URL, named on the command line"),
+            (["--input", "/no/such/list"], "asyncfetch: cannot read --input /no/such/list: No such file or directory"),
+        ]
+        for (arguments, reason) in cases {
+            let result = try await cli.run(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2, "\(arguments): \(result.stderr)")
+            #expect(lines.first?.hasPrefix(reason) == true, "\(arguments): \(result.stderr)")
+            #expect(lines.last == "See 'asyncfetch --help'.")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func completionScriptsCoverOptionsAndCacheCommands() async throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try await cli.run(["--generate-completion-script", shell])
+            #expect(script.status == 0, "\(shell): \(script.stderr)")
+            #expect(script.stdout.contains("input") && script.stdout.contains("no-progress") && script.stdout.contains("path"))
+        }
+        let bash = try await cli.run(["--generate-completion-script", "bash"]).stdout
+        let file = try cli.cache.write("asyncfetch.bash", Array(bash.utf8))
+        let probe = """
+            source \(CLI.shellQuote(file))
+            complete_line() {
+              COMP_LINE="$1"; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<< "$1"
+              [[ "$1" == *" " ]] && COMP_WORDS+=("")
+              COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=()
+              _asyncfetch asyncfetch "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"
+              echo "${COMPREPLY[*]}"
+            }
+            complete_line "asyncfetch --inp"
+            complete_line "asyncfetch cache p"
+            complete_line "asyncfetch --no-prog"
+            """
+        let result = try await runProcessOffPool("/bin/bash", ["-c", probe])
+        #expect(result.stdout == "--input\npath\n--no-progress\n", "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test func theManPageDescribesEveryOptionAndRendersCleanly() async throws {
+        let page = Paths.packageRoot + "/man/asyncfetch.1"
+        let source = try String(contentsOfFile: page, encoding: .utf8)
+        let help = try await cli.run(["--help"]).stdout
+        for option in longOptions(help) {
+            #expect(source.contains(option.replacingOccurrences(of: "-", with: "\\-")), "\(option) missing from the man page")
+        }
+        for section in [".SH EXIT STATUS", ".SH JSON LINES", ".SH SIGNALS", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
+            #expect(source.contains(section))
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") else { return }
+        let rendered = try await runProcessOffPool("/usr/bin/groff", ["-man", "-Tutf8", "-ww", page])
+        #expect(rendered.status == 0)
+        #expect(rendered.stderr.isEmpty, "groff warnings: \(rendered.stderr)")
+        #expect(rendered.stdout.contains("asyncfetch"))
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// What a person and a script read: human lines, -q, -v, --json, -o, and
+/// URLs with passwords (SPEC §3, §5).
+@Suite struct OutputE2ETests {
+    let server: ScriptedServer
+    let cli: CLI
+
+    init() throws {
+        server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        cli = try CLI()
+    }
+
+    @Test func humanOutputIsOneLinePerURLWithASummaryOnStderr() async throws {
+        let image = server.url("/images/red-64x48.png")
+        let missing = server.url("/images/missing.png")
+        let never = server.url("/images/never.png")
+        let result = try await cli.run([image, missing])
+        #expect(result.status == 1)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        let path = cli.cacheDir + "/" + (try CLI.md5sum(image))
+        #expect(lines.contains("success  \(image)  \(path)  (network, 153 B, png 64x48)"))
+        #expect(lines.contains("failure  \(missing)  HTTP 404 Not Found"))
+        #expect(!result.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
+        #expect(result.stderr.hasPrefix("2 URLs: 1 success, 1 failure (cache 0, network 1, revalidated 0, stale 0); 153 B in "))
+
+        let offline = try await cli.run(["--offline", image, never])
+        #expect(offline.stdout.contains("success  \(image)  \(path)  (cache, 153 B, png 64x48)"))
+        #expect(offline.stdout.contains("empty    \(never)  not cached"))
+
+        let single = try await cli.run([image])
+        #expect(single.status == 0)
+        #expect(single.stderr.isEmpty, "one URL: no summary line")
+    }
+
+    @Test func quietPrintsOnlyWhatDidNotSucceedAndVerboseAddsHTTPDetail() async throws {
+        let image = server.url("/images/photo-120x80.jpg")
+        let missing = server.url("/images/missing.png")
+        let quiet = try await cli.run(["-q", image, missing])
+        #expect(quiet.status == 1)
+        #expect(quiet.stdout == "failure  \(missing)  HTTP 404 Not Found\n")
+        #expect(quiet.stderr.isEmpty, "no summary with -q")
+        #expect(try await cli.run(["-q", image]).stdout.isEmpty)
+
+        let other = server.url("/images/bitmap-30x20.bmp")
+        let verbose = try await cli.run(["-v", other, missing])
+        let success = try #require(verbose.stdout.split(separator: "\n").first { $0.hasPrefix("success") })
+        #expect(success.contains("  [HTTP/1.1 200, image/bmp, attempts 1, "), "\(success)")
+        #expect(success.hasSuffix(" ms]") || success.hasSuffix(" s]"))
+        let failure = try #require(verbose.stdout.split(separator: "\n").first { $0.hasPrefix("failure") })
+        #expect(failure.contains("HTTP 404 Not Found  [http, attempts 1, "), "\(failure)")
+    }
+
+    @Test func jsonLinesHaveTheDocumentedFieldsInOrderAndTheSummaryLast() async throws {
+        let image = server.url("/images/red-64x48.png")
+        let missing = server.url("/images/missing.png")
+        let never = server.url("/images/never.png")
+        let first = try await cli.run(["--json", image, missing])
+        let raw = first.stdout.split(separator: "\n").map(String.init)
+        #expect(raw.count == 5)
+        #expect(raw.contains("{\"url\":\"\(image)\",\"phase\":\"loading\"}"))
+        let path = cli.cacheDir + "/" + (try CLI.md5sum(image))
+        let success = try #require(raw.first { $0.contains("\"phase\":\"success\"") })
+        #expect(success.hasPrefix("{\"url\":\"\(image)\",\"phase\":\"success\",\"source\":\"network\",\"path\":\"\(path)\",\"bytes\":153,\"status\":200,\"contentType\":\"image/png\",\"format\":\"png\",\"width\":64,\"height\":48,\"attempts\":1,\"durationMs\":"), "\(success)")
+        let failure = try #require(raw.first { $0.contains("\"phase\":\"failure\"") })
+        #expect(failure.hasPrefix("{\"url\":\"\(missing)\",\"phase\":\"failure\",\"error\":{\"kind\":\"http\",\"status\":404,\"message\":\"HTTP 404 Not Found\"},\"attempts\":1,\"durationMs\":"), "\(failure)")
+        #expect(raw.last?.hasPrefix("{\"summary\":{\"total\":2,\"success\":1,\"failure\":1,\"empty\":0,\"cache\":0,\"network\":1,\"revalidated\":0,\"stale\":0,\"bytes\":153,\"durationMs\":") == true)
+
+        let offline = try await cli.run(["--json", "--offline", never])
+        #expect(offline.stdout.hasPrefix("{\"url\":\"\(never)\",\"phase\":\"empty\",\"reason\":\"not-cached\"}\n"))
+        for line in (first.stdout + offline.stdout).split(separator: "\n") {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "not JSON: \(line)")
+        }
+    }
+
+    @Test func outputFileAndStdoutGetTheBodyByteForByte() async throws {
+        let image = server.url("/images/photo-120x80.jpg")
+        let origin = try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/photo-120x80.jpg"))
+        let target = cli.cache.path + "/photo.jpg"
+        let toFile = try await cli.run([image, "-o", target])
+        #expect(toFile.status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == origin)
+        #expect(toFile.stdout.hasPrefix("success  \(image)  "))
+
+        let toStdout = try await cli.run([image, "-o", "-"])
+        #expect(toStdout.status == 0)
+        #expect(Data(toStdout.stdoutBytes) == origin, "stdout carries only the body")
+        #expect(toStdout.stderr.hasPrefix("success  \(image)  "), "the phase line goes to stderr")
+        let json = try await cli.run([image, "--json", "-o", "-"])
+        #expect(Data(json.stdoutBytes) == origin)
+        #expect(json.stderr.contains("\"summary\""))
+
+        let missing = try await cli.run([server.url("/images/missing.png"), "-o", cli.cache.path + "/missing.png"])
+        #expect(missing.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/missing.png"))
+
+        let two = try await cli.run([image, image + "?2", "-o", target])
+        #expect(two.status == 2)
+        #expect(two.stderr.contains("-o/--output takes exactly one URL"))
+    }
+
+    @Test func aPasswordInAURLNeverAppearsInAnyOutput() async throws {
+        let secret = "s3cr3t-Pa55"
+        let base = "http://user:\(secret)@127.0.0.1:\(server.port)"
+        server.route("/flaky.png", [.status(503), .status(503), .status(503)])
+        let list = try cli.cache.write("urls.txt", Array("""
+            \(base)/images/red-64x48.png
+            \(base)/images/missing.png
+            \(base)/flaky.png
+            ftp://user:\(secret)@127.0.0.1/x.png
+            http://user:\(secret)@127.0.0.1:1/refused.png
+            http://user:\(secret)@[::1/bad.png
+            http://user:\(secret)@127.0.0.1:notaport/x.png
+
+            """.utf8))
+        var outputs: [String] = []
+        for flags in [[], ["--json"], ["-v"], ["--json", "-v"], ["--offline"], ["--offline", "--json"], ["--progress"]] {
+            let result = try await cli.run(flags + ["--retries", "0", "--connect-timeout", "2", "--input", list])
+            #expect(result.status == 1)
+            outputs.append(result.stdout + result.stderr)
+        }
+        let single = try await cli.run(["\(base)/images/red-64x48.png", "-o", cli.cache.path + "/no-such-dir/x.png"])
+        outputs.append(single.stdout + single.stderr)
+        #expect(single.status == 1)
+        let stale = try await cli.run(["--stale-if-error", "--max-age", "0", "--refresh", "\(base)/flaky.png"])
+        outputs.append(stale.stdout + stale.stderr)
+        for output in outputs {
+            #expect(!output.contains(secret), "password leaked: \(output)")
+        }
+        #expect(outputs[0].contains("user:***@127.0.0.1"), "the URL is shown without its password")
+    }
+
+    /// An endless list into `| head -n 1`: the run must stop when it can no
+    /// longer write (it would read forever otherwise).
+    @Test func aClosedOutputPipeStopsTheRun() async throws {
+        let list = "seq 1 1000000000 | sed 's#^#http://127.0.0.1:9/#; s#$#.png#'"
+        let command = "\(list) | \(CLI.shellQuote(CLI.binary)) --offline --input - | head -n 1; echo \"status ${PIPESTATUS[2]}\" >&2"
+        let started = Date()
+        let result = try await runProcessOffPool("/bin/bash", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        #expect(result.stdout == "empty    http://127.0.0.1:9/1.png  not cached\n")
+        #expect(result.stderr.contains("status 141"), "\(result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// SIGINT and SIGTERM (SPEC §6): no new transfers, those in flight aborted,
+/// temporary files removed, one terminal report per URL, the summary, and
+/// exit 130 / 143 within a second.
+@Suite struct SignalE2ETests {
+    let server: ScriptedServer
+    let cli: CLI
+
+    init() throws {
+        server = try ScriptedServer()
+        // A body that never finishes in time: the transfer is in flight, its
+        // temporary file in DIR/.tmp growing, when the signal comes.
+        var stall = ScriptedResponse(status: 200, headers: [("Content-Type", "image/png")])
+        stall.generatedBodyLength = 50_000_000
+        stall.trickle = (chunk: 4096, interval: 0.05)
+        server.route("/stall.png", stall)
+        cli = try CLI()
+    }
+
+    var temporaryFiles: [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: cli.cacheDir + "/.tmp")) ?? []
+    }
+
+    /// Starts the binary and waits until `inFlight` transfers have started
+    /// (their temporary files open) and the server has seen one of them.
+    func startStalled(_ arguments: [String], inFlight: Int, loadingMarker: String? = nil) async throws -> SpawnedProcess {
+        let child = try startProcess(CLI.binary, arguments, environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let loading = loadingMarker.map { child.stdoutSoFar.components(separatedBy: $0).count - 1 } ?? inFlight
+            if loading >= inFlight && temporaryFiles.count >= inFlight && server.requestCount("/stall.png") >= 1 {
+                try await Task.sleep(nanoseconds: 100_000_000)   // bytes on their way into the temporary files
+                break
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return child
+    }
+
+    @Test func sigintCancelsEveryURLOnceAndExits130WithinASecond() async throws {
+        let urls = (1...40).map { server.url("/stall.png?\($0)") }
+        let child = try await startStalled(["--json", "--jobs", "4"] + urls, inFlight: 4, loadingMarker: "\"phase\":\"loading\"")
+        #expect(temporaryFiles.count == 4, "four bodies were being written")
+        let sent = Date()
+        child.sendSignal(SIGINT)
+        let result = try await child.finish()
+        let seconds = Date().timeIntervalSince(sent)
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(seconds < 1, "exited \(seconds) s after SIGINT")
+
+        let lines = try #require(CLI.jsonLines(result.stdout), "every line is JSON: \(result.stdout)")
+        let terminal = lines.filter { $0["phase"] != nil && $0["phase"] as? String != "loading" }
+        #expect(terminal.count == 40)
+        #expect(Set(terminal.compactMap { $0["url"] as? String }) == Set(urls), "each URL exactly once")
+        let cancelledInFlight = terminal.filter {
+            $0["phase"] as? String == "failure" && ($0["error"] as? [String: Any])?["kind"] as? String == "cancelled"
+        }
+        let notStarted = terminal.filter { $0["phase"] as? String == "empty" && $0["reason"] as? String == "cancelled" }
+        #expect(cancelledInFlight.count == 4)
+        #expect(notStarted.count == 36)
+        let summary = try #require(lines.last?["summary"] as? [String: Any])
+        #expect(summary["total"] as? Int == 40 && summary["failure"] as? Int == 4 && summary["empty"] as? Int == 36)
+        #expect(temporaryFiles.isEmpty, "temporary files left: \(temporaryFiles)")
+        #expect(server.requestCount("/stall.png") <= 4, "no new transfer started")
+    }
+
+    @Test func sigtermReportsUnreadInputLinesAndExits143() async throws {
+        let listed = (1...30).map { server.url("/stall.png?list\($0)") }
+        let list = try cli.cache.write("urls.txt", Array(listed.joined(separator: "\n").utf8))
+        let arguments = [server.url("/stall.png?a"), server.url("/stall.png?b")]
+        let child = try await startStalled(arguments + ["--jobs", "2", "--input", list, "-v"], inFlight: 2)
+        let sent = Date()
+        child.sendSignal(SIGTERM)
+        let result = try await child.finish()
+        let seconds = Date().timeIntervalSince(sent)
+        #expect(result.status == 143, "\(result.stderr)")
+        #expect(seconds < 1, "exited \(seconds) s after SIGTERM")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 32, "\(lines)")
+        for url in arguments {
+            #expect(lines.filter { $0.hasPrefix("failure  \(url)  cancelled") }.count == 1, "in flight: \(url)")
+        }
+        for url in listed {
+            #expect(lines.filter { $0 == "empty    \(url)  cancelled before it started" }.count == 1, "not started: \(url)")
+        }
+        #expect(result.stderr.contains("asyncfetch: interrupted by SIGTERM: 32 URLs: 0 success, 2 failure, 30 empty"))
+        #expect(temporaryFiles.isEmpty)
+    }
+
+    /// A run still busy after the first Ctrl-C (here: reporting half a
+    /// million unread lines of a list as cancelled) ends at the second one,
+    /// without cutting a JSON line in half.
+    @Test func aSecondSigintExitsAtOnce() async throws {
+        let stalled = [server.url("/stall.png?first"), server.url("/stall.png?second")]
+        var text = stalled.joined(separator: "\n") + "\n"
+        text.reserveCapacity(20_000_000)
+        for index in 0..<500_000 { text += "http://127.0.0.1:9/never/\(index).png\n" }
+        let list = try cli.cache.write("urls.txt", Array(text.utf8))
+        let child = try await startStalled(["--json", "--jobs", "1", "--input", list], inFlight: 1, loadingMarker: "\"phase\":\"loading\"")
+        child.sendSignal(SIGINT)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(child.isRunning, "still reporting the unread lines")
+        let sent = Date()
+        child.sendSignal(SIGINT)
+        let result = try await child.finish()
+        let seconds = Date().timeIntervalSince(sent)
+        #expect(result.status == 130)
+        #expect(seconds < 0.5, "exited \(seconds) s after the second SIGINT")
+        #expect(result.stderr.contains("interrupted again"))
+        let lines = try #require(CLI.jsonLines(result.stdout), "no line cut in half")
+        #expect(lines.count > 2)
+        #expect(lines.last?["summary"] == nil, "cut short: no summary")
+    }
+}

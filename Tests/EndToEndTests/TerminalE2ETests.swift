@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Colour and the progress bar, in a real pseudo-terminal (SPEC §3).
+@Suite struct TerminalE2ETests {
+    let server: ScriptedServer
+    let cli: CLI
+    let png: [UInt8]
+
+    init() throws {
+        server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        cli = try CLI()
+        png = Array(try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))
+        server.route("/slow.png", ScriptedResponse.ok(png).delayed(0.25))
+    }
+
+    /// `count` distinct URLs that each take a quarter of a second.
+    func slowURLs(_ count: Int) -> [String] {
+        (1...count).map { server.url("/slow.png?\($0)") }
+    }
+
+    @Test func coloursThePhaseOnlyOnATerminalWithoutNoColor() async throws {
+        let image = server.url("/images/red-64x48.png")
+        let missing = server.url("/images/missing.png")
+        let coloured = try await cli.runInTerminal([image, missing, "--no-progress"])
+        #expect(coloured.status == 1)
+        #expect(coloured.stdout.contains("\u{1B}[32msuccess\u{1B}[0m  \(image)  "), "\(coloured.stdout)")
+        #expect(coloured.stdout.contains("\u{1B}[31mfailure\u{1B}[0m  \(missing)  HTTP 404 Not Found"))
+
+        let plain = try await cli.runInTerminal([image, missing, "--no-progress"], environment: ["NO_COLOR": "1"])
+        #expect(plain.stdout.contains("success  \(image)  "))
+        #expect(!plain.stdout.contains("\u{1B}["), "NO_COLOR turns colour off")
+
+        let redirected = try await cli.runInTerminal([image], shellTail: "> \(cli.cache.path)/out.txt")
+        let file = try String(contentsOfFile: cli.cache.path + "/out.txt", encoding: .utf8)
+        #expect(file.hasPrefix("success  \(image)  "), "no colour in a file even when stderr is a terminal")
+        #expect(redirected.status == 0)
+    }
+
+    @Test func progressBarRedrawsAtMostTenTimesASecondAndNeverSharesALineWithResults() async throws {
+        let urls = slowURLs(12)
+        let started = Date()
+        let result = try await cli.runInTerminal(["--jobs", "2"] + urls + [server.url("/images/missing.png")])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 1)
+        let raw = result.stdout
+        let draws = raw.components(separatedBy: "\u{1B}[K[").count - 1
+        #expect(draws >= 3, "the bar was drawn (\(draws) times): \(raw.debugDescription)")
+        #expect(Double(draws) <= elapsed * 10 + 2, "\(draws) redraws in \(elapsed) s")
+        #expect(raw.contains("/13 URLs"), "done/total")
+        #expect(raw.contains("1 failed"))
+        #expect(raw.contains("ETA "))
+        #expect(raw.contains(" KiB/s") || raw.contains(" B/s"))
+
+        // What the terminal shows: every line is a whole result line or the
+        // summary; no bar is left behind and none is glued to a result.
+        let visible = CLI.visibleLines(raw).filter { !$0.isEmpty }
+        #expect(visible.count == 14, "\(visible)")
+        for line in visible.dropLast() {
+            let text = line.replacingOccurrences(of: "\u{1B}[32m", with: "").replacingOccurrences(of: "\u{1B}[31m", with: "")
+                .replacingOccurrences(of: "\u{1B}[0m", with: "")
+            #expect(text.hasPrefix("success  http://") || text.hasPrefix("failure  http://"), "\(line.debugDescription)")
+            #expect(!text.contains(" URLs"), "a bar glued to a result: \(line.debugDescription)")
+        }
+        #expect(visible.last?.hasPrefix("13 URLs: 12 success, 1 failure") == true, "\(visible.last ?? "")")
+        for rawLine in raw.components(separatedBy: "\r\n") where rawLine.contains("success  http://") {
+            #expect(rawLine.hasPrefix("\r\u{1B}[K") || rawLine.hasPrefix("\u{1B}[32msuccess"), "bar not erased before: \(rawLine.debugDescription)")
+        }
+    }
+
+    /// Thousands of quick answers: one redraw per event would be thousands.
+    @Test func aFastRunStillRedrawsAtMostTenTimesASecond() async throws {
+        let list = (1...3000).map { "http://127.0.0.1:9/fast/\($0).png" }.joined(separator: "\n")
+        let file = try cli.cache.write("fast.txt", Array(list.utf8))
+        let started = Date()
+        let result = try await cli.runInTerminal(["--offline", "--progress", "--input", file], environment: ["NO_COLOR": "1"])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 1)
+        let draws = result.stdout.components(separatedBy: "\u{1B}[K[").count - 1
+        #expect(draws >= 1)
+        #expect(Double(draws) <= elapsed * 10 + 2, "\(draws) redraws in \(elapsed) s")
+        #expect(CLI.visibleLines(result.stdout).filter { $0.hasPrefix("empty    http://") }.count == 3000)
+    }
+
+    @Test func progressBarGoesToStderrOnlyWithResultsInAFile() async throws {
+        let urls = slowURLs(6)
+        let out = cli.cache.path + "/results.txt"
+        let list = try cli.cache.write("urls.txt", Array(urls.joined(separator: "\n").utf8))
+        let result = try await cli.runInTerminal(["--jobs", "2", "--input", list], shellTail: "> \(out)")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("/6 URLs"), "the total of a list file is known: \(result.stdout.debugDescription)")
+        let file = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(file.split(separator: "\n").count == 6)
+        #expect(!file.contains("\u{1B}") && !file.contains("\r"), "results stay clean")
+    }
+
+    @Test func progressFlagsOverrideTheTerminalCheck() async throws {
+        let urls = slowURLs(4)
+        let off = try await cli.runInTerminal(["--no-progress"] + urls)
+        #expect(!off.stdout.contains(" URLs  "), "\(off.stdout.debugDescription)")
+        #expect(!off.stdout.contains("\u{1B}[K"))
+
+        let single = try await cli.runInTerminal([server.url("/slow.png?single")])
+        #expect(!single.stdout.contains("\u{1B}[K"), "one URL: no bar")
+
+        let piped = try await cli.run(["--progress", "--jobs", "1"] + slowURLs(8).map { $0 + "&b" })
+        #expect(piped.status == 0)
+        #expect(piped.stderr.contains("/8 URLs"), "--progress draws even when stderr is a pipe")
+        #expect(!piped.stdout.contains("\u{1B}"))
+
+        let plain = try await cli.run(slowURLs(3).map { $0 + "&c" })
+        #expect(!plain.stderr.contains("\u{1B}[K"), "no bar when stderr is not a terminal")
+    }
+}
