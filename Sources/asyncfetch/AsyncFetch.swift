@@ -93,6 +93,7 @@ struct AsyncFetch: AsyncParsableCommand {
 
     func run() async throws {
         let store = try cache.openStore()
+        if !offline { store.sweepTemporaryFiles() }   // leftovers of killed runs (cheap when there are none)
         let reporter = Reporter(style: json ? .json : .human, quiet: quiet, verbose: verbose,
                                 resultsToStderr: output == "-")
         if insecure { reporter.warn("--insecure: TLS certificates are not verified") }
