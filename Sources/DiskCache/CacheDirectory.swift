@@ -70,7 +70,10 @@ public enum CacheDirectory {
                     throw DiskCacheError.system("cannot set the mode of", path: prefix, kind: .directory)
                 }
             } else if errno != EEXIST {
-                throw DiskCacheError.system("cannot create cache directory", path: prefix, kind: .directory)
+                let code = errno
+                let reason = prefix == path ? "" : " (\(prefix))"
+                throw DiskCacheError(.directory, path: path, message:
+                    "cannot create cache directory \(path)\(reason): \(String(cString: strerror(code)))", errno: code)
             }
         }
     }

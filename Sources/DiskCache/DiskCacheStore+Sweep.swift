@@ -75,6 +75,7 @@ extension DiskCacheStore {
             // Cannot open it to look at its lock (permissions): judge by pid and age.
             guard errno != ENOENT else { return .gone }
             guard lstat(path, &info) == 0 else { return .gone }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { return .keep }   // a symlink or the like: not ours
             return unlockedLeftover(info, pid: pid, now: now, locksWork: false) ? .remove(bytes: Int64(info.st_size), fd: -1) : .keep
         }
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
@@ -99,7 +100,7 @@ extension DiskCacheStore {
     /// For a file nobody holds a lock on (or where locks do not work): is
     /// its writer gone?
     private func unlockedLeftover(_ info: stat, pid: Int32, now: Double, locksWork: Bool) -> Bool {
-        let age = now - max(seconds(info.st_mtim), seconds(info.st_ctim))
+        let age = now - seconds(info.st_mtim)
         let pidDead = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
         if locksWork { return pidDead || age > CacheDefaults.unlockedTemporaryGrace }
         return (pidDead && age > CacheDefaults.unlockedTemporaryGrace) || age > CacheDefaults.abandonedTemporaryAge
