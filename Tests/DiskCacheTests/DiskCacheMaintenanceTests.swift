@@ -33,9 +33,11 @@ import TestSupport
             cache.age(entry.metadataPath, atime: hoursAgo * 3600)
             entries[name] = entry
         }
-        let perEntry = try cache.store.scan().entries[0].bytes
+        let scanned = try cache.store.scan().entries
+        let keep = Set([entries["b"]!.key, entries["d"]!.key])
+        let budget = scanned.filter { keep.contains($0.key) }.reduce(Int64(0)) { $0 + $1.bytes }
         // Room for two entries: a (5 h) and c (3 h) go.
-        var report = try cache.store.prune(maxBytes: 2 * perEntry, maxAge: nil)
+        var report = try cache.store.prune(maxBytes: budget, maxAge: nil)
         #expect(report.removed == 2 && report.remaining == 2)
         #expect(cache.store.lookup(entries["a"]!.key) == nil && cache.store.lookup(entries["c"]!.key) == nil)
         #expect(cache.store.lookup(entries["b"]!.key) != nil && cache.store.lookup(entries["d"]!.key) != nil)
