@@ -37,6 +37,7 @@ extension CacheMetadata {
         var lines = LineIterator(bytes)
         guard let first = lines.next(), first.equals(magic) else { return nil }
         var meta = CacheMetadata(url: "", status: 0, requestTime: 0, responseTime: 0, headers: [])
+        meta.headers.reserveCapacity(8)
         var sawURL = false, sawLength = false, sawStored = false, sawEnd = false
         while let line = lines.next() {
             if sawEnd {

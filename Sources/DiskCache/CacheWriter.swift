@@ -102,7 +102,7 @@ public final class CacheWriter: @unchecked Sendable {
                 throw error
             }
         }
-        return CacheEntry(key: key, bodyPath: bodyPath, metadataPath: store.metadataPath(key), metadata: meta,
+        return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta,
                           lastAccess: meta.storedAt)
     }
 

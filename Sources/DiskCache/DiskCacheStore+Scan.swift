@@ -76,7 +76,7 @@ extension DiskCacheStore {
         } else if snapshot.body.exists {
             return broken("a stray body beside a remembered error")
         }
-        let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadataPath: metadataPath(key), metadata: meta,
+        let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
                                lastAccess: seconds(info.st_atim))
         return ScannedEntry(key: key, entry: entry, problem: nil, url: meta.url, bytes: snapshot.bytes, lastAccess: entry.lastAccess,
                             snapshot: snapshot)

@@ -46,7 +46,7 @@ public final class DiskCacheStore: Sendable {
         if meta.hasBody {
             guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
         }
-        return CacheEntry(key: key, bodyPath: bodyPath(key), metadataPath: metadataPath(key), metadata: meta,
+        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
                           lastAccess: seconds(info.st_atim))
     }
 
@@ -77,7 +77,7 @@ public final class DiskCacheStore: Sendable {
                 throw DiskCacheError.system("cannot remove", path: bodyPath(key))
             }
         }
-        return CacheEntry(key: key, bodyPath: bodyPath(key), metadataPath: metadataPath(key), metadata: meta,
+        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
                           lastAccess: meta.storedAt)
     }
 
@@ -109,7 +109,7 @@ public final class DiskCacheStore: Sendable {
             }
             return current
         }
-        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadataPath: entry.metadataPath, metadata: meta,
+        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta,
                           lastAccess: meta.storedAt)
     }
 
