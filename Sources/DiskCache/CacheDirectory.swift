@@ -5,29 +5,56 @@ import Glibc
 /// Where the cache lives (SPEC §4): `--cache-dir`, else
 /// `$ASYNCFETCH_CACHE_DIR`, else `$XDG_CACHE_HOME/asyncfetch` when that is an
 /// absolute path (the XDG spec says to ignore a relative one), else
-/// `$HOME/.cache/asyncfetch`, with HOME from the passwd entry when unset.
+/// `$HOME/.cache/asyncfetch`, with the home directory from the passwd entry
+/// when `HOME` is unset or empty. Relative paths are taken from the working
+/// directory.
 public enum CacheDirectory {
     public static func resolve(explicit: String?, environment: [String: String]) throws(DiskCacheError) -> String {
+        try resolve(explicit: explicit) { environment[$0] }
+    }
+
+    /// Resolves against this process's environment (no Foundation needed).
+    public static func resolve(explicit: String?) throws(DiskCacheError) -> String {
+        try resolve(explicit: explicit) { name in getenv(name).map { String(cString: $0) } }
+    }
+
+    private static func resolve(explicit: String?, _ variable: (String) -> String?) throws(DiskCacheError) -> String {
         if let explicit, !explicit.isEmpty { return absolute(explicit) }
-        if let dir = environment["ASYNCFETCH_CACHE_DIR"], !dir.isEmpty { return absolute(dir) }
-        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return join(xdg, "asyncfetch") }
-        if let home = environment["HOME"], !home.isEmpty { return join(home, ".cache/asyncfetch") }
+        if let dir = variable("ASYNCFETCH_CACHE_DIR"), !dir.isEmpty { return absolute(dir) }
+        if let xdg = variable("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return join(xdg, "asyncfetch") }
+        if let home = variable("HOME"), !home.isEmpty { return join(absolute(home), ".cache/asyncfetch") }
         if let home = passwdHome() { return join(home, ".cache/asyncfetch") }
         throw DiskCacheError(.directory, path: "", message: "cannot find a cache directory: HOME is unset and the user has no home directory; use --cache-dir")
     }
 
-    /// Creates `path` and any missing parents with mode 0700 (existing
-    /// directories keep their mode), then checks that it is a writable
-    /// directory. Failures are `.directory` errors naming the path.
+    /// Creates `path` and any missing parents with mode 0700 (directories
+    /// that exist keep their mode), then checks that it is a directory this
+    /// process can read and search. Writing is checked where it happens (a
+    /// read-only cache still answers `--offline` and fresh hits), or up front
+    /// by `checkWritable`. Failures are `.directory` errors naming the path.
     public static func prepare(_ path: String) throws(DiskCacheError) {
         var info = stat()
-        if stat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw DiskCacheError(.directory, path: path, message: "cache directory \(path) exists but is not a directory")
+        if stat(path, &info) != 0 {
+            guard errno == ENOENT else {
+                throw DiskCacheError.system("cannot use cache directory", path: path, kind: .directory)
             }
-        } else {
             try makeDirectories(path)
+            guard stat(path, &info) == 0 else {
+                throw DiskCacheError.system("cannot use cache directory", path: path, kind: .directory)
+            }
         }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw DiskCacheError(.directory, path: path, message: "cache directory \(path) exists but is not a directory",
+                                 errno: ENOTDIR)
+        }
+        guard access(path, R_OK | X_OK) == 0 else {
+            throw DiskCacheError.system("cannot read cache directory", path: path, kind: .directory)
+        }
+    }
+
+    /// Throws a `.directory` error naming `path` unless this process may
+    /// create and remove files in it (read-only filesystem, permissions).
+    public static func checkWritable(_ path: String) throws(DiskCacheError) {
         guard access(path, W_OK | X_OK) == 0 else {
             throw DiskCacheError.system("cannot write cache directory", path: path, kind: .directory)
         }
@@ -37,8 +64,16 @@ public enum CacheDirectory {
         var prefix = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                throw DiskCacheError.system("cannot create cache directory", path: prefix, kind: .directory)
+            if mkdir(prefix, 0o700) == 0 {
+                // Ours, just made: make sure a restrictive umask left it usable and 0700.
+                guard chmod(prefix, 0o700) == 0 else {
+                    throw DiskCacheError.system("cannot set the mode of", path: prefix, kind: .directory)
+                }
+            } else if errno != EEXIST {
+                let code = errno
+                let reason = prefix == path ? "" : " (\(prefix))"
+                throw DiskCacheError(.directory, path: path, message:
+                    "cannot create cache directory \(path)\(reason): \(String(cString: strerror(code)))", errno: code)
             }
         }
     }
@@ -54,8 +89,13 @@ public enum CacheDirectory {
         base.hasSuffix("/") ? base + name : base + "/" + name
     }
 
+    /// The home directory in this user's passwd entry (`getpwuid_r`: thread-safe).
     private static func passwdHome() -> String? {
-        guard let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir else { return nil }
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        let status = getpwuid_r(getuid(), &entry, &buffer, buffer.count, &found)
+        guard status == 0, found != nil, let dir = entry.pw_dir else { return nil }
         let home = String(cString: dir)
         return home.isEmpty ? nil : home
     }

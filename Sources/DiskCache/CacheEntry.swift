@@ -3,8 +3,17 @@
 public struct CacheEntry: Sendable {
     public let key: String
     public let bodyPath: String
-    public let metadataPath: String
     public let metadata: CacheMetadata
-    /// Last access (for LRU), Unix seconds: the metadata file's atime.
+    /// Last use (for LRU), Unix seconds: the metadata file's atime.
     public let lastAccess: Double
+
+    /// `bodyPath` + ".meta" (built on demand: a hit does not need it).
+    public var metadataPath: String { bodyPath + CacheFileName.metadataSuffix }
+
+    init(key: String, bodyPath: String, metadata: CacheMetadata, lastAccess: Double) {
+        self.key = key
+        self.bodyPath = bodyPath
+        self.metadata = metadata
+        self.lastAccess = lastAccess
+    }
 }

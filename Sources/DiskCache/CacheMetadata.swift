@@ -9,13 +9,21 @@
 /// …
 /// h ETag "abc"            (a stored response header)
 /// v Accept image/webp     (a request header named by Vary)
+/// end
 /// ```
+///
+/// The `end` line proves the file is complete. The body fields (length,
+/// MD5, inode, mtime) tie it to one body file: see `CacheWriter`. Encoding
+/// and decoding live in `CacheMetadata+Coding.swift`.
 public struct CacheMetadata: Sendable, Equatable {
     public var url: String
     public var status: Int
     /// Unix seconds: when the request was sent and the response received (RFC 9111 §4.2.3).
     public var requestTime: Double
     public var responseTime: Double
+    /// Unix seconds: when this metadata was written (the body stored, or a
+    /// 304 recorded). Set by the store; files without it read as `responseTime`.
+    public var storedAt: Double
     /// Stored response headers (Date, ETag, Last-Modified, Cache-Control, Expires, Age, Content-Type, Vary…).
     public var headers: [Header]
     /// Values of the request headers that the response's `Vary` names (lowercased names; missing = empty).
@@ -46,6 +54,7 @@ public struct CacheMetadata: Sendable, Equatable {
         self.status = status
         self.requestTime = requestTime
         self.responseTime = responseTime
+        self.storedAt = responseTime
         self.headers = headers
         self.varyRequest = varyRequest
         self.hasBody = hasBody
@@ -60,73 +69,21 @@ public struct CacheMetadata: Sendable, Equatable {
 
     /// First stored value of a response header (case-insensitive).
     public func header(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { $0.name.lowercased() == lowered }?.value
+        headers.first { asciiCaseInsensitiveEqual($0.name, name) }?.value
     }
+}
 
-    static let magic = "asyncfetch-meta 1"
-
-    public func encoded() -> [UInt8] {
-        var text = Self.magic + "\n"
-        func line(_ key: String, _ value: String) { text += key + " " + Self.clean(value) + "\n" }
-        line("url", url)
-        line("status", String(status))
-        line("request-time", String(requestTime))
-        line("response-time", String(responseTime))
-        line("has-body", hasBody ? "1" : "0")
-        line("body-length", String(bodyLength))
-        line("body-md5", bodyMD5)
-        line("body-inode", String(bodyInode))
-        line("body-mtime-ns", String(bodyMtimeNs))
-        if let format { line("format", format) }
-        if let width { line("width", String(width)) }
-        if let height { line("height", String(height)) }
-        for header in headers { line("h", Self.clean(header.name) + " " + header.value) }
-        for header in varyRequest { line("v", Self.clean(header.name) + " " + header.value) }
-        text += "end\n"
-        return Array(text.utf8)
-    }
-
-    /// Parses `encoded()` output; nil for anything else (foreign, partial or
-    /// corrupt files are misses, never crashes). The trailing `end` line
-    /// proves the file is complete.
-    public static func decode(_ bytes: UnsafeRawBufferPointer) -> CacheMetadata? {
-        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
-        guard lines.count >= 3, String(decoding: lines[0], as: UTF8.self) == magic else { return nil }
-        if lines.last?.isEmpty == true { lines.removeLast() }
-        guard let last = lines.last, String(decoding: last, as: UTF8.self) == "end" else { return nil }
-        var meta = CacheMetadata(url: "", status: 0, requestTime: 0, responseTime: 0, headers: [])
-        var sawURL = false, sawLength = false
-        for line in lines.dropFirst().dropLast() {
-            guard let space = line.firstIndex(of: 0x20) else { return nil }
-            let key = String(decoding: line[line.startIndex..<space], as: UTF8.self)
-            let value = String(decoding: line[(space + 1)...], as: UTF8.self)
-            switch key {
-            case "url": meta.url = value; sawURL = true
-            case "status": guard let v = Int(value) else { return nil }; meta.status = v
-            case "request-time": guard let v = Double(value) else { return nil }; meta.requestTime = v
-            case "response-time": guard let v = Double(value) else { return nil }; meta.responseTime = v
-            case "has-body": meta.hasBody = value == "1"
-            case "body-length": guard let v = Int64(value), v >= 0 else { return nil }; meta.bodyLength = v; sawLength = true
-            case "body-md5": meta.bodyMD5 = value
-            case "body-inode": guard let v = UInt64(value) else { return nil }; meta.bodyInode = v
-            case "body-mtime-ns": guard let v = Int64(value) else { return nil }; meta.bodyMtimeNs = v
-            case "format": meta.format = value
-            case "width": meta.width = Int(value)
-            case "height": meta.height = Int(value)
-            case "h", "v":
-                let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-                let header = Header(String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-                if key == "h" { meta.headers.append(header) } else { meta.varyRequest.append(header) }
-            default: continue   // newer fields are ignored, not fatal
+/// Header names are ASCII: compare them without building lowercased copies.
+func asciiCaseInsensitiveEqual(_ a: String, _ b: String) -> Bool {
+    var a = a, b = b
+    return a.withUTF8 { x in
+        b.withUTF8 { y in
+            guard x.count == y.count else { return false }
+            for i in 0..<x.count where x[i] != y[i] {
+                let l = x[i] | 0x20
+                guard l == y[i] | 0x20, l >= 0x61, l <= 0x7A else { return false }
             }
+            return true
         }
-        return sawURL && sawLength ? meta : nil
-    }
-
-    private static func clean(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else { return value }
-        // By scalar: "\r\n" is one Character, equal to neither "\n" nor "\r".
-        return String(String.UnicodeScalarView(value.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
     }
 }

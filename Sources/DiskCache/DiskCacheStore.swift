@@ -4,43 +4,55 @@ import Glibc
 
 /// The on-disk cache: `DIR/<md5>` holds a body byte for byte, `DIR/<md5>.meta`
 /// its metadata, `DIR/.tmp/` bodies and metadata being written. Files of any
-/// other name are not the cache's and are never touched.
+/// other name are not the cache's and are never touched (`CacheFileName`).
 ///
-/// A hit costs one metadata read and one `stat` (see `lookup`).
+/// Writing follows the protocol documented on `CacheWriter`; a hit costs one
+/// metadata read and one `stat` (see `lookup`). Maintenance (sweep, scan,
+/// verify, prune, clear) lives in the `DiskCacheStore+…` files.
 public final class DiskCacheStore: Sendable {
     public let directory: String
     let temporaryDirectory: String
+    /// The cache directory, open for the store's life: lookups resolve names
+    /// relative to it (one path component instead of the whole path), and
+    /// `commitLock` locks it.
+    let directoryFD: Int32
+    let commitLock: CommitLock
     private let counter = Counter()
 
-    /// Opens (creating with mode 0700 if needed) the cache at `directory`.
+    /// Opens the cache at `directory`, creating it (and missing parents) with
+    /// mode 0700. Throws a `.directory` error naming the path when it cannot
+    /// be created, is not a directory, or cannot be read. A read-only
+    /// directory opens: hits work, writes fail with `.io` errors.
     public init(directory: String) throws(DiskCacheError) {
-        self.directory = directory
-        temporaryDirectory = CacheDirectory.join(directory, ".tmp")
         try CacheDirectory.prepare(directory)
+        self.directory = directory
+        temporaryDirectory = CacheDirectory.join(directory, CacheFileName.temporaryDirectory)
+        directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw DiskCacheError.system("cannot open cache directory", path: directory, kind: .directory) }
+        commitLock = CommitLock(directoryFD: directoryFD)
     }
 
-    public func bodyPath(_ key: String) -> String { directory + "/" + key }
-    public func metadataPath(_ key: String) -> String { directory + "/" + key + ".meta" }
+    deinit { _ = close(directoryFD) }
 
-    /// The intact entry for `key`, or nil: absent, unreadable, foreign,
-    /// partial, or a body that is not the one its metadata describes.
+    public func bodyPath(_ key: String) -> String { directory + "/" + key }
+    public func metadataPath(_ key: String) -> String { directory + "/" + key + CacheFileName.metadataSuffix }
+
+    /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
+    /// unreadable, foreign, partial, or a body that is not the one its
+    /// metadata describes. Costs one metadata read (open, fstat, read,
+    /// close) and one `stat` of the body, never a crash.
     public func lookup(_ key: String) -> CacheEntry? {
-        let metaPath = metadataPath(key)
-        guard let (meta, atime) = readMetadata(metaPath) else { return nil }
-        let body = bodyPath(key)
+        guard CacheFileName.isKey(key), let (meta, info) = readMetadata(key) else { return nil }
         if meta.hasBody {
-            var info = stat()
-            guard stat(body, &info) == 0,
-                  Int64(info.st_size) == meta.bodyLength,
-                  UInt64(info.st_ino) == meta.bodyInode,
-                  Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec) == meta.bodyMtimeNs
-            else { return nil }
+            guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
         }
-        return CacheEntry(key: key, bodyPath: body, metadataPath: metaPath, metadata: meta, lastAccess: atime)
+        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
+                          lastAccess: seconds(info.st_atim))
     }
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
     public func makeWriter(for key: String) throws(DiskCacheError) -> CacheWriter {
+        try Self.validate(key)
         try ensureTemporaryDirectory()
         return try CacheWriter(store: self, key: key)
     }
@@ -48,21 +60,30 @@ public final class DiskCacheStore: Sendable {
     /// Records a bodiless entry (a remembered 404/410), removing any old body.
     @discardableResult
     public func storeWithoutBody(_ metadata: CacheMetadata, key: String) throws(DiskCacheError) -> CacheEntry {
+        try Self.validate(key)
         var meta = metadata
         meta.hasBody = false
         meta.bodyLength = 0
         meta.bodyMD5 = ""
         meta.bodyInode = 0
         meta.bodyMtimeNs = 0
+        meta.storedAt = currentTime()
         try ensureTemporaryDirectory()
-        try writeMetadata(meta, key: key)
-        unlink(bodyPath(key))
-        return CacheEntry(key: key, bodyPath: bodyPath(key), metadataPath: metadataPath(key), metadata: meta,
-                          lastAccess: currentTime())
+        let file = try writeTemporaryMetadata(meta, key: key)
+        defer { file.discard() }
+        try commitLock.withLock { () throws(DiskCacheError) in
+            try file.publish(as: metadataPath(key))
+            if unlink(bodyPath(key)) != 0 && errno != ENOENT {
+                throw DiskCacheError.system("cannot remove", path: bodyPath(key))
+            }
+        }
+        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
+                          lastAccess: meta.storedAt)
     }
 
-    /// Replaces an entry's metadata, keeping its body (after a 304). If the
-    /// body changed meanwhile, the new metadata will not match it: a miss.
+    /// Replaces an entry's metadata, keeping its body (after a 304). If
+    /// another writer replaced the body meanwhile, its complete entry is kept
+    /// and returned instead (it is a newer copy of the same URL).
     @discardableResult
     public func updateMetadata(of entry: CacheEntry, to metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         var meta = metadata
@@ -71,29 +92,97 @@ public final class DiskCacheStore: Sendable {
         meta.bodyMD5 = entry.metadata.bodyMD5
         meta.bodyInode = entry.metadata.bodyInode
         meta.bodyMtimeNs = entry.metadata.bodyMtimeNs
+        meta.storedAt = currentTime()
         try ensureTemporaryDirectory()
-        try writeMetadata(meta, key: entry.key)
-        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadataPath: entry.metadataPath, metadata: meta,
-                          lastAccess: currentTime())
+        let file = try writeTemporaryMetadata(meta, key: entry.key)
+        defer { file.discard() }
+        let replaced = try commitLock.withLock { () throws(DiskCacheError) -> Bool in
+            if meta.hasBody {
+                guard let body = statBody(entry.key), Self.body(body, matches: meta) else { return true }
+            }
+            try file.publish(as: metadataPath(entry.key))
+            return false
+        }
+        if replaced {
+            guard let current = lookup(entry.key) else {
+                throw DiskCacheError(.io, path: entry.bodyPath, message: "\(entry.bodyPath) was removed while it was being revalidated")
+            }
+            return current
+        }
+        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta,
+                          lastAccess: meta.storedAt)
     }
 
-    /// Notes a use of the entry for LRU pruning: sets the metadata file's
-    /// atime (one `utimensat`, content untouched).
-    public func markAccessed(_ key: String) {
+    /// Notes a use of the entry for LRU pruning, cheaply: the metadata file's
+    /// atime is set (one `utimensat`, content and mtime untouched), and only
+    /// when the recorded access is older than `CacheDefaults.accessTimeResolution`.
+    /// Reads of metadata never move it (they use `O_NOATIME` where allowed),
+    /// so it works the same on `relatime`, `noatime` and tmpfs mounts.
+    public func markAccessed(_ entry: CacheEntry, now: Double? = nil) {
+        guard (now ?? currentTime()) - entry.lastAccess >= CacheDefaults.accessTimeResolution else { return }
+        markAccessed(entry.key)
+    }
+
+    /// Sets the metadata file's atime to now. Returns false when that failed
+    /// (a read-only cache): LRU order is advice, so nothing else happens.
+    @discardableResult
+    public func markAccessed(_ key: String) -> Bool {
+        guard CacheFileName.isKey(key) else { return false }
         // UTIME_NOW and UTIME_OMIT are macros Swift does not import.
         let utimeNow = (1 << 30) - 1, utimeOmit = (1 << 30) - 2
-        var times = [timespec(tv_sec: 0, tv_nsec: utimeNow), timespec(tv_sec: 0, tv_nsec: utimeOmit)]
-        _ = utimensat(AT_FDCWD, metadataPath(key), &times, 0)
-    }
-
-    /// Removes an entry (metadata first, so a concurrent reader misses rather than mismatches).
-    public func remove(_ key: String) throws(DiskCacheError) {
-        for path in [metadataPath(key), bodyPath(key)] where unlink(path) != 0 && errno != ENOENT {
-            throw DiskCacheError.system("cannot remove", path: path)
+        var times = (timespec(tv_sec: 0, tv_nsec: utimeNow), timespec(tv_sec: 0, tv_nsec: utimeOmit))
+        return withUnsafePointer(to: &times) { pair in
+            pair.withMemoryRebound(to: timespec.self, capacity: 2) { utimensat(directoryFD, key + CacheFileName.metadataSuffix, $0, 0) == 0 }
         }
     }
 
-    // MARK: - Internals shared with CacheWriter
+    /// Removes an entry (metadata first, so a concurrent reader misses rather
+    /// than mismatches). Returns whether there was anything to remove.
+    @discardableResult
+    public func remove(_ key: String) throws(DiskCacheError) -> Bool {
+        try Self.validate(key)
+        return try commitLock.withLock { () throws(DiskCacheError) -> Bool in
+            try unlinkEntryFiles(key)
+        }
+    }
+
+    // MARK: - Internals shared with CacheWriter and the maintenance files
+
+    /// Unlinks `<key>.meta` then `<key>` (regular files only: anything else
+    /// with such a name is not the cache's); call with the commit lock held.
+    func unlinkEntryFiles(_ key: String) throws(DiskCacheError) -> Bool {
+        var removed = false
+        for name in [key + CacheFileName.metadataSuffix, key] {
+            var info = stat()
+            guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            if unlinkat(directoryFD, name, 0) == 0 {
+                removed = true
+            } else if errno != ENOENT {
+                throw DiskCacheError.system("cannot remove", path: directory + "/" + name)
+            }
+        }
+        return removed
+    }
+
+    static func validate(_ key: String) throws(DiskCacheError) {
+        guard CacheFileName.isKey(key) else {
+            throw DiskCacheError(.invalidURL, path: "", message: "'\(key)' is not a cache key (32 lowercase hex digits)")
+        }
+    }
+
+    /// The body's identity is the one the metadata records.
+    static func body(_ info: stat, matches meta: CacheMetadata) -> Bool {
+        (info.st_mode & S_IFMT) == S_IFREG
+            && Int64(info.st_size) == meta.bodyLength
+            && UInt64(info.st_ino) == meta.bodyInode
+            && nanoseconds(info.st_mtim) == meta.bodyMtimeNs
+    }
+
+    func statBody(_ key: String) -> stat? {
+        var info = stat()
+        guard fstatat(directoryFD, key, &info, 0) == 0 else { return nil }
+        return info
+    }
 
     func makeTemporaryName(for key: String) -> String {
         "\(temporaryDirectory)/\(key).\(getpid()).\(counter.next())"
@@ -104,74 +193,8 @@ public final class DiskCacheStore: Sendable {
             throw DiskCacheError.system("cannot create", path: temporaryDirectory)
         }
     }
-
-    func writeMetadata(_ meta: CacheMetadata, key: String) throws(DiskCacheError) {
-        let temporary = makeTemporaryName(for: key) + ".meta"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw DiskCacheError.system("cannot create", path: temporary) }
-        var ok = true
-        var failedErrno: Int32 = 0
-        let bytes = meta.encoded()
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    ok = false
-                    failedErrno = errno
-                    return
-                }
-                offset += n
-            }
-        }
-        if ok && fsync(fd) != 0 { ok = false; failedErrno = errno }
-        if close(fd) != 0 && ok { ok = false; failedErrno = errno }
-        guard ok else {
-            unlink(temporary)
-            throw DiskCacheError.system("cannot write", path: temporary, errno: failedErrno)
-        }
-        let final = metadataPath(key)
-        guard rename(temporary, final) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw DiskCacheError.system("cannot rename into", path: final, errno: code)
-        }
-    }
-
-    /// Reads and parses a metadata file; also returns its atime.
-    func readMetadata(_ path: String) -> (CacheMetadata, Double)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0, info.st_size < 1 << 20 else { return nil }
-        let size = Int(info.st_size)
-        let meta = withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { buffer -> CacheMetadata? in
-            var offset = 0
-            while offset < size {
-                let n = read(fd, buffer.baseAddress! + offset, size - offset)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return nil }
-                offset += n
-            }
-            return CacheMetadata.decode(UnsafeRawBufferPointer(buffer))
-        }
-        guard let meta else { return nil }
-        return (meta, Double(info.st_atim.tv_sec) + Double(info.st_atim.tv_nsec) / 1e9)
-    }
 }
 
-/// A thread-safe counter for unique temporary names within this process.
-final class Counter: @unchecked Sendable {
-    private var value: UInt64 = 0
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func next() -> UInt64 {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        value += 1
-        return value
-    }
+func seconds(_ time: timespec) -> Double {
+    Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }

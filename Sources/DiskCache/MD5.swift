@@ -5,32 +5,40 @@ import CCrypto
 public enum MD5 {
     /// Lowercase hex MD5 of `bytes`; equals `printf %s … | md5sum`.
     public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var digest = [UInt8](repeating: 0, count: 16)
-        let ok = Array(bytes).withUnsafeBytes { buffer in
-            ccrypto_md5(buffer.baseAddress, buffer.count, &digest)
-        }
-        precondition(ok == 1, "OpenSSL EVP MD5 failed")
-        return hexString(digest)
+        Array(bytes).withUnsafeBytes { digestHex($0) }
     }
 
     public static func hex(_ string: String) -> String {
         var string = string
-        return string.withUTF8 { buffer in
-            var digest = [UInt8](repeating: 0, count: 16)
-            let ok = ccrypto_md5(buffer.baseAddress, buffer.count, &digest)
+        return string.withUTF8 { digestHex(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// One EVP digest into a stack buffer, straight into a 32-byte string:
+    /// no heap allocation besides the string (this runs once per URL).
+    static func digestHex(_ buffer: UnsafeRawBufferPointer) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digest in
+            let ok = ccrypto_md5(buffer.baseAddress, buffer.count, digest.baseAddress)
             precondition(ok == 1, "OpenSSL EVP MD5 failed")
-            return hexString(digest)
+            return hexString(UnsafeBufferPointer(digest))
         }
     }
 
     static func hexString(_ digest: [UInt8]) -> String {
-        let table = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 0, count: digest.count * 2)
-        for (i, byte) in digest.enumerated() {
-            out[2 * i] = table[Int(byte >> 4)]
-            out[2 * i + 1] = table[Int(byte & 0x0F)]
+        digest.withUnsafeBufferPointer { hexString($0) }
+    }
+
+    static func hexString(_ digest: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: digest.count * 2) { out in
+            for (i, byte) in digest.enumerated() {
+                out[2 * i] = hexDigit(byte >> 4)
+                out[2 * i + 1] = hexDigit(byte & 0x0F)
+            }
+            return digest.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    @inline(__always) private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 + nibble : 0x57 + nibble
     }
 }
 

@@ -98,7 +98,7 @@ extension ImageLoader {
         }
         if CacheControl(response.headers.values("Cache-Control")).noStore {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
-            if entry != nil { try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
+            if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
             let transient = TransientBody(path: writer.temporaryPath + ".deliver")
             guard link(writer.temporaryPath, transient.path) == 0 else {
                 let code = errno

@@ -50,7 +50,7 @@ public final class ImageLoader: Sendable {
             return .done(hitPhase(entry, source: fresh ? .cache : .stale))
         }
         if let entry, !options.refresh, options.freshness.isFresh(entry.metadata, now: now) {
-            cache.markAccessed(key.hex)
+            cache.markAccessed(entry)
             return .done(hitPhase(entry, source: .cache))
         }
         return .network(url: url, key: key, entry: entry)

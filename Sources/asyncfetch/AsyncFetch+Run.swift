@@ -15,6 +15,7 @@ extension AsyncFetch {
         signal(SIGPIPE, SIG_IGN)
         let options = self.options
         let store = try options.cache.openStore()
+        if !options.offline { store.sweepTemporaryFiles() }
         let inputLines = try options.input.map { try InputLines(path: $0) }
         let interruption = try Interruption()
         let list = URLList(arguments: urls, input: inputLines)

@@ -5,15 +5,23 @@ import Fetch
 import Glibc
 #endif
 
-/// `asyncfetch cache …`: look after the cache (SPEC §7).
+/// `asyncfetch cache …`: look after the cache (SPEC §7). Every subcommand
+/// takes `--cache-dir`; an unusable directory is a usage error (exit 2).
+/// Only the cache's own files are ever touched (`<md5>`, `<md5>.meta`, and
+/// its temporary files in `.tmp`); anything else in the directory stays.
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "Inspect and maintain the cache.",
-        subcommands: [Dir.self, Path.self])
+        discussion: """
+            Only the cache's own files are touched: <md5>, <md5>.meta and its temporary \
+            files in .tmp. Exit status: 0 done, 1 something was not found or could not \
+            be removed, 2 usage error (including a cache directory that cannot be used).
+            """,
+        subcommands: [Dir.self, Path.self, List.self, Stats.self, Verify.self, Prune.self, Remove.self, Clear.self])
 
     struct Dir: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the cache directory.")
+        static let configuration = CommandConfiguration(abstract: "Print the cache directory (creating it if needed).")
         @OptionGroup var cache: CacheOptions
 
         func run() throws {

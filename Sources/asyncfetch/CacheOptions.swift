@@ -1,8 +1,5 @@
 import ArgumentParser
 import DiskCache
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `--cache-dir`, shared by every command (SPEC §7).
 struct CacheOptions: ParsableArguments {
@@ -12,11 +9,15 @@ struct CacheOptions: ParsableArguments {
     var cacheDir: String?
 
     /// The resolved directory, created with mode 0700. A directory that
-    /// cannot be resolved, created or written is a usage error (exit 2).
-    func openStore() throws -> DiskCacheStore {
+    /// cannot be resolved, created or read — or, with `writable`, written —
+    /// is a usage error (exit 2) naming the path. Without `writable` a
+    /// read-only cache opens: hits are served, and each write that fails is
+    /// that URL's `failure` of kind `io`, naming the path.
+    func openStore(writable: Bool = false) throws -> DiskCacheStore {
         do {
-            let directory = try CacheDirectory.resolve(explicit: cacheDir, environment: processEnvironment())
-            return try DiskCacheStore(directory: directory)
+            let store = try DiskCacheStore(directory: try CacheDirectory.resolve(explicit: cacheDir))
+            if writable { try CacheDirectory.checkWritable(store.directory) }
+            return store
         } catch {
             throw UsageError(error.message)
         }
@@ -24,7 +25,7 @@ struct CacheOptions: ParsableArguments {
 
     func resolvedDirectory() throws -> String {
         do {
-            return try CacheDirectory.resolve(explicit: cacheDir, environment: processEnvironment())
+            return try CacheDirectory.resolve(explicit: cacheDir)
         } catch {
             throw UsageError(error.message)
         }
@@ -36,19 +37,4 @@ struct CacheOptions: ParsableArguments {
 struct UsageError: Error, CustomStringConvertible {
     let description: String
     init(_ message: String) { description = message }
-}
-
-/// The process environment as a dictionary, read from `environ` (no Foundation:
-/// linking it costs start-up time on every run).
-func processEnvironment() -> [String: String] {
-    var result: [String: String] = [:]
-    var cursor = environ
-    while let entry = cursor.pointee {
-        let pair = String(cString: entry)
-        if let equals = pair.firstIndex(of: "=") {
-            result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-        }
-        cursor += 1
-    }
-    return result
 }

@@ -1,4 +1,5 @@
 import DiskCache
+import Foundation
 import Testing
 
 @Suite struct CacheMetadataTests {
@@ -31,5 +32,58 @@ import Testing
         meta.headers.append(.init("X-Evil", "a\nbody-length 1\nend"))
         let decoded = meta.encoded().withUnsafeBytes { CacheMetadata.decode($0) }
         #expect(decoded?.bodyLength == 1234)
+    }
+
+    @Test func storedTimeRoundTripsAndDefaultsToTheResponseTime() throws {
+        var meta = Self.sample
+        meta.storedAt = 1_800_000_000.75
+        let decoded = try #require(meta.encoded().withUnsafeBytes { CacheMetadata.decode($0) })
+        #expect(decoded.storedAt == 1_800_000_000.75)
+        // A file written before the field existed.
+        let old = String(decoding: Self.sample.encoded(), as: UTF8.self)
+            .split(separator: "\n").filter { !$0.hasPrefix("stored-time ") }.joined(separator: "\n") + "\n"
+        let parsed = try #require(Array(old.utf8).withUnsafeBytes { CacheMetadata.decode($0) })
+        #expect(parsed.storedAt == Self.sample.responseTime)
+    }
+
+    @Test func unknownFieldsFromANewerWriterAreSkipped() throws {
+        var text = String(decoding: Self.sample.encoded(), as: UTF8.self)
+        text = text.replacingOccurrences(of: "status 200\n", with: "status 200\nfuture-field something\n")
+        let parsed = try #require(Array(text.utf8).withUnsafeBytes { CacheMetadata.decode($0) })
+        #expect(parsed == Self.sample)
+    }
+
+    @Test func headersAreFoundCaseInsensitively() {
+        #expect(Self.sample.header("etag") == "\"abc\"")
+        #expect(Self.sample.header("CONTENT-TYPE") == "image/png")
+        #expect(Self.sample.header("Content-Typ") == nil)
+        #expect(Self.sample.header("Content-Type-") == nil)
+    }
+
+    /// Every prefix, every single-byte change and random garbage decode to a
+    /// value or nil, never a crash, and never to a body length that was not written.
+    @Test func damagedFilesNeverCrashTheDecoder() {
+        let bytes = Self.sample.encoded()
+        for cut in 0..<bytes.count {
+            let partial = Array(bytes.prefix(cut))
+            let decoded = partial.withUnsafeBytes { CacheMetadata.decode($0) }
+            // A cut inside the trailing "end\n" can only lose the final newline.
+            if let decoded { #expect(decoded == Self.sample && cut == bytes.count - 1) }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var damaged = bytes
+            let i = Int.random(in: 0..<damaged.count, using: &generator)
+            damaged[i] = UInt8.random(in: 0...255, using: &generator)
+            _ = damaged.withUnsafeBytes { CacheMetadata.decode($0) }
+        }
+        for length in [0, 1, 17, 100, 5000] {
+            let garbage = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(garbage.withUnsafeBytes { CacheMetadata.decode($0) } == nil)
+        }
+        let overflow = "asyncfetch-meta 1\nurl x\nbody-length 99999999999999999999999\nend\n"
+        #expect(Array(overflow.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == nil)
+        let negative = "asyncfetch-meta 1\nurl x\nbody-length -5\nend\n"
+        #expect(Array(negative.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == nil)
     }
 }

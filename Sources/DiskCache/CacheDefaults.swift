@@ -1,0 +1,21 @@
+/// The disk cache's limits, in one place. (DiskCache does not depend on
+/// Fetch, whose `Defaults` holds the transfer limits.)
+public enum CacheDefaults {
+    /// A temporary file whose writer is not provably dead (its pid is alive,
+    /// or lives in another pid namespace) is swept only when nobody holds its
+    /// lock and it has not changed for this long: 60 s. The lock is taken
+    /// right after the file is created, so this only covers that instant.
+    public static let unlockedTemporaryGrace: Double = 60
+    /// Where file locks do not work (some network filesystems), a temporary
+    /// file is swept when its pid is dead and it is older than
+    /// `unlockedTemporaryGrace`, or when it is older than this: 1 day.
+    public static let abandonedTemporaryAge: Double = 24 * 3600
+    /// `markAccessed` writes the access time only when the recorded one is
+    /// older than this (60 s), so repeated hits cost no metadata writes.
+    public static let accessTimeResolution: Double = 60
+    /// How long a commit waits for the directory's commit lock before going
+    /// ahead without it (the protocol stays safe, only less tidy): 2 s.
+    public static let commitLockTimeout: Double = 2
+    /// Metadata files larger than this (1 MiB) are foreign, not ours.
+    public static let maxMetadataSize = 1 << 20
+}

@@ -1,0 +1,70 @@
+/// The names the cache owns. Everything else in the directory is foreign
+/// and never touched:
+///
+/// - `DIR/<key>`: a body, `<key>` being 32 lowercase hex digits;
+/// - `DIR/<key>.meta`: its metadata;
+/// - `DIR/.tmp/<key>.<pid>.<n>` and `DIR/.tmp/<key>.<pid>.<n>.meta`: files
+///   being written by process `<pid>` (`<n>` counts within the process).
+enum CacheFileName: Equatable {
+    case body(String)
+    case metadata(String)
+
+    static let metadataSuffix = ".meta"
+    static let temporaryDirectory = ".tmp"
+
+    /// Classifies a name in the cache directory; nil for foreign names.
+    init?(_ name: String) {
+        var name = name
+        let parsed: CacheFileName? = name.withUTF8 { bytes in
+            if bytes.count == 32 && Self.isKey(bytes) { return .body(String(decoding: bytes, as: UTF8.self)) }
+            if bytes.count == 37 && Self.isKey(UnsafeBufferPointer(rebasing: bytes[0..<32])) && Self.hasMetaSuffix(bytes) {
+                return .metadata(String(decoding: bytes[0..<32], as: UTF8.self))
+            }
+            return nil
+        }
+        guard let parsed else { return nil }
+        self = parsed
+    }
+
+    /// 32 lowercase hex digits: a key, and a name safe to join to a path.
+    static func isKey(_ key: String) -> Bool {
+        var key = key
+        return key.withUTF8 { $0.count == 32 && isKey($0) }
+    }
+
+    static func isKey(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes {
+            guard (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) else { return false }
+        }
+        return true
+    }
+
+    private static func hasMetaSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = bytes.count
+        return bytes[n - 5] == 0x2E && bytes[n - 4] == 0x6D && bytes[n - 3] == 0x65 && bytes[n - 2] == 0x74 && bytes[n - 1] == 0x61
+    }
+}
+
+/// A name in `DIR/.tmp`: `<key>.<pid>.<n>`, optionally followed by `.meta`.
+struct TemporaryFileName: Equatable {
+    let key: String
+    let pid: Int32
+    let isMetadata: Bool
+
+    init?(_ name: String) {
+        var rest = Substring(name)
+        isMetadata = rest.hasSuffix(CacheFileName.metadataSuffix)
+        if isMetadata { rest = rest.dropLast(CacheFileName.metadataSuffix.count) }
+        let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, CacheFileName.isKey(String(parts[0])),
+              Self.isDigits(parts[1]), Self.isDigits(parts[2]),
+              let pid = Int32(parts[1]), pid > 0, UInt64(parts[2]) != nil
+        else { return nil }
+        key = String(parts[0])
+        self.pid = pid
+    }
+
+    private static func isDigits(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+}

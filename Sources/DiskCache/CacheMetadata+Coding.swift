@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `.meta` line format. Decoding runs on every hit, so it works on the
+/// raw bytes: keys are compared in place, numbers parsed without building
+/// strings, and only the values a caller reads become `String`s.
+extension CacheMetadata {
+    static let magic: StaticString = "asyncfetch-meta 1"
+
+    public func encoded() -> [UInt8] {
+        var text = Self.magic.description + "\n"
+        func line(_ key: String, _ value: String) { text += key + " " + Self.clean(value) + "\n" }
+        line("url", url)
+        line("status", String(status))
+        line("request-time", String(requestTime))
+        line("response-time", String(responseTime))
+        line("stored-time", String(storedAt))
+        line("has-body", hasBody ? "1" : "0")
+        line("body-length", String(bodyLength))
+        line("body-md5", bodyMD5)
+        line("body-inode", String(bodyInode))
+        line("body-mtime-ns", String(bodyMtimeNs))
+        if let format { line("format", format) }
+        if let width { line("width", String(width)) }
+        if let height { line("height", String(height)) }
+        for header in headers { line("h", Self.clean(header.name).replacingSpaces() + " " + header.value) }
+        for header in varyRequest { line("v", Self.clean(header.name).replacingSpaces() + " " + header.value) }
+        text += "end\n"
+        return Array(text.utf8)
+    }
+
+    /// Parses `encoded()` output; nil for anything else (foreign, partial or
+    /// corrupt files are misses, never crashes). The trailing `end` line
+    /// proves the file is complete. Unknown keys (a newer writer) are skipped.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> CacheMetadata? {
+        var lines = LineIterator(bytes)
+        guard let first = lines.next(), first.equals(magic) else { return nil }
+        var meta = CacheMetadata(url: "", status: 0, requestTime: 0, responseTime: 0, headers: [])
+        meta.headers.reserveCapacity(8)
+        var sawURL = false, sawLength = false, sawStored = false, sawEnd = false
+        while let line = lines.next() {
+            if sawEnd {
+                // Only the empty rest after the final newline may follow `end`.
+                guard line.count == 0, lines.atEnd else { return nil }
+                break
+            }
+            if line.equals("end") { sawEnd = true; continue }
+            guard let space = line.firstIndex(of: 0x20) else { return nil }
+            let key = line.prefix(space)
+            let value = line.suffix(from: space + 1)
+            switch key.count {
+            case 1 where key[0] == 0x68 || key[0] == 0x76:   // "h", "v"
+                let header: Header
+                if let gap = value.firstIndex(of: 0x20) {
+                    header = Header(value.prefix(gap).string, value.suffix(from: gap + 1).string)
+                } else {
+                    header = Header(value.string, "")
+                }
+                if key[0] == 0x68 { meta.headers.append(header) } else { meta.varyRequest.append(header) }
+            case 3 where key.equals("url"):
+                meta.url = value.string
+                sawURL = true
+            case 5 where key.equals("width"):
+                meta.width = value.integer.flatMap { Int(exactly: $0) }
+            case 6 where key.equals("status"):
+                guard let v = value.integer, let status = Int(exactly: v) else { return nil }
+                meta.status = status
+            case 6 where key.equals("format"):
+                meta.format = value.string
+            case 6 where key.equals("height"):
+                meta.height = value.integer.flatMap { Int(exactly: $0) }
+            case 8 where key.equals("has-body"):
+                meta.hasBody = value.equals("1")
+            case 8 where key.equals("body-md5"):
+                meta.bodyMD5 = value.string
+            case 10 where key.equals("body-inode"):
+                guard let v = value.integer, v >= 0 else { return nil }
+                meta.bodyInode = UInt64(v)
+            case 11 where key.equals("body-length"):
+                guard let v = value.integer, v >= 0 else { return nil }
+                meta.bodyLength = v
+                sawLength = true
+            case 11 where key.equals("stored-time"):
+                guard let v = value.double else { return nil }
+                meta.storedAt = v
+                sawStored = true
+            case 12 where key.equals("request-time"):
+                guard let v = value.double else { return nil }
+                meta.requestTime = v
+            case 13 where key.equals("response-time"):
+                guard let v = value.double else { return nil }
+                meta.responseTime = v
+            case 13 where key.equals("body-mtime-ns"):
+                guard let v = value.integer else { return nil }
+                meta.bodyMtimeNs = v
+            default:
+                continue   // newer fields are ignored, not fatal
+            }
+        }
+        guard sawEnd, sawURL, sawLength else { return nil }
+        if !sawStored { meta.storedAt = meta.responseTime }
+        return meta
+    }
+
+    private static func clean(_ value: String) -> String {
+        guard value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else { return value }
+        // By scalar: "\r\n" is one Character, equal to neither "\n" nor "\r".
+        return String(String.UnicodeScalarView(value.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
+    }
+}
+
+private extension String {
+    /// A header name never contains a space; one that does would split wrongly.
+    func replacingSpaces() -> String {
+        guard utf8.contains(0x20) else { return self }
+        return String(map { $0 == " " ? "-" : $0 })
+    }
+}
+
+/// A borrowed run of bytes inside the metadata buffer.
+struct ByteRun {
+    let base: UnsafeRawBufferPointer
+
+    var count: Int { base.count }
+    subscript(i: Int) -> UInt8 { base[i] }
+
+    func firstIndex(of byte: UInt8) -> Int? {
+        guard let start = base.baseAddress, base.count > 0,
+              let found = memchr(start, Int32(byte), base.count) else { return nil }
+        return start.distance(to: UnsafeRawPointer(found))
+    }
+
+    func prefix(_ n: Int) -> ByteRun { ByteRun(base: UnsafeRawBufferPointer(rebasing: base[0..<n])) }
+    func suffix(from i: Int) -> ByteRun { ByteRun(base: UnsafeRawBufferPointer(rebasing: base[i...])) }
+
+    func equals(_ literal: StaticString) -> Bool {
+        guard literal.utf8CodeUnitCount == base.count else { return false }
+        guard let start = base.baseAddress else { return base.count == 0 }
+        return memcmp(start, literal.utf8Start, base.count) == 0
+    }
+
+    var string: String { String(decoding: base, as: UTF8.self) }
+
+    /// A decimal integer with an optional leading `-`; nil on anything else or overflow.
+    var integer: Int64? {
+        var i = 0, negative = false
+        if count > 0 && base[0] == 0x2D { negative = true; i = 1 }
+        guard i < count else { return nil }
+        var value: Int64 = 0
+        while i < count {
+            let digit = base[i] &- 0x30
+            guard digit <= 9 else { return nil }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(Int64(digit))
+            guard !o1 && !o2 else { return nil }
+            value = sum
+            i += 1
+        }
+        return negative ? -value : value
+    }
+
+    var double: Double? {
+        guard count > 0, count < 64 else { return nil }
+        return Double(string)
+    }
+}
+
+/// Lines separated by `\n`; the text after the last newline is the final line.
+struct LineIterator {
+    private let bytes: UnsafeRawBufferPointer
+    private var position = 0
+    private var finished = false
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    var atEnd: Bool { finished }
+
+    mutating func next() -> ByteRun? {
+        guard !finished else { return nil }
+        let rest = ByteRun(base: UnsafeRawBufferPointer(rebasing: bytes[position...]))
+        if let newline = rest.firstIndex(of: 0x0A) {
+            position += newline + 1
+            return rest.prefix(newline)
+        }
+        finished = true
+        return rest
+    }
+}

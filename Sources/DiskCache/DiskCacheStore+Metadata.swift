@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `O_NOATIME` (a GNU flag Swift does not import): reading metadata must not
+/// move the atime that records the last use for LRU.
+let openNoAccessTime: Int32 = 0o1000000
+
+extension DiskCacheStore {
+    /// Reads and parses `<key>.meta`; also returns its `fstat` (atime = last
+    /// use). nil for anything that is not a complete metadata file of ours:
+    /// missing, not a regular file (a FIFO or device never blocks: it is
+    /// opened non-blocking), too large, unreadable, partial or foreign.
+    func readMetadata(_ key: String) -> (CacheMetadata, stat)? {
+        let fd = withMetadataName(key) { name in
+            var fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
+            // O_NOATIME is refused on files of another owner: read them anyway.
+            if fd < 0 && errno == EPERM { fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+            return fd
+        }
+        guard fd >= 0 else { return nil }
+        defer { _ = close(fd) }   // read-only: nothing to report
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+              info.st_size > 0, info.st_size <= CacheDefaults.maxMetadataSize else { return nil }
+        let size = Int(info.st_size)
+        let meta = withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { buffer -> CacheMetadata? in
+            guard let base = buffer.baseAddress else { return nil }
+            var offset = 0
+            while offset < size {
+                let n = read(fd, base + offset, size - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return nil }
+                offset += n
+            }
+            return CacheMetadata.decode(UnsafeRawBufferPointer(buffer))
+        }
+        guard let meta else { return nil }
+        return (meta, info)
+    }
+
+    /// Writes `meta` to a locked temporary file in `.tmp` and `fsync`s it;
+    /// the caller publishes it with `rename` (under the commit lock) and
+    /// discards it. Errors name the temporary path; the file is removed.
+    func writeTemporaryMetadata(_ meta: CacheMetadata, key: String) throws(DiskCacheError) -> TemporaryFile {
+        let file = try TemporaryFile(path: makeTemporaryName(for: key) + CacheFileName.metadataSuffix)
+        do throws(DiskCacheError) {
+            var failure: DiskCacheError?
+            meta.encoded().withUnsafeBytes { bytes in
+                do throws(DiskCacheError) { try file.write(bytes) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            _ = try file.sync()
+        } catch {
+            file.discard()
+            throw error
+        }
+        return file
+    }
+
+    /// Calls `body` with `<key>.meta` as a C string, built on the stack.
+    func withMetadataName<T>(_ key: String, _ body: (UnsafePointer<CChar>) -> T) -> T {
+        var key = key
+        return key.withUTF8 { keyBytes in
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: keyBytes.count + 6) { name in
+                var i = 0
+                for byte in keyBytes { name[i] = CChar(bitPattern: byte); i += 1 }
+                for byte in ".meta".utf8 { name[i] = CChar(bitPattern: byte); i += 1 }
+                name[i] = 0
+                return body(UnsafePointer(name.baseAddress!))
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DiskCacheStore {
+    /// One key found in the directory: an intact entry, or files that are
+    /// not one (and why).
+    public struct ScannedEntry: Sendable {
+        public let key: String
+        /// The intact entry, or nil when `problem` says why there is none.
+        public let entry: CacheEntry?
+        public let problem: String?
+        /// The URL its metadata names, when the metadata could be read.
+        public let url: String?
+        /// Bytes on disk of the body and metadata files.
+        public let bytes: Int64
+        /// Last use, Unix seconds (the metadata's atime); `-infinity` for a
+        /// broken entry, which pruning removes first.
+        public let lastAccess: Double
+        let snapshot: FileSnapshot
+    }
+
+    /// Everything of the cache's own in the directory (foreign files are
+    /// not listed and not counted).
+    public struct Scan: Sendable {
+        /// Sorted by key.
+        public var entries: [ScannedEntry] = []
+        public var temporaryFiles = 0
+        public var temporaryBytes: Int64 = 0
+
+        public var intact: [CacheEntry] { entries.compactMap(\.entry) }
+        public var broken: [ScannedEntry] { entries.filter { $0.entry == nil } }
+        /// Bytes of every file the cache owns, temporary ones included.
+        public var bytes: Int64 { entries.reduce(temporaryBytes) { $0 + $1.bytes } }
+    }
+
+    /// Looks at every body, metadata and temporary file the cache owns.
+    /// Reads metadata without moving access times. Throws only when the
+    /// directory itself cannot be listed.
+    public func scan() throws(DiskCacheError) -> Scan {
+        var scan = Scan()
+        var keys = Set<String>()
+        for name in try DirectoryListing.names(in: directory) ?? [] {
+            switch CacheFileName(name) {
+            case .body(let key)?, .metadata(let key)?: keys.insert(key)
+            case nil: continue
+            }
+        }
+        for key in keys.sorted() {
+            scan.entries.append(scanEntry(key))
+        }
+        for name in try DirectoryListing.names(in: temporaryDirectory) ?? [] where TemporaryFileName(name) != nil {
+            var info = stat()
+            guard lstat(temporaryDirectory + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            scan.temporaryFiles += 1
+            scan.temporaryBytes += Int64(info.st_size)
+        }
+        return scan
+    }
+
+    func scanEntry(_ key: String) -> ScannedEntry {
+        let snapshot = FileSnapshot(directoryFD: directoryFD, key: key)
+        var url: String?
+        func broken(_ problem: String) -> ScannedEntry {
+            ScannedEntry(key: key, entry: nil, problem: problem, url: url, bytes: snapshot.bytes, lastAccess: -.infinity,
+                         snapshot: snapshot)
+        }
+        guard snapshot.metadata.exists else { return broken("a body without metadata") }
+        guard let (meta, info) = readMetadata(key) else { return broken("metadata that is unreadable, partial or not ours") }
+        url = meta.url
+        if meta.hasBody {
+            guard snapshot.body.exists else { return broken("metadata whose body is missing") }
+            guard let body = statBody(key), Self.body(body, matches: meta) else {
+                return broken("a body that is not the one its metadata describes")
+            }
+        } else if snapshot.body.exists {
+            return broken("a stray body beside a remembered error")
+        }
+        let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
+                               lastAccess: seconds(info.st_atim))
+        return ScannedEntry(key: key, entry: entry, problem: nil, url: meta.url, bytes: snapshot.bytes, lastAccess: entry.lastAccess,
+                            snapshot: snapshot)
+    }
+
+    /// Removes the entry's files under the commit lock, but only if they are
+    /// still the files `snapshot` saw (a writer may have replaced them since).
+    /// Returns whether anything was removed.
+    func remove(_ key: String, ifUnchangedSince snapshot: FileSnapshot) throws(DiskCacheError) -> Bool {
+        try commitLock.withLock { () throws(DiskCacheError) -> Bool in
+            guard FileSnapshot(directoryFD: directoryFD, key: key) == snapshot else { return false }
+            return try unlinkEntryFiles(key)
+        }
+    }
+}

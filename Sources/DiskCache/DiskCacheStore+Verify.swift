@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DiskCacheStore {
+    /// What `verify` found and did.
+    public struct VerifyReport: Sendable {
+        public struct Removal: Sendable {
+            public let key: String
+            /// The URL from the metadata, when it could be read.
+            public let url: String?
+            public let reason: String
+            public let bytes: Int64
+        }
+        /// Keys examined, and how many were intact (digest included).
+        public var checked = 0
+        public var intact = 0
+        /// Corrupt, partial or foreign entries that were removed.
+        public var removed: [Removal] = []
+        /// Entries a writer changed while they were being checked (left alone).
+        public var changed = 0
+        public var sweep = SweepReport()
+        /// Entries that should have been removed but could not be.
+        public var failures: [DiskCacheError] = []
+    }
+
+    /// Checks every entry — metadata complete and ours, body present with
+    /// the recorded inode, size and mtime, the metadata's URL hashing to its
+    /// key, and the body reread against the recorded length and MD5 — and
+    /// removes those that fail. Sweeps `.tmp` first. An entry that a writer
+    /// replaces while it is being checked is left alone (the writer's
+    /// commit is complete and consistent). Throws only when the directory
+    /// cannot be listed.
+    public func verify() throws(DiskCacheError) -> VerifyReport {
+        var report = VerifyReport()
+        report.sweep = sweepTemporaryFiles()
+        let scan = try scan()
+        for scanned in scan.entries {
+            report.checked += 1
+            var problem = scanned.problem
+            if let entry = scanned.entry {
+                problem = deepCheck(entry)
+            }
+            guard let problem else {
+                report.intact += 1
+                continue
+            }
+            do {
+                if try remove(scanned.key, ifUnchangedSince: scanned.snapshot) {
+                    report.removed.append(.init(key: scanned.key, url: scanned.url,
+                                                reason: problem, bytes: scanned.bytes))
+                } else {
+                    report.changed += 1
+                }
+            } catch {
+                report.failures.append(error)
+            }
+        }
+        return report
+    }
+
+    /// What is wrong with an entry whose files look intact, or nil.
+    private func deepCheck(_ entry: CacheEntry) -> String? {
+        let meta = entry.metadata
+        guard MD5.hex(meta.url) == entry.key else {
+            return "metadata for another URL (\(meta.url))"
+        }
+        guard meta.hasBody else { return nil }
+        let read: FileDigest.Result
+        do {
+            read = try FileDigest.md5(path: entry.bodyPath)
+        } catch {
+            return "an unreadable body (\(error.message))"
+        }
+        if read.inode != meta.bodyInode || read.mtimeNs != meta.bodyMtimeNs {
+            return nil   // replaced since the scan: the removal's snapshot check leaves it alone either way
+        }
+        if read.length != meta.bodyLength {
+            return "a body of \(read.length) bytes where the metadata says \(meta.bodyLength)"
+        }
+        if read.md5 != meta.bodyMD5 {
+            return "a body whose MD5 \(read.md5) is not the recorded \(meta.bodyMD5)"
+        }
+        return nil
+    }
+}

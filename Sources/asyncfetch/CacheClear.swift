@@ -1,0 +1,27 @@
+import ArgumentParser
+import DiskCache
+
+extension CacheCommand {
+    /// `cache clear`: every entry goes; foreign files stay.
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove every entry (files that are not the cache's own are kept).",
+            discussion: "Temporary files of downloads still running in other processes are kept too.")
+        @OptionGroup var cache: CacheOptions
+
+        func run() throws {
+            let store = try cache.openStore(writable: true)
+            let report: DiskCacheStore.PruneReport
+            do {
+                report = try store.clear()
+            } catch {
+                throw RuntimeFailure(error.message)
+            }
+            var line = "removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
+                + "(\(formatBytes(report.removedBytes))) from \(store.directory)" + CacheCommand.describe(report.sweep)
+            if report.remaining > 0 { line += "; \(report.remaining) could not be removed" }
+            print(line)
+            try CacheCommand.finish(failures: report.failures + report.sweep.failures)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import DiskCache
+
+extension CacheCommand {
+    /// `cache prune --max-size SIZE --max-age DURATION`: LRU eviction.
+    struct Prune: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Evict least recently used entries first.",
+            discussion: """
+                Removes every entry not used for longer than --max-age, then more, least \
+                recently used first, until the cache's files take at most --max-size. \
+                Broken entries and leftovers of killed runs go first. A use is a hit or a \
+                download (recorded to the minute).
+                """)
+        @OptionGroup var cache: CacheOptions
+
+        @Option(name: .customLong("max-size"), help: ArgumentHelp(
+            "Largest total size to keep (bytes, or K/M/G).", valueName: "size"))
+        var maxSize: SizeValue?
+
+        @Option(name: .customLong("max-age"), help: ArgumentHelp(
+            "Remove entries not used for longer than this.", valueName: "duration"))
+        var maxAge: DurationValue?
+
+        func validate() throws {
+            if maxSize == nil && maxAge == nil { throw ValidationError("give --max-size, --max-age or both") }
+        }
+
+        func run() throws {
+            let store = try cache.openStore(writable: true)
+            let report: DiskCacheStore.PruneReport
+            do {
+                report = try store.prune(maxBytes: maxSize?.bytes, maxAge: maxAge?.seconds)
+            } catch {
+                throw RuntimeFailure(error.message)
+            }
+            print("removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
+                  + "(\(formatBytes(report.removedBytes))); \(report.remaining) "
+                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(formatBytes(report.remainingBytes))) remain"
+                  + CacheCommand.describe(report.sweep))
+            try CacheCommand.finish(failures: report.failures + report.sweep.failures)
+        }
+    }
+}

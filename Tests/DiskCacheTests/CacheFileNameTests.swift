@@ -1,0 +1,42 @@
+@testable import DiskCache
+import Testing
+
+@Suite struct CacheFileNameTests {
+    static let key = "0123456789abcdef0123456789abcdef"
+
+    @Test func onlyOurNamesAreClassified() {
+        #expect(CacheFileName(Self.key) == .body(Self.key))
+        #expect(CacheFileName(Self.key + ".meta") == .metadata(Self.key))
+        for foreign in ["", "notes.txt", ".tmp", Self.key.uppercased(), Self.key + ".metx", Self.key + ".meta.bak",
+                        String(Self.key.dropLast()), Self.key + "0", "0123456789abcdef0123456789abcdeg", Self.key + ".json"] {
+            #expect(CacheFileName(foreign) == nil, "\(foreign) must be foreign")
+        }
+    }
+
+    @Test func temporaryNamesCarryKeyAndPid() throws {
+        let body = try #require(TemporaryFileName(Self.key + ".4242.7"))
+        #expect(body.key == Self.key && body.pid == 4242 && !body.isMetadata)
+        let meta = try #require(TemporaryFileName(Self.key + ".17.3.meta"))
+        #expect(meta.pid == 17 && meta.isMetadata)
+        for foreign in [Self.key, Self.key + ".x.1", Self.key + ".1", Self.key + ".1.2.3", Self.key + ".-1.2", Self.key + ".0.2",
+                        "abc.1.2", Self.key + ".1.2.tmp", "partial-download.bin"] {
+            #expect(TemporaryFileName(foreign) == nil, "\(foreign) must be foreign")
+        }
+    }
+
+    /// The allocation-free check must agree with the full normalisation on every URL.
+    @Test(arguments: [
+        "https://example.com/a.png", "HTTPS://example.com/a.png", "https://Example.com/a.png", "https://example.com:443/a",
+        "http://example.com:80/a", "http://example.com:443/a", "https://example.com:8443/a", "https://example.com/a#frag",
+        "https://example.com/a?q=1#f", "https://u:P@Example.com/a", "https://U:P@example.com/A?B=C", "http://[::1]:80/a",
+        "http://[::1]/a", "https://example.com", "https://example.com?x", "https://example.com:/a", "https://ex:ample.com:1/a",
+        "https://bücher.example/a", "https://example.com/ä?#", "http://host:12ab/x", "http://@host/x", "http://user@/x",
+        "a://b", "http://h/p:80", "http://h?x#y", "http://h/p@q/r", "http://H", "ftp://example.com/a",
+    ])
+    func fastPathAgreesWithFullNormalisation(url: String) {
+        let full = try? CacheKey.normalizeFully(url)
+        let fast = try? CacheKey.normalize(url)
+        #expect(fast == full)
+        if CacheKey.isNormalized(url) { #expect(full == url) }
+    }
+}

@@ -1,0 +1,89 @@
+import DiskCache
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct DiskCacheMaintenanceTests {
+    @Test func scanCountsOnlyTheCachesOwnFiles() throws {
+        let cache = try CacheFixture()
+        let a = try cache.put("https://x.test/a.png", Array(repeating: 1, count: 1000))
+        try cache.put("https://x.test/b.png", Array(repeating: 2, count: 3000))
+        try Data(count: 999_999).write(to: URL(fileURLWithPath: cache.directory + "/foreign.bin"))
+        try Data(count: 10).write(to: URL(fileURLWithPath: cache.directory + "/" + String(repeating: "A", count: 32)))
+        let orphan = cache.store.bodyPath(try cache.key("https://x.test/orphan.png"))
+        try Data(count: 500).write(to: URL(fileURLWithPath: orphan))
+        let scan = try cache.store.scan()
+        #expect(scan.intact.count == 2)
+        #expect(scan.broken.map(\.key) == [try cache.key("https://x.test/orphan.png")])
+        var metaSize = stat()
+        #expect(stat(a.metadataPath, &metaSize) == 0)
+        let metadataBytes = scan.intact.map { entry -> Int64 in
+            var info = stat()
+            _ = stat(entry.metadataPath, &info)
+            return Int64(info.st_size)
+        }.reduce(0, +)
+        #expect(scan.bytes == 1000 + 3000 + 500 + metadataBytes)
+    }
+
+    @Test func pruneEvictsLeastRecentlyUsedFirst() throws {
+        let cache = try CacheFixture()
+        var entries: [String: CacheEntry] = [:]
+        for (name, hoursAgo) in [("a", 5.0), ("b", 1.0), ("c", 3.0), ("d", 2.0)] {
+            let entry = try cache.put("https://x.test/\(name).png", Array(repeating: 1, count: 10_000))
+            cache.age(entry.metadataPath, atime: hoursAgo * 3600)
+            entries[name] = entry
+        }
+        let scanned = try cache.store.scan().entries
+        let keep = Set([entries["b"]!.key, entries["d"]!.key])
+        let budget = scanned.filter { keep.contains($0.key) }.reduce(Int64(0)) { $0 + $1.bytes }
+        // Room for two entries: a (5 h) and c (3 h) go.
+        var report = try cache.store.prune(maxBytes: budget, maxAge: nil)
+        #expect(report.removed == 2 && report.remaining == 2)
+        #expect(cache.store.lookup(entries["a"]!.key) == nil && cache.store.lookup(entries["c"]!.key) == nil)
+        #expect(cache.store.lookup(entries["b"]!.key) != nil && cache.store.lookup(entries["d"]!.key) != nil)
+        // Unused for more than 90 minutes: d (2 h) goes, b (1 h) stays.
+        report = try cache.store.prune(maxBytes: nil, maxAge: 90 * 60)
+        #expect(report.removed == 1)
+        #expect(cache.store.lookup(entries["d"]!.key) == nil && cache.store.lookup(entries["b"]!.key) != nil)
+    }
+
+    @Test func aMarkedAccessMovesAnEntryToTheBackOfTheQueue() throws {
+        let cache = try CacheFixture()
+        let old = try cache.put("https://x.test/old.png", Array(repeating: 1, count: 1000))
+        let newer = try cache.put("https://x.test/newer.png", Array(repeating: 1, count: 1000))
+        cache.age(old.metadataPath, atime: 7200)
+        cache.age(newer.metadataPath, atime: 3600)
+        cache.store.markAccessed(try #require(cache.store.lookup(old.key)))
+        let report = try cache.store.prune(maxBytes: try cache.store.scan().bytes - 1, maxAge: nil)
+        #expect(report.removed == 1)
+        #expect(cache.store.lookup(old.key) != nil)
+        #expect(cache.store.lookup(newer.key) == nil)
+    }
+
+    @Test func pruneRemovesBrokenEntriesFirst() throws {
+        let cache = try CacheFixture()
+        let good = try cache.put("https://x.test/good.png", Array(repeating: 1, count: 100))
+        cache.age(good.metadataPath, atime: 30 * 86400)
+        let bad = try cache.put("https://x.test/bad.png", Array(repeating: 1, count: 100))
+        #expect(truncate(bad.bodyPath, 10) == 0)
+        let report = try cache.store.prune(maxBytes: nil, maxAge: 365 * 86400)
+        #expect(report.removed == 1)
+        #expect(cache.store.lookup(good.key) != nil)
+        #expect(!FileManager.default.fileExists(atPath: bad.bodyPath))
+    }
+
+    @Test func clearAndRemoveTouchOnlyTheCachesOwnFiles() throws {
+        let cache = try CacheFixture()
+        let a = try cache.put("https://x.test/a.png", [1])
+        try cache.put("https://x.test/b.png", [2])
+        let foreign = ["notes.txt", String(repeating: "F", count: 32), a.key + ".meta.bak", a.key + ".json", ".hidden"]
+        for name in foreign { try Data("mine".utf8).write(to: URL(fileURLWithPath: cache.directory + "/" + name)) }
+        let keyLikeDirectory = cache.directory + "/" + (try cache.key("https://x.test/dir"))
+        try FileManager.default.createDirectory(atPath: keyLikeDirectory, withIntermediateDirectories: false)
+        #expect(try cache.store.remove(a.key))
+        #expect(try cache.store.remove(a.key) == false)
+        let report = try cache.store.clear()
+        #expect(report.removed == 1)
+        #expect(try cache.names() == ([".tmp", keyLikeDirectory.split(separator: "/").last.map(String.init)!] + foreign).sorted())
+    }
+}

@@ -1,0 +1,92 @@
+import DiskCache
+import Foundation
+import Testing
+import TestSupport
+
+/// A corrupt, partial or foreign entry is a miss, never a crash or a hang.
+@Suite struct DiskCacheRobustnessTests {
+    static let url = "https://x.test/robust.png"
+
+    @Test func foreignFilesWithOurNamesAreMisses() throws {
+        let cache = try CacheFixture()
+        let key = try cache.key(Self.url)
+        let meta = cache.store.metadataPath(key)
+        let body = cache.store.bodyPath(key)
+        let cases: [(String, () throws -> Void)] = [
+            ("empty metadata", { try Data().write(to: URL(fileURLWithPath: meta)) }),
+            ("text metadata", { try Data("hello\n".utf8).write(to: URL(fileURLWithPath: meta)) }),
+            ("zeros", { try Data(count: 4096).write(to: URL(fileURLWithPath: meta)) }),
+            ("2 MB of metadata", { try Data(repeating: 0x61, count: 2 << 20).write(to: URL(fileURLWithPath: meta)) }),
+            ("metadata is a directory", { try FileManager.default.createDirectory(atPath: meta, withIntermediateDirectories: false) }),
+            ("metadata is a FIFO", { #expect(mkfifo(meta, 0o600) == 0) }),
+            ("metadata is a symlink to /dev/zero", { #expect(symlink("/dev/zero", meta) == 0) }),
+            ("metadata is a dangling symlink", { #expect(symlink(cache.directory + "/nowhere", meta) == 0) }),
+        ]
+        for (name, make) in cases {
+            _ = try? FileManager.default.removeItem(atPath: meta)
+            try make()
+            let started = Date()
+            #expect(cache.store.lookup(key) == nil, "\(name) must be a miss")
+            #expect(Date().timeIntervalSince(started) < 1, "\(name) must not block")
+        }
+        _ = try? FileManager.default.removeItem(atPath: meta)
+        // Good metadata, but the body's name holds a directory.
+        try cache.put(Self.url, [1, 2, 3])
+        #expect(unlink(body) == 0)
+        try FileManager.default.createDirectory(atPath: body, withIntermediateDirectories: false)
+        #expect(cache.store.lookup(key) == nil)
+    }
+
+    @Test func lookupRefusesNamesThatAreNotKeys() throws {
+        let cache = try CacheFixture()
+        try cache.put(Self.url, [1])
+        for name in ["../x", "", "/etc/passwd", (try cache.key(Self.url)).uppercased()] {
+            #expect(cache.store.lookup(name) == nil)
+            #expect(throws: DiskCacheError.self) { try cache.store.makeWriter(for: name) }
+        }
+    }
+
+    @Test func aTruncatedBodyIsAMissAndVerifyRemovesIt() throws {
+        let cache = try CacheFixture()
+        let entry = try cache.put(Self.url, Array(repeating: 9, count: 10_000))
+        #expect(truncate(entry.bodyPath, 4_000) == 0)
+        #expect(cache.store.lookup(entry.key) == nil)
+        let report = try cache.store.verify()
+        #expect(report.removed.map(\.key) == [entry.key])
+        #expect(report.removed.first?.url == Self.url)
+        #expect(try cache.names() == [".tmp"])
+    }
+
+    @Test func aBodyWithTheSameSizeButOtherBytesIsFoundByVerify() throws {
+        let cache = try CacheFixture()
+        let entry = try cache.put(Self.url, Array(repeating: 7, count: 50_000))
+        let other = try cache.put("https://x.test/other.png", Array(repeating: 8, count: 10))
+        // Flip one byte in place and restore the mtime: what bit rot looks like.
+        var before = stat()
+        #expect(stat(entry.bodyPath, &before) == 0)
+        let handle = try #require(FileHandle(forUpdatingAtPath: entry.bodyPath))
+        try handle.seek(toOffset: 25_000)
+        try handle.write(contentsOf: [0xFF])
+        try handle.close()
+        let times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, entry.bodyPath, times, 0) == 0)
+        #expect(cache.store.lookup(entry.key) != nil, "the cheap check cannot see it")
+        let report = try cache.store.verify()
+        #expect(report.checked == 2 && report.intact == 1)
+        #expect(report.removed.map(\.key) == [entry.key])
+        #expect(report.removed.first?.reason.contains("MD5") == true)
+        #expect(cache.store.lookup(entry.key) == nil)
+        #expect(cache.store.lookup(other.key) != nil)
+    }
+
+    @Test func metadataMovedToAnotherKeyIsFoundByVerify() throws {
+        let cache = try CacheFixture()
+        let a = try cache.put("https://x.test/a.png", [1, 2, 3])
+        let bKey = try cache.key("https://x.test/b.png")
+        #expect(rename(a.bodyPath, cache.store.bodyPath(bKey)) == 0)
+        #expect(rename(a.metadataPath, cache.store.metadataPath(bKey)) == 0)
+        let report = try cache.store.verify()
+        #expect(report.removed.map(\.key) == [bKey])
+        #expect(report.removed.first?.reason.contains("another URL") == true)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// Where the cache lives (SPEC §4), with a temporary HOME: the binary is run
+/// with variables set, unset, empty or relative, from a chosen directory.
+@Suite struct CacheDirectoryE2ETests {
+    static let variables = ["ASYNCFETCH_CACHE_DIR", "XDG_CACHE_HOME", "HOME"]
+
+    /// Runs `asyncfetch arguments` with only `set` of the cache variables
+    /// (the others unset), in `directory`.
+    func run(_ arguments: [String], set: [String: String], in directory: String? = nil, as user: [String]? = nil) throws -> ProcessResult {
+        var env = ["/usr/bin/env"]
+        for name in Self.variables where set[name] == nil { env += ["-u", name] }
+        if let directory { env += ["-C", directory] }
+        env += set.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let command = env + [CLI.binary] + arguments
+        if let user { return try runProcess("/usr/bin/setpriv", user + command) }
+        return try runProcess(command[0], Array(command.dropFirst()))
+    }
+
+    @Test func homeGivesDotCacheCreatedWithMode0700() throws {
+        let temp = try TempDirectory()
+        let home = temp.path + "/home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+        let result = try run(["cache", "dir"], set: ["HOME": home])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == home + "/.cache/asyncfetch\n")
+        #expect(CacheE2E.mode(home + "/.cache") == 0o700)
+        #expect(CacheE2E.mode(home + "/.cache/asyncfetch") == 0o700)
+    }
+
+    @Test func anExistingDirectoryKeepsItsMode() throws {
+        let temp = try TempDirectory()
+        let home = temp.path + "/home"
+        try FileManager.default.createDirectory(atPath: home + "/.cache/asyncfetch", withIntermediateDirectories: true)
+        #expect(chmod(home + "/.cache", 0o755) == 0 && chmod(home + "/.cache/asyncfetch", 0o750) == 0)
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let fetched = try run([server.url("/images/red-64x48.png")], set: ["HOME": home])
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        #expect(fetched.stdout.contains(home + "/.cache/asyncfetch/"))
+        #expect(CacheE2E.mode(home + "/.cache") == 0o755)
+        #expect(CacheE2E.mode(home + "/.cache/asyncfetch") == 0o750)
+    }
+
+    @Test func anAbsoluteXDGCacheHomeWinsOverHome() throws {
+        let temp = try TempDirectory()
+        let result = try run(["cache", "dir"], set: ["HOME": temp.path + "/home", "XDG_CACHE_HOME": temp.path + "/xdg"])
+        #expect(result.stdout == temp.path + "/xdg/asyncfetch\n")
+        #expect(CacheE2E.mode(temp.path + "/xdg") == 0o700)
+        #expect(!FileManager.default.fileExists(atPath: temp.path + "/home"), "HOME must not be touched")
+        // Empty means unset.
+        let empty = try run(["cache", "dir"], set: ["HOME": temp.path + "/home", "XDG_CACHE_HOME": ""])
+        #expect(empty.stdout == temp.path + "/home/.cache/asyncfetch\n")
+    }
+
+    @Test func aRelativeXDGCacheHomeIsIgnored() throws {
+        let temp = try TempDirectory()
+        let result = try run(["cache", "dir"], set: ["HOME": temp.path + "/home", "XDG_CACHE_HOME": "relative/xdg"], in: temp.path)
+        #expect(result.stdout == temp.path + "/home/.cache/asyncfetch\n")
+        #expect(!FileManager.default.fileExists(atPath: temp.path + "/relative"))
+    }
+
+    @Test func theVariableAndTheOptionWinAndRelativePathsStartAtTheWorkingDirectory() throws {
+        let temp = try TempDirectory()
+        let all = ["HOME": temp.path + "/home", "XDG_CACHE_HOME": temp.path + "/xdg", "ASYNCFETCH_CACHE_DIR": "rel/cache"]
+        let variable = try run(["cache", "dir"], set: all, in: temp.path)
+        #expect(variable.stdout == temp.path + "/rel/cache\n")
+        #expect(CacheE2E.mode(temp.path + "/rel") == 0o700)
+        let option = try run(["cache", "dir", "--cache-dir", "opt"], set: all, in: temp.path)
+        #expect(option.stdout == temp.path + "/opt\n")
+        let absolute = try run(["cache", "stats", "--json", "--cache-dir", temp.path + "/abs"], set: all)
+        #expect(CLI.jsonLines(absolute.stdout)?.first?["dir"] as? String == temp.path + "/abs")
+        #expect(!FileManager.default.fileExists(atPath: temp.path + "/xdg") && !FileManager.default.fileExists(atPath: temp.path + "/home"))
+    }
+
+    /// HOME unset: the passwd entry's home. As `nobody` that is /nonexistent,
+    /// which cannot be created: a usage error naming the whole path.
+    @Test(.enabled(if: CacheE2E.canDropPrivileges, "needs root and setpriv to run a child as nobody"))
+    func withoutHomeThePasswdEntryDecides() throws {
+        let passwd = try runProcess("/usr/bin/getent", ["passwd", "nobody"])
+        let home = try #require(passwd.stdout.split(separator: ":", omittingEmptySubsequences: false).dropFirst(5).first)
+        let expected = String(home) + "/.cache/asyncfetch"
+        for set in [[String: String](), ["HOME": ""]] {
+            let result = try run(["cache", "dir"], set: set, in: "/", as: CacheE2E.nobody)
+            if FileManager.default.fileExists(atPath: String(home)) {
+                #expect(result.stdout == expected + "\n")
+            } else {
+                #expect(result.status == 2)
+                #expect(result.stderr.contains(expected), "\(result.stderr)")
+            }
+        }
+    }
+
+    /// The same for this user, without creating anything in the real home:
+    /// checked only where the directory already exists.
+    @Test func withoutHomeTheCurrentUsersPasswdEntryIsUsed() throws {
+        guard let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir else { return }
+        let expected = String(cString: dir) + "/.cache/asyncfetch"
+        guard FileManager.default.fileExists(atPath: expected) else { return }
+        let result = try run(["cache", "dir"], set: [:])
+        #expect(result.stdout == expected + "\n")
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// `asyncfetch cache …` end to end: what a user sees and what stays on disk.
+@Suite struct CacheE2ETests {
+    static let images = ["/images/red-64x48.png", "/images/photo-120x80.jpg", "/images/anim-33x17.gif"]
+
+    /// A cache holding the three fixture images, and the server they came from.
+    func filledCache() throws -> (CLI, ScriptedServer, [String]) {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let cli = try CLI()
+        let urls = Self.images.map { server.url($0) }
+        let result = try cli.run(urls)
+        #expect(result.status == 0, "\(result.stderr)")
+        return (cli, server, urls)
+    }
+
+    @Test func listShowsEveryEntryAsJSONLines() throws {
+        let (cli, _, urls) = try filledCache()
+        let started = Date().timeIntervalSince1970
+        let result = try cli.run(["cache", "list", "--json"])
+        #expect(result.status == 0)
+        let lines = try #require(CLI.jsonLines(result.stdout))
+        #expect(lines.count == 3)
+        #expect(Set(lines.compactMap { $0["url"] as? String }) == Set(urls))
+        let types = ["png": "image/png", "jpg": "image/jpeg", "gif": "image/gif"]
+        for line in lines {
+            let url = try #require(line["url"] as? String)
+            let fixture = Paths.fixtures + (Self.images.first { url.hasSuffix($0) } ?? "")
+            let size = try FileManager.default.attributesOfItem(atPath: fixture)[.size] as? Int
+            #expect(line["path"] as? String == cli.cacheDir + "/" + (try CacheE2E.key(url)))
+            #expect(line["bytes"] as? Int == size)
+            #expect(line["fresh"] as? Bool == true)
+            #expect(line["contentType"] as? String == types[String(url.split(separator: ".").last ?? "")])
+            let stored = try #require(line["storedAt"] as? String)
+            let date = try #require(ISO8601DateFormatter().date(from: stored))
+            #expect(abs(date.timeIntervalSince1970 - started) < 120)
+        }
+        // Human form: one readable line per entry; --default-ttl decides freshness as for fetching.
+        let human = try cli.run(["cache", "list", "--default-ttl", "0"])
+        let rows = human.stdout.split(separator: "\n")
+        #expect(rows.count == 3)
+        for (row, url) in zip(rows, urls.sorted()) {
+            #expect(row.hasPrefix("stale  ") && row.hasSuffix("  " + url))
+        }
+    }
+
+    @Test func statsCountsEntriesAndTheCachesOwnBytes() throws {
+        let (cli, _, _) = try filledCache()
+        try Data(count: 123_456).write(to: URL(fileURLWithPath: cli.cacheDir + "/not-ours.bin"))
+        let result = try cli.run(["cache", "stats", "--json"])
+        #expect(result.status == 0)
+        let object = try #require(CLI.jsonLines(result.stdout)?.first)
+        #expect(object["entries"] as? Int == 3)
+        #expect(object["dir"] as? String == cli.cacheDir)
+        let own = CacheE2E.files(in: cli.cacheDir).filter { $0 != "not-ours.bin" }
+        #expect(own.count == 6)
+        let total = try own.reduce(0) { $0 + ((try FileManager.default.attributesOfItem(atPath: cli.cacheDir + "/" + $1)[.size] as? Int) ?? 0) }
+        #expect(object["bytes"] as? Int == total)
+        let human = try cli.run(["cache", "stats"])
+        #expect(human.stdout.contains("entries    3"))
+        #expect(human.stdout.contains(cli.cacheDir))
+    }
+
+    @Test func verifyRemovesTruncatedAndCorruptEntriesAndTheNextRunRefetches() throws {
+        let (cli, server, urls) = try filledCache()
+        let truncated = cli.cacheDir + "/" + (try CacheE2E.key(urls[0]))
+        let corrupt = cli.cacheDir + "/" + (try CacheE2E.key(urls[1]))
+        #expect(truncate(truncated, 10) == 0)
+        // Same size, same mtime, one byte different: only the digest can tell.
+        var before = stat()
+        #expect(stat(corrupt, &before) == 0)
+        var body = try Data(contentsOf: URL(fileURLWithPath: corrupt))
+        body[body.count / 2] ^= 0xFF
+        try body.write(to: URL(fileURLWithPath: corrupt))
+        #expect(utimensat(AT_FDCWD, corrupt, [before.st_atim, before.st_mtim], 0) == 0)
+
+        // The truncated body is a miss at once (length check); the flipped byte needs verify.
+        let offline = try cli.run(["--offline", "--json"] + urls)
+        let phases = (CLI.jsonLines(offline.stdout) ?? []).compactMap { $0["phase"] as? String }
+        #expect(phases == ["empty", "success", "success"])
+
+        let verify = try cli.run(["cache", "verify"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stdout.contains("removed  \(urls[0])"))
+        #expect(verify.stdout.contains("removed  \(urls[1])"))
+        #expect(verify.stdout.contains("verified 3 entries: 1 intact, 2 corrupt removed"))
+        #expect(!FileManager.default.fileExists(atPath: truncated) && !FileManager.default.fileExists(atPath: corrupt))
+        #expect(try cli.run(["cache", "verify"]).stdout.contains("1 intact, 0 corrupt removed"))
+
+        let before2 = server.totalRequests
+        let again = try cli.run(["--json"] + urls)
+        let sources = (CLI.jsonLines(again.stdout) ?? []).filter { $0["phase"] as? String == "success" }.compactMap { $0["source"] as? String }
+        #expect(sources.sorted() == ["cache", "network", "network"])
+        #expect(server.totalRequests == before2 + 2)
+        let origin = try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + Self.images[1]))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: corrupt)) == origin)
+    }
+
+    @Test func aBodyTruncatedByTheServerIsNeverStored() throws {
+        let server = try ScriptedServer()
+        var response = ScriptedResponse.ok([UInt8](repeating: 0x89, count: 200_000), contentType: "image/png")
+        response.closeAfterBodyBytes = 50_000
+        server.route("/cut.png", response)
+        let cli = try CLI()
+        let url = server.url("/cut.png")
+        let result = try cli.run(["--json", "--any", "--retries", "0", url])
+        #expect(result.status == 1)
+        #expect(CLI.jsonLines(result.stdout)?.contains { $0["phase"] as? String == "failure" } == true)
+        #expect(try cli.run(["cache", "path", url]).status == 1)
+        #expect(CacheE2E.files(in: cli.cacheDir).isEmpty)
+        #expect(CacheE2E.files(in: cli.cacheDir + "/.tmp").isEmpty)
+    }
+
+    @Test func pruneEvictsTheLeastRecentlyUsedAndAHitCountsAsAUse() throws {
+        let (cli, server, urls) = try filledCache()
+        let keys = try urls.map { try CacheE2E.key($0) }
+        // Last used 3, 2 and 1 hours ago.
+        for (key, hours) in zip(keys, [3.0, 2.0, 1.0]) {
+            let t = Date().timeIntervalSince1970 - hours * 3600
+            let spec = timespec(tv_sec: Int(t), tv_nsec: 0)
+            #expect(utimensat(AT_FDCWD, cli.cacheDir + "/" + key + ".meta", [spec, spec], 0) == 0)
+        }
+        // Using the oldest one now moves it to the back of the queue.
+        let requests = server.totalRequests
+        #expect(try cli.run([urls[0]]).stdout.contains("(cache,"))
+        #expect(server.totalRequests == requests)
+        func size(_ key: String) throws -> Int {
+            try [key, key + ".meta"].reduce(0) { $0 + ((try FileManager.default.attributesOfItem(atPath: cli.cacheDir + "/" + $1)[.size] as? Int) ?? 0) }
+        }
+        let keep = try size(keys[0]) + size(keys[2])
+        let prune = try cli.run(["cache", "prune", "--max-size", String(keep)])
+        #expect(prune.status == 0, "\(prune.stderr)")
+        #expect(prune.stdout.hasPrefix("removed 1 entry"))
+        #expect(try cli.run(["cache", "path", urls[1]]).status == 1, "the least recently used entry goes first")
+        #expect(try cli.run(["cache", "path", urls[0], urls[2]]).status == 0)
+        // Unused for more than 90 minutes: none now (0 used just now, 2 an hour ago); 30 minutes: entry 2 goes.
+        #expect(try cli.run(["cache", "prune", "--max-age", "90m"]).stdout.hasPrefix("removed 0 entries"))
+        #expect(try cli.run(["cache", "prune", "--max-age", "30m"]).stdout.hasPrefix("removed 1 entry"))
+        #expect(try cli.run(["cache", "path", urls[0]]).status == 0)
+        #expect(try cli.run(["cache", "path", urls[2]]).status == 1)
+    }
+
+    @Test func rmAndClearRemoveOnlyTheCachesOwnFiles() throws {
+        let (cli, _, urls) = try filledCache()
+        let foreign = ["notes.txt", String(repeating: "e", count: 31) + "g", (try CacheE2E.key(urls[0])) + ".bak", ".tmp/mine.part"]
+        for name in foreign {
+            try Data("keep me".utf8).write(to: URL(fileURLWithPath: cli.cacheDir + "/" + name))
+        }
+        let rm = try cli.run(["cache", "rm", urls[0], server404(urls[0])])
+        #expect(rm.status == 1, "one URL was not cached")
+        #expect(rm.stdout == "removed  \(urls[0])\n")
+        #expect(rm.stderr.contains("not cached"))
+        #expect(try cli.run(["cache", "path", urls[0]]).status == 1)
+        let clear = try cli.run(["cache", "clear"])
+        #expect(clear.status == 0)
+        #expect(clear.stdout.hasPrefix("removed 2 entries"))
+        #expect(try cli.run(["cache", "list"]).stdout.isEmpty)
+        for name in foreign {
+            #expect(FileManager.default.fileExists(atPath: cli.cacheDir + "/" + name), "\(name) is not the cache's and must survive")
+        }
+        #expect(CacheE2E.files(in: cli.cacheDir).sorted() == foreign.filter { !$0.hasPrefix(".tmp/") }.sorted())
+    }
+
+    func server404(_ url: String) -> String { url.replacingOccurrences(of: "/images/", with: "/elsewhere/") }
+
+    @Test func usageErrorsExit2() throws {
+        let cli = try CLI()
+        for arguments in [["cache", "prune"], ["cache", "rm"], ["cache", "path"], ["cache", "prune", "--max-size", "lots"],
+                          ["cache", "prune", "--max-age", "soon"], ["cache", "frobnicate"], ["cache", "list", "--jsn"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2, "\(arguments) must be a usage error: \(result.stderr)")
+            #expect(!result.stderr.isEmpty)
+        }
+    }
+
+    /// A cache directory that cannot be used is a usage error naming it, for every command.
+    @Test func anUnusableDirectoryExits2NamingItForEveryCommand() throws {
+        let cli = try CLI()
+        let file = cli.cache.path + "/a-file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let url = "http://127.0.0.1:1/x.png"
+        let commands: [[String]] = [[url], ["--offline", url], ["cache", "dir"], ["cache", "path", url], ["cache", "list"],
+                                    ["cache", "list", "--json"], ["cache", "stats"], ["cache", "stats", "--json"], ["cache", "verify"],
+                                    ["cache", "prune", "--max-size", "1M"], ["cache", "rm", url], ["cache", "clear"]]
+        for bad in [file, file + "/below", "/proc/asyncfetch-cannot-exist"] {
+            for command in commands {
+                let viaOption = try cli.run(command + ["--cache-dir", bad])
+                #expect(viaOption.status == 2, "\(command) --cache-dir \(bad): \(viaOption.stderr)")
+                #expect(viaOption.stderr.contains(bad), "\(command): \(viaOption.stderr)")
+                let viaEnvironment = try cli.run(command, environment: ["ASYNCFETCH_CACHE_DIR": bad])
+                #expect(viaEnvironment.status == 2 && viaEnvironment.stderr.contains(bad))
+            }
+        }
+    }
+}

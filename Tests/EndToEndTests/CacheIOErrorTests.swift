@@ -1,0 +1,168 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// A full disk, a read-only directory and a denied permission are each a
+/// per-URL `failure` of kind `io` naming the path, and nothing half-written
+/// ever becomes an entry. Tests run as root here, which ignores permission
+/// bits: they use real tmpfs mounts and a child running as `nobody`, and are
+/// skipped (with the reason shown) where the machine allows neither.
+@Suite struct CacheIOErrorTests {
+    static let image = "/images/red-64x48.png"
+
+    func failure(_ result: ProcessResult) -> [String: Any]? {
+        CLI.jsonLines(result.stdout)?.first { $0["phase"] as? String == "failure" }?["error"] as? [String: Any]
+    }
+
+    func expectNothingHalfWritten(_ cli: CLI, dir: String, _ url: String, environment: [String: String] = [:]) throws {
+        #expect(try cli.run(["cache", "path", url], environment: environment).status == 1, "\(url) must not be a hit")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/" + (try CacheE2E.key(url))))
+        #expect(CacheE2E.files(in: dir + "/.tmp").isEmpty, "temporary files must be removed")
+    }
+
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
+    func aFullFilesystemIsAnIOFailureAndLeavesNothing() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        var big = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        big.generatedBodyLength = 2 * 1024 * 1024
+        server.route("/big.bin", big)
+        let cli = try CLI()
+        let mount = try TmpfsMount(at: cli.cache.path + "/small-fs", size: "1m")
+        defer { mount.unmount() }
+        let env = ["ASYNCFETCH_CACHE_DIR": mount.path]
+        let small = server.url(Self.image)
+        #expect(try cli.run([small], environment: env).status == 0)
+
+        let url = server.url("/big.bin")
+        let result = try cli.run(["--json", "--any", url], environment: env)
+        #expect(result.status == 1)
+        let error = try #require(failure(result), "\(result.stdout)")
+        #expect(error["kind"] as? String == "io")
+        let message = error["message"] as? String ?? ""
+        #expect(message.contains(mount.path) && message.contains("No space left on device"), "\(message)")
+        try expectNothingHalfWritten(cli, dir: mount.path, url, environment: env)
+        let verify = try cli.run(["cache", "verify"], environment: env)
+        #expect(verify.stdout.contains("verified 1 entry: 1 intact, 0 corrupt removed"), "\(verify.stdout)")
+    }
+
+    /// The body fits exactly, the metadata does not: the commit fails, and
+    /// neither the body nor a stale pair is left behind.
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
+    func aDiskThatFillsUpAtCommitLeavesNoEntry() throws {
+        let server = try ScriptedServer()
+        let cli = try CLI()
+        let mount = try TmpfsMount(at: cli.cache.path + "/tight-fs", size: "512k")
+        defer { mount.unmount() }
+        let env = ["ASYNCFETCH_CACHE_DIR": mount.path]
+        #expect(try cli.run(["cache", "dir"], environment: env).status == 0)
+        try FileManager.default.createDirectory(atPath: mount.path + "/.tmp", withIntermediateDirectories: true)
+        var fs = statvfs()
+        #expect(statvfs(mount.path, &fs) == 0)
+        let pageSize = Int(fs.f_bsize)
+        let free = Int(fs.f_bavail) * pageSize
+        let filler = free - 16 * pageSize
+        try Data(count: filler).write(to: URL(fileURLWithPath: mount.path + "/filler.bin"))
+        #expect(statvfs(mount.path, &fs) == 0)
+        var body = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        body.generatedBodyLength = Int(fs.f_bavail) * pageSize
+        server.route("/exact.bin", body)
+        let url = server.url("/exact.bin")
+        let result = try cli.run(["--json", "--any", url], environment: env)
+        #expect(result.status == 1)
+        let error = try #require(failure(result), "\(result.stdout)")
+        #expect(error["kind"] as? String == "io")
+        let message = error["message"] as? String ?? ""
+        #expect(message.contains(mount.path) && message.contains(".meta") && message.contains("No space left on device"),
+                "the metadata write must be what failed: \(message)")
+        try expectNothingHalfWritten(cli, dir: mount.path, url, environment: env)
+        #expect(FileManager.default.fileExists(atPath: mount.path + "/filler.bin"))
+    }
+
+    /// Without mount rights a write error is injected with RLIMIT_FSIZE: the
+    /// kernel then fails writes past 1 MiB with EFBIG (SIGXFSZ is ignored).
+    @Test func anInjectedWriteErrorIsAnIOFailureAndLeavesNothing() throws {
+        let server = try ScriptedServer()
+        var big = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        big.generatedBodyLength = 2 * 1024 * 1024
+        server.route("/big.bin", big)
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        let script = "trap '' XFSZ; ulimit -f 1024; exec \"$0\" \"$@\""
+        let result = try runProcess("/bin/bash", ["-c", script, CLI.binary, "--json", "--any", "--retries", "0", url],
+                                    environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        #expect(result.status == 1)
+        let error = try #require(failure(result), "\(result.stdout)\(result.stderr)")
+        #expect(error["kind"] as? String == "io")
+        let message = error["message"] as? String ?? ""
+        #expect(message.contains(cli.cacheDir) && message.contains("File too large"), "\(message)")
+        try expectNothingHalfWritten(cli, dir: cli.cacheDir, url)
+    }
+
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -o remount,ro (root in a VM or privileged container)"))
+    func aReadOnlyCacheServesHitsAndFailsWritesWithIO() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let cli = try CLI()
+        let mount = try TmpfsMount(at: cli.cache.path + "/ro-fs", size: "4m")
+        defer { mount.unmount() }
+        let env = ["ASYNCFETCH_CACHE_DIR": mount.path]
+        let cached = server.url(Self.image)
+        #expect(try cli.run([cached], environment: env).status == 0)
+        let filesBefore = CacheE2E.files(in: mount.path)
+        try mount.remountReadOnly()
+
+        let hit = try cli.run(["--json", cached], environment: env)
+        #expect(hit.status == 0)
+        #expect(CLI.jsonLines(hit.stdout)?.first?["source"] as? String == "cache")
+        #expect(try cli.run(["--offline", cached], environment: env).status == 0)
+        #expect(try cli.run(["cache", "path", cached], environment: env).status == 0)
+        #expect(CLI.jsonLines(try cli.run(["cache", "list", "--json"], environment: env).stdout)?.count == 1)
+        #expect(try cli.run(["cache", "stats"], environment: env).status == 0)
+
+        let url = server.url("/images/photo-120x80.jpg")
+        let miss = try cli.run(["--json", url], environment: env)
+        #expect(miss.status == 1)
+        let error = try #require(failure(miss), "\(miss.stdout)")
+        #expect(error["kind"] as? String == "io")
+        let message = error["message"] as? String ?? ""
+        #expect(message.contains(mount.path) && message.contains("Read-only file system"), "\(message)")
+
+        for command in [["cache", "verify"], ["cache", "prune", "--max-size", "0"], ["cache", "rm", cached], ["cache", "clear"]] {
+            let result = try cli.run(command, environment: env)
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains(mount.path) && result.stderr.contains("Read-only file system"), "\(result.stderr)")
+        }
+        #expect(CacheE2E.files(in: mount.path) == filesBefore)
+    }
+
+    @Test(.enabled(if: CacheE2E.canDropPrivileges, "needs root and setpriv to run a child as nobody"))
+    func aDeniedPermissionIsAnIOFailure() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let cli = try CLI()
+        let cached = server.url(Self.image)
+        #expect(try cli.run([cached]).status == 0)
+        // Readable by everyone, writable only by root.
+        for path in [cli.cache.path, cli.cacheDir] { #expect(chmod(path, 0o755) == 0) }
+        for name in CacheE2E.files(in: cli.cacheDir) { #expect(chmod(cli.cacheDir + "/" + name, 0o644) == 0) }
+        func asNobody(_ arguments: [String]) throws -> ProcessResult {
+            try runProcess("/usr/bin/setpriv", CacheE2E.nobody + [CLI.binary] + arguments,
+                           environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        }
+        let hit = try asNobody([cached])
+        #expect(hit.status == 0, "\(hit.stderr)")
+        #expect(hit.stdout.contains("(cache,"))
+        let url = server.url("/images/photo-120x80.jpg")
+        let miss = try asNobody(["--json", url])
+        #expect(miss.status == 1)
+        let error = try #require(failure(miss), "\(miss.stdout)\(miss.stderr)")
+        #expect(error["kind"] as? String == "io")
+        let message = error["message"] as? String ?? ""
+        #expect(message.contains(cli.cacheDir) && message.contains("Permission denied"), "\(message)")
+        let verify = try asNobody(["cache", "verify"])
+        #expect(verify.status == 2 && verify.stderr.contains(cli.cacheDir), "\(verify.stderr)")
+        try expectNothingHalfWritten(cli, dir: cli.cacheDir, url)
+    }
+}
