@@ -102,7 +102,7 @@ import TestSupport
               echo "${COMPREPLY[*]}"
             }
             complete_line "asyncfetch --inp"
-            complete_line "asyncfetch cache p"
+            complete_line "asyncfetch cache pa"
             complete_line "asyncfetch --no-prog"
             """
         let result = try await runProcessOffPool("/bin/bash", ["-c", probe])

@@ -42,7 +42,8 @@ import TestSupport
     @Test func progressBarRedrawsAtMostTenTimesASecondAndNeverSharesALineWithResults() async throws {
         let urls = slowURLs(12)
         let started = Date()
-        let result = try await cli.runInTerminal(["--jobs", "2"] + urls + [server.url("/images/missing.png")])
+        // The 404 goes first, so that later redraws show it in the failure count.
+        let result = try await cli.runInTerminal(["--jobs", "2", server.url("/images/missing.png")] + urls)
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 1)
         let raw = result.stdout
