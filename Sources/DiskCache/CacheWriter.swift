@@ -50,7 +50,7 @@ public final class CacheWriter: @unchecked Sendable {
         self.store = store
         self.key = key
         digest = try StreamingMD5()
-        file = try TemporaryFile(path: store.makeTemporaryName(for: key))
+        file = try store.createTemporaryFile(for: key)
     }
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {

@@ -43,7 +43,7 @@ extension DiskCacheStore {
     /// the caller publishes it with `rename` (under the commit lock) and
     /// discards it. Errors name the temporary path; the file is removed.
     func writeTemporaryMetadata(_ meta: CacheMetadata, key: String) throws(DiskCacheError) -> TemporaryFile {
-        let file = try TemporaryFile(path: makeTemporaryName(for: key) + CacheFileName.metadataSuffix)
+        let file = try createTemporaryFile(for: key, suffix: CacheFileName.metadataSuffix)
         do throws(DiskCacheError) {
             var failure: DiskCacheError?
             meta.encoded().withUnsafeBytes { bytes in

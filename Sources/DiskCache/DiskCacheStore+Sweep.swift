@@ -101,7 +101,7 @@ extension DiskCacheStore {
     /// its writer gone?
     private func unlockedLeftover(_ info: stat, pid: Int32, now: Double, locksWork: Bool) -> Bool {
         let age = now - seconds(info.st_mtim)
-        let pidDead = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+        let pidDead = pid != Self.processID && kill(pid, 0) != 0 && errno == ESRCH
         if locksWork { return pidDead || age > CacheDefaults.unlockedTemporaryGrace }
         return (pidDead && age > CacheDefaults.unlockedTemporaryGrace) || age > CacheDefaults.abandonedTemporaryAge
     }

@@ -53,7 +53,6 @@ public final class DiskCacheStore: Sendable {
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
     public func makeWriter(for key: String) throws(DiskCacheError) -> CacheWriter {
         try Self.validate(key)
-        try ensureTemporaryDirectory()
         return try CacheWriter(store: self, key: key)
     }
 
@@ -185,7 +184,23 @@ public final class DiskCacheStore: Sendable {
     }
 
     func makeTemporaryName(for key: String) -> String {
-        "\(temporaryDirectory)/\(key).\(getpid()).\(counter.next())"
+        "\(temporaryDirectory)/\(key).\(Self.processID).\(counter.next())"
+    }
+
+    /// This process's id, read once (it is in every temporary name).
+    static let processID = getpid()
+
+    /// Creates a locked temporary file in `.tmp`. The folder is created when
+    /// it is missing (ENOENT) rather than with a `mkdir` before every file:
+    /// a download costs one system call less.
+    func createTemporaryFile(for key: String, suffix: String = "") throws(DiskCacheError) -> TemporaryFile {
+        let path = makeTemporaryName(for: key) + suffix
+        do throws(DiskCacheError) {
+            return try TemporaryFile(path: path)
+        } catch where error.errno == ENOENT {
+            try ensureTemporaryDirectory()
+            return try TemporaryFile(path: path)
+        }
     }
 
     func ensureTemporaryDirectory() throws(DiskCacheError) {

@@ -19,20 +19,29 @@ public struct Freshness: Sendable {
 
     /// The stored response's `Cache-Control` directives.
     public static func cacheControl(_ meta: CacheMetadata) -> CacheControl {
-        CacheControl(meta.headers.filter { $0.name.lowercased() == "cache-control" }.map(\.value))
+        var values: [String] = []
+        for header in meta.headers where header.name.utf8.count == 13 && header.name.lowercased() == "cache-control" {
+            values.append(header.value)
+        }
+        return values.isEmpty ? CacheControl() : CacheControl(values)
     }
 
     /// Seconds the response may be used without revalidation, and whether
     /// the server said so explicitly (`max-age` or `Expires`).
     public func lifetime(_ meta: CacheMetadata) -> (seconds: Double, explicit: Bool) {
         if let maxAgeOverride { return (maxAgeOverride, true) }
-        let cc = Self.cacheControl(meta)
+        return lifetime(meta, Self.cacheControl(meta), dateValue: { dateValue(meta) })
+    }
+
+    /// `lifetime` with the parsed `Cache-Control` given (a hit parses it once).
+    private func lifetime(_ meta: CacheMetadata, _ cc: CacheControl, dateValue: () -> Double) -> (seconds: Double, explicit: Bool) {
+        if let maxAgeOverride { return (maxAgeOverride, true) }
         if cc.maxAgeInvalid { return (0, true) }
         if let maxAge = cc.maxAge { return (Double(maxAge), true) }   // Expires is then ignored (§5.3)
         if let expires = meta.header("Expires") {
             // An invalid Expires (e.g. "0") means already expired (§5.3).
             guard let expiry = HTTPDate.parse(expires) else { return (0, true) }
-            return (expiry - dateValue(meta), true)
+            return (expiry - dateValue(), true)
         }
         return (defaultTTL, false)
     }
@@ -40,8 +49,12 @@ public struct Freshness: Sendable {
     /// §4.2.3: the corrected initial age (the larger of the apparent age and
     /// `Age` plus the request's round trip), plus the time since receipt.
     public func currentAge(_ meta: CacheMetadata, now: Double) -> Double {
+        currentAge(meta, now: now, dateValue: dateValue(meta))
+    }
+
+    private func currentAge(_ meta: CacheMetadata, now: Double, dateValue: Double) -> Double {
         let ageValue = meta.header("Age").flatMap(Self.ageSeconds) ?? 0
-        let apparentAge = max(0, meta.responseTime - dateValue(meta))
+        let apparentAge = max(0, meta.responseTime - dateValue)
         let responseDelay = max(0, meta.responseTime - meta.requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         return correctedInitialAge + max(0, now - meta.responseTime)
@@ -50,8 +63,11 @@ public struct Freshness: Sendable {
     /// Fresh and usable without contacting the server. `no-cache` entries are
     /// never fresh (always revalidated), unless `--max-age` overrides.
     public func isFresh(_ meta: CacheMetadata, now: Double) -> Bool {
-        if maxAgeOverride == nil && Self.cacheControl(meta).noCache { return false }
-        return lifetime(meta).seconds > currentAge(meta, now: now)
+        // Every hit comes through here: Cache-Control and Date are parsed once.
+        let cc = maxAgeOverride == nil ? Self.cacheControl(meta) : CacheControl()
+        if maxAgeOverride == nil && cc.noCache { return false }
+        let date = dateValue(meta)
+        return lifetime(meta, cc, dateValue: { date }).seconds > currentAge(meta, now: now, dateValue: date)
     }
 
     /// Whether a stale copy may be served when the network fails: never for

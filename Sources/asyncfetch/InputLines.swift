@@ -1,5 +1,4 @@
 import Fetch
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -83,9 +82,7 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
             close(wakeWrite)
             throw UsageError("cannot read --input \(path): \(problem)")
         }
-        let reader = Thread { [self] in readLoop() }
-        reader.name = "asyncfetch-input"
-        reader.start()
+        try startDetachedThread(name: "asyncfetch-input") { [self] in readLoop() }
     }
 
     /// Both threads hold `self`, so the descriptors are closed only once
@@ -114,7 +111,8 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
     /// then show a total before the list has been read.
     func countAhead() {
         guard isRegularFile else { return }
-        let counter = Thread { [self] in
+        // Best effort: without the thread the bar just shows no total yet.
+        _ = try? startDetachedThread(name: "asyncfetch-count") { [self] in
             var splitter = LineSplitter(maxLineBytes: Defaults.inputMaxLineBytes)
             var count = 0
             var offset: off_t = 0
@@ -129,8 +127,6 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
             splitter.finish { _ in count += 1 }
             locked { if countedLines == nil { countedLines = count } }
         }
-        counter.name = "asyncfetch-count"
-        counter.start()
     }
 
     // MARK: - Consumer side (the batch)

@@ -1,5 +1,4 @@
 import Fetch
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,9 +50,7 @@ final class Interruption: @unchecked Sendable {
             }
         }
         let readFD = pipe.readFD
-        let watcher = Thread { [self] in watch(readFD) }
-        watcher.name = "asyncfetch-signals"
-        watcher.start()
+        try startDetachedThread(name: "asyncfetch-signals") { [self] in watch(readFD) }
     }
 
     /// `action` runs on the first signal (at once if one already came).
@@ -92,12 +89,11 @@ final class Interruption: @unchecked Sendable {
     }
 
     private func startGraceTimer(_ signo: Int32) {
-        let timer = Thread { [self] in
-            Thread.sleep(forTimeInterval: Defaults.interruptGrace)
+        let started: Void? = try? startDetachedThread(name: "asyncfetch-grace") { [self] in
+            usleep(useconds_t(Defaults.interruptGrace * 1_000_000))
             exitNow(signo, reason: "the interrupted run did not end within \(formatDuration(Defaults.interruptGrace)): exiting")
         }
-        timer.name = "asyncfetch-grace"
-        timer.start()
+        if started == nil { exitNow(signo, reason: "cannot wait for the interrupted run: exiting") }
     }
 
     private func exitNow(_ signo: Int32, reason: String) -> Never {

@@ -95,3 +95,22 @@ import TestSupport
         #expect(try CacheDirectory.resolve(explicit: nil, environment: [:]).hasSuffix("/.cache/asyncfetch"))
     }
 }
+
+@Suite struct TemporaryFolderTests {
+    /// `.tmp` is created on demand, also when something removed it after
+    /// the store was opened (another process's `cache clear`, a user's rm).
+    @Test func aRemovedTemporaryFolderIsCreatedAgain() throws {
+        let temp = try TempDirectory()
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        rmdir(store.directory + "/.tmp")
+        #expect(!FileManager.default.fileExists(atPath: store.directory + "/.tmp"))
+        let key = MD5.hex("https://x.test/again")
+        let writer = try store.makeWriter(for: key)
+        try [UInt8](repeating: 9, count: 100).withUnsafeBytes { try writer.append($0) }
+        let entry = try writer.commit(CacheMetadata(url: "https://x.test/again", status: 200, requestTime: 1, responseTime: 2, headers: []))
+        #expect(store.lookup(key)?.metadata.bodyLength == 100)
+        var info = stat()
+        #expect(stat(store.directory + "/.tmp", &info) == 0 && info.st_mode & 0o777 == 0o700)
+        withExtendedLifetime(entry) {}
+    }
+}
