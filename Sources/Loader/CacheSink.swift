@@ -2,12 +2,35 @@ import DiskCache
 import Fetch
 
 /// Feeds a transfer's body into a cache writer (temporary file + digest).
-/// Called only from the fetch loop thread while the transfer runs.
+///
+/// The writer is created on the first body byte, not before the request: a
+/// 304, an error status or a failed connection never creates (and removes)
+/// a temporary file.
+///
+/// Threading: the fetch engine calls `write`/`reset` from its loop thread or
+/// from the awaiting task, never both at once, and only while `fetch` runs;
+/// `openedWriter` and `abandon` are called by the awaiting task after it.
 final class CacheSink: BodySink, @unchecked Sendable {
-    let writer: CacheWriter
+    private let cache: DiskCacheStore
+    private let key: String
+    private var writer: CacheWriter?
 
-    init(_ writer: CacheWriter) { self.writer = writer }
+    init(cache: DiskCacheStore, key: String) {
+        self.cache = cache
+        self.key = key
+    }
 
-    func write(_ bytes: UnsafeRawBufferPointer) throws { try writer.append(bytes) }
-    func reset() throws { try writer.reset() }
+    func write(_ bytes: UnsafeRawBufferPointer) throws { try openedWriter().append(bytes) }
+    func reset() throws { try writer?.reset() }
+
+    /// The writer, created on first use (an empty 2xx body still gets one).
+    func openedWriter() throws(DiskCacheError) -> CacheWriter {
+        if let writer { return writer }
+        let created = try cache.makeWriter(for: key)
+        writer = created
+        return created
+    }
+
+    /// Removes the temporary file, if one was created and not committed.
+    func abandon() { writer?.abandon() }
 }

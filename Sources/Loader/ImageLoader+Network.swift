@@ -23,15 +23,12 @@ extension ImageLoader {
                 request.headers.set(name: "If-Modified-Since", value: modified)   // verbatim: nginx compares exactly
             }
         }
-        let writer: CacheWriter
-        do { writer = try cache.makeWriter(for: key.hex) } catch {
-            return .failure(LoadError(error))
-        }
-        defer { writer.abandon() }
+        let sink = CacheSink(cache: cache, key: key.hex)
+        defer { sink.abandon() }
         let requestTime = currentUnixTime()
         let response: FetchResponse
         do {
-            response = try await client.fetch(request, into: CacheSink(writer))
+            response = try await client.fetch(request, into: sink)
         } catch let error as FetchError {
             return failed(error, key: key, entry: entry, requestTime: requestTime)
         } catch {
@@ -52,6 +49,10 @@ extension ImageLoader {
         if response.status == 206 {
             return .failure(LoadError(kind: .http, message: "HTTP 206 Partial Content to a request for the whole body",
                                       status: 206, attempts: response.attempts))
+        }
+        let writer: CacheWriter
+        do { writer = try sink.openedWriter() } catch {
+            return .failure(LoadError(error, attempts: response.attempts))
         }
         return stored(writer, key: key, entry: entry, response: response, requestTime: requestTime, responseTime: responseTime)
     }
