@@ -9,8 +9,27 @@ extension CacheMetadata {
     static let magic: StaticString = "asyncfetch-meta 1"
 
     public func encoded() -> [UInt8] {
-        var text = Self.magic.description + "\n"
-        func line(_ key: String, _ value: String) { text += key + " " + Self.clean(value) + "\n" }
+        // Built as bytes: this runs once per download, on the hot path.
+        var out: [UInt8] = []
+        out.reserveCapacity(320 + url.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        func raw(_ text: StaticString) {
+            text.withUTF8Buffer { out.append(contentsOf: $0) }
+        }
+        /// A value on one line: CR and LF become spaces (they would start a new
+        /// field); in a header name, spaces too become `spaces`.
+        func value(_ text: String, spaces: UInt8 = 0x20) {
+            for byte in text.utf8 {
+                out.append(byte == 0x0A || byte == 0x0D || byte == 0x20 ? spaces : byte)
+            }
+        }
+        func line(_ key: StaticString, _ text: String) {
+            raw(key)
+            out.append(0x20)
+            value(text)
+            out.append(0x0A)
+        }
+        raw(Self.magic)
+        out.append(0x0A)
         line("url", url)
         line("status", String(status))
         line("request-time", String(requestTime))
@@ -24,10 +43,18 @@ extension CacheMetadata {
         if let format { line("format", format) }
         if let width { line("width", String(width)) }
         if let height { line("height", String(height)) }
-        for header in headers { line("h", Self.clean(header.name).replacingSpaces() + " " + header.value) }
-        for header in varyRequest { line("v", Self.clean(header.name).replacingSpaces() + " " + header.value) }
-        text += "end\n"
-        return Array(text.utf8)
+        for (key, list) in [("h" as StaticString, headers), ("v", varyRequest)] {
+            for header in list {
+                raw(key)
+                out.append(0x20)
+                value(header.name, spaces: 0x2D)   // a name is one word: spaces become "-"
+                out.append(0x20)
+                value(header.value)
+                out.append(0x0A)
+            }
+        }
+        raw("end\n")
+        return out
     }
 
     /// Parses `encoded()` output; nil for anything else (foreign, partial or
@@ -101,20 +128,6 @@ extension CacheMetadata {
         guard sawEnd, sawURL, sawLength else { return nil }
         if !sawStored { meta.storedAt = meta.responseTime }
         return meta
-    }
-
-    private static func clean(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else { return value }
-        // By scalar: "\r\n" is one Character, equal to neither "\n" nor "\r".
-        return String(String.UnicodeScalarView(value.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
-    }
-}
-
-private extension String {
-    /// A header name never contains a space; one that does would split wrongly.
-    func replacingSpaces() -> String {
-        guard utf8.contains(0x20) else { return self }
-        return String(map { $0 == " " ? "-" : $0 })
     }
 }
 
