@@ -9,17 +9,23 @@ import Glibc
 /// Running a batch: URLs in, reports out, exit status (SPEC §3, §6).
 extension AsyncFetch {
     func run() async throws {
-        try options.checkUsage(urls: urls)
+        try await FetchRun.run(options.settings(urls: urls))
+    }
+}
+
+/// One run of `asyncfetch URL...`, whichever parser read the command line.
+enum FetchRun {
+    static func run(_ options: RunSettings) async throws {
+        try options.checkUsage()
         // A closed stdout shows up as EPIPE (and stops the run, exit 141)
         // instead of killing the process with temporary files left behind.
         signal(SIGPIPE, SIG_IGN)
-        let options = self.options
-        let store = try options.cache.openStore()
+        let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
         if !options.offline { store.sweepTemporaryFiles() }
         let inputLines = try options.input.map { try InputLines(path: $0) }
         let interruption = try Interruption()
-        let list = URLList(arguments: urls, input: inputLines)
-        let mode = progressMode()
+        let list = URLList(arguments: options.urls, input: inputLines)
+        let mode = progressMode(options.progress)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
         if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
@@ -65,8 +71,8 @@ extension AsyncFetch {
     }
 
     /// `--progress` / `--no-progress`, else a bar only on a terminal (not `dumb`).
-    private func progressMode() -> Reporter.ProgressMode {
-        switch options.progress {
+    private static func progressMode(_ progress: Bool?) -> Reporter.ProgressMode {
+        switch progress {
         case true?: return .on
         case false?: return .off
         case nil: return Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off

@@ -14,6 +14,10 @@ struct CacheOptions: ParsableArguments {
     /// read-only cache opens: hits are served, and each write that fails is
     /// that URL's `failure` of kind `io`, naming the path.
     func openStore(writable: Bool = false) throws -> DiskCacheStore {
+        try Self.openStore(cacheDir: cacheDir, writable: writable)
+    }
+
+    static func openStore(cacheDir: String?, writable: Bool = false) throws -> DiskCacheStore {
         do {
             let store = try DiskCacheStore(directory: try CacheDirectory.resolve(explicit: cacheDir))
             if writable { try CacheDirectory.checkWritable(store.directory) }

@@ -77,45 +77,31 @@ struct FetchOptions: ParsableArguments {
     @Flag(help: "Do not verify TLS certificates (prints a warning).")
     var insecure = false
 
-    /// Usage checks. They run at the start of `run()`, not in `validate()`:
-    /// swift-argument-parser calls `validate()` before it reports unknown
-    /// options, and `asyncfetch --bogus` must say "Unknown option", not
-    /// "no URL given".
-    func checkUsage(urls: [String]) throws {
-        if urls.isEmpty && input == nil {
-            throw UsageError("no URL given (name URLs as arguments, or a list with --input FILE)")
-        }
-        if jobs < 1 { throw UsageError("--jobs must be at least 1") }
-        if retries < 0 { throw UsageError("--retries must be 0 or more") }
-        if output != nil && (urls.count != 1 || input != nil) {
-            throw UsageError("-o/--output takes exactly one URL, named on the command line")
-        }
-        for line in header where !line.contains(":") {
-            throw UsageError("-H expects 'Name: value', got '\(line)'")
-        }
-    }
-
-    func loaderOptions() -> LoaderOptions {
-        var options = LoaderOptions()
-        options.offline = offline
-        options.refresh = refresh
-        options.freshness = Freshness(defaultTTL: defaultTTL.seconds, maxAgeOverride: maxAge?.seconds)
-        options.acceptAnyContent = any
-        options.staleIfError = staleIfError
-        options.jobs = jobs
-        var fetch = FetchConfiguration()
-        fetch.maxSize = maxSize.bytes
-        fetch.connectTimeout = connectTimeout.seconds
-        fetch.timeout = timeout.seconds
-        fetch.retries = retries
-        fetch.maxConnections = jobs
-        fetch.caFile = cacert
-        fetch.insecure = insecure
-        for line in header {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            fetch.headers.set(name: trimWhitespace(parts[0]), value: parts.count > 1 ? trimWhitespace(parts[1]) : "")
-        }
-        options.fetch = fetch
-        return options
+    /// The parsed options as plain values (what the run works from).
+    func settings(urls: [String]) -> RunSettings {
+        var settings = RunSettings()
+        settings.urls = urls
+        settings.input = input
+        settings.cacheDir = cache.cacheDir
+        settings.output = output
+        settings.offline = offline
+        settings.json = json
+        settings.quiet = quiet
+        settings.verbose = verbose
+        settings.progress = progress
+        settings.jobs = jobs
+        settings.maxSize = maxSize.bytes
+        settings.connectTimeout = connectTimeout.seconds
+        settings.timeout = timeout.seconds
+        settings.retries = retries
+        settings.defaultTTL = defaultTTL.seconds
+        settings.maxAge = maxAge?.seconds
+        settings.refresh = refresh
+        settings.staleIfError = staleIfError
+        settings.any = any
+        settings.header = header
+        settings.cacert = cacert
+        settings.insecure = insecure
+        return settings
     }
 }

@@ -11,6 +11,11 @@ enum Main {
         let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
         let status: Int32
         do {
+            if root == AsyncFetch.self, let settings = QuickParse.parse(arguments) {
+                try await FetchRun.run(settings)
+                fflush(nil)
+                exit(0)
+            }
             var command: ParsableCommand
             if root == AsyncFetch.self, let (rest, urls) = URLArguments.extract(arguments),
                var fetch = try AsyncFetch.parseAsRoot(rest + [urls[0]]) as? AsyncFetch {

@@ -1,0 +1,73 @@
+/// A fast reader for the common, short command lines (`asyncfetch URL`,
+/// `asyncfetch --offline --json --cache-dir D URL...`, `--input FILE`).
+///
+/// Why: swift-argument-parser reflects over every option at start-up; for a
+/// one-URL cache hit that was about a quarter of the whole process (perf).
+/// This reader accepts only plain flags and the few options listed below,
+/// each at most once; anything else (a value option such as `--jobs`, a
+/// combined short flag, `--help`, `--`, a repeat) returns nil and the full
+/// parser takes over, so every error message and every other option stays
+/// swift-argument-parser's. An end-to-end test runs the same command lines
+/// through both parsers and compares the results.
+enum QuickParse {
+    static func parse(_ arguments: [String]) -> RunSettings? {
+        var settings = RunSettings()
+        var seen = Set<String>()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("-") else {
+                settings.urls.append(argument)
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            let canonical: String
+            switch name {
+            case "-q": canonical = "--quiet"
+            case "-v": canonical = "--verbose"
+            case "-i": canonical = "--input"
+            case "-o": canonical = "--output"
+            case "--no-progress": canonical = "--progress"
+            default: canonical = name
+            }
+            guard seen.insert(canonical).inserted else { return nil }   // a repeat: the full parser decides
+            if inlineValue == nil {
+                switch canonical {
+                case "--offline": settings.offline = true; continue
+                case "--json": settings.json = true; continue
+                case "--quiet": settings.quiet = true; continue
+                case "--verbose": settings.verbose = true; continue
+                case "--refresh": settings.refresh = true; continue
+                case "--stale-if-error": settings.staleIfError = true; continue
+                case "--any": settings.any = true; continue
+                case "--insecure": settings.insecure = true; continue
+                case "--progress": settings.progress = name == "--progress"; continue
+                default: break
+                }
+            }
+            guard ["--cache-dir", "--input", "--output"].contains(canonical) else { return nil }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                // A value that looks like an option is left to the full parser's judgement.
+                guard index < arguments.count, !arguments[index].hasPrefix("-") || arguments[index] == "-" else { return nil }
+                value = arguments[index]
+                index += 1
+            }
+            switch canonical {
+            case "--cache-dir": settings.cacheDir = value
+            case "--input": settings.input = value
+            default: settings.output = value
+            }
+        }
+        // Nothing to fetch is a usage error: let the full parser word it.
+        return settings.urls.isEmpty && settings.input == nil ? nil : settings
+    }
+}

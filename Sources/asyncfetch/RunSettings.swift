@@ -1,0 +1,72 @@
+import Fetch
+import Loader
+
+/// What `asyncfetch URL...` was asked to do, as plain values. Both parsers
+/// produce it: swift-argument-parser (`FetchOptions.settings`) and, for the
+/// common short command lines, `QuickParse`. Defaults come from `Defaults`.
+struct RunSettings: Sendable, Equatable {
+    var urls: [String] = []
+    var input: String?
+    var cacheDir: String?
+    var output: String?
+    var offline = false
+    var json = false
+    var quiet = false
+    var verbose = false
+    var progress: Bool?
+    var jobs = Defaults.jobs
+    var maxSize = Defaults.maxSize
+    var connectTimeout = Defaults.connectTimeout
+    var timeout = Defaults.timeout
+    var retries = Defaults.retries
+    var defaultTTL = Defaults.defaultTTL
+    var maxAge: Double?
+    var refresh = false
+    var staleIfError = false
+    var any = false
+    var header: [String] = []
+    var cacert: String?
+    var insecure = false
+
+    /// Usage checks. They run at the start of the run, not in `validate()`:
+    /// swift-argument-parser calls `validate()` before it reports unknown
+    /// options, and `asyncfetch --bogus` must say "Unknown option", not
+    /// "no URL given".
+    func checkUsage() throws {
+        if urls.isEmpty && input == nil {
+            throw UsageError("no URL given (name URLs as arguments, or a list with --input FILE)")
+        }
+        if jobs < 1 { throw UsageError("--jobs must be at least 1") }
+        if retries < 0 { throw UsageError("--retries must be 0 or more") }
+        if output != nil && (urls.count != 1 || input != nil) {
+            throw UsageError("-o/--output takes exactly one URL, named on the command line")
+        }
+        for line in header where !line.contains(":") {
+            throw UsageError("-H expects 'Name: value', got '\(line)'")
+        }
+    }
+
+    func loaderOptions() -> LoaderOptions {
+        var options = LoaderOptions()
+        options.offline = offline
+        options.refresh = refresh
+        options.freshness = Freshness(defaultTTL: defaultTTL, maxAgeOverride: maxAge)
+        options.acceptAnyContent = any
+        options.staleIfError = staleIfError
+        options.jobs = jobs
+        var fetch = FetchConfiguration()
+        fetch.maxSize = maxSize
+        fetch.connectTimeout = connectTimeout
+        fetch.timeout = timeout
+        fetch.retries = retries
+        fetch.maxConnections = jobs
+        fetch.caFile = cacert
+        fetch.insecure = insecure
+        for line in header {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            fetch.headers.set(name: trimWhitespace(parts[0]), value: parts.count > 1 ? trimWhitespace(parts[1]) : "")
+        }
+        options.fetch = fetch
+        return options
+    }
+}
