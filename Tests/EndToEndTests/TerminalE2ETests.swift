@@ -73,16 +73,17 @@ import TestSupport
 
     /// Thousands of quick answers: one redraw per event would be thousands.
     @Test func aFastRunStillRedrawsAtMostTenTimesASecond() async throws {
-        let list = (1...3000).map { "http://127.0.0.1:9/fast/\($0).png" }.joined(separator: "\n")
+        let list = (1...20_000).map { "http://127.0.0.1:9/fast/\($0).png" }.joined(separator: "\n")
         let file = try cli.cache.write("fast.txt", Array(list.utf8))
         let started = Date()
         let result = try await cli.runInTerminal(["--offline", "--progress", "--input", file], environment: ["NO_COLOR": "1"])
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 1)
         let draws = result.stdout.components(separatedBy: "\u{1B}[K[").count - 1
-        #expect(draws >= 1)
+        // The first redraw comes 0.1 s into the run; a run shorter than that shows none.
+        if elapsed > 0.3 { #expect(draws >= 1, "no redraw in \(elapsed) s") }
         #expect(Double(draws) <= elapsed * 10 + 2, "\(draws) redraws in \(elapsed) s")
-        #expect(CLI.visibleLines(result.stdout).filter { $0.hasPrefix("empty    http://") }.count == 3000)
+        #expect(CLI.visibleLines(result.stdout).filter { $0.hasPrefix("empty    http://") }.count == 20_000)
     }
 
     @Test func progressBarGoesToStderrOnlyWithResultsInAFile() async throws {
