@@ -36,7 +36,8 @@ extension CacheCommand {
             }
             print("removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
                   + "(\(formatBytes(report.removedBytes))); \(report.remaining) "
-                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(formatBytes(report.remainingBytes))) remain"
+                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(formatBytes(report.remainingBytes))) "
+                  + CacheCommand.plural(report.remaining, "remains", "remain")
                   + CacheCommand.describe(report.sweep))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }
