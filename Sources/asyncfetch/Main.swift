@@ -29,8 +29,7 @@ enum Main {
         } catch {
             status = exitStatus(for: error, root: root)
         }
-        fflush(nil)
-        exit(status)
+        exit(flushOutput(status))
     }
 
     /// Which command parses the arguments. `AsyncFetch` takes URLs as
@@ -66,6 +65,13 @@ enum Main {
             arguments = arguments.dropFirst(count)
         }
         return taken
+    }
+
+    /// Flushes what `print` buffered (the `cache` commands, help): output
+    /// that could not be written turns a success into a failure.
+    static func flushOutput(_ status: Int32) -> Int32 {
+        guard fflush(nil) != 0, status == 0 else { return status }
+        return exitStatus(for: OutputFailure.error(errno: errno), root: AsyncFetch.self)
     }
 
     static func exitStatus(for error: Error, root: ParsableCommand.Type) -> Int32 {

@@ -85,6 +85,25 @@ import TestSupport
         #expect(pruned.stdout.hasSuffix(") remains\n"), "\(pruned.stdout)")
     }
 
+    /// Results that cannot be written (stdout on a full disk) must not end
+    /// in exit status 0: a script would take the missing lines for success.
+    @Test func resultsThatCannotBeWrittenAreAFailure() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png, headers: [("Cache-Control", "max-age=600")]))
+        let cli = try CLI()
+        let url = server.url("/a.png")
+        let runs: [[String]] = [["--json", url], [url], ["--json", url, url + "?2"], ["cache", "list"],
+                                ["cache", "list", "--json"], ["cache", "stats", "--json"], ["cache", "dir"], ["--help"]]
+        for arguments in runs {
+            let command = "exec " + ([CLI.binary] + arguments).map(CLI.shellQuote).joined(separator: " ") + " > /dev/full"
+            let result = try await runProcessOffPool("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("asyncfetch: cannot write standard output: No space left on device"),
+                    "\(arguments): \(result.stderr)")
+        }
+        #expect(server.requestCount("/a.png") == 1, "the first run stored it; the others were hits")
+    }
+
     /// SPEC §8 / issue 2: `make demo` shows a newcomer every phase. Its
     /// server must take the demo's parallel connections at once: Python's
     /// stock server (backlog 5) made some URLs wait a second.
