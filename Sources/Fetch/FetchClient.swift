@@ -95,10 +95,11 @@ public final class FetchClient: Sendable {
     }
 
     /// Rejects what must never reach the network: malformed URLs and schemes
-    /// other than http and https (SPEC §5: before any I/O).
+    /// other than http and https (SPEC §5: before any I/O). No request was
+    /// made, so the error counts no attempts.
     public static func validate(_ url: String) throws(FetchError) {
         guard let schemeEnd = schemeSeparator(in: url) else {
-            throw FetchError(.invalidURL, url: url, detail: "expected scheme://host/path")
+            throw FetchError(.invalidURL, url: url, detail: "expected scheme://host/path", attempts: 0)
         }
         let bytes = url.utf8
         let scheme = bytes[..<schemeEnd.lowerBound]
@@ -106,19 +107,20 @@ public final class FetchClient: Sendable {
             isASCIILetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
                 || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
         }) else {
-            throw FetchError(.invalidURL, url: url, detail: "malformed scheme")
+            throw FetchError(.invalidURL, url: url, detail: "malformed scheme", attempts: 0)
         }
         guard equalsIgnoringASCIICase(scheme, "http") || equalsIgnoringASCIICase(scheme, "https") else {
-            throw FetchError(.unsupportedScheme, url: url, detail: "'\(String(url[..<schemeEnd.lowerBound]).lowercased())'")
+            throw FetchError(.unsupportedScheme, url: url,
+                             detail: "'\(String(url[..<schemeEnd.lowerBound]).lowercased())'", attempts: 0)
         }
         if bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
-            throw FetchError(.invalidURL, url: url, detail: "spaces or control characters")
+            throw FetchError(.invalidURL, url: url, detail: "spaces or control characters", attempts: 0)
         }
         let rest = bytes[schemeEnd.upperBound...]
         let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
         let hostPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
         if hostPort.isEmpty || hostPort.first == UInt8(ascii: ":") {
-            throw FetchError(.invalidURL, url: url, detail: "no host")
+            throw FetchError(.invalidURL, url: url, detail: "no host", attempts: 0)
         }
     }
 

@@ -147,6 +147,7 @@ extension ImageLoader {
            options.freshness.mayServeStale(entry.metadata),
            case .success(var result) = hitPhase(entry, source: .stale) {
             result.warning = "\(error.message); served a stale stored copy (--stale-if-error)"
+            result.attempts = error.attempts
             return .success(result)
         }
         return .failure(LoadError(error))

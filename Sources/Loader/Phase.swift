@@ -52,7 +52,9 @@ public struct LoadResult: Sendable {
     public let format: String?
     public let width: Int?
     public let height: Int?
-    public let attempts: Int
+    /// Requests made, retries included: 0 for a cache hit; for a stale copy
+    /// served after a failure (`--stale-if-error`), the failed attempts.
+    public internal(set) var attempts: Int
     /// HTTP detail for `-v`.
     public let httpVersion: String?
     public let redirects: Int

@@ -56,13 +56,16 @@ enum FetchRun {
             }
         }
         ticker?.cancel()
+        let results = options.output == "-" ? "the results to standard error" : "standard output"
         if stopped {
             await batch.finished()
-            throw ExitCode(128 + SIGPIPE)
+            throw OutputFailure.error(errno: reporter.outputError, what: results)
         }
         let signal = interruption.signal
         reporter.finish(interruptedBy: signal)
         if let signal { throw ExitCode(128 + signal) }
+        // The last lines (cache hits, the summary) are written by `finish`.
+        if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
         if let problem = inputLines?.readError {
             throw RuntimeFailure("reading --input \(inputLines?.name ?? ""): \(problem)")
         }

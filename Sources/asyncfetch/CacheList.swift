@@ -49,6 +49,7 @@ extension CacheCommand {
                 }
             }
             out.flush()
+            if out.broken { throw OutputFailure.error(errno: out.writeError) }
         }
     }
 }

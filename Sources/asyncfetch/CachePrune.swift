@@ -15,11 +15,11 @@ extension CacheCommand {
         @OptionGroup var cache: CacheOptions
 
         @Option(name: .customLong("max-size"), help: ArgumentHelp(
-            "Largest total size to keep (bytes, or K/M/G).", valueName: "size"))
+            "Largest total size to keep (bytes, or K/M/G). (default: no size limit)", valueName: "size"))
         var maxSize: SizeValue?
 
         @Option(name: .customLong("max-age"), help: ArgumentHelp(
-            "Remove entries not used for longer than this.", valueName: "duration"))
+            "Remove entries not used for longer than this. (default: no age limit)", valueName: "duration"))
         var maxAge: DurationValue?
 
         func validate() throws {
@@ -36,7 +36,8 @@ extension CacheCommand {
             }
             print("removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
                   + "(\(formatBytes(report.removedBytes))); \(report.remaining) "
-                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(formatBytes(report.remainingBytes))) remain"
+                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(formatBytes(report.remainingBytes))) "
+                  + CacheCommand.plural(report.remaining, "remains", "remain")
                   + CacheCommand.describe(report.sweep))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }

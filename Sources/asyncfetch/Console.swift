@@ -11,7 +11,8 @@ enum Console {
     }
 
     /// Writes everything; false when the descriptor refuses (a closed
-    /// pipe: `EPIPE`, since SIGPIPE is ignored).
+    /// pipe: `EPIPE`, since SIGPIPE is ignored; a full disk), with `errno`
+    /// telling why.
     @discardableResult
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { buffer in
@@ -19,6 +20,7 @@ enum Console {
             while offset < buffer.count {
                 let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if n < 0 && errno == EINTR { continue }
+                if n == 0 { errno = EIO }
                 if n <= 0 { return false }
                 offset += n
             }
@@ -31,8 +33,11 @@ enum Console {
 final class LineOutput {
     let fd: Int32
     private var buffer: [UInt8] = []
-    /// A write failed (the reader of a pipe went away): nothing more is sent.
+    /// A write failed (the reader of a pipe went away, the disk is full):
+    /// nothing more is sent.
     private(set) var broken = false
+    /// The `errno` of the failed write, when `broken`.
+    private(set) var writeError: Int32 = 0
     /// Runs before the buffer is written, whoever triggers it (the reporter
     /// erases its progress bar here).
     var beforeWrite: (() -> Void)?
@@ -53,7 +58,10 @@ final class LineOutput {
     func flush() {
         guard !buffer.isEmpty else { return }
         beforeWrite?()
-        if !broken && !Console.writeAll(fd, buffer) { broken = true }
+        if !broken && !Console.writeAll(fd, buffer) {
+            broken = true
+            writeError = errno
+        }
         buffer.removeAll(keepingCapacity: true)
     }
 }

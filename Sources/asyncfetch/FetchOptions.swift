@@ -1,6 +1,9 @@
 import ArgumentParser
 import Fetch
 import Loader
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Every option of `asyncfetch URL...`, with its help text and default.
 struct FetchOptions: ParsableArguments {
@@ -38,10 +41,10 @@ struct FetchOptions: ParsableArguments {
     @Option(name: .customLong("max-size"), help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"))
     var maxSize = SizeValue(bytes: Defaults.maxSize)
 
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Time allowed to connect.", valueName: "duration"))
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"))
     var connectTimeout = DurationValue(seconds: Defaults.connectTimeout)
 
-    @Option(help: ArgumentHelp("Time allowed for each attempt.", valueName: "duration"))
+    @Option(help: ArgumentHelp("Time allowed for each attempt (0: no limit).", valueName: "duration"))
     var timeout = DurationValue(seconds: Defaults.timeout)
 
     @Option(help: ArgumentHelp("Extra attempts on connect errors, timeouts, 408, 429 and 5xx.", valueName: "n"))

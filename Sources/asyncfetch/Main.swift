@@ -34,34 +34,49 @@ enum Main {
         } catch {
             status = exitStatus(for: error, root: root)
         }
-        fflush(nil)
-        exit(status)
+        exit(flushOutput(status))
     }
 
     /// Which command parses the arguments. `AsyncFetch` takes URLs as
     /// positional arguments, so it cannot also route subcommands:
     /// `cache …` goes to `CacheRoot` (also after a leading `--cache-dir DIR`,
-    /// which moves behind the subcommand), and `help [cache …]` becomes
-    /// `[cache …] --help`. Neither word is ever a URL. Completion scripts
-    /// come from `CompletionRoot`.
+    /// or with one between `cache` and the subcommand, which moves behind the
+    /// subcommand), and `help [cache …]` becomes `[cache …] --help`. Neither
+    /// word is ever a URL. Completion scripts come from `CompletionRoot`.
     static func route(_ arguments: [String]) -> (ParsableCommand.Type, [String]) {
         if arguments.contains(where: { $0 == "--generate-completion-script" || $0.hasPrefix("--generate-completion-script=") }) {
             return (CompletionRoot.self, arguments)
         }
         var rest = arguments[...]
-        var cacheDir: [String] = []
-        while let first = rest.first, first == "--cache-dir" || first.hasPrefix("--cache-dir=") {
-            let count = first == "--cache-dir" ? 2 : 1
-            cacheDir += rest.prefix(count)
-            rest = rest.dropFirst(count)
-        }
+        var cacheDir = takeCacheDir(from: &rest)
         if rest.first == "help" {
             return route(cacheDir + Array(rest.dropFirst()) + ["--help"])
         }
         if rest.first == "cache" {
-            return (CacheRoot.self, Array(rest) + cacheDir)
+            var tail = rest.dropFirst()
+            cacheDir += takeCacheDir(from: &tail)
+            return (CacheRoot.self, ["cache"] + Array(tail) + cacheDir)
         }
         return (AsyncFetch.self, arguments)
+    }
+
+    /// Removes the `--cache-dir DIR` / `--cache-dir=DIR` options at the
+    /// front of `arguments` and returns them.
+    private static func takeCacheDir(from arguments: inout ArraySlice<String>) -> [String] {
+        var taken: [String] = []
+        while let first = arguments.first, first == "--cache-dir" || first.hasPrefix("--cache-dir=") {
+            let count = first == "--cache-dir" ? 2 : 1
+            taken += arguments.prefix(count)
+            arguments = arguments.dropFirst(count)
+        }
+        return taken
+    }
+
+    /// Flushes what `print` buffered (the `cache` commands, help): output
+    /// that could not be written turns a success into a failure.
+    static func flushOutput(_ status: Int32) -> Int32 {
+        guard fflush(nil) != 0, status == 0 else { return status }
+        return exitStatus(for: OutputFailure.error(errno: errno), root: AsyncFetch.self)
     }
 
     static func exitStatus(for error: Error, root: ParsableCommand.Type) -> Int32 {

@@ -53,6 +53,7 @@ final class Reporter: @unchecked Sendable {
     /// The results can no longer be written (stdout was a pipe whose reader
     /// went away, as with `| head`): the run should stop.
     var outputBroken: Bool { lock.withLock { out.broken } }
+    var outputError: Int32 { lock.withLock { out.writeError } }
 
     /// Where the progress bar learns how many URLs there are.
     func attachProgress(_ source: @escaping @Sendable () -> (known: Int, total: Int?)) {

@@ -1,5 +1,8 @@
 import Fetch
 import Loader
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What `asyncfetch URL...` was asked to do, as plain values. Both parsers
 /// produce it: swift-argument-parser (`FetchOptions.settings`) and, for the
@@ -44,6 +47,21 @@ struct RunSettings: Sendable, Equatable {
         for line in header where !line.contains(":") {
             throw UsageError("-H expects 'Name: value', got '\(line)'")
         }
+        if let cacert, let problem = Self.unreadableFile(cacert) {
+            throw UsageError("cannot read --cacert \(cacert): \(problem)")
+        }
+    }
+
+    /// Why `path` cannot be read as a file (strerror, or "is a directory"),
+    /// or nil when it can: a CA file libcurl could not load would otherwise
+    /// fail every https URL one by one, long after the typo.
+    static func unreadableFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return String(cString: strerror(errno)) }
+        return (info.st_mode & S_IFMT) == S_IFDIR ? "is a directory" : nil
     }
 
     func loaderOptions() -> LoaderOptions {

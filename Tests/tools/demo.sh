@@ -13,7 +13,16 @@ cleanup() {
 trap cleanup EXIT
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$root/Fixtures" >"$work/server.log" 2>&1 &
+# `python3 -m http.server` listens with a backlog of 5: eight parallel
+# connects overflow it and some wait a second for a SYN retransmit. This one
+# is the same server with room for every connection the demo opens.
+python3 - "$port" "$root/Fixtures" >"$work/server.log" 2>&1 <<'PY' &
+import functools, http.server, sys
+class Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 128
+handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[2])
+Server(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+PY
 server_pid=$!
 for _ in $(seq 1 50); do
   curl -fsS -o /dev/null "http://127.0.0.1:$port/index.html" 2>/dev/null && break

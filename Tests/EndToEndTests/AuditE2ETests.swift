@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Gaps found by auditing the built binary against SPEC.md and the README
+/// the way a new user would: each test is one sentence of the contract that
+/// did not hold.
+@Suite struct AuditE2ETests {
+    static let png = (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+
+    static func json(_ result: ProcessResult) throws -> [[String: Any]] {
+        try #require(CLI.jsonLines(result.stdout), "stdout: \(result.stdout)")
+    }
+
+    /// README: `attempts` is the number of requests made, "0 when no
+    /// request was needed". A URL refused before any I/O made none.
+    @Test func urlsRefusedBeforeAnyRequestCountNoAttempts() async throws {
+        let cli = try CLI()
+        let urls = ["not a url", "ftp://127.0.0.1/x.png", "http://", "http://exa mple.com/", "1http://x/", "http://[::1"]
+        let result = try await cli.run(["--json"] + urls)
+        #expect(result.status == 1)
+        let failures = try Self.json(result).filter { $0["phase"] as? String == "failure" }
+        #expect(failures.count == urls.count)
+        for failure in failures {
+            #expect(failure["attempts"] as? Int == 0, "\(failure)")
+        }
+        let verbose = try await cli.run(["-v"] + urls)
+        #expect(!verbose.stdout.contains("attempts"), "\(verbose.stdout)")
+    }
+
+    /// A stale copy served after the network failed still made the request
+    /// that failed: `attempts` counts it (and the retries).
+    @Test func staleIfErrorCountsTheFailedAttempts() async throws {
+        let server = try ScriptedServer()
+        server.route("/flaky.png", [.ok(Self.png, headers: [("Cache-Control", "max-age=0")]), .status(503), .status(503)])
+        let cli = try CLI()
+        let url = server.url("/flaky.png")
+        #expect(try await cli.run([url]).status == 0)
+        let stale = try await cli.run([url, "--stale-if-error", "--retries", "1", "--json"])
+        #expect(stale.status == 0, "\(stale.stderr)")
+        let success = try #require(try Self.json(stale).first { $0["phase"] as? String == "success" })
+        #expect(success["source"] as? String == "stale")
+        #expect(success["attempts"] as? Int == 2, "\(success)")
+        #expect(server.requestCount("/flaky.png") == 3)
+    }
+
+    /// SPEC §7: every `cache` command takes `--cache-dir`, including where a
+    /// user naturally puts it: right after `cache`.
+    @Test func cacheDirMayFollowTheCacheWord() async throws {
+        let cli = try CLI()
+        let dir = cli.cache.path + "/elsewhere"
+        let stats = try await cli.run(["cache", "--cache-dir", dir, "stats", "--json"])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        #expect(stats.stdout.contains("\"dir\":\"\(dir)\""), "\(stats.stdout)")
+        let equals = try await cli.run(["cache", "--cache-dir=\(dir)", "dir"])
+        #expect(equals.status == 0, "\(equals.stderr)")
+        #expect(equals.stdout == dir + "\n")
+        let path = try await cli.run(["cache", "--cache-dir", dir, "path", "http://127.0.0.1:9/none.png"])
+        #expect(path.status == 1, "not cached: \(path.stderr)")
+        #expect(path.stderr.contains("not cached"))
+    }
+
+    /// An unreadable `--cacert` is a usage error (exit 2, one line naming
+    /// the file), like an unreadable `--input`, not a `tls` failure per URL.
+    @Test func anUnreadableCACertIsAUsageError() async throws {
+        let cli = try CLI()
+        for file in ["/no/such/ca.pem", cli.cache.path] {
+            let result = try await cli.run(["--cacert", file, "https://127.0.0.1:9/x.png"])
+            #expect(result.status == 2, "\(file): \(result.stdout) \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix("asyncfetch: cannot read --cacert \(file): ") == true, "\(result.stderr)")
+            #expect(lines.last == "See 'asyncfetch --help'.")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func pruneReportsWhatRemainsInGoodEnglish() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let cli = try CLI()
+        #expect(try await cli.run([server.url("/a.png")]).status == 0)
+        let pruned = try await cli.run(["cache", "prune", "--max-size", "1G"])
+        #expect(pruned.status == 0)
+        #expect(pruned.stdout.hasPrefix("removed 0 entries (0 B); 1 entry ("), "\(pruned.stdout)")
+        #expect(pruned.stdout.hasSuffix(") remains\n"), "\(pruned.stdout)")
+    }
+
+    /// Results that cannot be written (stdout on a full disk) must not end
+    /// in exit status 0: a script would take the missing lines for success.
+    @Test func resultsThatCannotBeWrittenAreAFailure() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png, headers: [("Cache-Control", "max-age=600")]))
+        let cli = try CLI()
+        let url = server.url("/a.png")
+        let runs: [[String]] = [["--json", url], [url], ["--json", url, url + "?2"], ["cache", "list"],
+                                ["cache", "list", "--json"], ["cache", "stats", "--json"], ["cache", "dir"], ["--help"]]
+        for arguments in runs {
+            let command = "exec " + ([CLI.binary] + arguments).map(CLI.shellQuote).joined(separator: " ") + " > /dev/full"
+            let result = try await runProcessOffPool("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("asyncfetch: cannot write standard output: No space left on device"),
+                    "\(arguments): \(result.stderr)")
+        }
+        #expect(server.requestCount("/a.png") == 1, "the first run stored it; the others were hits")
+    }
+
+    /// Issue 6: every option's help shows its default, the `cache`
+    /// subcommands' too. Checked for each option that takes a value.
+    @Test func everyOptionWithAValueShowsItsDefault() async throws {
+        let cli = try CLI()
+        for command in [["--help"], ["cache", "list", "--help"], ["cache", "prune", "--help"], ["cache", "path", "--help"]] {
+            let help = try await cli.run(command).stdout
+            guard let options = help.range(of: "OPTIONS:\n") else {
+                Issue.record("\(command): no OPTIONS section")
+                continue
+            }
+            var entries: [String] = []
+            for line in help[options.upperBound...].split(separator: "\n") {
+                if line.hasPrefix("  -") { entries.append(String(line)) } else if !entries.isEmpty { entries[entries.count - 1] += String(line) }
+            }
+            let withValue = entries.filter { ($0.dropFirst(2).components(separatedBy: "  ").first ?? "").contains("<") }
+            #expect(!withValue.isEmpty, "\(command)")
+            for entry in withValue {
+                #expect(entry.contains("(default"), "\(command): \(entry)")
+            }
+        }
+    }
+
+    /// SPEC §8 / issue 2: `make demo` shows a newcomer every phase. Its
+    /// server must take the demo's parallel connections at once: Python's
+    /// stock server (backlog 5) made some URLs wait a second.
+    @Test func theDemoShowsEveryPhaseWithoutStalls() async throws {
+        let script = Paths.packageRoot + "/Tests/tools/demo.sh"
+        let result = try await runProcessOffPool("/bin/bash", [script, CLI.binary], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = result.stdout + result.stderr
+        for shown in ["\"phase\":\"loading\"", "\"phase\":\"success\"", "\"phase\":\"failure\"", "empty    http://", "(cache, "] {
+            #expect(text.contains(shown), "\(shown) missing from the demo")
+        }
+        let durations = text.split(separator: "\n").compactMap { line -> Double? in
+            guard let range = line.range(of: "\"durationMs\":") else { return nil }
+            return Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+        }
+        #expect(!durations.isEmpty)
+        #expect(durations.allSatisfy { $0 < 800 }, "a URL waited: \(durations.max() ?? 0) ms")
+    }
+}
