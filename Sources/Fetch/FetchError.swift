@@ -52,7 +52,12 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .invalidURL: return "invalid URL" + suffix(detail ?? curlMessage)
         case .unsupportedScheme: return "unsupported scheme" + suffix(detail ?? curlMessage) + " (only http and https are allowed)"
-        case .dns: return "could not resolve host" + curlSays
+        case .dns:
+            // libcurl's own text already says it ("Could not resolve host: x"): don't say it twice.
+            if let text = curlMessage, text.lowercased().hasPrefix("could not resolve") {
+                return "c" + text.dropFirst()
+            }
+            return "could not resolve host" + curlSays
         case .connect: return "could not connect" + curlSays
         case .tls: return "TLS error" + curlSays
         case .timeout: return "timed out" + curlSays

@@ -65,7 +65,9 @@ import TestSupport
         #expect(FetchError(.http, url: url, status: 429).message == "HTTP 429 Too Many Requests")
         #expect(FetchError(.http, url: url, status: 599).message == "HTTP 599 Server Error")
         #expect(FetchError(.dns, url: url, curlCode: 6, curlMessage: "Could not resolve host: example.com").message
-                == "could not resolve host: Could not resolve host: example.com")
+                == "could not resolve host: example.com", "said once, not twice")
+        #expect(FetchError(.dns, url: url, curlCode: 6, curlMessage: "Name lookup failed").message
+                == "could not resolve host: Name lookup failed")
         #expect(FetchError(.unsupportedScheme, url: "gopher://x/", detail: "'gopher'").message
                 == "unsupported scheme: 'gopher' (only http and https are allowed)")
         #expect(FetchError(.network, url: url, detail: "out of memory building request headers").message
