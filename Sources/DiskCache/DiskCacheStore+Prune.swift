@@ -28,7 +28,10 @@ extension DiskCacheStore {
         let scan = try scan()
         var total = scan.bytes
         var remaining = scan.entries.count
-        let order = scan.entries.sorted { ($0.lastAccess, $0.key) < ($1.lastAccess, $1.key) }
+        // Broken entries first (always removed), then least recently used.
+        let order = scan.entries.sorted {
+            ($0.entry == nil ? 0 : 1, $0.lastAccess, $0.key) < ($1.entry == nil ? 0 : 1, $1.lastAccess, $1.key)
+        }
         for scanned in order {
             let broken = scanned.entry == nil
             let expired = maxAge.map { now - scanned.lastAccess > $0 } ?? false

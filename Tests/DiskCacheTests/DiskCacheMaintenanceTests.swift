@@ -47,6 +47,20 @@ import TestSupport
         #expect(cache.store.lookup(entries["d"]!.key) == nil && cache.store.lookup(entries["b"]!.key) != nil)
     }
 
+    /// A broken entry (a body without its metadata) goes whatever its age,
+    /// even when older healthy entries are within the limits and stay.
+    @Test func pruneRemovesBrokenEntriesEvenWhenRecentlyTouched() throws {
+        let cache = try CacheFixture()
+        let healthy = try cache.put("https://x.test/old-but-fine.png", Array(repeating: 1, count: 1000))
+        cache.age(healthy.metadataPath, atime: 5 * 3600)
+        let orphan = cache.store.bodyPath(try cache.key("https://x.test/orphan.png"))
+        try Data(count: 500).write(to: URL(fileURLWithPath: orphan))   // just written: the most recent
+        let report = try cache.store.prune(maxBytes: 1 << 30, maxAge: 30 * 24 * 3600)
+        #expect(report.removed == 1)
+        #expect(!FileManager.default.fileExists(atPath: orphan))
+        #expect(cache.store.lookup(healthy.key) != nil)
+    }
+
     @Test func aMarkedAccessMovesAnEntryToTheBackOfTheQueue() throws {
         let cache = try CacheFixture()
         let old = try cache.put("https://x.test/old.png", Array(repeating: 1, count: 1000))
