@@ -103,7 +103,9 @@ public final class DiskCacheStore: Sendable {
             return false
         }
         if replaced {
-            guard let current = lookup(entry.key) else {
+            // Another writer replaced the entry meanwhile: its version stands, if it
+            // still has a body (a remembered 404 stored meanwhile has none).
+            guard let current = lookup(entry.key), current.metadata.hasBody == entry.metadata.hasBody else {
                 throw DiskCacheError(.io, path: entry.bodyPath, message: "\(entry.bodyPath) was removed while it was being revalidated")
             }
             return current
@@ -193,13 +195,22 @@ public final class DiskCacheStore: Sendable {
     /// Creates a locked temporary file in `.tmp`. The folder is created when
     /// it is missing (ENOENT) rather than with a `mkdir` before every file:
     /// a download costs one system call less.
+    ///
+    /// A name can already exist: a killed run that had this process's pid
+    /// (containers reuse pid 1) leaves files the sweep keeps for a minute.
+    /// Then the next number is tried.
     func createTemporaryFile(for key: String, suffix: String = "") throws(DiskCacheError) -> TemporaryFile {
-        let path = makeTemporaryName(for: key) + suffix
-        do throws(DiskCacheError) {
-            return try TemporaryFile(path: path)
-        } catch where error.errno == ENOENT {
-            try ensureTemporaryDirectory()
-            return try TemporaryFile(path: path)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let path = makeTemporaryName(for: key) + suffix
+            do throws(DiskCacheError) {
+                return try TemporaryFile(path: path)
+            } catch where error.errno == ENOENT && attempt <= 2 {
+                try ensureTemporaryDirectory()
+            } catch where error.errno == EEXIST && attempt <= 1000 {
+                continue
+            }
         }
     }
 

@@ -13,9 +13,13 @@ final class TemporaryFile: @unchecked Sendable {
     private var published = false
 
     init(path: String) throws(DiskCacheError) {
+        // Open into a local first: a throwing init with every property set
+        // still runs deinit, whose `discard()` would unlink a file of the same
+        // name that belongs to someone else (the EEXIST case).
+        let opened = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard opened >= 0 else { throw DiskCacheError.system("cannot create", path: path) }
         self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw DiskCacheError.system("cannot create", path: path) }
+        fd = opened
         // Best effort: where locks are unsupported, the sweep falls back to pid and age.
         var attempts = 0
         while flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EINTR || (errno == EWOULDBLOCK && attempts < 100)) {

@@ -41,14 +41,18 @@ final class BatchChannel: Sendable {
             guard !abandoned else { return nil }
             queue.append(event)
             guard consumer != nil else { return nil }
-            if urgent || queue.count - head >= wakeAfter { return takeConsumerLocked() }
+            // A full backlog stops the producer: wake the consumer now, not after the flush delay.
+            if urgent || queue.count - head >= min(wakeAfter, backlog) { return takeConsumerLocked() }
             if !flushScheduled {
                 flushScheduled = true
                 scheduleFlush = true
             }
             return nil
         }
-        if let (continuation, first) = wake { continuation.resume(returning: first) }
+        if let (continuation, first) = wake {
+            continuation.resume(returning: first)
+            resumeWokenProducers()
+        }
         if scheduleFlush {
             Task { [self] in
                 try? await Task.sleep(nanoseconds: flushDelayNanoseconds)
@@ -90,7 +94,10 @@ final class BatchChannel: Sendable {
             guard consumer != nil, head < queue.count else { return nil }
             return takeConsumerLocked()
         }
-        if let (continuation, first) = wake { continuation.resume(returning: first) }
+        if let (continuation, first) = wake {
+            continuation.resume(returning: first)
+            resumeWokenProducers()
+        }
     }
 
     // MARK: Consumer side
@@ -161,10 +168,26 @@ final class BatchChannel: Sendable {
         return event
     }
 
+    /// Hands the next event to the waiting consumer. Popping makes room, so a
+    /// producer waiting for room is woken too (`resumeProducer`): otherwise,
+    /// with a backlog of 1, both could end up waiting for each other.
     private func takeConsumerLocked() -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? {
         guard let waiting = consumer, head < queue.count else { return nil }
         consumer = nil
-        return (waiting, popLocked())
+        let event = popLocked()
+        if let producer = takeProducerLocked() { producersToResume.append(producer) }
+        return (waiting, event)
+    }
+
+    /// Producers woken by `takeConsumerLocked`, resumed after the lock is released.
+    private nonisolated(unsafe) var producersToResume: [CheckedContinuation<Void, Never>] = []
+
+    private func resumeWokenProducers() {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            defer { producersToResume.removeAll() }
+            return producersToResume
+        }
+        for producer in woken { producer.resume() }
     }
 
     /// The producer resumes once the queue has drained to half the backlog.

@@ -26,6 +26,8 @@ enum QuickParse {
             if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
+                // swift-argument-parser reads `--x=` as no value (the next argument becomes it).
+                if inlineValue?.isEmpty == true { return nil }
             }
             let canonical: String
             switch name {

@@ -121,8 +121,14 @@ final class Reporter: @unchecked Sendable {
     /// being written (so stdout never ends inside a JSON object), erases the
     /// bar, and keeps the lock so nothing more is written.
     func abandon() {
-        _ = lock.acquire(within: Defaults.abandonWait)
-        if barDrawn { Console.writeAll(2, Array("\r\u{1B}[K".utf8)) }
+        // Lines already reported are whole under the lock: write them out, so
+        // an abrupt exit loses no result that was decided.
+        if lock.acquire(within: Defaults.abandonWait) {
+            eraseBarLocked()
+            out.flush()
+        } else if barDrawn {
+            Console.writeAll(2, Array("\r\u{1B}[K".utf8))
+        }
     }
 
     // MARK: - Under the lock

@@ -114,3 +114,48 @@ import TestSupport
         withExtendedLifetime(entry) {}
     }
 }
+
+@Suite struct TemporaryNameCollisionTests {
+    /// Files left by a killed run that had this process's pid (a container's
+    /// pid 1 run again) take the names this process would use first: the
+    /// writer moves on to the next name and leaves those files alone.
+    @Test func aTakenTemporaryNameIsSkippedAndNeverRemoved() throws {
+        let temp = try TempDirectory()
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        let key = MD5.hex("https://x.test/collide")
+        let pid = getpid()
+        mkdir(store.directory + "/.tmp", 0o700)
+        var squatters: [String] = []
+        for n in 1...3 {
+            let path = store.directory + "/.tmp/\(key).\(pid).\(n)"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("someone else's".utf8)))
+            squatters.append(path)
+        }
+        let writer = try store.makeWriter(for: key)
+        try [UInt8](repeating: 5, count: 64).withUnsafeBytes { try writer.append($0) }
+        _ = try writer.commit(CacheMetadata(url: "https://x.test/collide", status: 200, requestTime: 1, responseTime: 2, headers: []))
+        #expect(store.lookup(key)?.metadata.bodyLength == 64)
+        for path in squatters {
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "someone else's", "\(path) must survive")
+        }
+    }
+
+    /// A no-store body held for `-o` (`.deliver`) by a run that was killed is
+    /// swept like any other leftover; a foreign name beside it is not.
+    @Test func aLeftoverDeliveryFileIsSwept() throws {
+        let temp = try TempDirectory()
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        var deadPID: Int32 = 999_983
+        while kill(deadPID, 0) == 0 || errno != ESRCH { deadPID -= 1 }
+        mkdir(store.directory + "/.tmp", 0o700)
+        let key = MD5.hex("https://x.test/nostore")
+        let leftover = store.directory + "/.tmp/\(key).\(deadPID).7.deliver"
+        let foreign = store.directory + "/.tmp/notes.deliver"
+        #expect(FileManager.default.createFile(atPath: leftover, contents: Data(count: 4096)))
+        #expect(FileManager.default.createFile(atPath: foreign, contents: Data(count: 10)))
+        let report = store.sweepTemporaryFiles()
+        #expect(report.removed == 1)
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(FileManager.default.fileExists(atPath: foreign))
+    }
+}

@@ -68,6 +68,9 @@ import TestSupport
         let missingValue = try cli.run(["--cache-dir"])
         #expect(missingValue.status == 2)
         #expect(missingValue.stderr.contains("--cache-dir"))
+        // `--cache-dir=` has no value: swift-argument-parser takes the next argument as it.
+        let emptyValue = try cli.run(["--cache-dir=", "http://127.0.0.1:9/x.png", "--offline"])
+        #expect(emptyValue.status == 2, "\(emptyValue.stdout)\(emptyValue.stderr)")
         let noURL = try cli.run(["--json"])
         #expect(noURL.status == 2 && noURL.stderr.contains("no URL given"))
     }

@@ -65,6 +65,26 @@ final class CountingURLs: AsyncSequence, @unchecked Sendable {
         #expect(total == 20_000)
     }
 
+    /// The smallest backlog: the producer waits after every event, and each
+    /// event taken must let it go on (it once waited forever here).
+    @Test(arguments: [1, 2, 3])
+    func aTinyBacklogNeverStallsTheBatch(backlog: Int) async throws {
+        let urls = CountingURLs(count: 2_000) { "http://127.0.0.1:9/\($0).png" }
+        let batch = loader.batch(urls, backlog: backlog)
+        let counter = Task { () -> Int in
+            var total = 0
+            for await _ in batch { total += 1 }
+            return total
+        }
+        let watchdog = Task {
+            try await Task.sleep(nanoseconds: 20_000_000_000)
+            counter.cancel()
+        }
+        let total = await counter.value
+        watchdog.cancel()
+        #expect(total == 2_000, "the batch stalled after \(total) events")
+    }
+
     @Test func duplicatesAreReportedOnceAndCounted() async throws {
         let list = ["http://127.0.0.1:9/a.png", "HTTP://127.0.0.1:9/a.png", "http://127.0.0.1:80/b.png",
                     "http://127.0.0.1/b.png", "http://127.0.0.1:9/a.png#top", "not a url", "not a url"]

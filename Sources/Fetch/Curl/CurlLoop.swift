@@ -120,13 +120,16 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Aborts everything and stops the thread; waits for it to exit.
     func shutdown() {
+        // The wake-up happens under the lock: the loop sees `stopping` only
+        // after taking it, so it cannot have freed the multi handle (which
+        // it does right after) before this call has used it.
         let wasStopping = lock.withLock { () -> Bool in
             let was = stopping
             stopping = true
+            if !was && threadStarted { curl_multi_wakeup(multi) }
             return was
         }
         guard !wasStopping, threadStarted else { return }
-        curl_multi_wakeup(multi)
         if pthread_equal(pthread_self(), thread) == 0 {
             pthread_join(thread, nil)
         } else {
@@ -172,6 +175,7 @@ final class CurlLoop: @unchecked Sendable {
         // Shutting down: every waiter gets its one answer.
         for transfer in waiting[waitingHead...] { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
         waiting.removeAll()
+        waitingHead = 0
         for transfer in Array(active.values) { abort(transfer) }
         lock.withLock {
             for case .add(let transfer) in queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
