@@ -1,18 +1,33 @@
 #include "CCrypto.h"
 #include <openssl/evp.h>
+#include <pthread.h>
 
 struct ccrypto_md5_ctx { EVP_MD_CTX *evp; };
 
+/* OpenSSL 3 looks the MD5 implementation up on every EVP_Digest/DigestInit
+ * given the legacy EVP_md5() (an implicit fetch: about a fifth of the cost of
+ * hashing a URL). It is fetched once here and reused; EVP_MD objects are
+ * safe to share between threads. Falls back to EVP_md5() if the fetch fails. */
+static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
+static EVP_MD *md5_fetched = NULL;
+
+static void fetch_md5(void) { md5_fetched = EVP_MD_fetch(NULL, "MD5", NULL); }
+
+static const EVP_MD *md5_method(void) {
+    if (pthread_once(&md5_once, fetch_md5) != 0 || md5_fetched == NULL) return EVP_md5();
+    return md5_fetched;
+}
+
 int ccrypto_md5(const void *data, size_t len, unsigned char out[16]) {
     unsigned int outlen = 0;
-    if (EVP_Digest(data, len, out, &outlen, EVP_md5(), NULL) != 1) return 0;
+    if (EVP_Digest(data, len, out, &outlen, md5_method(), NULL) != 1) return 0;
     return outlen == 16;
 }
 
 ccrypto_md5_ctx *ccrypto_md5_new(void) {
     EVP_MD_CTX *evp = EVP_MD_CTX_new();
     if (evp == NULL) return NULL;
-    if (EVP_DigestInit_ex(evp, EVP_md5(), NULL) != 1) { EVP_MD_CTX_free(evp); return NULL; }
+    if (EVP_DigestInit_ex(evp, md5_method(), NULL) != 1) { EVP_MD_CTX_free(evp); return NULL; }
     ccrypto_md5_ctx *ctx = (ccrypto_md5_ctx *)OPENSSL_malloc(sizeof *ctx);
     if (ctx == NULL) { EVP_MD_CTX_free(evp); return NULL; }
     ctx->evp = evp;
@@ -26,7 +41,7 @@ int ccrypto_md5_update(ccrypto_md5_ctx *ctx, const void *data, size_t len) {
 int ccrypto_md5_final(ccrypto_md5_ctx *ctx, unsigned char out[16]) {
     unsigned int outlen = 0;
     if (EVP_DigestFinal_ex(ctx->evp, out, &outlen) != 1 || outlen != 16) return 0;
-    return EVP_DigestInit_ex(ctx->evp, EVP_md5(), NULL) == 1;
+    return EVP_DigestInit_ex(ctx->evp, md5_method(), NULL) == 1;
 }
 
 void ccrypto_md5_free(ccrypto_md5_ctx *ctx) {

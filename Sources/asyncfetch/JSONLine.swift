@@ -1,75 +1,108 @@
 /// Builds one JSON object on one line, fields in the order they are added
 /// (SPEC §3's shapes), with strings escaped per RFC 8259.
+///
+/// Built as UTF-8 bytes: with `--json` every phase change of every URL is
+/// one of these, so string concatenation was a large share of a cached run.
 struct JSONLine {
-    private var text = "{"
+    private var bytes: [UInt8] = [0x7B]   // "{"
     private var first = true
 
-    private mutating func key(_ name: String) {
-        if !first { text += "," }
+    init() { bytes.reserveCapacity(256) }
+
+    private mutating func key(_ name: StaticString) {
+        if !first { bytes.append(0x2C) }
         first = false
-        text += "\"" + name + "\":"
+        bytes.append(0x22)
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(0x22)
+        bytes.append(0x3A)
     }
 
-    mutating func add(_ name: String, _ value: String?) {
+    mutating func add(_ name: StaticString, _ value: String?) {
         guard let value else { return }
         key(name)
-        text += JSONLine.quote(value)
+        Self.appendQuoted(value, to: &bytes)
     }
 
-    mutating func add(_ name: String, _ value: Int?) {
+    mutating func add(_ name: StaticString, _ value: Int?) {
         guard let value else { return }
         key(name)
-        text += String(value)
+        Self.appendDecimal(Int64(value), to: &bytes)
     }
 
-    mutating func add(_ name: String, _ value: Int64?) {
+    mutating func add(_ name: StaticString, _ value: Int64?) {
         guard let value else { return }
         key(name)
-        text += String(value)
+        Self.appendDecimal(value, to: &bytes)
     }
 
-    mutating func add(_ name: String, _ value: Bool) {
+    mutating func add(_ name: StaticString, _ value: Bool) {
         key(name)
-        text += value ? "true" : "false"
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
     /// Milliseconds with one decimal.
-    mutating func add(_ name: String, milliseconds seconds: Double) {
+    mutating func add(_ name: StaticString, milliseconds seconds: Double) {
         key(name)
-        let tenths = Int((seconds * 10_000).rounded())
-        text += "\(tenths / 10).\(tenths % 10)"
+        let tenths = Int64((seconds * 10_000).rounded())
+        Self.appendDecimal(tenths / 10, to: &bytes)
+        bytes.append(0x2E)
+        bytes.append(UInt8(truncatingIfNeeded: 0x30 + abs(tenths % 10)))
     }
 
-    mutating func add(_ name: String, object: JSONLine) {
+    mutating func add(_ name: StaticString, object: JSONLine) {
         key(name)
-        text += object.rendered
+        bytes.append(contentsOf: object.bytes)
+        bytes.append(0x7D)
     }
 
-    var rendered: String { text + "}" }
+    var rendered: String {
+        var out = bytes
+        out.append(0x7D)   // "}"
+        return String(decoding: out, as: UTF8.self)
+    }
 
     static func quote(_ value: String) -> String {
-        var copy = value
-        let plain = copy.withUTF8 { bytes in
-            !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }
-        }
-        if plain { return "\"" + value + "\"" }   // the common case: nothing to escape
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
+        var out: [UInt8] = []
+        appendQuoted(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `"value"`, escaping quotes, backslashes and control characters;
+    /// everything else (UTF-8 included) is copied as it is.
+    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        for byte in value.utf8 {
+            switch byte {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(0x6E)
+            case 0x0D: out.append(0x5C); out.append(0x72)
+            case 0x09: out.append(0x5C); out.append(0x74)
+            case 0x00..<0x20, 0x7F:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+                out.append(byte)
             }
         }
-        return out + "\""
+        out.append(0x22)
+    }
+
+    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(0x2D) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(0x30 + magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+        }
     }
 }
