@@ -39,6 +39,36 @@ extension DiskCacheStore {
         return (meta, info)
     }
 
+    /// Metadata that fits one 4 KiB read (every file this cache writes for
+    /// an ordinary response), without an `fstat`: nil when the file is
+    /// absent, unreadable or larger — the caller then uses `readMetadata`.
+    /// Not a regular file: a directory fails the read, a FIFO (non-blocking)
+    /// reads nothing, a device fills the buffer and goes the long way, where
+    /// `fstat` rejects it.
+    func readSmallMetadata(_ key: String) -> CacheMetadata? {
+        let fd = withMetadataName(key) { name in
+            var fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
+            if fd < 0 && errno == EPERM { fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+            return fd
+        }
+        guard fd >= 0 else { return nil }
+        defer { _ = close(fd) }
+        let capacity = 4096
+        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> CacheMetadata? in
+            guard let base = buffer.baseAddress else { return nil }
+            var count = 0
+            while count < capacity {
+                let n = read(fd, base + count, capacity - count)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { return nil }
+                if n == 0 { break }
+                count += n
+            }
+            guard count > 0, count < capacity else { return nil }   // empty, or maybe larger: the long way
+            return CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+        }
+    }
+
     /// Writes `meta` to a locked temporary file in `.tmp` and `fsync`s it;
     /// the caller publishes it with `rename` (under the commit lock) and
     /// discards it. Errors name the temporary path; the file is removed.

@@ -41,13 +41,26 @@ public final class DiskCacheStore: Sendable {
     /// unreadable, foreign, partial, or a body that is not the one its
     /// metadata describes. Costs one metadata read (open, fstat, read,
     /// close) and one `stat` of the body, never a crash.
-    public func lookup(_ key: String) -> CacheEntry? {
-        guard CacheFileName.isKey(key), let (meta, info) = readMetadata(key) else { return nil }
+    ///
+    /// Without `accessTime` (a query such as `--offline`, which neither needs
+    /// the last use nor counts as one) the metadata's `fstat` is skipped when
+    /// the file fits one read, and `lastAccess` is 0.
+    public func lookup(_ key: String, accessTime: Bool = true) -> CacheEntry? {
+        guard CacheFileName.isKey(key) else { return nil }
+        let meta: CacheMetadata
+        var lastAccess = 0.0
+        if accessTime {
+            guard let (read, info) = readMetadata(key) else { return nil }
+            meta = read
+            lastAccess = seconds(info.st_atim)
+        } else {
+            guard let read = readSmallMetadata(key) ?? readMetadata(key)?.0 else { return nil }
+            meta = read
+        }
         if meta.hasBody {
             guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
         }
-        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
-                          lastAccess: seconds(info.st_atim))
+        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess)
     }
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.

@@ -159,3 +159,33 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: foreign))
     }
 }
+
+@Suite struct LookupWithoutAccessTimeTests {
+    /// The `--offline` lookup (no fstat) finds the same entries as the full
+    /// one, including metadata larger than its single 4 KiB read, and
+    /// rejects the same damage.
+    @Test func findsWhatTheFullLookupFinds() throws {
+        let temp = try TempDirectory()
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        func put(_ url: String, headers: [CacheMetadata.Header]) throws -> String {
+            let key = MD5.hex(url)
+            let writer = try store.makeWriter(for: key)
+            try [UInt8](repeating: 3, count: 777).withUnsafeBytes { try writer.append($0) }
+            _ = try writer.commit(CacheMetadata(url: url, status: 200, requestTime: 1, responseTime: 2, headers: headers))
+            return key
+        }
+        let small = try put("https://x.test/small", headers: [.init("ETag", "\"1\"")])
+        let large = try put("https://x.test/large", headers: (0..<60).map { .init("X-Header-\($0)", String(repeating: "v", count: 100)) })
+        var info = stat()
+        #expect(stat(store.metadataPath(large), &info) == 0 && info.st_size > 4096, "the large one must need more than one read")
+        for key in [small, large] {
+            let quick = try #require(store.lookup(key, accessTime: false))
+            let full = try #require(store.lookup(key))
+            #expect(quick.metadata == full.metadata)
+            #expect(quick.lastAccess == 0 && full.lastAccess > 0)
+        }
+        #expect(truncate(store.metadataPath(small), 40) == 0)
+        #expect(store.lookup(small, accessTime: false) == nil)
+        #expect(store.lookup(MD5.hex("https://x.test/absent"), accessTime: false) == nil)
+    }
+}
