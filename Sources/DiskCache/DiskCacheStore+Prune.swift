@@ -26,8 +26,7 @@ extension DiskCacheStore {
         report.sweep = sweepTemporaryFiles(now: now)
         let now = now ?? currentTime()
         let scan = try scan()
-        var total = scan.bytes
-        var remaining = scan.entries.count
+        report.start(scan)
         // Broken entries first (always removed), then least recently used.
         let order = scan.entries.sorted {
             ($0.entry == nil ? 0 : 1, $0.lastAccess, $0.key) < ($1.entry == nil ? 0 : 1, $1.lastAccess, $1.key)
@@ -35,21 +34,12 @@ extension DiskCacheStore {
         for scanned in order {
             let broken = scanned.entry == nil
             let expired = maxAge.map { now - scanned.lastAccess > $0 } ?? false
-            let oversize = maxBytes.map { total > $0 } ?? false
+            let oversize = maxBytes.map { report.remainingBytes > $0 } ?? false
             guard broken || expired || oversize else { break }   // sorted: nothing later is older
-            do {
-                if try remove(scanned.key, ifUnchangedSince: scanned.snapshot) {
-                    report.removed += 1
-                    report.removedBytes += scanned.bytes
-                    total -= scanned.bytes
-                    remaining -= 1
-                }
-            } catch {
-                report.failures.append(error)
+            report.evict(scanned) { () throws(DiskCacheError) -> Bool in
+                try remove(scanned.key, ifUnchangedSince: scanned.snapshot)
             }
         }
-        report.remaining = remaining
-        report.remainingBytes = total
         return report
     }
 
@@ -60,23 +50,33 @@ extension DiskCacheStore {
         var report = PruneReport()
         report.sweep = sweepTemporaryFiles()
         let scan = try scan()
-        var total = scan.bytes
-        var remaining = scan.entries.count
+        report.start(scan)
         for scanned in scan.entries {
-            do {
-                let removed = try commitLock.withLock { () throws(DiskCacheError) -> Bool in try unlinkEntryFiles(scanned.key) }
-                if removed {
-                    report.removed += 1
-                    report.removedBytes += scanned.bytes
-                    total -= scanned.bytes
-                    remaining -= 1
-                }
-            } catch {
-                report.failures.append(error)
+            report.evict(scanned) { () throws(DiskCacheError) -> Bool in
+                try commitLock.withLock { () throws(DiskCacheError) -> Bool in try unlinkEntryFiles(scanned.key) }
             }
         }
-        report.remaining = remaining
-        report.remainingBytes = total
         return report
+    }
+}
+
+extension DiskCacheStore.PruneReport {
+    /// Everything the scan found is left until something is removed.
+    mutating func start(_ scan: DiskCacheStore.Scan) {
+        remaining = scan.entries.count
+        remainingBytes = scan.bytes
+    }
+
+    /// Runs `remove` for one entry and counts what it did (true: removed).
+    mutating func evict(_ scanned: DiskCacheStore.ScannedEntry, _ remove: () throws(DiskCacheError) -> Bool) {
+        do {
+            guard try remove() else { return }
+            removed += 1
+            removedBytes += scanned.bytes
+            remaining -= 1
+            remainingBytes -= scanned.bytes
+        } catch {
+            failures.append(error)
+        }
     }
 }
