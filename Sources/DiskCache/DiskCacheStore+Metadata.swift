@@ -44,7 +44,8 @@ extension DiskCacheStore {
     /// absent, unreadable or larger — the caller then uses `readMetadata`.
     /// Not a regular file: a directory fails the read, a FIFO (non-blocking)
     /// reads nothing, a device fills the buffer and goes the long way, where
-    /// `fstat` rejects it.
+    /// `fstat` rejects it. Whatever a foreign file yields must still decode
+    /// and name the body's inode, size and mtime to be a hit.
     func readSmallMetadata(_ key: String) -> CacheMetadata? {
         let fd = withMetadataName(key) { name in
             var fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
@@ -56,13 +57,12 @@ extension DiskCacheStore {
         let capacity = 4096
         return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> CacheMetadata? in
             guard let base = buffer.baseAddress else { return nil }
-            var count = 0
-            while count < capacity {
-                let n = read(fd, base + count, capacity - count)
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { return nil }
-                if n == 0 { break }
-                count += n
+            // One read: a short read of a regular file is its end (the cache
+            // never writes a published file in place, it renames a new one).
+            var count = -1
+            while count < 0 {
+                count = read(fd, base, capacity)
+                if count < 0 && errno != EINTR { return nil }
             }
             guard count > 0, count < capacity else { return nil }   // empty, or maybe larger: the long way
             return CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
@@ -80,7 +80,7 @@ extension DiskCacheStore {
                 do throws(DiskCacheError) { try file.write(bytes) } catch { failure = error }
             }
             if let failure { throw failure }
-            _ = try file.sync()
+            try file.syncData()
         } catch {
             file.discard()
             throw error

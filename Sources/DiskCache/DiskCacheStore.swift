@@ -80,7 +80,6 @@ public final class DiskCacheStore: Sendable {
         meta.bodyInode = 0
         meta.bodyMtimeNs = 0
         meta.storedAt = currentTime()
-        try ensureTemporaryDirectory()
         let file = try writeTemporaryMetadata(meta, key: key)
         defer { file.discard() }
         try commitLock.withLock { () throws(DiskCacheError) in
@@ -105,7 +104,6 @@ public final class DiskCacheStore: Sendable {
         meta.bodyInode = entry.metadata.bodyInode
         meta.bodyMtimeNs = entry.metadata.bodyMtimeNs
         meta.storedAt = currentTime()
-        try ensureTemporaryDirectory()
         let file = try writeTemporaryMetadata(meta, key: entry.key)
         defer { file.discard() }
         let replaced = try commitLock.withLock { () throws(DiskCacheError) -> Bool in

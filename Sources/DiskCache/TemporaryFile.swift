@@ -48,10 +48,15 @@ final class TemporaryFile: @unchecked Sendable {
 
     /// `fsync`s and returns the file's status (inode, size, mtime).
     func sync() throws(DiskCacheError) -> stat {
-        guard fd >= 0, fsync(fd) == 0 else { throw DiskCacheError.system("cannot write", path: path) }
+        try syncData()
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw DiskCacheError.system("cannot stat", path: path) }
         return info
+    }
+
+    /// `fsync`s the file (contents and metadata).
+    func syncData() throws(DiskCacheError) {
+        guard fd >= 0, fsync(fd) == 0 else { throw DiskCacheError.system("cannot write", path: path) }
     }
 
     /// Renames the file onto `destination` (atomic; replaces what is there).
