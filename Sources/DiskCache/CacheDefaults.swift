@@ -11,7 +11,7 @@ public enum CacheDefaults {
     /// `unlockedTemporaryGrace`, or when it is older than this: 1 day.
     public static let abandonedTemporaryAge: Double = 24 * 3600
     /// `markAccessed` writes the access time only when the recorded one is
-    /// older than this (60 s), so repeated hits cost no metadata writes.
+    /// older than this (60 s), so repeated hits write nothing.
     public static let accessTimeResolution: Double = 60
     /// How long a commit waits for the directory's commit lock before going
     /// ahead without it (the protocol stays safe, only less tidy): 2 s.

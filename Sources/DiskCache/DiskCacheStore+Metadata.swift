@@ -7,8 +7,8 @@ import Glibc
 let openNoAccessTime: Int32 = 0o1000000
 
 extension DiskCacheStore {
-    /// Reads and parses `<key>.meta`; also returns its `fstat` (atime = last
-    /// use). nil for anything that is not a complete metadata file of ours:
+    /// Reads and parses `<key>.meta`; also returns its `fstat` (its atime
+    /// is the last use of a bodiless entry). nil for anything that is not a complete metadata file of ours:
     /// missing, not a regular file (a FIFO or device never blocks: it is
     /// opened non-blocking), too large, unreadable, partial or foreign.
     func readMetadata(_ key: String) -> (CacheMetadata, stat)? {

@@ -15,8 +15,8 @@ extension DiskCacheStore {
         public var failures: [DiskCacheError] = []
     }
 
-    /// Evicts least recently used entries first (last use = the metadata's
-    /// atime, see `markAccessed`): every entry unused for longer than
+    /// Evicts least recently used entries first (last use = the atime of
+    /// the body, or of a bodiless entry's metadata; see `markAccessed`): every entry unused for longer than
     /// `maxAge` seconds, then more until the cache's files take at most
     /// `maxBytes`. Broken entries (which can only ever be misses) go first.
     /// Sweeps `.tmp` first; live temporary files count towards the size but

@@ -14,8 +14,8 @@ extension DiskCacheStore {
         public let url: String?
         /// Bytes on disk of the body and metadata files.
         public let bytes: Int64
-        /// Last use, Unix seconds (the metadata's atime); `-infinity` for a
-        /// broken entry, which pruning removes first.
+        /// Last use, Unix seconds (`CacheEntry.lastAccess`); `-infinity` for
+        /// a broken entry, which pruning removes first.
         public let lastAccess: Double
         let snapshot: FileSnapshot
     }
@@ -68,16 +68,17 @@ extension DiskCacheStore {
         guard snapshot.metadata.exists else { return broken("a body without metadata") }
         guard let (meta, info) = readMetadata(key) else { return broken("metadata that is unreadable, partial or not ours") }
         url = meta.url
+        var lastAccess = seconds(info.st_atim)
         if meta.hasBody {
             guard snapshot.body.exists else { return broken("metadata whose body is missing") }
             guard let body = statBody(key), Self.body(body, matches: meta) else {
                 return broken("a body that is not the one its metadata describes")
             }
+            lastAccess = seconds(body.st_atim)
         } else if snapshot.body.exists {
             return broken("a stray body beside a remembered error")
         }
-        let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
-                               lastAccess: seconds(info.st_atim))
+        let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess)
         return ScannedEntry(key: key, entry: entry, problem: nil, url: meta.url, bytes: snapshot.bytes, lastAccess: entry.lastAccess,
                             snapshot: snapshot)
     }

@@ -39,26 +39,22 @@ public final class DiskCacheStore: Sendable {
 
     /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
     /// unreadable, foreign, partial, or a body that is not the one its
-    /// metadata describes. Costs one metadata read (open, fstat, read,
-    /// close) and one `stat` of the body, never a crash.
+    /// metadata describes. Costs one metadata read (open, read, close) and
+    /// one `stat` of the body — which also gives the last use (the body's
+    /// atime) — never a crash.
     ///
-    /// Without `accessTime` (a query such as `--offline`, which neither needs
-    /// the last use nor counts as one) the metadata's `fstat` is skipped when
-    /// the file fits one read, and `lastAccess` is 0.
+    /// `accessTime` matters only for a bodiless entry (a remembered 404),
+    /// whose last use is its metadata's atime: one more `stat` when asked
+    /// for; without it `lastAccess` is 0 there.
     public func lookup(_ key: String, accessTime: Bool = true) -> CacheEntry? {
         guard CacheFileName.isKey(key) else { return nil }
-        let meta: CacheMetadata
+        guard let meta = readSmallMetadata(key) ?? readMetadata(key)?.0 else { return nil }
         var lastAccess = 0.0
-        if accessTime {
-            guard let (read, info) = readMetadata(key) else { return nil }
-            meta = read
-            lastAccess = seconds(info.st_atim)
-        } else {
-            guard let read = readSmallMetadata(key) ?? readMetadata(key)?.0 else { return nil }
-            meta = read
-        }
         if meta.hasBody {
             guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
+            lastAccess = seconds(body.st_atim)
+        } else if accessTime {
+            lastAccess = metadataStatus(key).map { seconds($0.st_atim) } ?? 0
         }
         return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess)
     }
@@ -106,9 +102,11 @@ public final class DiskCacheStore: Sendable {
         meta.storedAt = currentTime()
         let file = try writeTemporaryMetadata(meta, key: entry.key)
         defer { file.discard() }
+        var lastAccess = meta.storedAt
         let replaced = try commitLock.withLock { () throws(DiskCacheError) -> Bool in
             if meta.hasBody {
                 guard let body = statBody(entry.key), Self.body(body, matches: meta) else { return true }
+                lastAccess = seconds(body.st_atim)
             }
             try file.publish(as: metadataPath(entry.key))
             return false
@@ -121,30 +119,42 @@ public final class DiskCacheStore: Sendable {
             }
             return current
         }
-        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta,
-                          lastAccess: meta.storedAt)
+        // A revalidation is a use (for a bodiless entry, the new metadata file records it).
+        if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, setAccessTime(entry.key) {
+            lastAccess = meta.storedAt
+        }
+        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta, lastAccess: lastAccess)
     }
 
-    /// Notes a use of the entry for LRU pruning, cheaply: the metadata file's
-    /// atime is set (one `utimensat`, content and mtime untouched), and only
-    /// when the recorded access is older than `CacheDefaults.accessTimeResolution`.
-    /// Reads of metadata never move it (they use `O_NOATIME` where allowed),
-    /// so it works the same on `relatime`, `noatime` and tmpfs mounts.
+    /// Notes a use of the entry for LRU pruning, cheaply: the atime of its
+    /// access file (`CacheEntry.accessPath`: the body, or the metadata of a
+    /// bodiless entry) is set — one `utimensat`, content and mtime
+    /// untouched — and only when the recorded use is older than
+    /// `CacheDefaults.accessTimeResolution`. The cache's own reads never move
+    /// it (metadata and `verify` read with `O_NOATIME` where allowed), so it
+    /// works the same on `relatime`, `noatime` and tmpfs mounts; another
+    /// program reading the body (an image viewer) counts as a use where the
+    /// mount updates atimes.
     public func markAccessed(_ entry: CacheEntry, now: Double? = nil) {
         guard (now ?? currentTime()) - entry.lastAccess >= CacheDefaults.accessTimeResolution else { return }
-        markAccessed(entry.key)
+        _ = setAccessTime(entry.metadata.hasBody ? entry.key : entry.key + CacheFileName.metadataSuffix)
     }
 
-    /// Sets the metadata file's atime to now. Returns false when that failed
-    /// (a read-only cache): LRU order is advice, so nothing else happens.
+    /// Sets the entry's access time to now (its body's, or its metadata's
+    /// when it has no body). Returns false when that failed (absent, or a
+    /// read-only cache): LRU order is advice, so nothing else happens.
     @discardableResult
     public func markAccessed(_ key: String) -> Bool {
         guard CacheFileName.isKey(key) else { return false }
+        return setAccessTime(key) || (errno == ENOENT && setAccessTime(key + CacheFileName.metadataSuffix))
+    }
+
+    private func setAccessTime(_ name: String) -> Bool {
         // UTIME_NOW and UTIME_OMIT are macros Swift does not import.
         let utimeNow = (1 << 30) - 1, utimeOmit = (1 << 30) - 2
         var times = (timespec(tv_sec: 0, tv_nsec: utimeNow), timespec(tv_sec: 0, tv_nsec: utimeOmit))
         return withUnsafePointer(to: &times) { pair in
-            pair.withMemoryRebound(to: timespec.self, capacity: 2) { utimensat(directoryFD, key + CacheFileName.metadataSuffix, $0, 0) == 0 }
+            pair.withMemoryRebound(to: timespec.self, capacity: 2) { utimensat(directoryFD, name, $0, 0) == 0 }
         }
     }
 
@@ -188,6 +198,12 @@ public final class DiskCacheStore: Sendable {
             && Int64(info.st_size) == meta.bodyLength
             && UInt64(info.st_ino) == meta.bodyInode
             && nanoseconds(info.st_mtim) == meta.bodyMtimeNs
+    }
+
+    func metadataStatus(_ key: String) -> stat? {
+        var info = stat()
+        guard fstatat(directoryFD, key + CacheFileName.metadataSuffix, &info, 0) == 0 else { return nil }
+        return info
     }
 
     func statBody(_ key: String) -> stat? {
