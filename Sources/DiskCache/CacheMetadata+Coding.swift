@@ -173,9 +173,22 @@ struct ByteRun {
         return negative ? -value : value
     }
 
+    /// A decimal number as `String(Double)` writes it ("1763779200.25",
+    /// "1e-05"), parsed by `strtod` from a stack copy (no String built):
+    /// nil unless every byte is consumed. Swift programs run in the C locale.
     var double: Double? {
-        guard count > 0, count < 64 else { return nil }
-        return Double(string)
+        guard count > 0, count < 64, let start = base.baseAddress else { return nil }
+        let first = base[0]
+        guard first == 0x2D || (first >= 0x30 && first <= 0x39) else { return nil }   // no spaces, no "nan"/"inf"
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { text -> Double? in
+            guard let c = text.baseAddress else { return nil }
+            memcpy(c, start, count)
+            c[count] = 0
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtod(c, &end)
+            guard let end, end == c + count, value.isFinite else { return nil }
+            return value
+        }
     }
 }
 

@@ -69,21 +69,24 @@ public struct CacheMetadata: Sendable, Equatable {
 
     /// First stored value of a response header (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { asciiCaseInsensitiveEqual($0.name, name) }?.value
+        for i in headers.indices where asciiCaseInsensitiveEqual(headers[i].name, name) {
+            return headers[i].value
+        }
+        return nil
     }
 }
 
-/// Header names are ASCII: compare them without building lowercased copies.
-func asciiCaseInsensitiveEqual(_ a: String, _ b: String) -> Bool {
-    var a = a, b = b
-    return a.withUTF8 { x in
-        b.withUTF8 { y in
-            guard x.count == y.count else { return false }
-            for i in 0..<x.count where x[i] != y[i] {
-                let l = x[i] | 0x20
-                guard l == y[i] | 0x20, l >= 0x61, l <= 0x7A else { return false }
-            }
-            return true
+/// Header names are ASCII: compare them without building lowercased copies
+/// (nor copying the strings: this runs for every header of every hit).
+public func asciiCaseInsensitiveEqual(_ a: String, _ b: String) -> Bool {
+    let x = a.utf8, y = b.utf8
+    guard x.count == y.count else { return false }
+    var i = x.makeIterator(), j = y.makeIterator()
+    while let p = i.next(), let q = j.next() {
+        if p != q {
+            let l = p | 0x20
+            guard l == q | 0x20, l >= 0x61, l <= 0x7A else { return false }
         }
     }
+    return true
 }

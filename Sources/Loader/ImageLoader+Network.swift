@@ -7,10 +7,15 @@ import Glibc
 extension ImageLoader {
     /// Response headers worth keeping: what freshness, revalidation, Vary
     /// and reporting need. Cookies and the like are never stored.
-    static let storedHeaders: Set<String> = [
+    static let storedHeaders: [String] = [
         "date", "etag", "last-modified", "cache-control", "expires", "age", "content-type",
         "vary", "pragma", "content-encoding", "content-location",
     ]
+
+    /// Whether a response header is one of `storedHeaders` (any case), without lowercased copies.
+    static func isStored(_ name: String) -> Bool {
+        storedHeaders.contains { asciiCaseInsensitiveEqual($0, name) }
+    }
 
     /// Downloads or revalidates one URL and stores the result (RFC 9111 §3,
     /// §4.3). `entry` is the stored entry the plan found (Vary-matched), if any.
@@ -63,11 +68,10 @@ extension ImageLoader {
         var meta = entry.metadata
         meta.requestTime = requestTime
         meta.responseTime = responseTime
-        let updates = response.headers.filter { Self.storedHeaders.contains($0.name.lowercased()) }
-        let updatedNames = Set(updates.map { $0.name.lowercased() })
-        meta.headers.removeAll { updatedNames.contains($0.name.lowercased()) }
+        let updates = response.headers.filter { Self.isStored($0.name) }
+        meta.headers.removeAll { stored in updates.contains { asciiCaseInsensitiveEqual($0.name, stored.name) } }
         meta.headers += updates.map { CacheMetadata.Header($0.name, $0.value) }
-        if updatedNames.contains("vary") { meta.varyRequest = varyValues(response.headers) }
+        if updates.contains(where: { asciiCaseInsensitiveEqual($0.name, "vary") }) { meta.varyRequest = varyValues(response.headers) }
         do {
             let updated = try cache.updateMetadata(of: entry, to: meta)
             return .success(result(updated, source: .revalidated, response: response))
@@ -114,7 +118,7 @@ extension ImageLoader {
         }
         let meta = CacheMetadata(
             url: key.normalizedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
-            headers: response.headers.filter { Self.storedHeaders.contains($0.name.lowercased()) }
+            headers: response.headers.filter { Self.isStored($0.name) }
                 .map { CacheMetadata.Header($0.name, $0.value) },
             varyRequest: varyValues(response.headers),
             format: info?.format, width: info?.width, height: info?.height)
@@ -132,7 +136,7 @@ extension ImageLoader {
         if error.kind == .http, let status = error.status, status == 404 || status == 410, let headers = error.headers {
             let meta = CacheMetadata(
                 url: key.normalizedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
-                headers: headers.filter { Self.storedHeaders.contains($0.name.lowercased()) }
+                headers: headers.filter { Self.isStored($0.name) }
                     .map { CacheMetadata.Header($0.name, $0.value) },
                 varyRequest: varyValues(headers), hasBody: false)
             let lifetime = Freshness(defaultTTL: 0).lifetime(meta)

@@ -53,6 +53,32 @@ import Testing
         #expect(parsed == Self.sample)
     }
 
+    /// Times are written by `String(Double)` and read back exactly; anything
+    /// but a whole number in that form rejects the file.
+    @Test func timesRoundTripExactlyAndOddNumbersAreRejected() throws {
+        for time in [0, 1e-05, 0.1, 1_763_779_200.123456, 1_700_000_000.000001, 123_456_789_012.5, Double.leastNonzeroMagnitude] {
+            var meta = Self.sample
+            meta.requestTime = time
+            meta.storedAt = time
+            let decoded = try #require(meta.encoded().withUnsafeBytes { CacheMetadata.decode($0) })
+            #expect(decoded.requestTime == time && decoded.storedAt == time, "\(time)")
+        }
+        let text = String(decoding: Self.sample.encoded(), as: UTF8.self)
+        for bad in ["", " 1.5", "1.5 ", "1.5x", "nan", "inf", "-inf", "+1", "1e999", "\(String(repeating: "1", count: 70))"] {
+            let changed = text.replacingOccurrences(of: "request-time 1700000000.25\n", with: "request-time \(bad)\n")
+            #expect(changed != text)
+            #expect(Array(changed.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == nil, "'\(bad)'")
+        }
+    }
+
+    @Test func headerNamesCompareByASCIICaseOnly() {
+        #expect(asciiCaseInsensitiveEqual("ETag", "etag") && asciiCaseInsensitiveEqual("", ""))
+        #expect(!asciiCaseInsensitiveEqual("ETag", "ETa") && !asciiCaseInsensitiveEqual("ETag", "ETah"))
+        // Bytes 0x20 apart that are not letters are different characters.
+        #expect(!asciiCaseInsensitiveEqual("a[", "a{") && !asciiCaseInsensitiveEqual("x-1", "x\r1"))
+        #expect(!asciiCaseInsensitiveEqual("é", "É"))
+    }
+
     @Test func headersAreFoundCaseInsensitively() {
         #expect(Self.sample.header("etag") == "\"abc\"")
         #expect(Self.sample.header("CONTENT-TYPE") == "image/png")
