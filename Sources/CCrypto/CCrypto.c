@@ -10,17 +10,45 @@ struct ccrypto_md5_ctx { EVP_MD_CTX *evp; };
  * safe to share between threads. Falls back to EVP_md5() if the fetch fails. */
 static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
 static EVP_MD *md5_fetched = NULL;
+/* One digest context per thread for one-shot digests (URL keys): EVP_Digest
+ * would allocate and free a context on every call, about half the cost of
+ * hashing a URL. Freed when the thread exits. */
+static pthread_key_t md5_context_key;
+static int md5_context_key_ok = 0;
 
-static void fetch_md5(void) { md5_fetched = EVP_MD_fetch(NULL, "MD5", NULL); }
+static void free_context(void *ctx) { EVP_MD_CTX_free((EVP_MD_CTX *)ctx); }
+
+static void fetch_md5(void) {
+    md5_fetched = EVP_MD_fetch(NULL, "MD5", NULL);
+    md5_context_key_ok = pthread_key_create(&md5_context_key, free_context) == 0;
+}
 
 static const EVP_MD *md5_method(void) {
     if (pthread_once(&md5_once, fetch_md5) != 0 || md5_fetched == NULL) return EVP_md5();
     return md5_fetched;
 }
 
+/* This thread's context, created on first use; NULL if that fails. */
+static EVP_MD_CTX *thread_context(void) {
+    if (!md5_context_key_ok) return NULL;
+    EVP_MD_CTX *ctx = (EVP_MD_CTX *)pthread_getspecific(md5_context_key);
+    if (ctx != NULL) return ctx;
+    ctx = EVP_MD_CTX_new();
+    if (ctx == NULL) return NULL;
+    if (pthread_setspecific(md5_context_key, ctx) != 0) { EVP_MD_CTX_free(ctx); return NULL; }
+    return ctx;
+}
+
 int ccrypto_md5(const void *data, size_t len, unsigned char out[16]) {
     unsigned int outlen = 0;
-    if (EVP_Digest(data, len, out, &outlen, md5_method(), NULL) != 1) return 0;
+    const EVP_MD *md = md5_method();
+    EVP_MD_CTX *ctx = thread_context();
+    if (ctx == NULL) {
+        if (EVP_Digest(data, len, out, &outlen, md, NULL) != 1) return 0;
+        return outlen == 16;
+    }
+    if (EVP_DigestInit_ex2(ctx, md, NULL) != 1 || EVP_DigestUpdate(ctx, data, len) != 1
+        || EVP_DigestFinal_ex(ctx, out, &outlen) != 1) return 0;
     return outlen == 16;
 }
 

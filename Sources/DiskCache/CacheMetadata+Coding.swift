@@ -173,13 +173,47 @@ struct ByteRun {
         return negative ? -value : value
     }
 
+    /// `[-]digits[.digits]` whose digits form an integer up to 2^53: exact, or nil.
+    private var simpleDecimal: Double? {
+        var i = 0, negative = false
+        if base[0] == 0x2D { negative = true; i = 1 }
+        var mantissa: UInt64 = 0, digits = 0, decimals = 0, sawPoint = false, sawDigit = false
+        while i < count {
+            let byte = base[i]
+            if byte == 0x2E {
+                guard !sawPoint, sawDigit else { return nil }
+                sawPoint = true
+            } else {
+                let digit = byte &- 0x30
+                guard digit <= 9, digits < 19 else { return nil }   // 19 digits cannot overflow
+                mantissa = mantissa * 10 + UInt64(digit)
+                if mantissa > 0 { digits += 1 }
+                if sawPoint { decimals += 1 }
+                sawDigit = true
+            }
+            i += 1
+        }
+        guard sawDigit, base[count - 1] != 0x2E, decimals <= 15, mantissa <= 1 << 53 else { return nil }
+        let value = Double(mantissa) / Self.powersOfTen[decimals]
+        return negative ? -value : value
+    }
+
+    /// 10^0 … 10^15, each exactly representable.
+    private static let powersOfTen: [Double] = (0...15).map { n in (0..<n).reduce(1.0) { value, _ in value * 10 } }
+
     /// A decimal number as `String(Double)` writes it ("1763779200.25",
-    /// "1e-05"), parsed by `strtod` from a stack copy (no String built):
-    /// nil unless every byte is consumed. Swift programs run in the C locale.
+    /// "1e-05"): nil unless every byte is consumed. The common form (digits
+    /// that make an integer up to 2^53, at most 15 decimals — stored times
+    /// with microseconds are) is computed exactly here: such an integer
+    /// divided by a power of ten that is itself exact is one correctly
+    /// rounded IEEE division, the value `strtod` returns.
+    /// Anything else goes to `strtod` from a stack copy (no String built;
+    /// Swift programs run in the C locale).
     var double: Double? {
         guard count > 0, count < 64, let start = base.baseAddress else { return nil }
         let first = base[0]
         guard first == 0x2D || (first >= 0x30 && first <= 0x39) else { return nil }   // no spaces, no "nan"/"inf"
+        if let quick = simpleDecimal { return quick }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { text -> Double? in
             guard let c = text.baseAddress else { return nil }
             memcpy(c, start, count)

@@ -1,5 +1,6 @@
 import DiskCache
 import Foundation
+import Synchronization
 import Testing
 
 /// Known vectors: each expected key was computed with `printf %s URL | md5sum`.
@@ -31,6 +32,23 @@ import Testing
             let expected = String(decoding: data, as: UTF8.self).prefix(32)
             #expect(try CacheKey(url: url).hex == String(expected))
         }
+    }
+
+    /// One-shot digests reuse a context per thread: threads hashing at once
+    /// must not mix their inputs, and new threads start clean.
+    @Test func md5FromManyThreadsAtOnce() {
+        let inputs = (0..<400).map { "https://x.test/\($0)/" + String(repeating: "p", count: $0) }
+        let expected = inputs.map { MD5.hex($0) }
+        #expect(Set(expected).count == inputs.count && expected[0] == MD5.hex(Array(inputs[0].utf8)))
+        let mismatches = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for round in 0..<5 {
+                for i in inputs.indices where (i + worker + round) % 3 != 0 && MD5.hex(inputs[i]) != expected[i] {
+                    mismatches.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(mismatches.withLock { $0 } == 0)
     }
 
     @Test func streamingMD5EqualsOneShot() throws {

@@ -56,7 +56,14 @@ import Testing
     /// Times are written by `String(Double)` and read back exactly; anything
     /// but a whole number in that form rejects the file.
     @Test func timesRoundTripExactlyAndOddNumbersAreRejected() throws {
-        for time in [0, 1e-05, 0.1, 1_763_779_200.123456, 1_700_000_000.000001, 123_456_789_012.5, Double.leastNonzeroMagnitude] {
+        var times = [0, 1e-05, 0.1, 1_763_779_200.123456, 1_700_000_000.000001, 123_456_789_012.5, Double.leastNonzeroMagnitude,
+                     9_007_199_254_740_992, 9_007_199_254_740_994, 1e22, 0.1 + 0.2, -2.5, 1_763_779_200.1234567]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {   // times as the clock gives them: every microsecond pattern, and noise in the last bits
+            times.append(Double.random(in: 1_600_000_000...1_900_000_000, using: &generator))
+            times.append(Double(Int.random(in: 1_600_000_000_000_000...1_900_000_000_000_000, using: &generator)) / 1e6)
+        }
+        for time in times {
             var meta = Self.sample
             meta.requestTime = time
             meta.storedAt = time
