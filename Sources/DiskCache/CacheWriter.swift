@@ -112,10 +112,12 @@ public final class CacheWriter: @unchecked Sendable {
     }
 }
 
+/// Unix seconds in whole microseconds (see `Fetch.currentUnixTime`, which
+/// DiskCache does not depend on): a stored time prints in at most 16 digits.
 func currentTime() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    return Double(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec / 1000)) / 1e6
 }
 
 func nanoseconds(_ time: timespec) -> Int64 {

@@ -114,10 +114,13 @@ public enum HTTPDate {
 }
 
 /// Seconds since the Unix epoch, from the system clock.
+/// Unix seconds, in whole microseconds: times stored in cache metadata then
+/// print in at most 16 digits, which the metadata decoder reads back exactly
+/// without `strtod` (every hit reads three of them).
 public func currentUnixTime() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    return Double(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec / 1000)) / 1e6
 }
 
 /// Seconds from an arbitrary start, never going backwards (for durations).

@@ -1,6 +1,7 @@
 import DiskCache
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct CacheMetadataTests {
     static let sample = CacheMetadata(
@@ -75,6 +76,22 @@ import Testing
             let changed = text.replacingOccurrences(of: "request-time 1700000000.25\n", with: "request-time \(bad)\n")
             #expect(changed != text)
             #expect(Array(changed.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == nil, "'\(bad)'")
+        }
+    }
+
+    /// The store's clock gives whole microseconds, so stored times print in
+    /// at most 16 digits (the decoder's exact path, no strtod).
+    @Test func storedTimesAreWholeMicroseconds() throws {
+        let temp = try TempDirectory()
+        let store = try DiskCacheStore(directory: temp.path + "/c")
+        for n in 0..<20 {
+            let writer = try store.makeWriter(for: MD5.hex("https://x.test/\(n)"))
+            try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try writer.append($0) }
+            let entry = try writer.commit(CacheMetadata(url: "https://x.test/\(n)", status: 200, requestTime: 1, responseTime: 2, headers: []))
+            let text = try String(contentsOfFile: entry.metadataPath, encoding: .utf8)
+            let stored = try #require(text.split(separator: "\n").first(where: { $0.hasPrefix("stored-time ") }))
+            #expect(stored.count - "stored-time ".count <= 17, "\(stored)")   // 16 digits and the point
+            #expect((entry.metadata.storedAt * 1e6).rounded() / 1e6 == entry.metadata.storedAt)
         }
     }
 
