@@ -9,52 +9,29 @@ extension CacheMetadata {
     static let magic: StaticString = "asyncfetch-meta 1"
 
     public func encoded() -> [UInt8] {
-        // Built as bytes: this runs once per download, on the hot path.
-        var out: [UInt8] = []
-        out.reserveCapacity(320 + url.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
-        func raw(_ text: StaticString) {
-            text.withUTF8Buffer { out.append(contentsOf: $0) }
-        }
-        /// A value on one line: CR and LF become spaces (they would start a new
-        /// field); in a header name, spaces too become `spaces`.
-        func value(_ text: String, spaces: UInt8 = 0x20) {
-            for byte in text.utf8 {
-                out.append(byte == 0x0A || byte == 0x0D || byte == 0x20 ? spaces : byte)
-            }
-        }
-        func line(_ key: StaticString, _ text: String) {
-            raw(key)
-            out.append(0x20)
-            value(text)
-            out.append(0x0A)
-        }
-        raw(Self.magic)
-        out.append(0x0A)
-        line("url", url)
-        line("status", String(status))
-        line("request-time", String(requestTime))
-        line("response-time", String(responseTime))
-        line("stored-time", String(storedAt))
-        line("has-body", hasBody ? "1" : "0")
-        line("body-length", String(bodyLength))
-        line("body-md5", bodyMD5)
-        line("body-inode", String(bodyInode))
-        line("body-mtime-ns", String(bodyMtimeNs))
-        if let format { line("format", format) }
-        if let width { line("width", String(width)) }
-        if let height { line("height", String(height)) }
-        for (key, list) in [("h" as StaticString, headers), ("v", varyRequest)] {
-            for header in list {
-                raw(key)
-                out.append(0x20)
-                value(header.name, spaces: 0x2D)   // a name is one word: spaces become "-"
-                out.append(0x20)
-                value(header.value)
-                out.append(0x0A)
-            }
-        }
-        raw("end\n")
-        return out
+        // Built as bytes into one reserved buffer: this runs for every
+        // download and every 304, on the hot path.
+        var out = MetadataWriter()
+        out.bytes.reserveCapacity(320 + url.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        out.raw(Self.magic)
+        out.raw("\n")
+        out.line("url", url)
+        out.line("status", String(status))
+        out.line("request-time", String(requestTime))
+        out.line("response-time", String(responseTime))
+        out.line("stored-time", String(storedAt))
+        out.line("has-body", hasBody ? "1" : "0")
+        out.line("body-length", String(bodyLength))
+        out.line("body-md5", bodyMD5)
+        out.line("body-inode", String(bodyInode))
+        out.line("body-mtime-ns", String(bodyMtimeNs))
+        if let format { out.line("format", format) }
+        if let width { out.line("width", String(width)) }
+        if let height { out.line("height", String(height)) }
+        for header in headers { out.header("h", header) }
+        for header in varyRequest { out.header("v", header) }
+        out.raw("end\n")
+        return out.bytes
     }
 
     /// Parses `encoded()` output; nil for anything else (foreign, partial or
@@ -245,5 +222,46 @@ struct LineIterator {
         }
         finished = true
         return rest
+    }
+}
+
+/// Appends the fields of a metadata file.
+private struct MetadataWriter {
+    var bytes: [UInt8] = []
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// `key value\n`.
+    mutating func line(_ key: StaticString, _ text: String) {
+        raw(key)
+        bytes.append(0x20)
+        value(text)
+        bytes.append(0x0A)
+    }
+
+    /// `h Name value\n` (or `v`): a name is one word, its spaces become "-".
+    mutating func header(_ key: StaticString, _ header: CacheMetadata.Header) {
+        raw(key)
+        bytes.append(0x20)
+        value(header.name, spaces: 0x2D)
+        bytes.append(0x20)
+        value(header.value)
+        bytes.append(0x0A)
+    }
+
+    /// A value on one line: CR and LF become spaces (they would start a new
+    /// field); with `spaces` given, spaces too become that byte. Copied in
+    /// one piece, then patched in place.
+    mutating func value(_ text: String, spaces: UInt8 = 0x20) {
+        let start = bytes.count
+        bytes.append(contentsOf: text.utf8)
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            for i in start..<buffer.count {
+                let byte = buffer[i]
+                if byte == 0x0A || byte == 0x0D || byte == 0x20 { buffer[i] = spaces }
+            }
+        }
     }
 }
