@@ -11,7 +11,26 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         hex = MD5.hex(normalizedURL)
     }
 
+    init(normalizedURL: String, hex: String) {
+        self.normalizedURL = normalizedURL
+        self.hex = hex
+    }
+
     public var description: String { hex }
+
+    /// Normalises once and hashes once: the key (or why the URL has none),
+    /// and the MD5 of the normalised form — of the text itself when it does
+    /// not normalise — which identifies the URL (a batch's duplicates share
+    /// it; so do URLs that share a cache entry).
+    public static func identify(_ url: String) -> (key: Result<CacheKey, DiskCacheError>, identity: MD5.Digest) {
+        do {
+            let normalized = try normalize(url)
+            let digest = MD5.digest(normalized)
+            return (.success(CacheKey(normalizedURL: normalized, hex: digest.hex)), digest)
+        } catch {
+            return (.failure(error), MD5.digest(url))
+        }
+    }
 
     public static func normalize(_ url: String) throws(DiskCacheError) -> String {
         if isNormalized(url) { return url }

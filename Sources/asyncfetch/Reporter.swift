@@ -67,8 +67,8 @@ final class Reporter: @unchecked Sendable {
             bar.failed = counted.failure
             bar.bytes = counted.bytes
             switch style {
-            case .json: out.line(jsonLine(event))
-            case .human: if let line = humanLine(event) { out.line(line) }
+            case .json: out.line { jsonLine(event).render(to: &$0); return true }
+            case .human: out.line { humanLine(event, into: &$0) }
             }
             if case .success(let result) = event.phase, let warning = result.warning {
                 warnLocked("\(event.url): \(warning)")
