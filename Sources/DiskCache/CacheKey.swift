@@ -85,39 +85,43 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// A byte scan with no allocation; anything unusual (IPv6 literals,
     /// non-ASCII hosts) answers false and takes the full path.
     static func isNormalized(_ url: String) -> Bool {
+        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
+        if let answer = url.utf8.withContiguousStorageIfAvailable({ isNormalized($0) }) { return answer }
         var url = url
-        return url.withUTF8 { b in
-            let n = b.count
-            var i = 0
-            while i < n && b[i] != 0x3A {                          // scheme up to ':'
-                guard b[i] < 0x80, !(b[i] >= 0x41 && b[i] <= 0x5A), b[i] != 0x23 else { return false }
-                i += 1
-            }
-            guard i > 0, i + 2 < n, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }
-            let schemeEnd = i
-            var authorityEnd = i + 3
-            while authorityEnd < n && b[authorityEnd] != 0x2F && b[authorityEnd] != 0x3F {
-                guard b[authorityEnd] != 0x23 else { return false }
-                authorityEnd += 1
-            }
-            for k in authorityEnd..<n where b[k] == 0x23 { return false }   // a fragment to drop
-            var hostStart = i + 3
-            for k in hostStart..<authorityEnd where b[k] == 0x40 { hostStart = k + 1 }   // after the last '@'
-            guard hostStart < authorityEnd, b[hostStart] != 0x5B else { return false }  // empty host, IPv6
-            var hostEnd = authorityEnd
-            for k in hostStart..<authorityEnd where b[k] == 0x3A { hostEnd = k }       // the last ':'
-            guard hostEnd > hostStart else { return false }
-            for k in hostStart..<hostEnd {
-                guard b[k] < 0x80, !(b[k] >= 0x41 && b[k] <= 0x5A) else { return false }
-            }
-            if hostEnd < authorityEnd {
-                let port = UnsafeBufferPointer(rebasing: b[(hostEnd + 1)..<authorityEnd])
-                guard !port.isEmpty, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
-                let scheme = UnsafeBufferPointer(rebasing: b[0..<schemeEnd])
-                if scheme.elementsEqual("http".utf8) && port.elementsEqual("80".utf8) { return false }
-                if scheme.elementsEqual("https".utf8) && port.elementsEqual("443".utf8) { return false }
-            }
-            return true
+        return url.withUTF8 { isNormalized($0) }
+    }
+
+    private static func isNormalized(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = b.count
+        var i = 0
+        while i < n && b[i] != 0x3A {                          // scheme up to ':'
+            guard b[i] < 0x80, !(b[i] >= 0x41 && b[i] <= 0x5A), b[i] != 0x23 else { return false }
+            i += 1
         }
+        guard i > 0, i + 2 < n, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }
+        let schemeEnd = i
+        var authorityEnd = i + 3
+        while authorityEnd < n && b[authorityEnd] != 0x2F && b[authorityEnd] != 0x3F {
+            guard b[authorityEnd] != 0x23 else { return false }
+            authorityEnd += 1
+        }
+        for k in authorityEnd..<n where b[k] == 0x23 { return false }   // a fragment to drop
+        var hostStart = i + 3
+        for k in hostStart..<authorityEnd where b[k] == 0x40 { hostStart = k + 1 }   // after the last '@'
+        guard hostStart < authorityEnd, b[hostStart] != 0x5B else { return false }  // empty host, IPv6
+        var hostEnd = authorityEnd
+        for k in hostStart..<authorityEnd where b[k] == 0x3A { hostEnd = k }       // the last ':'
+        guard hostEnd > hostStart else { return false }
+        for k in hostStart..<hostEnd {
+            guard b[k] < 0x80, !(b[k] >= 0x41 && b[k] <= 0x5A) else { return false }
+        }
+        if hostEnd < authorityEnd {
+            let port = UnsafeBufferPointer(rebasing: b[(hostEnd + 1)..<authorityEnd])
+            guard !port.isEmpty, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
+            let scheme = UnsafeBufferPointer(rebasing: b[0..<schemeEnd])
+            if scheme.elementsEqual("http".utf8) && port.elementsEqual("80".utf8) { return false }
+            if scheme.elementsEqual("https".utf8) && port.elementsEqual("443".utf8) { return false }
+        }
+        return true
     }
 }

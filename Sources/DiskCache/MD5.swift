@@ -29,14 +29,18 @@ public enum MD5 {
     }
 
     public static func digest(_ string: String) -> Digest {
+        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
+        if let digest = string.utf8.withContiguousStorageIfAvailable({ digest(UnsafeRawBufferPointer($0)) }) { return digest }
         var string = string
-        return string.withUTF8 { bytes in
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
-                let ok = ccrypto_md5(bytes.baseAddress, bytes.count, UnsafeMutableRawPointer(words.baseAddress!)
-                    .assumingMemoryBound(to: UInt8.self))
-                precondition(ok == 1, "OpenSSL EVP MD5 failed")
-                return Digest(high: UInt64(bigEndian: words[0]), low: UInt64(bigEndian: words[1]))
-            }
+        return string.withUTF8 { digest(UnsafeRawBufferPointer($0)) }
+    }
+
+    static func digest(_ bytes: UnsafeRawBufferPointer) -> Digest {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
+            let ok = ccrypto_md5(bytes.baseAddress, bytes.count, UnsafeMutableRawPointer(words.baseAddress!)
+                .assumingMemoryBound(to: UInt8.self))
+            precondition(ok == 1, "OpenSSL EVP MD5 failed")
+            return Digest(high: UInt64(bigEndian: words[0]), low: UInt64(bigEndian: words[1]))
         }
     }
 

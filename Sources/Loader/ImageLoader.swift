@@ -50,7 +50,8 @@ public final class ImageLoader: Sendable {
         case .failure(let error): return .done(.failure(LoadError(error)))
         }
         // An --offline query needs no access time (it is not a use): one system call less per URL.
-        let entry = cache.lookup(key.hex, accessTime: !options.offline).flatMap { varyMatches($0) ? $0 : nil }
+        var entry = cache.lookup(key.hex, accessTime: !options.offline)
+        if let found = entry, !varyMatches(found) { entry = nil }
         if options.offline {
             guard let entry else { return .done(.empty(.notCached)) }
             let fresh = options.freshness.isFresh(entry.metadata, now: now)

@@ -27,23 +27,27 @@ extension ImageLoader {
     /// Each URL is parsed once: validation, normalisation, key and identity
     /// come from the same pass. Without `lookUp` (the batch is cancelled) only
     /// the identity is computed, so that duplicates are still recognised.
-    func planChunk(_ urls: [String], lookUp: Bool) async -> [PlannedURL] {
+    /// A URL whose identity is in `seen` (a duplicate of an earlier chunk's
+    /// URL) or earlier in its half of the chunk is not looked up either; a
+    /// duplicate across the halves is, and the batch drops the answer.
+    func planChunk(_ urls: [String], lookUp: Bool, seen: Set<MD5.Digest>) async -> [PlannedURL] {
         guard lookUp, urls.count >= Self.parallelChunkMinimum else {
-            return planSlice(urls[...], lookUp: lookUp)
+            return planSlice(urls[...], lookUp: lookUp, seen: seen)
         }
         let half = urls.count / 2
-        async let second = planSlice(urls[half...], lookUp: true)
-        let first = planSlice(urls[..<half], lookUp: true)
+        async let second = planSlice(urls[half...], lookUp: true, seen: seen)
+        let first = planSlice(urls[..<half], lookUp: true, seen: seen)
         return first + (await second)
     }
 
-    private func planSlice(_ urls: ArraySlice<String>, lookUp: Bool) -> [PlannedURL] {
+    private func planSlice(_ urls: ArraySlice<String>, lookUp: Bool, seen: Set<MD5.Digest>) -> [PlannedURL] {
         var planned: [PlannedURL] = []
         planned.reserveCapacity(urls.count)
+        var mine = Set<MD5.Digest>(minimumCapacity: urls.count)
         for url in urls {
             let (key, identity) = CacheKey.identify(url)
             let shown = redactURL(url)
-            guard lookUp else {
+            guard lookUp, !seen.contains(identity), mine.insert(identity).inserted else {
                 planned.append(PlannedURL(identity: identity, shown: shown, plan: nil, start: 0, duration: 0))
                 continue
             }

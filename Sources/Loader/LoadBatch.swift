@@ -107,7 +107,10 @@ extension ImageLoader {
                     var events: [LoadEvent] = []
                     events.reserveCapacity(chunk.count)
                     var distinct = 0, duplicates = 0
-                    for item in await planChunk(chunk, lookUp: !Task.isCancelled) {
+                    // Reversed, then popped: each answer is moved out, not copied.
+                    var planned = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
+                    planned.reverse()
+                    while let item = planned.popLast() {
                         guard seen.insert(item.identity).inserted else {
                             duplicates += 1
                             continue
@@ -119,7 +122,9 @@ extension ImageLoader {
                         }
                         switch plan {
                         case .done(let phase):
-                            events.append(LoadEvent(url: item.shown, phase: deliver(phase, to: delivery), duration: item.duration))
+                            // A cache answer has no transient body: only `-o` needs `deliver`.
+                            events.append(LoadEvent(url: item.shown, phase: delivery == nil ? phase : deliver(phase, to: delivery),
+                                                    duration: item.duration))
                         case .network(let url, let key, let entry):
                             channel.send(contentsOf: events, distinct: distinct, duplicates: duplicates)
                             events.removeAll(keepingCapacity: true)
