@@ -119,8 +119,13 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
             let port = UnsafeBufferPointer(rebasing: b[(hostEnd + 1)..<authorityEnd])
             guard !port.isEmpty, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
             let scheme = UnsafeBufferPointer(rebasing: b[0..<schemeEnd])
-            if scheme.elementsEqual("http".utf8) && port.elementsEqual("80".utf8) { return false }
-            if scheme.elementsEqual("https".utf8) && port.elementsEqual("443".utf8) { return false }
+            // Byte compares: the generic `elementsEqual` over a String's
+            // UTF-8 view was a visible share of every URL with a port.
+            func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+                bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            }
+            if equals(scheme, "http") && equals(port, "80") { return false }
+            if equals(scheme, "https") && equals(port, "443") { return false }
         }
         return true
     }
