@@ -11,7 +11,26 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         hex = MD5.hex(normalizedURL)
     }
 
+    init(normalizedURL: String, hex: String) {
+        self.normalizedURL = normalizedURL
+        self.hex = hex
+    }
+
     public var description: String { hex }
+
+    /// Normalises once and hashes once: the key (or why the URL has none),
+    /// and the MD5 of the normalised form — of the text itself when it does
+    /// not normalise — which identifies the URL (a batch's duplicates share
+    /// it; so do URLs that share a cache entry).
+    public static func identify(_ url: String) -> (key: Result<CacheKey, DiskCacheError>, identity: MD5.Digest) {
+        do {
+            let normalized = try normalize(url)
+            let digest = MD5.digest(normalized)
+            return (.success(CacheKey(normalizedURL: normalized, hex: digest.hex)), digest)
+        } catch {
+            return (.failure(error), MD5.digest(url))
+        }
+    }
 
     public static func normalize(_ url: String) throws(DiskCacheError) -> String {
         if isNormalized(url) { return url }
@@ -66,39 +85,48 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// A byte scan with no allocation; anything unusual (IPv6 literals,
     /// non-ASCII hosts) answers false and takes the full path.
     static func isNormalized(_ url: String) -> Bool {
+        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
+        if let answer = url.utf8.withContiguousStorageIfAvailable({ isNormalized($0) }) { return answer }
         var url = url
-        return url.withUTF8 { b in
-            let n = b.count
-            var i = 0
-            while i < n && b[i] != 0x3A {                          // scheme up to ':'
-                guard b[i] < 0x80, !(b[i] >= 0x41 && b[i] <= 0x5A), b[i] != 0x23 else { return false }
-                i += 1
-            }
-            guard i > 0, i + 2 < n, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }
-            let schemeEnd = i
-            var authorityEnd = i + 3
-            while authorityEnd < n && b[authorityEnd] != 0x2F && b[authorityEnd] != 0x3F {
-                guard b[authorityEnd] != 0x23 else { return false }
-                authorityEnd += 1
-            }
-            for k in authorityEnd..<n where b[k] == 0x23 { return false }   // a fragment to drop
-            var hostStart = i + 3
-            for k in hostStart..<authorityEnd where b[k] == 0x40 { hostStart = k + 1 }   // after the last '@'
-            guard hostStart < authorityEnd, b[hostStart] != 0x5B else { return false }  // empty host, IPv6
-            var hostEnd = authorityEnd
-            for k in hostStart..<authorityEnd where b[k] == 0x3A { hostEnd = k }       // the last ':'
-            guard hostEnd > hostStart else { return false }
-            for k in hostStart..<hostEnd {
-                guard b[k] < 0x80, !(b[k] >= 0x41 && b[k] <= 0x5A) else { return false }
-            }
-            if hostEnd < authorityEnd {
-                let port = UnsafeBufferPointer(rebasing: b[(hostEnd + 1)..<authorityEnd])
-                guard !port.isEmpty, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
-                let scheme = UnsafeBufferPointer(rebasing: b[0..<schemeEnd])
-                if scheme.elementsEqual("http".utf8) && port.elementsEqual("80".utf8) { return false }
-                if scheme.elementsEqual("https".utf8) && port.elementsEqual("443".utf8) { return false }
-            }
-            return true
+        return url.withUTF8 { isNormalized($0) }
+    }
+
+    private static func isNormalized(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = b.count
+        var i = 0
+        while i < n && b[i] != 0x3A {                          // scheme up to ':'
+            guard b[i] < 0x80, !(b[i] >= 0x41 && b[i] <= 0x5A), b[i] != 0x23 else { return false }
+            i += 1
         }
+        guard i > 0, i + 2 < n, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }
+        let schemeEnd = i
+        var authorityEnd = i + 3
+        while authorityEnd < n && b[authorityEnd] != 0x2F && b[authorityEnd] != 0x3F {
+            guard b[authorityEnd] != 0x23 else { return false }
+            authorityEnd += 1
+        }
+        for k in authorityEnd..<n where b[k] == 0x23 { return false }   // a fragment to drop
+        var hostStart = i + 3
+        for k in hostStart..<authorityEnd where b[k] == 0x40 { hostStart = k + 1 }   // after the last '@'
+        guard hostStart < authorityEnd, b[hostStart] != 0x5B else { return false }  // empty host, IPv6
+        var hostEnd = authorityEnd
+        for k in hostStart..<authorityEnd where b[k] == 0x3A { hostEnd = k }       // the last ':'
+        guard hostEnd > hostStart else { return false }
+        for k in hostStart..<hostEnd {
+            guard b[k] < 0x80, !(b[k] >= 0x41 && b[k] <= 0x5A) else { return false }
+        }
+        if hostEnd < authorityEnd {
+            let port = UnsafeBufferPointer(rebasing: b[(hostEnd + 1)..<authorityEnd])
+            guard !port.isEmpty, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
+            let scheme = UnsafeBufferPointer(rebasing: b[0..<schemeEnd])
+            // Byte compares: the generic `elementsEqual` over a String's
+            // UTF-8 view was a visible share of every URL with a port.
+            func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+                bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            }
+            if equals(scheme, "http") && equals(port, "80") { return false }
+            if equals(scheme, "https") && equals(port, "443") { return false }
+        }
+        return true
     }
 }

@@ -13,6 +13,37 @@ public enum MD5 {
         return string.withUTF8 { digestHex(UnsafeRawBufferPointer($0)) }
     }
 
+    /// The 16 bytes of an MD5, as two words (hashable, no allocation) that
+    /// give the hex form on demand.
+    public struct Digest: Hashable, Sendable {
+        let high: UInt64
+        let low: UInt64
+
+        /// Lowercase hex, as `md5sum` prints it.
+        public var hex: String {
+            let words = (high.bigEndian, low.bigEndian)
+            return withUnsafeBytes(of: words) { bytes in
+                bytes.withMemoryRebound(to: UInt8.self) { MD5.hexString($0) }
+            }
+        }
+    }
+
+    public static func digest(_ string: String) -> Digest {
+        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
+        if let digest = string.utf8.withContiguousStorageIfAvailable({ digest(UnsafeRawBufferPointer($0)) }) { return digest }
+        var string = string
+        return string.withUTF8 { digest(UnsafeRawBufferPointer($0)) }
+    }
+
+    static func digest(_ bytes: UnsafeRawBufferPointer) -> Digest {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
+            let ok = ccrypto_md5(bytes.baseAddress, bytes.count, UnsafeMutableRawPointer(words.baseAddress!)
+                .assumingMemoryBound(to: UInt8.self))
+            precondition(ok == 1, "OpenSSL EVP MD5 failed")
+            return Digest(high: UInt64(bigEndian: words[0]), low: UInt64(bigEndian: words[1]))
+        }
+    }
+
     /// One EVP digest into a stack buffer, straight into a 32-byte string:
     /// no heap allocation besides the string (this runs once per URL).
     static func digestHex(_ buffer: UnsafeRawBufferPointer) -> String {

@@ -98,6 +98,12 @@ public final class FetchClient: Sendable {
     /// other than http and https (SPEC §5: before any I/O). No request was
     /// made, so the error counts no attempts.
     public static func validate(_ url: String) throws(FetchError) {
+        if isPlainlyValid(url) { return }
+        try validateFully(url)
+    }
+
+    /// `validate` without the fast path: every check, each with its error.
+    static func validateFully(_ url: String) throws(FetchError) {
         guard let schemeEnd = schemeSeparator(in: url) else {
             throw FetchError(.invalidURL, url: url, detail: "expected scheme://host/path", attempts: 0)
         }

@@ -31,6 +31,7 @@ extension ImageLoader {
     /// Whether `entry` may answer this loader's requests: every header its
     /// `Vary` names has the stored value now; `Vary: *` never matches.
     func varyMatches(_ entry: CacheEntry) -> Bool {
+        guard entry.metadata.header("Vary") != nil else { return true }   // the usual case: no copies
         let fields = entry.metadata.headers.filter { $0.name.lowercased() == "vary" }
         guard !fields.isEmpty else { return true }
         for name in Self.varyNames(fields.map(\.value).joined(separator: ",")) {

@@ -26,7 +26,7 @@ public final class ImageLoader: Sendable {
 
     /// What to do for one URL, decided without any I/O beyond one metadata
     /// read and one `stat`.
-    enum Plan {
+    enum Plan: Sendable {
         case done(Phase)
         case network(url: String, key: CacheKey, entry: CacheEntry?)
     }
@@ -34,17 +34,24 @@ public final class ImageLoader: Sendable {
     /// Validates the URL, consults the cache and decides. Synchronous and
     /// cheap: this is the whole cost of a fresh hit or an `--offline` query.
     func plan(_ url: String, now: Double = currentUnixTime()) -> Plan {
+        plan(url, key: CacheKey.identify(url).key, now: now)
+    }
+
+    /// `plan` with the URL's key already computed (`CacheKey.identify`).
+    func plan(_ url: String, key identified: Result<CacheKey, DiskCacheError>, now: Double = currentUnixTime()) -> Plan {
         do {
             try FetchClient.validate(url)
         } catch {
             return .done(.failure(LoadError(error)))
         }
         let key: CacheKey
-        do { key = try CacheKey(url: url) } catch {
-            return .done(.failure(LoadError(error)))
+        switch identified {
+        case .success(let valid): key = valid
+        case .failure(let error): return .done(.failure(LoadError(error)))
         }
         // An --offline query needs no access time (it is not a use): one system call less per URL.
-        let entry = cache.lookup(key.hex, accessTime: !options.offline).flatMap { varyMatches($0) ? $0 : nil }
+        var entry = cache.lookup(key.hex, accessTime: !options.offline)
+        if let found = entry, !varyMatches(found) { entry = nil }
         if options.offline {
             guard let entry else { return .done(.empty(.notCached)) }
             let fresh = options.freshness.isFresh(entry.metadata, now: now)

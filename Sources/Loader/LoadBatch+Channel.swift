@@ -30,17 +30,34 @@ final class BatchChannel: Sendable {
     var counts: (distinct: Int, duplicates: Int) { lock.withLock { (distinctCount, duplicateCount) } }
     /// The consumer is gone: nothing more is worth reading.
     var isAbandoned: Bool { lock.withLock { abandoned } }
-    func countDistinct() { lock.withLock { distinctCount += 1 } }
-    func countDuplicate() { lock.withLock { duplicateCount += 1 } }
 
     // MARK: Producer side
 
     func send(_ event: LoadEvent, urgent: Bool) {
+        enqueue(urgent: urgent) { $0.append(event) }
+    }
+
+    /// Queues a run of cache answers under one lock (none is urgent), and
+    /// counts the URLs taken up meanwhile (`counts`).
+    func send(contentsOf events: [LoadEvent], distinct: Int, duplicates: Int) {
+        enqueue(urgent: false) { queue in
+            distinctCount += distinct
+            duplicateCount += duplicates
+            queue.append(contentsOf: events)
+        }
+    }
+
+    /// `add` appends to the queue under the lock; then the consumer is
+    /// woken now (urgent, or a run's worth queued) or after the flush delay.
+    private func enqueue(urgent: Bool, _ add: (inout [LoadEvent]) -> Void) {
         var scheduleFlush = false
         let wake = lock.withLock { () -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
-            guard !abandoned else { return nil }
-            queue.append(event)
-            guard consumer != nil else { return nil }
+            add(&queue)
+            if abandoned {   // nobody reads them any more
+                queue.removeAll()
+                return nil
+            }
+            guard consumer != nil, head < queue.count else { return nil }
             // A full backlog stops the producer: wake the consumer now, not after the flush delay.
             if urgent || queue.count - head >= min(wakeAfter, backlog) { return takeConsumerLocked() }
             if !flushScheduled {
@@ -73,19 +90,29 @@ final class BatchChannel: Sendable {
         flush()
     }
 
-    /// Returns at once unless `backlog` events are queued. Not cancellable
-    /// on purpose: after `LoadBatch.cancel()` the consumer still takes
-    /// every event; if the consumer goes away the channel is abandoned.
-    func waitForRoom() async {
-        if lock.withLock({ queue.count - head < backlog || abandoned }) { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = lock.withLock { () -> Bool in
-                if queue.count - head < backlog || abandoned { return true }
-                producer = continuation
-                return false
+    /// Returns at once unless `backlog` events are queued, with how many
+    /// more fit (at least 1). Not cancellable on purpose: after
+    /// `LoadBatch.cancel()` the consumer still takes every event; if the
+    /// consumer goes away the channel is abandoned.
+    @discardableResult
+    func waitForRoom() async -> Int {
+        while true {
+            if let room = lock.withLock({ roomLocked() }) { return room }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = lock.withLock { () -> Bool in
+                    if roomLocked() != nil { return true }
+                    producer = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
         }
+    }
+
+    private func roomLocked() -> Int? {
+        let queued = queue.count - head
+        if abandoned { return max(1, backlog - queued) }
+        return queued < backlog ? backlog - queued : nil
     }
 
     private func flush() {

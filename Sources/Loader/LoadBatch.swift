@@ -70,7 +70,11 @@ extension ImageLoader {
     ) -> LoadBatch where URLs.Element == String {
         let channel = BatchChannel(backlog: backlog)
         let work = Task {
-            await self.runBatch(urls, delivery, channel)
+            if let chunked = urls as? any URLChunkSequence {
+                await self.runBatch(chunksOf: chunked, delivery, channel)
+            } else {
+                await self.runBatch(SingleURLChunks(base: urls.makeAsyncIterator()), delivery, channel)
+            }
             channel.finish()
         }
         return LoadBatch(channel: channel, work: work)
@@ -80,74 +84,77 @@ extension ImageLoader {
         batch(ArraySequence(urls), deliverTo: delivery)
     }
 
-    private func runBatch<URLs: AsyncSequence>(_ urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel) async
-    where URLs.Element == String {
+    private func runBatch<URLs: URLChunkSequence>(chunksOf urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel) async {
+        await runBatch(urls.makeAsyncIterator(), delivery, channel)
+    }
+
+    /// Takes the URLs a chunk at a time (at most what the backlog has room
+    /// for), looks the chunk up (`planChunk`: on two threads), then, in
+    /// input order, drops duplicates, queues the cache answers and starts
+    /// the network loads. A URL that would wait for a free job slot holds
+    /// up the ones after it, so events keep the input order.
+    private func runBatch<URLs: URLChunkIterator>(_ urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel) async {
         let jobs = max(1, options.jobs)
+        var urls = urls
         await withTaskGroup(of: Void.self) { group in
             var running = 0
-            var seen = Set<SeenKey>()
+            var seen = Set<MD5.Digest>()
             do {
-                for try await url in urls {
-                    if channel.isAbandoned { break }
-                    guard seen.insert(SeenKey(url)).inserted else {
-                        channel.countDuplicate()
-                        continue
-                    }
-                    channel.countDistinct()
-                    await channel.waitForRoom()
-                    let shown = redactURL(url)
-                    if Task.isCancelled {
-                        channel.send(LoadEvent(url: shown, phase: .empty(.cancelled), duration: 0), urgent: false)
-                        continue
-                    }
-                    let start = monotonicSeconds()
-                    switch plan(url) {
-                    case .done(let phase):
-                        channel.send(LoadEvent(url: shown, phase: deliver(phase, to: delivery), duration: monotonicSeconds() - start),
-                                     urgent: false)
-                    case .network(let url, let key, let entry):
-                        if running >= jobs {
-                            await group.next()
-                            running -= 1
-                        }
-                        if Task.isCancelled {
-                            channel.send(LoadEvent(url: shown, phase: .empty(.cancelled), duration: 0), urgent: false)
+                while !channel.isAbandoned {
+                    let room = await channel.waitForRoom()
+                    let chunk = try await urls.nextChunk(limit: min(room, Self.chunkLimit))
+                    if chunk.isEmpty { break }
+                    var events: [LoadEvent] = []
+                    events.reserveCapacity(chunk.count)
+                    var distinct = 0, duplicates = 0
+                    // Reversed, then popped: each answer is moved out, not copied.
+                    var planned = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
+                    planned.reverse()
+                    while let item = planned.popLast() {
+                        guard seen.insert(item.identity).inserted else {
+                            duplicates += 1
                             continue
                         }
-                        running += 1
-                        channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
-                        group.addTask {
-                            let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
-                            channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
+                        distinct += 1
+                        guard let plan = item.plan, !Task.isCancelled else {
+                            events.append(LoadEvent(url: item.shown, phase: .empty(.cancelled), duration: 0))
+                            continue
+                        }
+                        switch plan {
+                        case .done(let phase):
+                            // A cache answer has no transient body: only `-o` needs `deliver`.
+                            events.append(LoadEvent(url: item.shown, phase: delivery == nil ? phase : deliver(phase, to: delivery),
+                                                    duration: item.duration))
+                        case .network(let url, let key, let entry):
+                            channel.send(contentsOf: events, distinct: distinct, duplicates: duplicates)
+                            events.removeAll(keepingCapacity: true)
+                            distinct = 0
+                            duplicates = 0
+                            if running >= jobs {
+                                await group.next()
+                                running -= 1
+                            }
+                            let shown = item.shown
+                            if Task.isCancelled {
+                                channel.send(LoadEvent(url: shown, phase: .empty(.cancelled), duration: 0), urgent: false)
+                                continue
+                            }
+                            running += 1
+                            let start = item.start
+                            channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
+                            group.addTask {
+                                let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
+                                channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
+                            }
                         }
                     }
+                    channel.send(contentsOf: events, distinct: distinct, duplicates: duplicates)
                 }
             } catch {
                 channel.send(LoadEvent(url: "", phase: .failure(LoadError(kind: .io, message: "reading the URL list: \(error)")), duration: 0), urgent: true)
             }
             await group.waitForAll()
         }
-    }
-}
-
-/// The identity of a URL within a batch: two independently seeded 64-bit
-/// hashes of its normalised form (of the text itself when it does not
-/// parse), 16 bytes in all. Two distinct URLs of a million-line list collide
-/// with a probability of about 10^-27.
-struct SeenKey: Hashable {
-    let first: Int
-    let second: Int
-
-    init(_ url: String) {
-        let identity = (try? CacheKey.normalize(url)) ?? url
-        var a = Hasher()
-        a.combine(0x5EED_0001)
-        a.combine(identity)
-        var b = Hasher()
-        b.combine(0x5EED_0002)
-        b.combine(identity)
-        first = a.finalize()
-        second = b.finalize()
     }
 }
 

@@ -53,6 +53,18 @@ final class LineOutput {
         if buffer.count >= 60 * 1024 { flush() }
     }
 
+    /// One line written straight into the buffer by `build` (which returns
+    /// false to write nothing): no intermediate string.
+    func line(_ build: (inout [UInt8]) -> Bool) {
+        let mark = buffer.count
+        guard build(&buffer) else {
+            buffer.removeSubrange(mark...)
+            return
+        }
+        buffer.append(0x0A)
+        if buffer.count >= 60 * 1024 { flush() }
+    }
+
     var hasPending: Bool { !buffer.isEmpty }
 
     func flush() {

@@ -138,16 +138,23 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(lines: self) }
 
-    private enum Step { case line(String), end, wait }
+    private enum Step { case lines([String]), end, wait }
 
     func next() async -> String? {
+        await nextChunk(limit: 1).first
+    }
+
+    /// Between 1 and `limit` lines, waiting only for the first (under one
+    /// lock); empty at the end.
+    func nextChunk(limit: Int) async -> [String] {
         while true {
             let step: Step = locked {
                 if head < queue.count {
-                    let line = queue[head]
-                    head += 1
-                    queuedBytes -= line.utf8.count
-                    readLines += 1
+                    let end = Swift.min(queue.count, head + Swift.max(1, limit))
+                    let lines = Array(queue[head..<end])
+                    for line in lines { queuedBytes -= line.utf8.count }
+                    readLines += lines.count
+                    head = end
                     if head >= 1024 && head * 2 >= queue.count {
                         queue.removeFirst(head)
                         head = 0
@@ -158,15 +165,15 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
                         readerWaiting = false
                         pthread_cond_signal(spaceFreed)
                     }
-                    return .line(line)
+                    return .lines(lines)
                 }
                 if finished { return .end }
                 if Task.isCancelled { requestDrainLocked() }
                 return .wait
             }
             switch step {
-            case .line(let line): return line
-            case .end: return nil
+            case .lines(let lines): return lines
+            case .end: return []
             case .wait:
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -56,6 +56,12 @@ struct JSONLine {
         bytes.append(0x7D)
     }
 
+    /// The object's bytes, closed, after `out`'s.
+    func render(to out: inout [UInt8]) {
+        out.append(contentsOf: bytes)
+        out.append(0x7D)   // "}"
+    }
+
     var rendered: String {
         var out = bytes
         out.append(0x7D)   // "}"

@@ -67,21 +67,26 @@ final class Reporter: @unchecked Sendable {
             bar.failed = counted.failure
             bar.bytes = counted.bytes
             switch style {
-            case .json: out.line(jsonLine(event))
-            case .human: if let line = humanLine(event) { out.line(line) }
+            case .json: out.line { jsonLine(event).render(to: &$0); return true }
+            case .human: out.line { humanLine(event, into: &$0) }
             }
-            if case .success(let result) = event.phase, let warning = result.warning {
-                warnLocked("\(event.url): \(warning)")
+            // Network results are slow anyway: show them at once. Cache
+            // answers stay in the buffer, so 10,000 hits cost few writes.
+            var buffered = false
+            switch event.phase {
+            case .success(let result):
+                if let warning = result.warning { warnLocked("\(event.url): \(warning)") }
+                buffered = result.source == .cache
+            case .empty:
+                buffered = true
+            case .loading, .failure:
+                break
             }
             if progressMode != .off {
                 refreshLocked()
                 return
             }
-            // Network results are slow anyway: show them at once. Cache
-            // answers stay in the buffer, so 10,000 hits cost few writes.
-            if case .success(let result) = event.phase, result.source == .cache { return }
-            if case .empty = event.phase { return }
-            out.flush()
+            if !buffered { out.flush() }
         }
     }
 

@@ -1,0 +1,40 @@
+extension FetchClient {
+    /// True for the usual URL — `http://` or `https://` (any case), a host,
+    /// no spaces or control characters — that `validate` accepts: one scan
+    /// of the bytes with no allocation (it runs for every URL of a batch).
+    /// False means only "take the full check", which finds the error.
+    static func isPlainlyValid(_ url: String) -> Bool {
+        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
+        if let answer = url.utf8.withContiguousStorageIfAvailable({ isPlainlyValid($0) }) { return answer }
+        var url = url
+        return url.withUTF8 { isPlainlyValid($0) }
+    }
+
+    private static func isPlainlyValid(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = b.count
+        guard n > 7, b[0] | 0x20 == 0x68, b[1] | 0x20 == 0x74, b[2] | 0x20 == 0x74, b[3] | 0x20 == 0x70 else {
+            return false   // "http"
+        }
+        var i = 4
+        if b[i] | 0x20 == 0x73 { i += 1 }                                  // "s"
+        guard i + 3 < n, b[i] == 0x3A, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }   // "://"
+        i += 3
+        var hostStart = i
+        var inAuthority = true
+        while i < n {
+            let byte = b[i]
+            if byte <= 0x20 || byte == 0x7F { return false }
+            if inAuthority {
+                if byte == 0x2F || byte == 0x3F || byte == 0x23 {          // '/', '?', '#'
+                    inAuthority = false
+                    guard i > hostStart, b[hostStart] != 0x3A else { return false }
+                } else if byte == 0x40 {                                    // '@'
+                    hostStart = i + 1
+                }
+            }
+            i += 1
+        }
+        if inAuthority { return n > hostStart && b[hostStart] != 0x3A }
+        return true
+    }
+}
