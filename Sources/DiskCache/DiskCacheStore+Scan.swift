@@ -74,7 +74,9 @@ extension DiskCacheStore {
             guard let body = statBody(key), Self.body(body, matches: meta) else {
                 return broken("a body that is not the one its metadata describes")
             }
-            lastAccess = seconds(body.st_atim)
+            // The body's atime; a cache written before uses were recorded there
+            // has them on the metadata (whose atime also moves with each rewrite).
+            lastAccess = max(seconds(body.st_atim), lastAccess)
         } else if snapshot.body.exists {
             return broken("a stray body beside a remembered error")
         }

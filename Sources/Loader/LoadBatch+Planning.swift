@@ -10,8 +10,7 @@ struct PlannedURL: Sendable {
     let shown: String
     /// Nil when the batch was cancelled before the lookup.
     let plan: ImageLoader.Plan?
-    /// When the lookup started (`monotonicSeconds`), and how long it took.
-    let start: Double
+    /// How long the lookup took (seconds).
     let duration: Double
 }
 
@@ -48,12 +47,12 @@ extension ImageLoader {
             let (key, identity) = CacheKey.identify(url)
             let shown = redactURL(url)
             guard lookUp, !seen.contains(identity), mine.insert(identity).inserted else {
-                planned.append(PlannedURL(identity: identity, shown: shown, plan: nil, start: 0, duration: 0))
+                planned.append(PlannedURL(identity: identity, shown: shown, plan: nil, duration: 0))
                 continue
             }
             let start = monotonicSeconds()
             let plan = plan(url, key: key)
-            planned.append(PlannedURL(identity: identity, shown: shown, plan: plan, start: start,
+            planned.append(PlannedURL(identity: identity, shown: shown, plan: plan,
                                       duration: monotonicSeconds() - start))
         }
         return planned

@@ -122,14 +122,23 @@ extension ImageLoader {
                         }
                         switch plan {
                         case .done(let phase):
-                            // A cache answer has no transient body: only `-o` needs `deliver`.
-                            events.append(LoadEvent(url: item.shown, phase: delivery == nil ? phase : deliver(phase, to: delivery),
-                                                    duration: item.duration))
+                            // A cache answer has no transient body: only `-o` needs `deliver` (its copy counts in the duration).
+                            guard let delivery else {
+                                events.append(LoadEvent(url: item.shown, phase: phase, duration: item.duration))
+                                continue
+                            }
+                            let copyStart = monotonicSeconds()
+                            let delivered = deliver(phase, to: delivery)
+                            events.append(LoadEvent(url: item.shown, phase: delivered,
+                                                    duration: item.duration + monotonicSeconds() - copyStart))
                         case .network(let url, let key, let entry):
                             channel.send(contentsOf: events, distinct: distinct, duplicates: duplicates)
                             events.removeAll(keepingCapacity: true)
                             distinct = 0
                             duplicates = 0
+                            // The URL's time: its lookup, its own wait for a job slot, its transfer
+                            // (not the waits of the URLs before it in the chunk).
+                            let start = monotonicSeconds() - item.duration
                             if running >= jobs {
                                 await group.next()
                                 running -= 1
@@ -140,7 +149,6 @@ extension ImageLoader {
                                 continue
                             }
                             running += 1
-                            let start = item.start
                             channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
                             group.addTask {
                                 let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)

@@ -29,6 +29,13 @@ struct CacheFixture {
         try FileManager.default.contentsOfDirectory(atPath: directory + sub).sorted()
     }
 
+    /// Makes the entry's last use `secondsAgo` before now: the atime of its
+    /// body and of its metadata (a scan takes the later of the two).
+    func ageUse(_ entry: CacheEntry, _ secondsAgo: Double) {
+        age(entry.bodyPath, atime: secondsAgo)
+        age(entry.metadataPath, atime: secondsAgo)
+    }
+
     /// Sets a file's atime and mtime to `secondsAgo` before now.
     func age(_ path: String, atime: Double? = nil, mtime: Double? = nil) {
         var info = stat()

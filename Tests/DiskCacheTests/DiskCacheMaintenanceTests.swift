@@ -30,7 +30,7 @@ import TestSupport
         var entries: [String: CacheEntry] = [:]
         for (name, hoursAgo) in [("a", 5.0), ("b", 1.0), ("c", 3.0), ("d", 2.0)] {
             let entry = try cache.put("https://x.test/\(name).png", Array(repeating: 1, count: 10_000))
-            cache.age(entry.accessPath, atime: hoursAgo * 3600)
+            cache.ageUse(entry, hoursAgo * 3600)
             entries[name] = entry
         }
         let scanned = try cache.store.scan().entries
@@ -52,7 +52,7 @@ import TestSupport
     @Test func pruneRemovesBrokenEntriesEvenWhenRecentlyTouched() throws {
         let cache = try CacheFixture()
         let healthy = try cache.put("https://x.test/old-but-fine.png", Array(repeating: 1, count: 1000))
-        cache.age(healthy.accessPath, atime: 5 * 3600)
+        cache.ageUse(healthy, 5 * 3600)
         let orphan = cache.store.bodyPath(try cache.key("https://x.test/orphan.png"))
         try Data(count: 500).write(to: URL(fileURLWithPath: orphan))   // just written: the most recent
         let report = try cache.store.prune(maxBytes: 1 << 30, maxAge: 30 * 24 * 3600)
@@ -65,8 +65,8 @@ import TestSupport
         let cache = try CacheFixture()
         let old = try cache.put("https://x.test/old.png", Array(repeating: 1, count: 1000))
         let newer = try cache.put("https://x.test/newer.png", Array(repeating: 1, count: 1000))
-        cache.age(old.accessPath, atime: 7200)
-        cache.age(newer.accessPath, atime: 3600)
+        cache.ageUse(old, 7200)
+        cache.ageUse(newer, 3600)
         cache.store.markAccessed(try #require(cache.store.lookup(old.key)))
         let report = try cache.store.prune(maxBytes: try cache.store.scan().bytes - 1, maxAge: nil)
         #expect(report.removed == 1)
@@ -74,10 +74,24 @@ import TestSupport
         #expect(cache.store.lookup(newer.key) == nil)
     }
 
+    /// A cache written before uses were recorded on the body keeps its
+    /// history: the metadata's atime still counts.
+    @Test func pruneCountsAUseRecordedOnTheMetadata() throws {
+        let cache = try CacheFixture()
+        let entry = try cache.put("https://x.test/used-before.png", Array(repeating: 1, count: 1000))
+        cache.age(entry.bodyPath, atime: 40 * 86400)
+        cache.age(entry.metadataPath, atime: 86400)
+        var report = try cache.store.prune(maxBytes: nil, maxAge: 30 * 86400)
+        #expect(report.removed == 0 && cache.store.lookup(entry.key) != nil)
+        cache.ageUse(entry, 40 * 86400)
+        report = try cache.store.prune(maxBytes: nil, maxAge: 30 * 86400)
+        #expect(report.removed == 1 && cache.store.lookup(entry.key) == nil)
+    }
+
     @Test func pruneRemovesBrokenEntriesFirst() throws {
         let cache = try CacheFixture()
         let good = try cache.put("https://x.test/good.png", Array(repeating: 1, count: 100))
-        cache.age(good.accessPath, atime: 30 * 86400)
+        cache.ageUse(good, 30 * 86400)
         let bad = try cache.put("https://x.test/bad.png", Array(repeating: 1, count: 100))
         #expect(truncate(bad.bodyPath, 10) == 0)
         let report = try cache.store.prune(maxBytes: nil, maxAge: 365 * 86400)

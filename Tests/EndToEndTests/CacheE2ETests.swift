@@ -121,9 +121,10 @@ import TestSupport
         // Last used 3, 2 and 1 hours ago.
         for (key, hours) in zip(keys, [3.0, 2.0, 1.0]) {
             let t = Date().timeIntervalSince1970 - hours * 3600
-            // The body's atime is the last use; its mtime (which the metadata records) stays.
+            // The last use: the body's atime (or the metadata's, if later); the body's mtime, which the metadata records, stays.
             let spec = timespec(tv_sec: Int(t), tv_nsec: 0), omit = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)
             #expect(utimensat(AT_FDCWD, cli.cacheDir + "/" + key, [spec, omit], 0) == 0)
+            #expect(utimensat(AT_FDCWD, cli.cacheDir + "/" + key + ".meta", [spec, omit], 0) == 0)
         }
         // Using the oldest one now moves it to the back of the queue.
         let requests = server.totalRequests

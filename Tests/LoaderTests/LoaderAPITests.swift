@@ -76,6 +76,23 @@ import TestSupport
         #expect(h.server.totalRequests == 9)
     }
 
+    /// A URL's duration is its own time: its wait for a job slot and its
+    /// transfer, not the transfers of every URL listed before it.
+    @Test func aBatchURLsDurationIsItsOwnWaitAndTransfer() async throws {
+        let h = try LoaderHarness()
+        for n in 0..<3 { h.server.route("/t\(n).png", ScriptedResponse.ok(LoaderHarness.png).delayed(0.5)) }
+        let loader = h.loader { $0.jobs = 1 }
+        var durations: [String: Double] = [:]
+        for await event in loader.batch((0..<3).map { h.server.url("/t\($0).png") }) where event.phase.isTerminal {
+            durations[event.url] = event.duration
+        }
+        let last = try #require(durations[h.server.url("/t2.png")])
+        // Its wait (the second transfer) and its own transfer: about 1 s; the
+        // three transfers in a row would be 1.5 s.
+        #expect(last >= 0.9 && last < 1.3, "\(last)")
+        #expect(try #require(durations[h.server.url("/t0.png")]) < 0.8)
+    }
+
     @Test func cancellingABatchGivesEveryURLATerminalEvent() async throws {
         let h = try LoaderHarness()
         for n in 0..<6 { h.server.route("/c\(n).png", ScriptedResponse.ok(LoaderHarness.png).delayed(5)) }
