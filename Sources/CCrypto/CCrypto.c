@@ -1,6 +1,7 @@
 #include "CCrypto.h"
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <sys/xattr.h>
 
 struct ccrypto_md5_ctx { EVP_MD_CTX *evp; };
 
@@ -76,4 +77,20 @@ void ccrypto_md5_free(ccrypto_md5_ctx *ctx) {
     if (ctx == NULL) return;
     EVP_MD_CTX_free(ctx->evp);
     OPENSSL_free(ctx);
+}
+
+ssize_t cdisk_lgetxattr(const char *path, const char *name, void *value, size_t size) {
+    return lgetxattr(path, name, value, size);
+}
+
+int cdisk_fsetxattr(int fd, const char *name, const void *value, size_t size) {
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+int cdisk_lsetxattr(const char *path, const char *name, const void *value, size_t size) {
+    return lsetxattr(path, name, value, size, 0);
+}
+
+int cdisk_lremovexattr(const char *path, const char *name) {
+    return lremovexattr(path, name);
 }

@@ -69,14 +69,14 @@ extension DiskCacheStore {
         }
     }
 
-    /// Writes `meta` to a locked temporary file in `.tmp` and `fsync`s it;
-    /// the caller publishes it with `rename` (under the commit lock) and
-    /// discards it. Errors name the temporary path; the file is removed.
-    func writeTemporaryMetadata(_ meta: CacheMetadata, key: String) throws(DiskCacheError) -> TemporaryFile {
+    /// Writes encoded metadata to a locked temporary file in `.tmp` and
+    /// `fsync`s it; the caller publishes it with `rename` (under the commit
+    /// lock) and discards it. Errors name the temporary path; the file is removed.
+    func writeTemporaryMetadata(_ encoded: [UInt8], key: String) throws(DiskCacheError) -> TemporaryFile {
         let file = try createTemporaryFile(for: key, suffix: CacheFileName.metadataSuffix)
         do throws(DiskCacheError) {
             var failure: DiskCacheError?
-            meta.encoded().withUnsafeBytes { bytes in
+            encoded.withUnsafeBytes { bytes in
                 do throws(DiskCacheError) { try file.write(bytes) } catch { failure = error }
             }
             if let failure { throw failure }

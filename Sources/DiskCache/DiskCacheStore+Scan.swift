@@ -65,24 +65,35 @@ extension DiskCacheStore {
             ScannedEntry(key: key, entry: nil, problem: problem, url: url, bytes: snapshot.bytes, lastAccess: -.infinity,
                          snapshot: snapshot)
         }
-        guard snapshot.metadata.exists else { return broken("a body without metadata") }
-        guard let (meta, info) = readMetadata(key) else { return broken("metadata that is unreadable, partial or not ours") }
+        func intact(_ entry: CacheEntry) -> ScannedEntry {
+            ScannedEntry(key: key, entry: entry, problem: nil, url: entry.metadata.url, bytes: snapshot.bytes,
+                         lastAccess: entry.lastAccess, snapshot: snapshot)
+        }
+        /// The body's own copy of its metadata, when it describes that body
+        /// and this key: what a hit would use where the metadata file does not
+        /// (a kill between the renames of a commit).
+        func byCopy(_ problem: String) -> ScannedEntry {
+            guard snapshot.body.exists, case .metadata(let meta) = readMetadataAttribute(bodyPath: bodyPath(key)),
+                  let body = statBody(key), Self.body(body, matches: meta), MD5.hex(meta.url) == key
+            else { return broken(problem) }
+            return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: seconds(body.st_atim)))
+        }
+        guard snapshot.metadata.exists else { return byCopy("a body without metadata") }
+        guard let (meta, info) = readMetadata(key) else { return byCopy("metadata that is unreadable, partial or not ours") }
         url = meta.url
         var lastAccess = seconds(info.st_atim)
         if meta.hasBody {
             guard snapshot.body.exists else { return broken("metadata whose body is missing") }
             guard let body = statBody(key), Self.body(body, matches: meta) else {
-                return broken("a body that is not the one its metadata describes")
+                return byCopy("a body that is not the one its metadata describes")
             }
             // The body's atime; a cache written before uses were recorded there
             // has them on the metadata (whose atime also moves with each rewrite).
             lastAccess = max(seconds(body.st_atim), lastAccess)
         } else if snapshot.body.exists {
-            return broken("a stray body beside a remembered error")
+            return byCopy("a stray body beside a remembered error")
         }
-        let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess)
-        return ScannedEntry(key: key, entry: entry, problem: nil, url: meta.url, bytes: snapshot.bytes, lastAccess: entry.lastAccess,
-                            snapshot: snapshot)
+        return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess))
     }
 
     /// Removes the entry's files under the commit lock, but only if they are

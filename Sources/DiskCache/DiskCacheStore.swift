@@ -17,19 +17,24 @@ public final class DiskCacheStore: Sendable {
     /// `commitLock` locks it.
     let directoryFD: Int32
     let commitLock: CommitLock
+    /// Whether bodies carry a copy of their metadata (`DiskCacheStore+Attribute.swift`).
+    let attributes: AttributeSupport
     private let counter = Counter()
 
     /// Opens the cache at `directory`, creating it (and missing parents) with
     /// mode 0700. Throws a `.directory` error naming the path when it cannot
     /// be created, is not a directory, or cannot be read. A read-only
     /// directory opens: hits work, writes fail with `.io` errors.
-    public init(directory: String) throws(DiskCacheError) {
+    /// `metadataAttributes: false` keeps no metadata copy on bodies (hits
+    /// then read the metadata files; for filesystems and tests that want that).
+    public init(directory: String, metadataAttributes: Bool = true) throws(DiskCacheError) {
         try CacheDirectory.prepare(directory)
         self.directory = directory
         temporaryDirectory = CacheDirectory.join(directory, CacheFileName.temporaryDirectory)
         directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else { throw DiskCacheError.system("cannot open cache directory", path: directory, kind: .directory) }
         commitLock = CommitLock(directoryFD: directoryFD)
+        attributes = AttributeSupport(enabled: metadataAttributes)
     }
 
     deinit { _ = close(directoryFD) }
@@ -38,17 +43,29 @@ public final class DiskCacheStore: Sendable {
     public func metadataPath(_ key: String) -> String { directory + "/" + key + CacheFileName.metadataSuffix }
 
     /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
-    /// unreadable, foreign, partial, or a body that is not the one its
-    /// metadata describes. Costs one metadata read (open, read, close) and
-    /// one `stat` of the body — which also gives the last use (the body's
-    /// atime) — never a crash.
+    /// unreadable, foreign, partial, a body that is not the one its metadata
+    /// describes, or metadata for another URL than `url` (the normalised
+    /// URL, when the caller knows it). Never a crash.
+    ///
+    /// A hit costs one metadata read and one `stat` of the body, which also
+    /// gives the last use (the body's atime): the read is the copy on the
+    /// body (`lgetxattr`, see `DiskCacheStore+Attribute.swift`), else the
+    /// metadata file (open, read, close).
     ///
     /// `accessTime` matters only for a bodiless entry (a remembered 404),
     /// whose last use is its metadata's atime: one more `stat` when asked
     /// for; without it `lastAccess` is 0 there.
-    public func lookup(_ key: String, accessTime: Bool = true) -> CacheEntry? {
+    public func lookup(_ key: String, url: String? = nil, accessTime: Bool = true) -> CacheEntry? {
         guard CacheFileName.isKey(key) else { return nil }
-        guard let meta = readSmallMetadata(key) ?? readMetadata(key)?.0 else { return nil }
+        let path = bodyPath(key)
+        if case .metadata(let meta) = readMetadataAttribute(bodyPath: path),
+           let body = statBody(key), Self.body(body, matches: meta),
+           url.map({ meta.url == $0 }) ?? (MD5.hex(meta.url) == key) {
+            // The copy travels with the body's inode: it must name this key's URL
+            // (a body renamed to another key's name is not that key's entry).
+            return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim))
+        }
+        guard let meta = readSmallMetadata(key) ?? readMetadata(key)?.0, url.map({ meta.url == $0 }) ?? true else { return nil }
         var lastAccess = 0.0
         if meta.hasBody {
             guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
@@ -56,7 +73,7 @@ public final class DiskCacheStore: Sendable {
         } else if accessTime {
             lastAccess = metadataStatus(key).map { seconds($0.st_atim) } ?? 0
         }
-        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess)
+        return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: lastAccess)
     }
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
@@ -76,13 +93,15 @@ public final class DiskCacheStore: Sendable {
         meta.bodyInode = 0
         meta.bodyMtimeNs = 0
         meta.storedAt = currentTime()
-        let file = try writeTemporaryMetadata(meta, key: key)
+        let file = try writeTemporaryMetadata(meta.encoded(), key: key)
         defer { file.discard() }
         try commitLock.withLock { () throws(DiskCacheError) in
-            try file.publish(as: metadataPath(key))
+            // The old body (and the metadata copy on it) goes first: until the
+            // new metadata is in place, a reader misses rather than hits the old copy.
             if unlink(bodyPath(key)) != 0 && errno != ENOENT {
                 throw DiskCacheError.system("cannot remove", path: bodyPath(key))
             }
+            try file.publish(as: metadataPath(key))
         }
         return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
                           lastAccess: meta.storedAt)
@@ -100,7 +119,8 @@ public final class DiskCacheStore: Sendable {
         meta.bodyInode = entry.metadata.bodyInode
         meta.bodyMtimeNs = entry.metadata.bodyMtimeNs
         meta.storedAt = currentTime()
-        let file = try writeTemporaryMetadata(meta, key: entry.key)
+        let encoded = meta.encoded()
+        let file = try writeTemporaryMetadata(encoded, key: entry.key)
         defer { file.discard() }
         var lastAccess = meta.storedAt
         let replaced = try commitLock.withLock { () throws(DiskCacheError) -> Bool in
@@ -109,6 +129,7 @@ public final class DiskCacheStore: Sendable {
                 lastAccess = seconds(body.st_atim)
             }
             try file.publish(as: metadataPath(entry.key))
+            if meta.hasBody { replaceMetadataAttribute(bodyPath: entry.bodyPath, encoded) }
             return false
         }
         if replaced {

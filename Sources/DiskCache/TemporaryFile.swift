@@ -46,9 +46,8 @@ final class TemporaryFile: @unchecked Sendable {
         }
     }
 
-    /// `fsync`s and returns the file's status (inode, size, mtime).
-    func sync() throws(DiskCacheError) -> stat {
-        try syncData()
+    /// The file's status (inode, size, mtime).
+    func status() throws(DiskCacheError) -> stat {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw DiskCacheError.system("cannot stat", path: path) }
         return info

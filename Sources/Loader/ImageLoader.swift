@@ -49,8 +49,8 @@ public final class ImageLoader: Sendable {
         case .success(let valid): key = valid
         case .failure(let error): return .done(.failure(LoadError(error)))
         }
-        // An --offline query needs no access time (it is not a use): one system call less per URL.
-        var entry = cache.lookup(key.hex, accessTime: !options.offline)
+        // The entry must name this URL; an --offline query needs no access time (it is not a use).
+        var entry = cache.lookup(key.hex, url: key.normalizedURL, accessTime: !options.offline)
         if let found = entry, !varyMatches(found) { entry = nil }
         if options.offline {
             guard let entry else { return .done(.empty(.notCached)) }

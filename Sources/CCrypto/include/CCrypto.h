@@ -1,5 +1,6 @@
-// MD5 through OpenSSL 3's EVP interface (MD5() itself is deprecated).
-// Only Sources/DiskCache/MD5.swift imports this module.
+// The C that DiskCache needs: MD5 through OpenSSL 3's EVP interface (MD5()
+// itself is deprecated), and the extended-attribute calls of <sys/xattr.h>,
+// which Swift's Glibc module does not bring. Only DiskCache imports it.
 #ifndef ASYNCFETCH_CCRYPTO_H
 #define ASYNCFETCH_CCRYPTO_H
 
@@ -15,5 +16,15 @@ int ccrypto_md5_update(ccrypto_md5_ctx *ctx, const void *data, size_t len);
 /// Writes 16 bytes and resets the context for reuse. Returns 1 on success.
 int ccrypto_md5_final(ccrypto_md5_ctx *ctx, unsigned char out[16]);
 void ccrypto_md5_free(ccrypto_md5_ctx *ctx);
+
+#include <sys/types.h>
+
+/// lgetxattr(2): the value's length, or -1 with errno set.
+ssize_t cdisk_lgetxattr(const char *path, const char *name, void *value, size_t size);
+/// fsetxattr(2) and lsetxattr(2) (flags 0): 0, or -1 with errno set.
+int cdisk_fsetxattr(int fd, const char *name, const void *value, size_t size);
+int cdisk_lsetxattr(const char *path, const char *name, const void *value, size_t size);
+/// lremovexattr(2): 0, or -1 with errno set.
+int cdisk_lremovexattr(const char *path, const char *name);
 
 #endif

@@ -1,0 +1,103 @@
+@testable import DiskCache
+import Foundation
+import Testing
+import TestSupport
+
+/// The copy of an entry's metadata on its body (an extended attribute): a
+/// hit reads it in one call; the metadata file stays the record and the
+/// fallback; neither ever makes a body that does not match a hit.
+@Suite struct DiskCacheAttributeTests {
+    let temp: TempDirectory
+    let store: DiskCacheStore
+    var directory: String { store.directory }
+
+    init() throws {
+        temp = try TempDirectory(prefix: "asyncfetch-attr")
+        store = try DiskCacheStore(directory: temp.path + "/cache")
+    }
+
+    @discardableResult
+    func put(_ url: String, _ bytes: [UInt8], into store: DiskCacheStore? = nil,
+             headers: [CacheMetadata.Header] = [.init("ETag", "\"v1\"")]) throws -> CacheEntry {
+        let store = store ?? self.store
+        let key = try CacheKey(url: url)
+        let writer = try store.makeWriter(for: key.hex)
+        try bytes.withUnsafeBytes { try writer.append($0) }
+        return try writer.commit(CacheMetadata(url: key.normalizedURL, status: 200, requestTime: 1, responseTime: 2, headers: headers))
+    }
+
+    func copy(_ entry: CacheEntry) -> CacheMetadata? {
+        if case .metadata(let meta) = store.readMetadataAttribute(bodyPath: entry.bodyPath) { return meta }
+        return nil
+    }
+
+    @Test func aHitReadsTheCopyOnTheBody() throws {
+        let entry = try put("https://x.test/a.png", Array(repeating: 1, count: 500))
+        #expect(copy(entry) == entry.metadata, "the commit puts the metadata on the body")
+        #expect(truncate(entry.metadataPath, 10) == 0)
+        #expect(store.lookup(entry.key)?.metadata == entry.metadata, "the copy answers without the metadata file")
+        #expect(store.lookup(entry.key, url: "https://x.test/a.png")?.metadata == entry.metadata)
+        #expect(store.lookup(entry.key, url: "https://x.test/other.png") == nil)
+        // A store that keeps no copies reads the (damaged) metadata file: a miss.
+        let plain = try DiskCacheStore(directory: directory, metadataAttributes: false)
+        #expect(plain.lookup(entry.key) == nil)
+    }
+
+    @Test func entriesWithoutACopyAreReadFromTheMetadataFile() throws {
+        let plain = try DiskCacheStore(directory: directory, metadataAttributes: false)
+        let entry = try put("https://x.test/plain.png", Array(repeating: 2, count: 300), into: plain)
+        #expect(copy(entry) == nil)
+        #expect(store.lookup(entry.key)?.metadata == entry.metadata)
+        // Metadata larger than a hit's 4 KiB read: the file decides too.
+        let large = try put("https://x.test/large.png", Array(repeating: 3, count: 100),
+                            headers: (0..<60).map { .init("X-Header-\($0)", String(repeating: "v", count: 100)) })
+        #expect(store.lookup(large.key)?.metadata == large.metadata)
+    }
+
+    @Test func aRevalidationReplacesTheCopy() throws {
+        let entry = try put("https://x.test/r.png", Array(repeating: 4, count: 200))
+        var meta = entry.metadata
+        meta.headers = [.init("ETag", "\"v2\""), .init("Cache-Control", "max-age=60")]
+        let updated = try store.updateMetadata(of: entry, to: meta)
+        #expect(copy(entry) == updated.metadata)
+        #expect(store.lookup(entry.key)?.metadata.header("ETag") == "\"v2\"")
+    }
+
+    /// A body moved to another key's name carries its copy along: the copy
+    /// names another URL, so it is not that key's entry.
+    @Test func aBodyRenamedToAnotherKeyIsNotThatKeysEntry() throws {
+        let a = try put("https://x.test/a.png", Array(repeating: 5, count: 100))
+        let b = try put("https://x.test/b.png", Array(repeating: 6, count: 100))
+        #expect(rename(a.bodyPath, b.bodyPath) == 0)
+        #expect(store.lookup(b.key) == nil)
+        #expect(store.lookup(b.key, url: "https://x.test/b.png") == nil)
+        #expect(try store.scan().broken.map(\.key).contains(b.key))
+    }
+
+    /// A kill between a commit's two renames leaves the new body (with its
+    /// copy) beside the old metadata file: the body is the entry its copy
+    /// describes, for a hit and for maintenance alike.
+    @Test func aNewBodyBesideOldMetadataIsTheEntryItsCopyDescribes() throws {
+        let first = try put("https://x.test/k.png", Array(repeating: 7, count: 100))
+        let oldMetadata = try Data(contentsOf: URL(fileURLWithPath: first.metadataPath))
+        let second = try put("https://x.test/k.png", Array(repeating: 8, count: 250))
+        try oldMetadata.write(to: URL(fileURLWithPath: second.metadataPath))
+        #expect(store.lookup(second.key)?.metadata.bodyLength == 250)
+        #expect(try store.scan().intact.map(\.metadata.bodyLength) == [250])
+        let report = try store.verify()
+        #expect(report.removed.isEmpty && report.intact == 1)
+        // Without the copy, the same files disagree: a miss, and verify removes them.
+        let plain = try DiskCacheStore(directory: directory, metadataAttributes: false)
+        #expect(plain.lookup(second.key) == nil)
+        #expect(try plain.verify().removed.count == 1)
+    }
+
+    @Test func aRememberedErrorReplacesABodyAndItsCopy() throws {
+        let entry = try put("https://x.test/gone.png", Array(repeating: 9, count: 100))
+        try store.storeWithoutBody(CacheMetadata(url: entry.metadata.url, status: 404, requestTime: 1, responseTime: 2,
+                                                 headers: []), key: entry.key)
+        let hit = try #require(store.lookup(entry.key))
+        #expect(!hit.metadata.hasBody && hit.metadata.status == 404)
+        #expect(!FileManager.default.fileExists(atPath: entry.bodyPath))
+    }
+}
