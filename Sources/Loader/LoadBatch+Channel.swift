@@ -38,13 +38,19 @@ final class BatchChannel: Sendable {
     }
 
     /// Queues a run of cache answers under one lock (none is urgent), and
-    /// counts the URLs taken up meanwhile (`counts`).
-    func send(contentsOf events: [LoadEvent], distinct: Int, duplicates: Int) {
+    /// counts the URLs taken up meanwhile (`counts`). Takes the events:
+    /// `events` is left empty (moved into an empty queue whole, not copied).
+    func send(contentsOf events: inout [LoadEvent], distinct: Int, duplicates: Int) {
         enqueue(urgent: false) { queue in
             distinctCount += distinct
             duplicateCount += duplicates
-            queue.append(contentsOf: events)
+            if queue.isEmpty {
+                swap(&queue, &events)
+            } else {
+                queue.append(contentsOf: events)
+            }
         }
+        events.removeAll(keepingCapacity: true)
     }
 
     /// `add` appends to the queue under the lock; then the consumer is
@@ -183,7 +189,10 @@ final class BatchChannel: Sendable {
     // MARK: Under the lock
 
     private func popLocked() -> LoadEvent {
-        let event = queue[head]
+        // Moved out, not copied (a copy retains every string of the event; the
+        // placeholder left behind holds nothing).
+        var event = LoadEvent(url: "", phase: .loading, duration: 0)
+        swap(&event, &queue[head])
         head += 1
         if head == queue.count {
             queue.removeAll(keepingCapacity: true)

@@ -29,14 +29,17 @@ extension ImageLoader {
     /// A URL whose identity is in `seen` (a duplicate of an earlier chunk's
     /// URL) or earlier in its half of the chunk is not looked up either; a
     /// duplicate across the halves is, and the batch drops the answer.
-    func planChunk(_ urls: [String], lookUp: Bool, seen: Set<MD5.Digest>) async -> [PlannedURL] {
+    ///
+    /// The answer comes in parts (one or two), in input order: joining them
+    /// would copy every answer.
+    func planChunk(_ urls: [String], lookUp: Bool, seen: Set<MD5.Digest>) async -> [[PlannedURL]] {
         guard lookUp, urls.count >= Self.parallelChunkMinimum else {
-            return planSlice(urls[...], lookUp: lookUp, seen: seen)
+            return [planSlice(urls[...], lookUp: lookUp, seen: seen)]
         }
         let half = urls.count / 2
         async let second = planSlice(urls[half...], lookUp: true, seen: seen)
         let first = planSlice(urls[..<half], lookUp: true, seen: seen)
-        return first + (await second)
+        return [first, await second]
     }
 
     private func planSlice(_ urls: ArraySlice<String>, lookUp: Bool, seen: Set<MD5.Digest>) -> [PlannedURL] {

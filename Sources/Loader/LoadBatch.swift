@@ -107,56 +107,59 @@ extension ImageLoader {
                     var events: [LoadEvent] = []
                     events.reserveCapacity(chunk.count)
                     var distinct = 0, duplicates = 0
-                    // Reversed, then popped: each answer is moved out, not copied.
-                    var planned = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
-                    planned.reverse()
-                    while let item = planned.popLast() {
-                        guard seen.insert(item.identity).inserted else {
-                            duplicates += 1
-                            continue
-                        }
-                        distinct += 1
-                        guard let plan = item.plan, !Task.isCancelled else {
-                            events.append(LoadEvent(url: item.shown, phase: .empty(.cancelled), duration: 0))
-                            continue
-                        }
-                        switch plan {
-                        case .done(let phase):
-                            // A cache answer has no transient body: only `-o` needs `deliver` (its copy counts in the duration).
-                            guard let delivery else {
-                                events.append(LoadEvent(url: item.shown, phase: phase, duration: item.duration))
+                    // Part by part, each reversed and popped: every answer is moved out, not copied.
+                    var parts = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
+                    for index in parts.indices {
+                        var planned: [PlannedURL] = []
+                        swap(&planned, &parts[index])
+                        planned.reverse()
+                        while let item = planned.popLast() {
+                            guard seen.insert(item.identity).inserted else {
+                                duplicates += 1
                                 continue
                             }
-                            let copyStart = monotonicSeconds()
-                            let delivered = deliver(phase, to: delivery)
-                            events.append(LoadEvent(url: item.shown, phase: delivered,
-                                                    duration: item.duration + monotonicSeconds() - copyStart))
-                        case .network(let url, let key, let entry):
-                            channel.send(contentsOf: events, distinct: distinct, duplicates: duplicates)
-                            events.removeAll(keepingCapacity: true)
-                            distinct = 0
-                            duplicates = 0
-                            // The URL's time: its lookup, its own wait for a job slot, its transfer
-                            // (not the waits of the URLs before it in the chunk).
-                            let start = monotonicSeconds() - item.duration
-                            if running >= jobs {
-                                await group.next()
-                                running -= 1
-                            }
-                            let shown = item.shown
-                            if Task.isCancelled {
-                                channel.send(LoadEvent(url: shown, phase: .empty(.cancelled), duration: 0), urgent: false)
+                            distinct += 1
+                            guard let plan = item.plan, !Task.isCancelled else {
+                                events.append(LoadEvent(url: item.shown, phase: .empty(.cancelled), duration: 0))
                                 continue
                             }
-                            running += 1
-                            channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
-                            group.addTask {
-                                let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
-                                channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
+                            switch plan {
+                            case .done(let phase):
+                                // A cache answer has no transient body: only `-o` needs `deliver` (its copy counts in the duration).
+                                guard let delivery else {
+                                    events.append(LoadEvent(url: item.shown, phase: phase, duration: item.duration))
+                                    continue
+                                }
+                                let copyStart = monotonicSeconds()
+                                let delivered = deliver(phase, to: delivery)
+                                events.append(LoadEvent(url: item.shown, phase: delivered,
+                                                        duration: item.duration + monotonicSeconds() - copyStart))
+                            case .network(let url, let key, let entry):
+                                channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
+                                distinct = 0
+                                duplicates = 0
+                                // The URL's time: its lookup, its own wait for a job slot, its transfer
+                                // (not the waits of the URLs before it in the chunk).
+                                let start = monotonicSeconds() - item.duration
+                                if running >= jobs {
+                                    await group.next()
+                                    running -= 1
+                                }
+                                let shown = item.shown
+                                if Task.isCancelled {
+                                    channel.send(LoadEvent(url: shown, phase: .empty(.cancelled), duration: 0), urgent: false)
+                                    continue
+                                }
+                                running += 1
+                                channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
+                                group.addTask {
+                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
+                                    channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
+                                }
                             }
                         }
                     }
-                    channel.send(contentsOf: events, distinct: distinct, duplicates: duplicates)
+                    channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
                 }
             } catch {
                 channel.send(LoadEvent(url: "", phase: .failure(LoadError(kind: .io, message: "reading the URL list: \(error)")), duration: 0), urgent: true)
