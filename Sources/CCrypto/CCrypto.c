@@ -2,6 +2,11 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <sys/xattr.h>
+#include <sys/syscall.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
 
 struct ccrypto_md5_ctx { EVP_MD_CTX *evp; };
 
@@ -79,8 +84,26 @@ void ccrypto_md5_free(ccrypto_md5_ctx *ctx) {
     OPENSSL_free(ctx);
 }
 
-ssize_t cdisk_lgetxattr(const char *path, const char *name, void *value, size_t size) {
-    return lgetxattr(path, name, value, size);
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464   /* the same number on every architecture (generic table, Linux 6.13) */
+#endif
+
+struct cdisk_xattr_args { uint64_t value; uint32_t size; uint32_t flags; };
+
+/* Set once the kernel (or a seccomp filter that does not know the call,
+ * EPERM) refuses getxattrat; a race only costs another refused call. */
+static int getxattrat_refused = 0;
+
+void cdisk_refuse_getxattrat(void) { __atomic_store_n(&getxattrat_refused, 1, __ATOMIC_RELAXED); }
+
+ssize_t cdisk_getxattrat(int dirfd, const char *name, const char *path, const char *attribute, void *value, size_t size) {
+    if (!__atomic_load_n(&getxattrat_refused, __ATOMIC_RELAXED)) {
+        struct cdisk_xattr_args args = { (uint64_t)(uintptr_t)value, (uint32_t)size, 0 };
+        long n = syscall(SYS_getxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, attribute, &args, sizeof args);
+        if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return (ssize_t)n;
+        __atomic_store_n(&getxattrat_refused, 1, __ATOMIC_RELAXED);
+    }
+    return lgetxattr(path, attribute, value, size);
 }
 
 int cdisk_fsetxattr(int fd, const char *name, const void *value, size_t size) {

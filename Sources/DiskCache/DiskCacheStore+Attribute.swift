@@ -29,15 +29,15 @@ extension DiskCacheStore {
         case unavailable
     }
 
-    /// The metadata copy on `path`'s body (a symlink is never followed: it
-    /// has no such attribute). Anything but a complete copy of ours that
-    /// decodes is `.unavailable`.
-    func readMetadataAttribute(bodyPath path: String) -> AttributeRead {
+    /// The metadata copy on `key`'s body at `path` (a symlink is never
+    /// followed: it has no such attribute). Anything but a complete copy of
+    /// ours that decodes is `.unavailable`.
+    func readMetadataAttribute(key: String, bodyPath path: String) -> AttributeRead {
         guard attributes.enabled else { return .unavailable }
         let capacity = 4096
         return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> AttributeRead in
             guard let base = buffer.baseAddress else { return .unavailable }
-            let count = cdisk_lgetxattr(path, Self.metadataAttribute, base, capacity)
+            let count = cdisk_getxattrat(directoryFD, key, path, Self.metadataAttribute, base, capacity)
             guard count > 0 else {
                 if count < 0 {
                     if errno == ENOENT { return .noBody }
@@ -50,6 +50,10 @@ extension DiskCacheStore {
             return .metadata(meta)
         }
     }
+
+    /// Reads copies by their whole path (`lgetxattr`) from now on, in the whole
+    /// process, as on a kernel without `getxattrat` (Linux < 6.13). For tests.
+    static func readAttributesByPath() { cdisk_refuse_getxattrat() }
 
     /// Puts the copy on a body being written (before its `fsync` and
     /// rename). Best effort: without it a hit reads the metadata file.

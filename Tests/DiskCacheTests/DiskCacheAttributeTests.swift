@@ -27,7 +27,7 @@ import TestSupport
     }
 
     func copy(_ entry: CacheEntry) -> CacheMetadata? {
-        if case .metadata(let meta) = store.readMetadataAttribute(bodyPath: entry.bodyPath) { return meta }
+        if case .metadata(let meta) = store.readMetadataAttribute(key: entry.key, bodyPath: entry.bodyPath) { return meta }
         return nil
     }
 
@@ -38,9 +38,24 @@ import TestSupport
         #expect(store.lookup(entry.key)?.metadata == entry.metadata, "the copy answers without the metadata file")
         #expect(store.lookup(entry.key, url: "https://x.test/a.png")?.metadata == entry.metadata)
         #expect(store.lookup(entry.key, url: "https://x.test/other.png") == nil)
+        let link = directory + "/" + MD5.hex("https://x.test/alias.png")
+        #expect(symlink(entry.bodyPath, link) == 0)
+        #expect(store.lookup(MD5.hex("https://x.test/alias.png")) == nil, "a symlink is not followed to another body's copy")
         // A store that keeps no copies reads the (damaged) metadata file: a miss.
         let plain = try DiskCacheStore(directory: directory, metadataAttributes: false)
         #expect(plain.lookup(entry.key) == nil)
+    }
+
+    /// Where the kernel has no `getxattrat`, the copy is read by its whole path.
+    @Test func theCopyIsReadByPathOnOlderKernels() throws {
+        DiskCacheStore.readAttributesByPath()
+        let entry = try put("https://x.test/old-kernel.png", Array(repeating: 1, count: 500))
+        #expect(copy(entry) == entry.metadata)
+        #expect(truncate(entry.metadataPath, 10) == 0)
+        #expect(store.lookup(entry.key)?.metadata == entry.metadata)
+        let link = directory + "/" + MD5.hex("https://x.test/link.png")
+        #expect(symlink(entry.bodyPath, link) == 0)
+        #expect(store.lookup(MD5.hex("https://x.test/link.png")) == nil, "a symlink is not followed")
     }
 
     @Test func entriesWithoutACopyAreReadFromTheMetadataFile() throws {
