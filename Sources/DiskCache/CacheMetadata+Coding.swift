@@ -152,25 +152,27 @@ struct ByteRun {
 
     /// `[-]digits[.digits]` whose digits form an integer up to 2^53: exact, or nil.
     private var simpleDecimal: Double? {
+        guard let bytes = base.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        let count = base.count
         var i = 0, negative = false
-        if base[0] == 0x2D { negative = true; i = 1 }
-        var mantissa: UInt64 = 0, digits = 0, decimals = 0, sawPoint = false, sawDigit = false
+        if bytes[0] == 0x2D { negative = true; i = 1 }
+        let first = i
+        var mantissa: UInt64 = 0, digits = 0, point = -1
         while i < count {
-            let byte = base[i]
+            let byte = bytes[i]
             if byte == 0x2E {
-                guard !sawPoint, sawDigit else { return nil }
-                sawPoint = true
+                guard point == -1, i > first else { return nil }   // one point, after a digit
+                point = i
             } else {
                 let digit = byte &- 0x30
                 guard digit <= 9, digits < 19 else { return nil }   // 19 digits cannot overflow
-                mantissa = mantissa * 10 + UInt64(digit)
+                mantissa = mantissa &* 10 &+ UInt64(digit)
                 if mantissa > 0 { digits += 1 }
-                if sawPoint { decimals += 1 }
-                sawDigit = true
             }
             i += 1
         }
-        guard sawDigit, base[count - 1] != 0x2E, decimals <= 15, mantissa <= 1 << 53 else { return nil }
+        let decimals = point == -1 ? 0 : count - 1 - point
+        guard count > first, point != count - 1, decimals <= 15, mantissa <= 1 << 53 else { return nil }
         let value = Double(mantissa) / Self.powersOfTen[decimals]
         return negative ? -value : value
     }
