@@ -4,7 +4,9 @@ local nginx on 127.0.0.1, in one run, with ratios.
 
 Every figure is measured here, by this script, in this run: wall time,
 user+sys CPU and peak RSS of each command (os.wait4 rusage), median and min
-over --reps repetitions. Files live on tmpfs (/dev/shm) unless --disk.
+over --reps repetitions. The commands compared in a mode run in turn, one
+repetition of each at a time, so that a slow spell of this shared VM hits
+all of them alike. Files live on tmpfs (/dev/shm) unless --disk.
 These are figures to report, not pass/fail tests.
 """
 import argparse, os, shutil, socket, statistics, struct, subprocess, sys, time, zlib, random
@@ -113,7 +115,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="asyncfetch binary (release build)")
     ap.add_argument("--disk", action="store_true", help="files on the real disk (/var/tmp) instead of tmpfs")
-    ap.add_argument("--reps", type=int, default=5, help="repetitions of each fast case (default 5)")
+    ap.add_argument("--reps", type=int, default=9, help="repetitions of each fast case (default 9)")
     ap.add_argument("--small", type=int, default=10000, help="size of the big small-file set (default 10000)")
     ap.add_argument("--quick", action="store_true", help="cold modes only (issue 3's table)")
     ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
@@ -172,15 +174,24 @@ def main():
 
     results = []   # (mode, set, Row, reference name or None)
 
-    def bench(mode, setname, label, cmd_factory, reps, prepare=None, env=None):
-        row = Row(label)
-        for _ in range(reps):
-            if prepare: prepare()
-            row.add(measure(cmd_factory(), env=env))
+    def report(mode, setname, row):
         results.append((mode, setname, row))
-        print(f"  {mode:<11} {setname:<9} {label:<34} wall {fmt(row.wall):>10}  cpu {fmt(statistics.median(row.cpus)):>10}"
+        print(f"  {mode:<11} {setname:<9} {row.name:<34} wall {fmt(row.wall):>10}  cpu {fmt(statistics.median(row.cpus)):>10}"
               f"  rss {max(row.rss):6.1f} MiB  exit {sorted(row.codes)}", flush=True)
-        return row
+
+    def bench(mode, setname, label, cmd_factory, reps, prepare=None, env=None):
+        group(setname, [(mode, label, cmd_factory, prepare)], reps, env)
+
+    def group(setname, entries, reps, env=None):
+        """Runs the commands of `entries` (mode, label, command factory,
+        prepare) in turn, `reps` rounds, and reports each."""
+        rows = [Row(label) for _, label, _, _ in entries]
+        for _ in range(reps):
+            for (_, _, cmd_factory, prepare), row in zip(entries, rows):
+                if prepare: prepare()
+                row.add(measure(cmd_factory(), env=env))
+        for (mode, _, _, _), row in zip(entries, rows):
+            report(mode, setname, row)
 
     cache = f"{base}/cache"; out = f"{base}/out"; etags = f"{base}/etags"
     print(f"asyncfetch {subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.strip()}, "
@@ -190,11 +201,14 @@ def main():
     try:
         for name in sets:
             reps = args.reps if name != "20x10MiB" else max(2, args.reps // 2)
-            bench("cold", name, "asyncfetch --jobs 8", lambda: af(name, cache=cache), reps, lambda: fresh(cache))
-            bench("cold", name, "curl --parallel-max 8", lambda: ["curl", "-s", "--parallel", "--parallel-max", "8", "-K",
-                  curl_cfg(name, out)], reps, lambda: fresh(out))
-            bench("cold", name, "curl --parallel-max 32", lambda: ["curl", "-s", "--parallel", "--parallel-max", "32", "-K",
-                  curl_cfg(name, out)], reps, lambda: fresh(out))
+            cfg = curl_cfg(name, out)
+            group(name, [
+                ("cold", "asyncfetch --jobs 8", lambda: af(name, cache=cache), lambda: fresh(cache)),
+                ("cold", "curl --parallel-max 8", lambda: ["curl", "-s", "--parallel", "--parallel-max", "8", "-K", cfg],
+                 lambda: fresh(out)),
+                ("cold", "curl --parallel-max 32", lambda: ["curl", "-s", "--parallel", "--parallel-max", "32", "-K", cfg],
+                 lambda: fresh(out)),
+            ], reps)
             if args.quick or name == "1k":
                 continue
             slow = 1 if name == small_big else reps
@@ -204,13 +218,16 @@ def main():
                       "-d", out], slow, lambda: fresh(out))
             # warm modes: the cache (and peers' files) populated once
             fresh(cache); measure(af(name, cache=cache))
-            bench("fresh", name, "asyncfetch (no request)", lambda: af(name, cache=cache), reps)
-            bench("revalidate", name, "asyncfetch --refresh (304s)", lambda: af(name, "--refresh", cache=cache), reps)
             fresh(out); fresh(etags)
             measure(["curl", "-s", "--parallel", "--parallel-max", "8", "-K", curl_cfg(name, out, etags)])
             cmp_cfg = curl_cfg(name, out, etags, compare=True)
-            bench("revalidate", name, "curl p8 --etag-compare (304s)", lambda: ["curl", "-s", "--parallel", "--parallel-max", "8",
-                  "-K", cmp_cfg], reps)
+            # A 304 leaves every entry fresh: the three alternate without disturbing each other.
+            group(name, [
+                ("fresh", "asyncfetch (no request)", lambda: af(name, cache=cache), None),
+                ("revalidate", "asyncfetch --refresh (304s)", lambda: af(name, "--refresh", cache=cache), None),
+                ("revalidate", "curl p8 --etag-compare (304s)",
+                 lambda: ["curl", "-s", "--parallel", "--parallel-max", "8", "-K", cmp_cfg], None),
+            ], reps)
             if not args.skip_slow_peers:
                 fresh(out); measure(["wget", "-q", "-i", f"{base}/{name}.txt", "-P", out])
                 bench("revalidate", name, "wget -N -i", lambda: ["wget", "-q", "-N", "-i", f"{base}/{name}.txt", "-P", out], slow)
@@ -218,8 +235,10 @@ def main():
                 bench("revalidate", name, "aria2c --conditional-get", lambda: ["aria2c", "-q", "-j", "8", "--remote-time=true",
                       "--conditional-get=true", "--allow-overwrite=true", "-i", f"{base}/{name}.txt", "-d", out], slow)
             if name == small_big:
-                bench("offline", name, "asyncfetch --offline", lambda: af(name, "--offline", cache=cache), reps)
-                bench("offline", name, "C loop: md5 + stat", lambda: [md5stat, cache, f"{base}/{name}.txt"], reps)
+                group(name, [
+                    ("offline", "asyncfetch --offline", lambda: af(name, "--offline", cache=cache), None),
+                    ("offline", "C loop: md5 + stat", lambda: [md5stat, cache, f"{base}/{name}.txt"], None),
+                ], reps)
         if not args.quick:
             # 100,000-line input: peak RSS while streaming (offline misses, no network)
             many = f"{base}/100k.txt"
@@ -233,8 +252,10 @@ def main():
             one = sets["1k"][0]
             measure([binary, "--cache-dir", cache, one])
             target = f"{base}/www/small/s000000.png"
-            bench("startup", "1 URL", "asyncfetch URL (fresh hit)", lambda: [binary, "--cache-dir", cache, one], 30)
-            bench("startup", "1 URL", "curl -s -o /dev/null file://", lambda: ["curl", "-s", "-o", "/dev/null", f"file://{target}"], 30)
+            group("1 URL", [
+                ("startup", "asyncfetch URL (fresh hit)", lambda: [binary, "--cache-dir", cache, one], None),
+                ("startup", "curl -s -o /dev/null file://", lambda: ["curl", "-s", "-o", "/dev/null", f"file://{target}"], None),
+            ], 30)
     finally:
         nginx.stop()
 
