@@ -39,14 +39,29 @@ extension DiskCacheStore {
         return (meta, info)
     }
 
-    /// Metadata that fits one 4 KiB read (every file this cache writes for
-    /// an ordinary response), without an `fstat`: nil when the file is
-    /// absent, unreadable or larger — the caller then uses `readMetadata`.
-    /// Not a regular file: a directory fails the read, a FIFO (non-blocking)
-    /// reads nothing, a device fills the buffer and goes the long way, where
-    /// `fstat` rejects it. Whatever a foreign file yields must still decode
-    /// and name the body's inode, size and mtime to be a hit.
-    func readSmallMetadata(_ key: String) -> CacheMetadata? {
+    /// The metadata file of a hit: one open and one 4 KiB read (every file
+    /// this cache writes for an ordinary response fits), without an `fstat`;
+    /// only a file that fills the read goes the long way (`readMetadata`).
+    /// nil when absent (a miss costs one failed open), unreadable, partial or
+    /// foreign. Not a regular file: a directory fails the read, a FIFO
+    /// (non-blocking) reads nothing, a device fills the buffer and goes the
+    /// long way, where `fstat` rejects it. Whatever a foreign file yields must
+    /// still decode and name the body's inode, size and mtime to be a hit.
+    func readMetadataForHit(_ key: String) -> CacheMetadata? {
+        switch readSmallMetadata(key) {
+        case .metadata(let meta): return meta
+        case .larger: return readMetadata(key)?.0
+        case .none: return nil
+        }
+    }
+
+    enum SmallRead {
+        case metadata(CacheMetadata)
+        /// The file filled the 4 KiB read: it may be larger.
+        case larger
+    }
+
+    private func readSmallMetadata(_ key: String) -> SmallRead? {
         let fd = withMetadataName(key) { name in
             var fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
             if fd < 0 && errno == EPERM { fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
@@ -55,7 +70,7 @@ extension DiskCacheStore {
         guard fd >= 0 else { return nil }
         defer { _ = close(fd) }
         let capacity = 4096
-        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> CacheMetadata? in
+        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> SmallRead? in
             guard let base = buffer.baseAddress else { return nil }
             // One read: a short read of a regular file is its end (the cache
             // never writes a published file in place, it renames a new one).
@@ -64,8 +79,10 @@ extension DiskCacheStore {
                 count = read(fd, base, capacity)
                 if count < 0 && errno != EINTR { return nil }
             }
-            guard count > 0, count < capacity else { return nil }   // empty, or maybe larger: the long way
-            return CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+            if count == capacity { return .larger }
+            guard count > 0, let meta = CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+            else { return nil }
+            return .metadata(meta)
         }
     }
 

@@ -65,7 +65,7 @@ public final class DiskCacheStore: Sendable {
             // (a body renamed to another key's name is not that key's entry).
             return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim))
         }
-        guard let meta = readSmallMetadata(key) ?? readMetadata(key)?.0, url.map({ meta.url == $0 }) ?? true else { return nil }
+        guard let meta = readMetadataForHit(key), url.map({ meta.url == $0 }) ?? true else { return nil }
         var lastAccess = 0.0
         if meta.hasBody {
             guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
