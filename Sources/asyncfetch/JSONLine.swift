@@ -78,6 +78,16 @@ struct JSONLine {
     /// everything else (UTF-8 included) is copied as it is.
     static func appendQuoted(_ value: String, to out: inout [UInt8]) {
         out.append(0x22)
+        // The usual value (a URL, a path) needs no escape: copied in one piece.
+        let copied = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
+            out.append(contentsOf: bytes)
+            return true
+        } ?? false
+        if copied {
+            out.append(0x22)
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case 0x22: out.append(0x5C); out.append(0x22)

@@ -103,6 +103,21 @@ import TestSupport
         #expect(two.stderr.contains("-o/--output takes exactly one URL"))
     }
 
+    /// Quotes, backslashes and control characters in what is printed are
+    /// escaped: every line stays one JSON object that gives the URL back.
+    @Test func jsonLinesEscapeWhatTheyQuote() async throws {
+        let urls = ["http://127.0.0.1:9/a\"b\\c.png", "http://127.0.0.1:9/tab\there.png", "http://127.0.0.1:9/plain.png",
+                    "http://127.0.0.1:9/del\u{7F}.png"]
+        let list = cli.cacheDir + "-urls.txt"
+        try Data(urls.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: list))
+        defer { try? FileManager.default.removeItem(atPath: list) }
+        let result = try await cli.run(["--offline", "--json", "--input", list])
+        let objects = try #require(CLI.jsonLines(result.stdout), "every line is JSON: \(result.stdout)")
+        let printed = objects.compactMap { $0["url"] as? String }
+        #expect(printed == urls)
+        #expect(result.stdout.contains("a\\\"b\\\\c.png") && result.stdout.contains("tab\\there") && result.stdout.contains("del\\u007f"))
+    }
+
     @Test func aPasswordInAURLNeverAppearsInAnyOutput() async throws {
         let secret = "s3cr3t-Pa55"
         let base = "http://user:\(secret)@127.0.0.1:\(server.port)"
