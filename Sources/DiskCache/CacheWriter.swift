@@ -12,23 +12,24 @@ import Glibc
 ///    Nothing outside `.tmp` changes, so a kill here leaves only a leftover,
 ///    which a later sweep removes (its lock is free once the writer is dead;
 ///    see `DiskCacheStore.sweepTemporaryFiles`).
-/// 2. `commit`: `fstat` the body (inode, size, mtime). The metadata,
-///    recording that inode, size, mtime and the digest, goes onto the body as
-///    an extended attribute (a copy a hit reads in one call; best effort, see
-///    `DiskCacheStore+Attribute.swift`), the body is `fsync`ed, and the
-///    metadata is written to `.tmp` and `fsync`ed too. Still nothing visible.
+/// 2. `commit`: `fsync` and `fstat` the body (inode, size, mtime). The
+///    metadata, recording that inode, size, mtime and the digest, is written
+///    to `.tmp` and `fsync`ed too. Still nothing visible.
 /// 3. Under the directory's commit lock (`CommitLock`): `rename` the body
 ///    onto `DIR/<md5>`, then the metadata onto `DIR/<md5>.meta`. Each rename
-///    is atomic: readers see the old file or the new one, never a mix.
+///    is atomic: readers see the old file or the new one, never a mix. Then,
+///    still under the lock, a copy of the metadata goes onto the body as an
+///    extended attribute (a hit reads it in one call; best effort, see
+///    `DiskCacheStore+Attribute.swift`): a copy exists only on a body whose
+///    metadata file said the same when it was written.
 ///
 /// A reader (`DiskCacheStore.lookup`) takes no lock: it accepts an entry only
 /// when the file at `DIR/<md5>` has exactly the inode, size and mtime that
 /// its metadata names — the copy on the body (which must also name this
-/// key's URL), else `DIR/<md5>.meta`. The copy is part of the body's inode,
-/// so it describes that body whatever happens to the metadata file: between
-/// the two renames, or after a kill between them, the new body is a hit by
-/// its copy, while the old metadata file disagrees with it (without a copy,
-/// that is a miss, and `cache verify` removes the pair). The lock makes concurrent writers
+/// key's URL), else `DIR/<md5>.meta`. Between the two renames, or after a
+/// kill between them, the new body (still without a copy) sits beside the
+/// old metadata: they disagree, so it is a miss (and `cache verify` removes
+/// the pair). The lock makes concurrent writers
 /// of one key publish pair by pair, so the last committer's body and
 /// metadata both end up in place and the entry is intact. A hit therefore
 /// never serves a body its metadata does not describe; `cache verify`
@@ -93,8 +94,6 @@ public final class CacheWriter: @unchecked Sendable {
             throw DiskCacheError(.io, path: file.path, message: "\(file.path) holds \(meta.bodyLength) bytes, \(bytesWritten) were written")
         }
         let encoded = meta.encoded()
-        // The copy on the body's inode (a hit's one metadata read), then the body to disk.
-        store.writeMetadataAttribute(fd: file.fd, encoded)
         try file.syncData()
         let metaFile = try store.writeTemporaryMetadata(encoded, key: key)
         defer { metaFile.discard() }
@@ -110,6 +109,9 @@ public final class CacheWriter: @unchecked Sendable {
                 _ = unlink(bodyPath)
                 throw error
             }
+            // Only now, with the metadata file describing this body, its copy
+            // goes onto the body (still open: the same inode whatever the path).
+            store.writeMetadataAttribute(fd: file.fd, encoded)
         }
         return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta,
                           lastAccess: meta.storedAt)

@@ -13,11 +13,14 @@ import Synchronization
 /// `verify` and `prune` read it, and a hit falls back to it whenever the copy
 /// is missing or unreadable (a filesystem without user extended attributes,
 /// metadata too large for one, entries written before the copy existed, a
-/// bodiless entry). The copy is part of the body's inode, set before the body
-/// is renamed into place, so it can only describe that body; a hit still
-/// checks the inode, size and mtime it records. A 304 replaces it after the
-/// metadata file, under the commit lock; a kill between the two leaves the
-/// old copy, which is stale, so the next run revalidates again.
+/// bodiless entry). The copy is part of the body's inode and is written
+/// under the commit lock only after the metadata file describing that body
+/// is in place (`CacheWriter.commit`), so a copy never tells another story
+/// than the metadata file beside it did; a hit still checks the inode, size
+/// and mtime it records. A 304 replaces it after the metadata file, under
+/// the commit lock; a kill between the two leaves the older copy of the same
+/// body (same validators and digest, older freshness), so the next run
+/// revalidates again.
 extension DiskCacheStore {
     static let metadataAttribute = "user.asyncfetch.meta"
 
@@ -55,8 +58,9 @@ extension DiskCacheStore {
     /// process, as on a kernel without `getxattrat` (Linux < 6.13). For tests.
     static func readAttributesByPath() { cdisk_refuse_getxattrat() }
 
-    /// Puts the copy on a body being written (before its `fsync` and
-    /// rename). Best effort: without it a hit reads the metadata file.
+    /// Puts the copy on a body just published with its metadata file (by
+    /// its descriptor; call with the commit lock held). Best effort: without
+    /// it a hit reads the metadata file.
     func writeMetadataAttribute(fd: Int32, _ bytes: [UInt8]) {
         guard attributes.enabled else { return }
         let failed = bytes.withUnsafeBytes { cdisk_fsetxattr(fd, Self.metadataAttribute, $0.baseAddress, $0.count) != 0 }

@@ -179,8 +179,9 @@ public final class DiskCacheStore: Sendable {
         }
     }
 
-    /// Removes an entry (metadata first, so a concurrent reader misses rather
-    /// than mismatches). Returns whether there was anything to remove.
+    /// Removes an entry (the body first, with its metadata copy, so a
+    /// concurrent reader misses rather than mismatches). Returns whether
+    /// there was anything to remove.
     @discardableResult
     public func remove(_ key: String) throws(DiskCacheError) -> Bool {
         try Self.validate(key)
@@ -191,11 +192,13 @@ public final class DiskCacheStore: Sendable {
 
     // MARK: - Internals shared with CacheWriter and the maintenance files
 
-    /// Unlinks `<key>.meta` then `<key>` (regular files only: anything else
+    /// Unlinks `<key>` then `<key>.meta` (regular files only: anything else
     /// with such a name is not the cache's); call with the commit lock held.
+    /// The body goes first, with the metadata copy on it: in between (or
+    /// after a kill), metadata without its body is a miss.
     func unlinkEntryFiles(_ key: String) throws(DiskCacheError) -> Bool {
         var removed = false
-        for name in [key + CacheFileName.metadataSuffix, key] {
+        for name in [key, key + CacheFileName.metadataSuffix] {
             var info = stat()
             guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             if unlinkat(directoryFD, name, 0) == 0 {

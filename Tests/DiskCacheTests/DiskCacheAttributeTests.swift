@@ -89,22 +89,39 @@ import TestSupport
         #expect(try store.scan().broken.map(\.key).contains(b.key))
     }
 
-    /// A kill between a commit's two renames leaves the new body (with its
-    /// copy) beside the old metadata file: the body is the entry its copy
-    /// describes, for a hit and for maintenance alike.
-    @Test func aNewBodyBesideOldMetadataIsTheEntryItsCopyDescribes() throws {
+    /// A kill between a commit's two renames leaves the new body beside the
+    /// old metadata file, and the copy is only written after both: the body
+    /// has none yet, so it is a miss (never the old metadata's hit), and
+    /// `verify` removes the pair. A body whose copy disagrees with the
+    /// metadata file beside it is not made by any commit.
+    @Test func aKillBetweenTheRenamesLeavesAMissNotAMismatch() throws {
         let first = try put("https://x.test/k.png", Array(repeating: 7, count: 100))
         let oldMetadata = try Data(contentsOf: URL(fileURLWithPath: first.metadataPath))
-        let second = try put("https://x.test/k.png", Array(repeating: 8, count: 250))
-        try oldMetadata.write(to: URL(fileURLWithPath: second.metadataPath))
-        #expect(store.lookup(second.key)?.metadata.bodyLength == 250)
-        #expect(try store.scan().intact.map(\.metadata.bodyLength) == [250])
-        let report = try store.verify()
-        #expect(report.removed.isEmpty && report.intact == 1)
-        // Without the copy, the same files disagree: a miss, and verify removes them.
+        // The state after the body's rename: a new body without a copy, the old metadata file.
         let plain = try DiskCacheStore(directory: directory, metadataAttributes: false)
-        #expect(plain.lookup(second.key) == nil)
-        #expect(try plain.verify().removed.count == 1)
+        let second = try put("https://x.test/k.png", Array(repeating: 8, count: 250), into: plain)
+        try oldMetadata.write(to: URL(fileURLWithPath: second.metadataPath))
+        #expect(copy(second) == nil)
+        #expect(store.lookup(second.key) == nil)
+        #expect(try store.verify().removed.count == 1)
+        // After a whole commit the copy and the file agree.
+        let third = try put("https://x.test/k.png", Array(repeating: 9, count: 300))
+        #expect(copy(third) == third.metadata)
+        let file = Array(try Data(contentsOf: URL(fileURLWithPath: third.metadataPath)))
+        #expect(file.withUnsafeBytes { CacheMetadata.decode($0) } == third.metadata)
+    }
+
+    /// A kill between a 304's metadata rename and its copy leaves the older
+    /// copy of the same body: same validators and digest, older freshness.
+    @Test func aRevalidationKilledBeforeItsCopyLeavesTheSameBodysOlderCopy() throws {
+        let entry = try put("https://x.test/r2.png", Array(repeating: 4, count: 200))
+        let plain = try DiskCacheStore(directory: directory, metadataAttributes: false)
+        var meta = entry.metadata
+        meta.headers += [.init("Cache-Control", "max-age=60")]
+        let updated = try plain.updateMetadata(of: entry, to: meta)   // the file only
+        let hit = try #require(store.lookup(entry.key))
+        #expect(hit.metadata.bodyMD5 == updated.metadata.bodyMD5 && hit.metadata.header("ETag") == updated.metadata.header("ETag"))
+        #expect(hit.metadata.header("Cache-Control") == nil, "the older copy")
     }
 
     @Test func aRememberedErrorReplacesABodyAndItsCopy() throws {
