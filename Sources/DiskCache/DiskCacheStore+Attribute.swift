@@ -6,8 +6,9 @@ import Synchronization
 
 /// A copy of an entry's metadata in an extended attribute of its body
 /// (`user.asyncfetch.meta`, the same bytes as `<md5>.meta`), so that a hit
-/// costs two system calls — `lgetxattr` and the body's `stat` — instead of
-/// opening, reading and closing the metadata file first.
+/// costs two system calls — `getxattrat` (`lgetxattr` on kernels before
+/// 6.13) and the body's `stat` — instead of opening, reading and closing the
+/// metadata file first.
 ///
 /// `<md5>.meta` stays the record: it is written first, `scan`, `list`,
 /// `verify` and `prune` read it, and a hit falls back to it whenever the copy
