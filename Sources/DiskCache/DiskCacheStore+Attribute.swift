@@ -25,33 +25,23 @@ import Synchronization
 extension DiskCacheStore {
     static let metadataAttribute = "user.asyncfetch.meta"
 
-    enum AttributeRead {
-        case metadata(CacheMetadata)
-        /// No body at the path (ENOENT): only a bodiless entry can exist.
-        case noBody
-        /// No usable copy: read `<md5>.meta`.
-        case unavailable
-    }
-
     /// The metadata copy on `key`'s body at `path` (a symlink is never
-    /// followed: it has no such attribute). Anything but a complete copy of
-    /// ours that decodes is `.unavailable`.
-    func readMetadataAttribute(key: String, bodyPath path: String) -> AttributeRead {
-        guard attributes.enabled else { return .unavailable }
+    /// followed: it has no such attribute), or nil — no body, no copy
+    /// (ENODATA), one larger than a hit reads (ERANGE), anything but a
+    /// complete copy of ours that decodes — and the caller reads `<md5>.meta`.
+    func readMetadataAttribute(key: String, bodyPath path: String) -> CacheMetadata? {
+        guard attributes.enabled else { return nil }
         let capacity = 4096
-        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> AttributeRead in
-            guard let base = buffer.baseAddress else { return .unavailable }
+        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> CacheMetadata? in
+            guard let base = buffer.baseAddress else { return nil }
             let count = cdisk_getxattrat(directoryFD, key, path, Self.metadataAttribute, base, capacity)
             guard count > 0 else {
-                if count < 0 {
-                    if errno == ENOENT { return .noBody }
-                    if errno == ENOTSUP { attributes.disable() }
-                }
-                return .unavailable   // ENODATA, ERANGE (larger than a hit reads), …
+                if count < 0 && errno == ENOTSUP { attributes.disable() }
+                return nil
             }
             guard let meta = CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])),
-                  meta.hasBody else { return .unavailable }
-            return .metadata(meta)
+                  meta.hasBody else { return nil }
+            return meta
         }
     }
 

@@ -73,7 +73,7 @@ extension DiskCacheStore {
         /// and this key: what a hit would use where the metadata file does not
         /// (a kill between the renames of a commit).
         func byCopy(_ problem: String) -> ScannedEntry {
-            guard snapshot.body.exists, case .metadata(let meta) = readMetadataAttribute(key: key, bodyPath: bodyPath(key)),
+            guard snapshot.body.exists, let meta = readMetadataAttribute(key: key, bodyPath: bodyPath(key)),
                   let body = statBody(key), Self.body(body, matches: meta), MD5.hex(meta.url) == key
             else { return broken(problem) }
             return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: seconds(body.st_atim)))

@@ -58,7 +58,7 @@ public final class DiskCacheStore: Sendable {
     public func lookup(_ key: String, url: String? = nil, accessTime: Bool = true) -> CacheEntry? {
         guard CacheFileName.isKey(key) else { return nil }
         let path = bodyPath(key)
-        if case .metadata(let meta) = readMetadataAttribute(key: key, bodyPath: path),
+        if let meta = readMetadataAttribute(key: key, bodyPath: path),
            let body = statBody(key), Self.body(body, matches: meta),
            url.map({ meta.url == $0 }) ?? (MD5.hex(meta.url) == key) {
             // The copy travels with the body's inode: it must name this key's URL
