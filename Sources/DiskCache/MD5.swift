@@ -1,6 +1,7 @@
 import CCrypto
 
-/// MD5 through OpenSSL's EVP interface. Used for cache keys (file names)
+/// MD5 through OpenSSL (see CCrypto.c: one-shot digests need no provider
+/// set-up; streaming goes through EVP). Used for cache keys (file names)
 /// and body digests, never for security.
 public enum MD5 {
     /// Lowercase hex MD5 of `bytes`; equals `printf %s … | md5sum`.
@@ -39,17 +40,17 @@ public enum MD5 {
         withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
             let ok = ccrypto_md5(bytes.baseAddress, bytes.count, UnsafeMutableRawPointer(words.baseAddress!)
                 .assumingMemoryBound(to: UInt8.self))
-            precondition(ok == 1, "OpenSSL EVP MD5 failed")
+            precondition(ok == 1, "OpenSSL MD5 failed")
             return Digest(high: UInt64(bigEndian: words[0]), low: UInt64(bigEndian: words[1]))
         }
     }
 
-    /// One EVP digest into a stack buffer, straight into a 32-byte string:
+    /// One digest into a stack buffer, straight into a 32-byte string:
     /// no heap allocation besides the string (this runs once per URL).
     static func digestHex(_ buffer: UnsafeRawBufferPointer) -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digest in
             let ok = ccrypto_md5(buffer.baseAddress, buffer.count, digest.baseAddress)
-            precondition(ok == 1, "OpenSSL EVP MD5 failed")
+            precondition(ok == 1, "OpenSSL MD5 failed")
             return hexString(UnsafeBufferPointer(digest))
         }
     }

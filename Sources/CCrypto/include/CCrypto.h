@@ -1,6 +1,7 @@
-// The C that DiskCache needs: MD5 through OpenSSL 3's EVP interface (MD5()
-// itself is deprecated), and the extended-attribute calls of <sys/xattr.h>,
-// which Swift's Glibc module does not bring. Only DiskCache imports it.
+// The C that DiskCache needs: MD5 through OpenSSL (one-shot digests with the
+// low-level MD5(), which needs no provider set-up; streaming through EVP),
+// and the extended-attribute calls of <sys/xattr.h>, which Swift's Glibc
+// module does not bring. Only DiskCache imports it.
 #ifndef ASYNCFETCH_CCRYPTO_H
 #define ASYNCFETCH_CCRYPTO_H
 
