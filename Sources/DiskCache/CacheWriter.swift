@@ -8,11 +8,14 @@ import Glibc
 /// any instant and with any number of processes sharing the directory:
 ///
 /// 1. The body streams into `DIR/.tmp/<md5>.<pid>.<n>` (created exclusively,
-///    mode 0600, held under an `flock`); its MD5 is computed on the way.
+///    mode 0600, held under an `flock`); its MD5 is computed on the way
+///    (`BodyDigest`: inline for the first MiB, then by tasks reading the
+///    written bytes back behind the stream).
 ///    Nothing outside `.tmp` changes, so a kill here leaves only a leftover,
 ///    which a later sweep removes (its lock is free once the writer is dead;
 ///    see `DiskCacheStore.sweepTemporaryFiles`).
-/// 2. `commit`: `fsync` and `fstat` the body (inode, size, mtime). The
+/// 2. `commit`: the digest is finished (the bytes no task has hashed yet are
+///    read back), then `fsync` and `fstat` the body (inode, size, mtime). The
 ///    metadata, recording that inode, size, mtime and the digest, is written
 ///    to `.tmp` and `fsync`ed too. Still nothing visible.
 /// 3. Under the directory's commit lock (`CommitLock`): `rename` the body
@@ -46,7 +49,7 @@ public final class CacheWriter: @unchecked Sendable {
     public var temporaryPath: String { file.path }
     private let store: DiskCacheStore
     private let file: TemporaryFile
-    private let digest: StreamingMD5
+    private let digest: BodyDigest
     public private(set) var bytesWritten: Int64 = 0
     /// The first `headLimit` bytes, kept for image sniffing without rereading the file.
     public private(set) var head: [UInt8] = []
@@ -55,9 +58,15 @@ public final class CacheWriter: @unchecked Sendable {
     init(store: DiskCacheStore, key: String) throws(DiskCacheError) {
         self.store = store
         self.key = key
-        digest = try StreamingMD5()
         file = try store.createTemporaryFile(for: key)
+        do { digest = try BodyDigest(fd: file.fd, path: file.path) } catch {
+            file.discard()
+            throw error
+        }
     }
+
+    // Digest tasks may still be queued: they must not read the file once it is closed.
+    deinit { digest.close() }
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
@@ -66,14 +75,14 @@ public final class CacheWriter: @unchecked Sendable {
             head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
         }
         try file.write(bytes)
-        digest.update(bytes)
+        digest.append(bytes)
         bytesWritten += Int64(bytes.count)
     }
 
     /// Starts over (a retried download).
     public func reset() throws(DiskCacheError) {
+        digest.reset()   // first: no digest task reads the file while it is truncated
         try file.truncate()
-        digest.reset()
         head.removeAll()
         bytesWritten = 0
     }
@@ -82,11 +91,12 @@ public final class CacheWriter: @unchecked Sendable {
     /// are filled in here) as the entry for this key. See the protocol above.
     public func commit(_ metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         defer { file.discard() }
+        let bodyMD5 = try digest.finish()
         let info = try file.status()
         var meta = metadata
         meta.hasBody = true
         meta.bodyLength = Int64(info.st_size)
-        meta.bodyMD5 = digest.finalize()
+        meta.bodyMD5 = bodyMD5
         meta.bodyInode = UInt64(info.st_ino)
         meta.bodyMtimeNs = nanoseconds(info.st_mtim)
         meta.storedAt = currentTime()
@@ -119,6 +129,7 @@ public final class CacheWriter: @unchecked Sendable {
 
     /// Closes and deletes the temporary file. Safe to call more than once.
     public func abandon() {
+        digest.close()
         file.discard()
     }
 }

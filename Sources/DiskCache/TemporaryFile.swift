@@ -16,7 +16,8 @@ final class TemporaryFile: @unchecked Sendable {
         // Open into a local first: a throwing init with every property set
         // still runs deinit, whose `discard()` would unlink a file of the same
         // name that belongs to someone else (the EEXIST case).
-        let opened = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        // Readable too: a body's digest is partly computed by reading it back (`BodyDigest`).
+        let opened = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard opened >= 0 else { throw DiskCacheError.system("cannot create", path: path) }
         self.path = path
         fd = opened
