@@ -19,7 +19,13 @@ public enum CacheDirectory {
     }
 
     private static func resolve(explicit: String?, _ variable: (String) -> String?) throws(DiskCacheError) -> String {
-        if let explicit, !explicit.isEmpty { return absolute(explicit) }
+        if let explicit {
+            // An empty --cache-dir is a mistake (an unset shell variable), not a request for the default.
+            guard !explicit.isEmpty else {
+                throw DiskCacheError(.directory, path: "", message: "--cache-dir is empty: give a directory, or leave the option out for the default")
+            }
+            return absolute(explicit)
+        }
         if let dir = variable("ASYNCFETCH_CACHE_DIR"), !dir.isEmpty { return absolute(dir) }
         if let xdg = variable("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return join(xdg, "asyncfetch") }
         if let home = variable("HOME"), !home.isEmpty { return join(absolute(home), ".cache/asyncfetch") }

@@ -47,7 +47,11 @@ extension DiskCacheStore {
             }
         }
         for key in keys.sorted() {
-            scan.entries.append(scanEntry(key))
+            let scanned = scanEntry(key)
+            // Only regular files are the cache's: a directory, symlink or FIFO
+            // with a cache-like name (and nothing else under that key) is foreign.
+            guard scanned.snapshot.metadata.isRegular || scanned.snapshot.body.isRegular else { continue }
+            scan.entries.append(scanned)
         }
         for name in try DirectoryListing.names(in: temporaryDirectory) ?? [] where TemporaryFileName(name) != nil {
             var info = stat()
@@ -73,24 +77,24 @@ extension DiskCacheStore {
         /// and this key: what a hit would use where the metadata file does not
         /// (a kill between the renames of a commit).
         func byCopy(_ problem: String) -> ScannedEntry {
-            guard snapshot.body.exists, let meta = readMetadataAttribute(key: key, bodyPath: bodyPath(key)),
+            guard snapshot.body.isRegular, let meta = readMetadataAttribute(key: key, bodyPath: bodyPath(key)),
                   let body = statBody(key), Self.body(body, matches: meta), MD5.hex(meta.url) == key
             else { return broken(problem) }
             return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: seconds(body.st_atim)))
         }
-        guard snapshot.metadata.exists else { return byCopy("a body without metadata") }
+        guard snapshot.metadata.isRegular else { return byCopy("a body without metadata") }
         guard let (meta, info) = readMetadata(key) else { return byCopy("metadata that is unreadable, partial or not ours") }
         url = meta.url
         var lastAccess = seconds(info.st_atim)
         if meta.hasBody {
-            guard snapshot.body.exists else { return broken("metadata whose body is missing") }
+            guard snapshot.body.isRegular else { return broken("metadata whose body is missing") }
             guard let body = statBody(key), Self.body(body, matches: meta) else {
                 return byCopy("a body that is not the one its metadata describes")
             }
             // The body's atime; a cache written before uses were recorded there
             // has them on the metadata (whose atime also moves with each rewrite).
             lastAccess = max(seconds(body.st_atim), lastAccess)
-        } else if snapshot.body.exists {
+        } else if snapshot.body.isRegular {
             return byCopy("a stray body beside a remembered error")
         }
         return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess))

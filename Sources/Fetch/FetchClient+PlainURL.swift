@@ -20,6 +20,7 @@ extension FetchClient {
         guard i + 3 < n, b[i] == 0x3A, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }   // "://"
         i += 3
         var hostStart = i
+        var portStart = -1                                                  // after the host's ':'
         var inAuthority = true
         while i < n {
             let byte = b[i]
@@ -27,14 +28,33 @@ extension FetchClient {
             if inAuthority {
                 if byte == 0x2F || byte == 0x3F || byte == 0x23 {          // '/', '?', '#'
                     inAuthority = false
-                    guard i > hostStart, b[hostStart] != 0x3A else { return false }
+                    guard i > hostStart, b[hostStart] != 0x3A, isPlainPort(b, portStart, i) else { return false }
                 } else if byte == 0x40 {                                    // '@'
                     hostStart = i + 1
+                    portStart = -1
+                } else if byte == 0x3A {                                    // ':'
+                    guard portStart < 0 else { return false }               // a second one (IPv6, or malformed)
+                    portStart = i + 1
+                } else if byte == 0x5B {                                    // '[': IPv6
+                    return false
                 }
             }
             i += 1
         }
-        if inAuthority { return n > hostStart && b[hostStart] != 0x3A }
+        if inAuthority { return n > hostStart && b[hostStart] != 0x3A && isPlainPort(b, portStart, n) }
         return true
+    }
+
+    /// No port (`start` < 0), or 1 to 5 digits up to 65535 in `b[start..<end]`.
+    private static func isPlainPort(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
+        guard start >= 0 else { return true }
+        guard end > start, end - start <= 5 else { return false }
+        var value = 0
+        for k in start..<end {
+            let digit = Int(b[k]) - 0x30
+            guard digit >= 0 && digit <= 9 else { return false }
+            value = value * 10 + digit
+        }
+        return value <= 65535
     }
 }

@@ -105,6 +105,11 @@ public final class FetchClient: Sendable {
     /// `validate` without the fast path: every check, each with its error.
     static func validateFully(_ url: String) throws(FetchError) {
         guard let schemeEnd = schemeSeparator(in: url) else {
+            // "mailto:…", "data:…": a scheme, only not one that is fetched. ("host:8080/x" is no scheme.)
+            if let scheme = leadingScheme(url), !equalsIgnoringASCIICase(scheme.utf8, "http"),
+               !equalsIgnoringASCIICase(scheme.utf8, "https") {
+                throw FetchError(.unsupportedScheme, url: url, detail: "'\(scheme.lowercased())'", attempts: 0)
+            }
             throw FetchError(.invalidURL, url: url, detail: "expected scheme://host/path", attempts: 0)
         }
         let bytes = url.utf8
@@ -128,6 +133,41 @@ public final class FetchClient: Sendable {
         if hostPort.isEmpty || hostPort.first == UInt8(ascii: ":") {
             throw FetchError(.invalidURL, url: url, detail: "no host", attempts: 0)
         }
+        var port: Substring.UTF8View?
+        if hostPort.first == UInt8(ascii: "[") {
+            guard let close = hostPort.firstIndex(of: UInt8(ascii: "]")) else {
+                throw FetchError(.invalidURL, url: url, detail: "unterminated IPv6 address", attempts: 0)
+            }
+            let after = hostPort[hostPort.index(after: close)...]
+            if let colon = after.first {
+                guard colon == UInt8(ascii: ":") else { throw FetchError(.invalidURL, url: url, detail: "malformed host", attempts: 0) }
+                port = after.dropFirst()
+            }
+        } else if let colon = hostPort.firstIndex(of: UInt8(ascii: ":")) {
+            port = hostPort[hostPort.index(after: colon)...]
+        }
+        // Empty ("host:") means the default port, as in RFC 3986.
+        if let port, !port.isEmpty {
+            guard port.count <= 5, port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let number = Int(Substring(port)), number <= 65535 else {
+                throw FetchError(.invalidURL, url: url, detail: "malformed port '\(Substring(port))'", attempts: 0)
+            }
+        }
+    }
+
+    /// The scheme of a URL written without "//" ("mailto:x@y"): letters,
+    /// digits, "+", "-", "." up to the first ":", which is not followed by a
+    /// digit (that would be a host and port without a scheme).
+    private static func leadingScheme(_ url: String) -> Substring? {
+        guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let scheme = url.utf8[..<colon]
+        guard let first = scheme.first, isASCIILetter(first), scheme.allSatisfy({
+            isASCIILetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+        }) else { return nil }
+        let next = url.utf8[url.utf8.index(after: colon)...].first
+        if let next, next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9") { return nil }
+        return Substring(scheme)
     }
 
     private func runningLoop() throws(FetchError) -> CurlLoop {

@@ -19,7 +19,7 @@ extension CacheCommand {
             }
             var line = "removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
                 + "(\(formatBytes(report.removedBytes))) from \(store.directory)" + CacheCommand.describe(report.sweep)
-            if report.remaining > 0 { line += "; \(report.remaining) could not be removed" }
+            if !report.failures.isEmpty { line += "; \(report.failures.count) could not be removed" }
             print(line)
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }

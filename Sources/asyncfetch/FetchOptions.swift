@@ -35,26 +35,28 @@ struct FetchOptions: ParsableArguments {
         "Show a progress bar on stderr. (default: when stderr is a terminal and there is more than one URL)"))
     var progress: Bool?
 
-    @Option(help: ArgumentHelp("Concurrent transfers.", valueName: "n"))
+    // Numbers are taken whatever they look like, so that "--jobs -1" is
+    // told it must be at least 1 (not that the value is missing).
+    @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent transfers.", valueName: "n"))
     var jobs: Int = Defaults.jobs
 
-    @Option(name: .customLong("max-size"), help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"))
+    @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"))
     var maxSize = SizeValue(bytes: Defaults.maxSize)
 
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"))
+    @Option(name: .customLong("connect-timeout"), parsing: .unconditional, help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"))
     var connectTimeout = DurationValue(seconds: Defaults.connectTimeout)
 
-    @Option(help: ArgumentHelp("Time allowed for each attempt (0: no limit).", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Time allowed for each attempt (0: no limit).", valueName: "duration"))
     var timeout = DurationValue(seconds: Defaults.timeout)
 
-    @Option(help: ArgumentHelp("Extra attempts on connect errors, timeouts, 408, 429 and 5xx.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Extra attempts on connect errors, timeouts, 408, 429 and 5xx.", valueName: "n"))
     var retries: Int = Defaults.retries
 
-    @Option(name: .customLong("default-ttl"), help: ArgumentHelp(
+    @Option(name: .customLong("default-ttl"), parsing: .unconditional, help: ArgumentHelp(
         "Freshness of responses that give none (0 disables default caching).", valueName: "duration"))
     var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
 
-    @Option(name: .customLong("max-age"), help: ArgumentHelp(
+    @Option(name: .customLong("max-age"), parsing: .unconditional, help: ArgumentHelp(
         "Treat stored entries as fresh for this long, whatever the server said. (default: as the server said)",
         valueName: "duration"))
     var maxAge: DurationValue?

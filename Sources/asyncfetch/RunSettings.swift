@@ -39,6 +39,9 @@ struct RunSettings: Sendable, Equatable {
         if urls.isEmpty && input == nil {
             throw UsageError("no URL given (name URLs as arguments, or a list with --input FILE)")
         }
+        if offline && refresh {
+            throw UsageError("--offline and --refresh contradict each other (--offline never uses the network; --refresh revalidates every URL)")
+        }
         if jobs < 1 { throw UsageError("--jobs must be at least 1") }
         if retries < 0 { throw UsageError("--retries must be 0 or more") }
         if output != nil && (urls.count != 1 || input != nil) {

@@ -100,6 +100,29 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: bad.bodyPath))
     }
 
+    /// A directory or symlink with a key's name is not the cache's: never
+    /// counted, verified, pruned or reported as something that could not be removed.
+    @Test func keyLikeDirectoriesAndSymlinksAreForeign() throws {
+        let cache = try CacheFixture()
+        let a = try cache.put("https://x.test/a.png", [1, 2, 3])
+        try cache.put("https://x.test/b.png", [4, 5])
+        let directory = cache.directory + "/" + (try cache.key("https://x.test/dir"))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        let link = cache.directory + "/" + (try cache.key("https://x.test/link"))
+        #expect(symlink(a.bodyPath, link) == 0)
+        let scan = try cache.store.scan()
+        #expect(scan.entries.count == 2 && scan.broken.isEmpty)
+        let verified = try cache.store.verify()
+        #expect(verified.checked == 2 && verified.removed.isEmpty)
+        let pruned = try cache.store.prune(maxBytes: 1, maxAge: nil)
+        #expect(pruned.removed == 2 && pruned.remaining == 0 && pruned.failures.isEmpty)
+        var info = stat()
+        #expect(lstat(directory, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR)
+        #expect(lstat(link, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK)
+        let cleared = try cache.store.clear()
+        #expect(cleared.removed == 0 && cleared.remaining == 0 && cleared.failures.isEmpty)
+    }
+
     @Test func clearAndRemoveTouchOnlyTheCachesOwnFiles() throws {
         let cache = try CacheFixture()
         let a = try cache.put("https://x.test/a.png", [1])
@@ -112,6 +135,7 @@ import TestSupport
         #expect(try cache.store.remove(a.key) == false)
         let report = try cache.store.clear()
         #expect(report.removed == 1)
+        #expect(report.remaining == 0 && report.failures.isEmpty)
         #expect(try cache.names() == ([".tmp", keyLikeDirectory.split(separator: "/").last.map(String.init)!] + foreign).sorted())
     }
 }

@@ -72,6 +72,14 @@ import TestSupport
             (["-H", "no colon", "http://127.0.0.1:9/x.png"], "asyncfetch: -H expects 'Name: value', got 'no colon'"),
             (["-o", "x.png", "--input", "-"], "asyncfetch: -o/--output takes exactly one URL, named on the command line"),
             (["--input", "/no/such/list"], "asyncfetch: cannot read --input /no/such/list: No such file or directory"),
+            // A negative number is a value, not an option: the reason is the range.
+            (["--jobs", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
+            (["--retries", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --retries must be 0 or more"),
+            (["--default-ttl", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: The value '-1' is invalid for '--default-ttl <duration>'"),
+            (["--offline", "--refresh", "http://127.0.0.1:9/x.png"], "asyncfetch: --offline and --refresh contradict each other"),
+            // An unset shell variable must not send the run to the default cache.
+            (["--cache-dir", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cache-dir is empty"),
+            (["--cache-dir=", "--offline", "http://127.0.0.1:9/x.png"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
         ]
         for (arguments, reason) in cases {
             let result = try await cli.run(arguments)

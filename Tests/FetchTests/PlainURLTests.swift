@@ -10,12 +10,46 @@ import Testing
         "http://h/a b", "http://h/\u{7F}", "http://h\t/", "ftp://h/", "file:///etc/passwd", "http://a@b@c/",
         "http://[::1]:80/", "http://h?x", "http://h#x", "http://@", "http://h:", "Http://é.test/ü",
         "sttp://h/", "https\u{0}://h/", "",
+        "http://h:65535/", "http://h:65536/", "http://h:99999/x", "http://h:123456/", "http://h:1:80/", "http://h:0/",
+        "http://h:8o/", "http://[::1]:80x/", "http://u:p@h:81/x", "http://u:p:q@h/", "http://h:80",
     ]
 
     @Test(arguments: tricky)
     func theFastPathAcceptsOnlyWhatTheFullCheckAccepts(url: String) {
         if FetchClient.isPlainlyValid(url) {
             #expect(throws: Never.self) { try FetchClient.validateFully(url) }
+        }
+    }
+
+    @Test func portsAreCheckedBeforeAnyIO() throws {
+        for url in ["http://127.0.0.1:99999/x", "http://h:65536/", "http://h:1:80/x", "http://[::1]:80x/", "http://h:8o/",
+                    "http://[::1]x/"] {
+            #expect(!FetchClient.isPlainlyValid(url), "\(url)")
+            #expect(throws: FetchError.self, "\(url)") {
+                do { try FetchClient.validateFully(url) } catch let error as FetchError {
+                    #expect(error.kind == .invalidURL, "\(url): \(error.kind)")
+                    throw error
+                }
+            }
+        }
+        for url in ["http://h:65535/", "http://h:/x", "http://[::1]:8080/", "http://u:p@h:81/x"] {
+            #expect(throws: Never.self, "\(url)") { try FetchClient.validate(url) }
+        }
+    }
+
+    /// A scheme written without "//" is still a scheme that is not fetched;
+    /// a host and port without a scheme is a malformed URL.
+    @Test func schemesWithoutSlashesAreUnsupportedNotMalformed() throws {
+        for (url, kind) in [("mailto:someone@example.com", FetchError.Kind.unsupportedScheme),
+                            ("data:image/png;base64,AAAA", .unsupportedScheme), ("javascript:alert(1)", .unsupportedScheme),
+                            ("example.com:8080/x.png", .invalidURL), ("localhost:80", .invalidURL),
+                            ("http:example.com/x.png", .invalidURL), ("just text", .invalidURL)] {
+            #expect(throws: FetchError.self, "\(url)") {
+                do { try FetchClient.validate(url) } catch let error as FetchError {
+                    #expect(error.kind == kind, "\(url): \(error.kind)")
+                    throw error
+                }
+            }
         }
     }
 
