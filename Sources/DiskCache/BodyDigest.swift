@@ -8,14 +8,16 @@ import Glibc
 /// they are appended, on the writer's thread: a small body costs nothing
 /// more. Past that, the digest follows the stream through the file instead:
 /// whenever `CacheDefaults.digestStep` (1 MiB) of written bytes is not yet
-/// hashed, a task reads them back (from the page cache) and hashes them. The
-/// fetch engine writes every body on its one transfer thread, so hashing
-/// large bodies there made that thread the bottleneck (MD5 runs at about
-/// 780 MB/s here, slower than loopback delivers); this way the hashing of
-/// several large bodies runs on the other core while the transfer thread
-/// keeps receiving, and memory stays flat (a fixed read buffer). On a
-/// network slower than MD5 the steps keep up, so `finish` has at most about
-/// one step left to hash.
+/// hashed, a task reads that much back and hashes it, then hands on to a new
+/// task if more is waiting (so no task holds a thread of the cooperative
+/// pool for longer than one step). The fetch engine writes every body on its
+/// one transfer thread, so hashing large bodies there made that thread the
+/// bottleneck (MD5 runs at about 780 MB/s here, slower than loopback
+/// delivers); this way the hashing of several large bodies spreads over the
+/// cores while the transfer thread keeps receiving. Memory stays flat: one
+/// read buffer per step. When the network is slower than MD5 the steps keep
+/// up and `finish` has about a step left to hash; when it is faster, they
+/// fall behind and `finish` hashes the rest.
 ///
 /// Threading: `append`, `reset`, `finish` and `close` are called by the
 /// writer's owner, one at a time. Steps run concurrently on the cooperative
@@ -37,6 +39,13 @@ final class BodyDigest: @unchecked Sendable {
     private var hashed: Int64 = 0
     private var stepQueued = false
     private var closed = false
+    /// A step could not read the file: no more steps; `finish` reads again and reports.
+    private var stepFailed = false
+    /// `close` or `finish` has returned: the owner may close the file.
+    private var released = false
+    /// Reads made by steps, and those made after `released` (none, by design).
+    private var stepReads = 0
+    private var readsAfterClose = 0
 
     /// `fd` must stay open, readable, until `close` or `finish` returns.
     init(fd: Int32, path: String, inlineLimit: Int64 = CacheDefaults.inlineDigestLimit,
@@ -67,7 +76,7 @@ final class BodyDigest: @unchecked Sendable {
         }
         let schedule = stateLock.withLock { () -> Bool in
             written += count
-            guard !stepQueued, !closed, written - hashed >= step else { return false }
+            guard !stepQueued, !closed, !stepFailed, written - hashed >= step else { return false }
             stepQueued = true
             return true
         }
@@ -101,7 +110,10 @@ final class BodyDigest: @unchecked Sendable {
                 }
                 offset += n
             }
-            stateLock.withLock { hashed = end }
+            stateLock.withLock {
+                hashed = end
+                released = true
+            }
             return md5.finalize()
         }
     }
@@ -109,37 +121,56 @@ final class BodyDigest: @unchecked Sendable {
     /// No step touches the file after this returns (a running one finishes its read first).
     func close() {
         stateLock.withLock { closed = true }
-        digestLock.withLock {}
+        digestLock.withLock { stateLock.withLock { released = true } }
     }
 
-    /// A step: hashes the written bytes in order until it has caught up.
+    /// A step: hashes up to `step` written bytes in order, then starts the
+    /// next step if more is waiting (`stepQueued` stays set) or ends.
     private func catchUp() {
-        digestLock.withLock {
+        let more = digestLock.withLock { () -> Bool in
+            var done: Int64 = 0
             while true {
                 let (start, available) = stateLock.withLock { () -> (Int64, Int64) in
-                    if closed || written == hashed {
-                        stepQueued = false
+                    if closed || written == hashed || done >= step {
+                        if closed || written == hashed { stepQueued = false }
                         return (0, 0)
                     }
                     return (hashed, written - hashed)
                 }
-                guard available > 0 else { return }
+                guard available > 0 else { return stateLock.withLock { stepQueued } }
                 // A read error or a short file: leave the rest to `finish`, which reports it.
-                guard let n = try? readAndHash(at: start, upTo: available), n > 0 else {
-                    stateLock.withLock { stepQueued = false }
-                    return
+                guard let n = try? readAndHash(at: start, upTo: min(available, step - done), byStep: true), n > 0 else {
+                    stateLock.withLock {
+                        stepQueued = false
+                        stepFailed = true
+                    }
+                    return false
                 }
-                stateLock.withLock { hashed += n }
+                done += n
+                stateLock.withLock {
+                    hashed += n
+                    stepReads += 1
+                }
             }
         }
+        if more {
+            Task.detached { [self] in catchUp() }
+        }
+    }
+
+    /// For tests: bytes hashed so far, reads made by steps, and reads a step
+    /// made after `close` or `finish` returned.
+    var progress: (hashed: Int64, stepReads: Int, readsAfterClose: Int) {
+        stateLock.withLock { (hashed, stepReads, readsAfterClose) }
     }
 
     /// One read of up to `readChunk` bytes at `offset` (at most `limit`), into
     /// the digest. Call with `digestLock` held. 0 at the end of the file.
-    private func readAndHash(at offset: Int64, upTo limit: Int64) throws(DiskCacheError) -> Int64 {
+    private func readAndHash(at offset: Int64, upTo limit: Int64, byStep: Bool = false) throws(DiskCacheError) -> Int64 {
         let want = Int(min(limit, Int64(CacheDefaults.digestReadChunk)))
         return try withUnsafeTemporaryAllocation(byteCount: want, alignment: 16) { buffer throws(DiskCacheError) -> Int64 in
             guard let base = buffer.baseAddress else { return 0 }
+            if byStep { stateLock.withLock { if released { readsAfterClose += 1 } } }
             while true {
                 let n = pread(fd, base, want, off_t(offset))
                 if n < 0 {
