@@ -20,7 +20,7 @@ extension Reporter {
             paint("failure", "31", into: &line)
             append("  ", event.url, "  ", to: &line)
             line.append(contentsOf: error.message.utf8)
-            if error.source == .cache { line.append(contentsOf: " (remembered)".utf8) }
+            if error.source == .cache && error.kind == .http { line.append(contentsOf: " (remembered)".utf8) }
             if verbose {
                 var detail = [error.kind.rawValue]
                 if error.attempts > 0 { detail.append("attempts \(error.attempts)") }

@@ -100,6 +100,29 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: corrupt)) == origin)
     }
 
+    /// What a run with --any stored is not an image: a run without --any gets
+    /// the answer a download would give (`not-an-image`), from the cache.
+    @Test func anEntryStoredWithAnyIsNotAnImageWithoutIt() throws {
+        let server = try ScriptedServer()
+        server.route("/page", .ok(Array("<!doctype html><p>hello</p>".utf8), contentType: "text/html", headers: [("Cache-Control", "max-age=600")]))
+        let cli = try CLI()
+        let url = server.url("/page")
+        #expect(try cli.run(["--any", url]).status == 0)
+        for arguments in [[url], ["--offline", url]] {
+            let result = try cli.run(["--json"] + arguments)
+            #expect(result.status == 1, "\(arguments)")
+            let line = CLI.jsonLines(result.stdout)?.first { $0["url"] as? String == url }
+            let error = line?["error"] as? [String: Any]
+            #expect(error?["kind"] as? String == "not-an-image", "\(arguments): \(result.stdout)")
+            #expect((error?["message"] as? String)?.contains("stored by a run with --any") == true)
+            #expect(line?["source"] as? String == "cache")
+        }
+        let text = try cli.run([url])
+        #expect(text.stdout.hasPrefix("failure") && !text.stdout.contains("remembered"), "\(text.stdout)")
+        #expect(try cli.run(["--any", "--offline", url]).stdout.contains("(cache, "))
+        #expect(server.requestCount("/page") == 1)
+    }
+
     @Test func aBodyTruncatedByTheServerIsNeverStored() throws {
         let server = try ScriptedServer()
         var response = ScriptedResponse.ok([UInt8](repeating: 0x89, count: 200_000), contentType: "image/png")
