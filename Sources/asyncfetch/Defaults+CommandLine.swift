@@ -19,4 +19,7 @@ extension Defaults {
     /// A second signal waits at most this long for a line being written,
     /// so that stdout never ends in half a JSON object.
     static let abandonWait: Double = 0.2
+    /// `--cacert` is checked for a PEM block in its first 16 MiB (a CA
+    /// bundle is a few hundred KiB).
+    static let maxCAFileScan = 16 << 20
 }

@@ -55,9 +55,29 @@ enum Main {
         if rest.first == "cache" {
             var tail = rest.dropFirst()
             cacheDir += takeCacheDir(from: &tail)
+            // No subcommand, or an unknown one: that is what to report (`cache`
+            // alone shows its help), not that `cache` has no --cache-dir option.
+            guard let name = tail.first, CacheCommand.configuration.subcommands.contains(where: {
+                $0.configuration.commandName == name || $0._commandName == name
+            }) else {
+                return (CacheRoot.self, ["cache"] + withoutCacheDir(tail))
+            }
             return (CacheRoot.self, ["cache"] + Array(tail) + cacheDir)
         }
         return (AsyncFetch.self, arguments)
+    }
+
+    /// `arguments` without any `--cache-dir DIR` / `--cache-dir=DIR` option.
+    private static func withoutCacheDir(_ arguments: ArraySlice<String>) -> [String] {
+        var kept: [String] = []
+        var skipNext = false
+        for argument in arguments {
+            if skipNext { skipNext = false; continue }
+            if argument == "--cache-dir" { skipNext = true; continue }
+            if argument.hasPrefix("--cache-dir=") { continue }
+            kept.append(argument)
+        }
+        return kept
     }
 
     /// Removes the `--cache-dir DIR` / `--cache-dir=DIR` options at the

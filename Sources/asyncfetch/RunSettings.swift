@@ -64,7 +64,27 @@ struct RunSettings: Sendable, Equatable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return String(cString: strerror(errno)) }
-        return (info.st_mode & S_IFMT) == S_IFDIR ? "is a directory" : nil
+        if (info.st_mode & S_IFMT) == S_IFDIR { return "is a directory" }
+        return containsPEM(fd) ? nil : "no PEM certificate in it (a line '-----BEGIN CERTIFICATE-----')"
+    }
+
+    /// Whether the file (read up to `Defaults.maxCAFileScan`) has a PEM block:
+    /// libcurl takes CA files in PEM only, and would report anything else for
+    /// every https URL.
+    private static func containsPEM(_ fd: Int32) -> Bool {
+        let marker = Array("-----BEGIN ".utf8)
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while data.count < Defaults.maxCAFileScan {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            data.append(contentsOf: chunk[0..<n])
+        }
+        guard data.count >= marker.count else { return false }
+        return (0...(data.count - marker.count)).contains { start in
+            data[start] == 0x2D && data[start..<(start + marker.count)].elementsEqual(marker)
+        }
     }
 
     func loaderOptions() -> LoaderOptions {

@@ -60,11 +60,13 @@ import TestSupport
         #expect(path.stderr.contains("not cached"))
     }
 
-    /// An unreadable `--cacert` is a usage error (exit 2, one line naming
-    /// the file), like an unreadable `--input`, not a `tls` failure per URL.
+    /// An unreadable `--cacert`, or one with no PEM certificate in it, is a
+    /// usage error (exit 2, one line naming the file), like an unreadable
+    /// `--input`, not a `tls` failure per URL.
     @Test func anUnreadableCACertIsAUsageError() async throws {
         let cli = try CLI()
-        for file in ["/no/such/ca.pem", cli.cache.path] {
+        let notPEM = try cli.cache.write("not.pem", Array("just some text\n".utf8))
+        for file in ["/no/such/ca.pem", cli.cache.path, notPEM] {
             let result = try await cli.run(["--cacert", file, "https://127.0.0.1:9/x.png"])
             #expect(result.status == 2, "\(file): \(result.stdout) \(result.stderr)")
             let lines = result.stderr.split(separator: "\n").map(String.init)

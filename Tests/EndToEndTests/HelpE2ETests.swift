@@ -58,6 +58,10 @@ import TestSupport
         #expect(cacheHelp.stdout.contains("  dir ") && cacheHelp.stdout.contains("  path "))
         #expect(try await cli.run(["help", "cache"]).stdout == cacheHelp.stdout)
         #expect(try await cli.run(["help", "cache", "path"]).stdout.contains("USAGE: asyncfetch cache path"))
+        for arguments in [["cache", "--cache-dir", "/tmp/x"], ["--cache-dir", "/tmp/x", "cache"]] {
+            let bare = try await cli.run(arguments)
+            #expect(bare.status == 0 && bare.stdout == cacheHelp.stdout, "\(arguments): \(bare.stderr)")
+        }
         let moved = try await cli.run(["--cache-dir", cli.cache.path + "/elsewhere", "cache", "dir"])
         #expect(moved.status == 0)
         #expect(moved.stdout == cli.cache.path + "/elsewhere\n")
@@ -80,6 +84,8 @@ import TestSupport
             // An unset shell variable must not send the run to the default cache.
             (["--cache-dir", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cache-dir is empty"),
             (["--cache-dir=", "--offline", "http://127.0.0.1:9/x.png"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
+            // The unknown subcommand is the problem, not the --cache-dir beside it.
+            (["cache", "bogus", "--cache-dir", "/tmp/x"], "asyncfetch: Unexpected argument 'bogus'"),
         ]
         for (arguments, reason) in cases {
             let result = try await cli.run(arguments)
