@@ -135,6 +135,8 @@ def main():
             f.write(big)
     md5stat = f"{base}/md5stat"
     subprocess.run(["cc", "-O2", "-o", md5stat, f"{HERE}/md5stat.c", "-lcrypto"], check=True)
+    md5stat_md5 = f"{base}/md5stat-md5"
+    subprocess.run(["cc", "-O2", "-DLOW_LEVEL_MD5", "-o", md5stat_md5, f"{HERE}/md5stat.c", "-lcrypto"], check=True)
     nginx = Nginx(f"{base}/www", f"{base}/nginx")
     url = f"http://127.0.0.1:{nginx.port}"
     sets = {
@@ -238,6 +240,7 @@ def main():
                 group(name, [
                     ("offline", "asyncfetch --offline", lambda: af(name, "--offline", cache=cache), None),
                     ("offline", "C loop: md5 + stat", lambda: [md5stat, cache, f"{base}/{name}.txt"], None),
+                    ("offline", "C loop, MD5(): md5 + stat", lambda: [md5stat_md5, cache, f"{base}/{name}.txt"], None),
                 ], reps)
         if not args.quick:
             # 100,000-line input: peak RSS while streaming (offline misses, no network)
@@ -274,7 +277,8 @@ def main():
         ("cold 20x10MiB vs curl p8", "cold", "20x10MiB", "asyncfetch", "curl --parallel-max 8", 1.1),
         (f"fresh {small_big} vs curl etag pass", "fresh", small_big, "asyncfetch", ("revalidate", "curl p8"), 0.1),
         (f"revalidate {small_big} vs curl etag pass", "revalidate", small_big, "asyncfetch", ("revalidate", "curl p8"), 0.8),
-        (f"offline {small_big} vs md5+stat C loop", "offline", small_big, "asyncfetch", "C loop", 2.0),
+        (f"offline {small_big} vs md5+stat C loop", "offline", small_big, "asyncfetch", "C loop: ", 2.0),
+        (f"offline {small_big} vs C loop with MD5()", "offline", small_big, "asyncfetch", "C loop, MD5()", None),
         ("one cached URL vs curl file://", "startup", "1 URL", "asyncfetch", "curl", 1.0),
     ]
     for label, mode, setname, mine, ref, target in checks:
