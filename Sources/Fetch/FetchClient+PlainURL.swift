@@ -19,6 +19,7 @@ extension FetchClient {
         if b[i] | 0x20 == 0x73 { i += 1 }                                  // "s"
         guard i + 3 < n, b[i] == 0x3A, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }   // "://"
         i += 3
+        let authorityStart = i
         var hostStart = i
         var portStart = -1                                                  // after the host's ':'
         var inAuthority = true
@@ -30,6 +31,7 @@ extension FetchClient {
                     inAuthority = false
                     guard i > hostStart, b[hostStart] != 0x3A, isPlainPort(b, portStart, i) else { return false }
                 } else if byte == 0x40 {                                    // '@'
+                    guard hostStart == authorityStart else { return false }  // a second one: the full check
                     hostStart = i + 1
                     portStart = -1
                 } else if byte == 0x3A {                                    // ':'
@@ -45,7 +47,7 @@ extension FetchClient {
         return true
     }
 
-    /// No port (`start` < 0), or 1 to 5 digits up to 65535 in `b[start..<end]`.
+    /// No port (`start` < 0), or 1 to 5 digits from 1 to 65535 in `b[start..<end]`.
     private static func isPlainPort(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
         guard start >= 0 else { return true }
         guard end > start, end - start <= 5 else { return false }
@@ -55,6 +57,6 @@ extension FetchClient {
             guard digit >= 0 && digit <= 9 else { return false }
             value = value * 10 + digit
         }
-        return value <= 65535
+        return value >= 1 && value <= 65535
     }
 }

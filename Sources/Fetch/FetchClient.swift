@@ -129,6 +129,10 @@ public final class FetchClient: Sendable {
         }
         let rest = bytes[schemeEnd.upperBound...]
         let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        // Where the user info ends is ambiguous with two '@' (libcurl takes the first): refused.
+        if authority.firstIndex(of: UInt8(ascii: "@")) != authority.lastIndex(of: UInt8(ascii: "@")) {
+            throw FetchError(.invalidURL, url: url, detail: "more than one '@' before the path (write %40)", attempts: 0)
+        }
         let hostPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
         if hostPort.isEmpty || hostPort.first == UInt8(ascii: ":") {
             throw FetchError(.invalidURL, url: url, detail: "no host", attempts: 0)
@@ -149,24 +153,32 @@ public final class FetchClient: Sendable {
         // Empty ("host:") means the default port, as in RFC 3986.
         if let port, !port.isEmpty {
             guard port.count <= 5, port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let number = Int(Substring(port)), number <= 65535 else {
+                  let number = Int(Substring(port)), number >= 1, number <= 65535 else {
                 throw FetchError(.invalidURL, url: url, detail: "malformed port '\(Substring(port))'", attempts: 0)
             }
         }
     }
 
-    /// The scheme of a URL written without "//" ("mailto:x@y"): letters,
-    /// digits, "+", "-", "." up to the first ":", which is not followed by a
-    /// digit (that would be a host and port without a scheme).
+    /// The scheme of a URL written without "//" ("mailto:x@y", "tel:5551234"):
+    /// letters, digits, "+" and "-" up to the first ":". Not a scheme: one
+    /// letter (a drive, "C:"), a name with a "." ("example.com:…"), or a name
+    /// followed by 1 to 5 digits and then the end, "/", "?" or "#" (a host and
+    /// port without a scheme, "localhost:8080/x").
     private static func leadingScheme(_ url: String) -> Substring? {
-        guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let scheme = url.utf8[..<colon]
-        guard let first = scheme.first, isASCIILetter(first), scheme.allSatisfy({
+        let bytes = url.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let scheme = bytes[..<colon]
+        guard scheme.count > 1, let first = scheme.first, isASCIILetter(first), scheme.allSatisfy({
             isASCIILetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
-                || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+                || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
         }) else { return nil }
-        let next = url.utf8[url.utf8.index(after: colon)...].first
-        if let next, next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9") { return nil }
+        let rest = bytes[bytes.index(after: colon)...]
+        let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        let after = rest.dropFirst(digits.count).first
+        if (1...5).contains(digits.count),
+           after == nil || after == UInt8(ascii: "/") || after == UInt8(ascii: "?") || after == UInt8(ascii: "#") {
+            return nil
+        }
         return Substring(scheme)
     }
 

@@ -116,7 +116,7 @@ public final class ImageLoader: Sendable {
         if meta.format == nil && !options.acceptAnyContent {
             let type = meta.header("Content-Type").map { " (Content-Type: \($0))" } ?? ""
             return .failure(LoadError(kind: .notAnImage, message: "not an image\(type); stored by a run with --any",
-                                      status: meta.status, source: .cache))
+                                      status: meta.status, source: source))
         }
         return .success(LoadResult(
             path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: meta.status,

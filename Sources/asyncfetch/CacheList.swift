@@ -18,7 +18,7 @@ extension CacheCommand {
         @Flag(help: "Print JSON Lines: one object per entry.")
         var json = false
 
-        @Option(name: .customLong("default-ttl"), help: ArgumentHelp(
+        @Option(name: .customLong("default-ttl"), parsing: .unconditional, help: ArgumentHelp(
             "Freshness of responses that gave none, as for fetching.", valueName: "duration"))
         var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
 

@@ -55,6 +55,13 @@ enum Main {
         if rest.first == "cache" {
             var tail = rest.dropFirst()
             cacheDir += takeCacheDir(from: &tail)
+            if tail.first == "help" {   // `cache help [rm]` as `cache [rm] --help`
+                return route(cacheDir + ["cache"] + Array(tail.dropFirst()) + ["--help"])
+            }
+            // A --cache-dir left without a value: `dir` parses it, and says so.
+            if let first = tail.first, first == "--cache-dir" || first.hasPrefix("--cache-dir=") {
+                return (CacheRoot.self, ["cache", "dir"] + Array(tail))
+            }
             // No subcommand, or an unknown one: that is what to report (`cache`
             // alone shows its help), not that `cache` has no --cache-dir option.
             guard let name = tail.first, CacheCommand.configuration.subcommands.contains(where: {
@@ -82,10 +89,14 @@ enum Main {
 
     /// Removes the `--cache-dir DIR` / `--cache-dir=DIR` options at the
     /// front of `arguments` and returns them.
+    /// One without a value, or with an empty one, is left where it is, for
+    /// the parser to report.
     private static func takeCacheDir(from arguments: inout ArraySlice<String>) -> [String] {
         var taken: [String] = []
         while let first = arguments.first, first == "--cache-dir" || first.hasPrefix("--cache-dir=") {
             let count = first == "--cache-dir" ? 2 : 1
+            let value = first == "--cache-dir" ? arguments.dropFirst().first : String(first.dropFirst("--cache-dir=".count))
+            guard let value, !value.isEmpty else { break }
             taken += arguments.prefix(count)
             arguments = arguments.dropFirst(count)
         }

@@ -65,14 +65,17 @@ struct RunSettings: Sendable, Equatable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return String(cString: strerror(errno)) }
         if (info.st_mode & S_IFMT) == S_IFDIR { return "is a directory" }
+        // Only a regular file is read ahead of libcurl: a pipe (`<(…)`) read here would be empty for it.
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return containsPEM(fd) ? nil : "no PEM certificate in it (a line '-----BEGIN CERTIFICATE-----')"
     }
 
-    /// Whether the file (read up to `Defaults.maxCAFileScan`) has a PEM block:
+    /// Whether the file (read up to `Defaults.maxCAFileScan`) has a PEM
+    /// certificate ("-----BEGIN CERTIFICATE-----", or "TRUSTED CERTIFICATE"):
     /// libcurl takes CA files in PEM only, and would report anything else for
     /// every https URL.
     private static func containsPEM(_ fd: Int32) -> Bool {
-        let marker = Array("-----BEGIN ".utf8)
+        let marker = Array("CERTIFICATE-----".utf8)
         var data: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while data.count < Defaults.maxCAFileScan {
@@ -83,7 +86,7 @@ struct RunSettings: Sendable, Equatable {
         }
         guard data.count >= marker.count else { return false }
         return (0...(data.count - marker.count)).contains { start in
-            data[start] == 0x2D && data[start..<(start + marker.count)].elementsEqual(marker)
+            data[start] == 0x43 && data[start..<(start + marker.count)].elementsEqual(marker)
         }
     }
 

@@ -74,6 +74,9 @@ import TestSupport
             #expect(lines.last == "See 'asyncfetch --help'.")
             #expect(result.stdout.isEmpty)
         }
+        // Not a regular file (a pipe such as `<(…)`): left unread for libcurl, so not a usage error.
+        let piped = try await cli.run(["--cacert", "/dev/null", "--offline", "https://127.0.0.1:9/x.png"])
+        #expect(piped.status == 1 && piped.stdout.hasPrefix("empty"), "\(piped.stderr)")
     }
 
     @Test func pruneReportsWhatRemainsInGoodEnglish() async throws {

@@ -104,7 +104,13 @@ import TestSupport
     /// the answer a download would give (`not-an-image`), from the cache.
     @Test func anEntryStoredWithAnyIsNotAnImageWithoutIt() throws {
         let server = try ScriptedServer()
-        server.route("/page", .ok(Array("<!doctype html><p>hello</p>".utf8), contentType: "text/html", headers: [("Cache-Control", "max-age=600")]))
+        server.route("/page", handler: { request in
+            if request.headers.contains(where: { $0.name.lowercased() == "if-none-match" }) {
+                return ScriptedResponse.status(304, headers: [("ETag", "\"v1\"")])
+            }
+            return .ok(Array("<!doctype html><p>hello</p>".utf8), contentType: "text/html",
+                       headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")])
+        })
         let cli = try CLI()
         let url = server.url("/page")
         #expect(try cli.run(["--any", url]).status == 0)
@@ -121,6 +127,15 @@ import TestSupport
         #expect(text.stdout.hasPrefix("failure") && !text.stdout.contains("remembered"), "\(text.stdout)")
         #expect(try cli.run(["--any", "--offline", url]).stdout.contains("(cache, "))
         #expect(server.requestCount("/page") == 1)
+        // Revalidating it without --any asks for the whole body (a 304 would make it a success).
+        let refreshed = try cli.run(["--json", "--refresh", url])
+        #expect(refreshed.status == 1)
+        let error = CLI.jsonLines(refreshed.stdout)?.first { $0["phase"] as? String == "failure" }?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "not-an-image", "\(refreshed.stdout)")
+        #expect(server.requests("/page").last.map { !$0.headers.contains { $0.name.lowercased() == "if-none-match" } } == true)
+        let withAny = try cli.run(["--json", "--any", "--refresh", url])
+        #expect(CLI.jsonLines(withAny.stdout)?.last { $0["url"] as? String == url }?["source"] as? String == "revalidated",
+                "\(withAny.stdout)")
     }
 
     @Test func aBodyTruncatedByTheServerIsNeverStored() throws {

@@ -58,6 +58,10 @@ import TestSupport
         #expect(cacheHelp.stdout.contains("  dir ") && cacheHelp.stdout.contains("  path "))
         #expect(try await cli.run(["help", "cache"]).stdout == cacheHelp.stdout)
         #expect(try await cli.run(["help", "cache", "path"]).stdout.contains("USAGE: asyncfetch cache path"))
+        #expect(try await cli.run(["cache", "help"]).stdout == cacheHelp.stdout)
+        let rmHelp = try await cli.run(["cache", "rm", "--help"])
+        #expect(rmHelp.status == 0 && rmHelp.stdout.contains("USAGE: asyncfetch cache rm"))
+        #expect(try await cli.run(["cache", "help", "rm"]).stdout == rmHelp.stdout)
         for arguments in [["cache", "--cache-dir", "/tmp/x"], ["--cache-dir", "/tmp/x", "cache"]] {
             let bare = try await cli.run(arguments)
             #expect(bare.status == 0 && bare.stdout == cacheHelp.stdout, "\(arguments): \(bare.stderr)")
@@ -86,6 +90,8 @@ import TestSupport
             (["--cache-dir=", "--offline", "http://127.0.0.1:9/x.png"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
             // The unknown subcommand is the problem, not the --cache-dir beside it.
             (["cache", "bogus", "--cache-dir", "/tmp/x"], "asyncfetch: Unexpected argument 'bogus'"),
+            (["cache", "--cache-dir"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
+            (["cache", "--cache-dir", ""], "asyncfetch: --cache-dir is empty"),
         ]
         for (arguments, reason) in cases {
             let result = try await cli.run(arguments)

@@ -12,6 +12,7 @@ import Testing
         "sttp://h/", "https\u{0}://h/", "",
         "http://h:65535/", "http://h:65536/", "http://h:99999/x", "http://h:123456/", "http://h:1:80/", "http://h:0/",
         "http://h:8o/", "http://[::1]:80x/", "http://u:p@h:81/x", "http://u:p:q@h/", "http://h:80",
+        "http://a@h:99999@h:9/x", "http://a@b:1@c/",
     ]
 
     @Test(arguments: tricky)
@@ -23,7 +24,9 @@ import Testing
 
     @Test func portsAreCheckedBeforeAnyIO() throws {
         for url in ["http://127.0.0.1:99999/x", "http://h:65536/", "http://h:1:80/x", "http://[::1]:80x/", "http://h:8o/",
-                    "http://[::1]x/"] {
+                    "http://[::1]x/", "http://h:0/", "http://127.0.0.1:00000/x",
+                    "http://a@127.0.0.1:99999@127.0.0.1:9/x"] {   // libcurl ends the user info at the first '@'
+
             #expect(!FetchClient.isPlainlyValid(url), "\(url)")
             #expect(throws: FetchError.self, "\(url)") {
                 do { try FetchClient.validateFully(url) } catch let error as FetchError {
@@ -42,7 +45,9 @@ import Testing
     @Test func schemesWithoutSlashesAreUnsupportedNotMalformed() throws {
         for (url, kind) in [("mailto:someone@example.com", FetchError.Kind.unsupportedScheme),
                             ("data:image/png;base64,AAAA", .unsupportedScheme), ("javascript:alert(1)", .unsupportedScheme),
+                            ("tel:5551234", .unsupportedScheme), ("sip:1234@h", .unsupportedScheme),
                             ("example.com:8080/x.png", .invalidURL), ("localhost:80", .invalidURL),
+                            ("example.com:/x.png", .invalidURL), ("C:\\x.png", .invalidURL),
                             ("http:example.com/x.png", .invalidURL), ("just text", .invalidURL)] {
             #expect(throws: FetchError.self, "\(url)") {
                 do { try FetchClient.validate(url) } catch let error as FetchError {
