@@ -178,7 +178,8 @@ def main():
 
     def report(mode, setname, row):
         results.append((mode, setname, row))
-        print(f"  {mode:<11} {setname:<9} {row.name:<34} wall {fmt(row.wall):>10}  cpu {fmt(statistics.median(row.cpus)):>10}"
+        print(f"  {mode:<11} {setname:<9} {row.name:<34} wall {fmt(row.wall):>10} (min {fmt(min(row.walls)):>9})"
+              f"  cpu {fmt(statistics.median(row.cpus)):>10} (min {fmt(min(row.cpus)):>9})"
               f"  rss {max(row.rss):6.1f} MiB  exit {sorted(row.codes)}", flush=True)
 
     def bench(mode, setname, label, cmd_factory, reps, prepare=None, env=None):
