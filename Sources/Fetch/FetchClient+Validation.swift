@@ -21,10 +21,7 @@ extension FetchClient {
         }
         let bytes = url.utf8
         let scheme = bytes[..<schemeEnd.lowerBound]
-        guard let first = scheme.first, isASCIILetter(first), scheme.allSatisfy({
-            isASCIILetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
-                || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
-        }) else {
+        guard let first = scheme.first, isASCIILetter(first), scheme.allSatisfy({ isSchemeByte($0) }) else {
             throw FetchError(.invalidURL, url: url, detail: "malformed scheme", attempts: 0)
         }
         guard equalsIgnoringASCIICase(scheme, "http") || equalsIgnoringASCIICase(scheme, "https") else {
@@ -75,10 +72,8 @@ extension FetchClient {
         let bytes = url.utf8
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         let scheme = bytes[..<colon]
-        guard scheme.count > 1, let first = scheme.first, isASCIILetter(first), scheme.allSatisfy({
-            isASCIILetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
-                || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
-        }) else { return nil }
+        guard scheme.count > 1, let first = scheme.first, isASCIILetter(first),
+              scheme.allSatisfy({ isSchemeByte($0) && $0 != UInt8(ascii: ".") }) else { return nil }
         let rest = bytes[bytes.index(after: colon)...]
         let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
         let after = rest.dropFirst(digits.count).first
@@ -92,6 +87,12 @@ extension FetchClient {
 
 private func isASCIILetter(_ byte: UInt8) -> Bool {
     (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+}
+
+/// A letter, digit, "+", "-" or "." (RFC 3986 §3.1).
+private func isSchemeByte(_ byte: UInt8) -> Bool {
+    isASCIILetter(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
 }
 
 private func equalsIgnoringASCIICase(_ bytes: Substring.UTF8View, _ lowercase: StaticString) -> Bool {

@@ -59,7 +59,7 @@ enum Main {
                 return route(cacheDir + ["cache"] + Array(tail.dropFirst()) + ["--help"])
             }
             // A --cache-dir left without a value: `dir` parses it, and says so.
-            if let first = tail.first, first == "--cache-dir" || first.hasPrefix("--cache-dir=") {
+            if cacheDirOption(at: tail) != nil {
                 return (CacheRoot.self, ["cache", "dir"] + Array(tail))
             }
             // No subcommand, or an unknown one: that is what to report (`cache`
@@ -77,14 +77,25 @@ enum Main {
     /// `arguments` without any `--cache-dir DIR` / `--cache-dir=DIR` option.
     private static func withoutCacheDir(_ arguments: ArraySlice<String>) -> [String] {
         var kept: [String] = []
-        var skipNext = false
-        for argument in arguments {
-            if skipNext { skipNext = false; continue }
-            if argument == "--cache-dir" { skipNext = true; continue }
-            if argument.hasPrefix("--cache-dir=") { continue }
-            kept.append(argument)
+        var rest = arguments
+        while let first = rest.first {
+            if let option = cacheDirOption(at: rest) {
+                rest = rest.dropFirst(option.count)
+            } else {
+                kept.append(first)
+                rest = rest.dropFirst()
+            }
         }
         return kept
+    }
+
+    /// A `--cache-dir DIR` (2 arguments) or `--cache-dir=DIR` (1) at the front
+    /// of `arguments`, with its value (nil when `--cache-dir` is the last argument).
+    private static func cacheDirOption(at arguments: ArraySlice<String>) -> (count: Int, value: String?)? {
+        guard let first = arguments.first else { return nil }
+        if first == "--cache-dir" { return (min(2, arguments.count), arguments.dropFirst().first) }
+        if first.hasPrefix("--cache-dir=") { return (1, String(first.dropFirst("--cache-dir=".count))) }
+        return nil
     }
 
     /// Removes the `--cache-dir DIR` / `--cache-dir=DIR` options at the
@@ -93,12 +104,9 @@ enum Main {
     /// the parser to report.
     private static func takeCacheDir(from arguments: inout ArraySlice<String>) -> [String] {
         var taken: [String] = []
-        while let first = arguments.first, first == "--cache-dir" || first.hasPrefix("--cache-dir=") {
-            let count = first == "--cache-dir" ? 2 : 1
-            let value = first == "--cache-dir" ? arguments.dropFirst().first : String(first.dropFirst("--cache-dir=".count))
-            guard let value, !value.isEmpty else { break }
-            taken += arguments.prefix(count)
-            arguments = arguments.dropFirst(count)
+        while let option = cacheDirOption(at: arguments), let value = option.value, !value.isEmpty {
+            taken += arguments.prefix(option.count)
+            arguments = arguments.dropFirst(option.count)
         }
         return taken
     }

@@ -76,18 +76,38 @@ struct RunSettings: Sendable, Equatable {
     /// every https URL.
     private static func containsPEM(_ fd: Int32) -> Bool {
         let marker = Array("CERTIFICATE-----".utf8)
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while data.count < Defaults.maxCAFileScan {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        // Each read lands after the last `marker.count - 1` bytes of the ones
+        // before, so a marker split between two reads is found too.
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var kept = 0, scanned = 0
+        while scanned < Defaults.maxCAFileScan {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + kept, $0.count - kept) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            data.append(contentsOf: chunk[0..<n])
+            guard n > 0 else { return false }
+            let total = kept + n
+            let found = buffer.withUnsafeMutableBytes { bytes -> Bool in
+                if Self.find(marker, in: UnsafeRawBufferPointer(rebasing: bytes[0..<total])) { return true }
+                kept = min(marker.count - 1, total)
+                if let base = bytes.baseAddress { memmove(base, base + (total - kept), kept) }
+                return false
+            }
+            if found { return true }
+            scanned += n
         }
-        guard data.count >= marker.count else { return false }
-        return (0...(data.count - marker.count)).contains { start in
-            data[start] == 0x43 && data[start..<(start + marker.count)].elementsEqual(marker)
+        return false
+    }
+
+    /// Whether `bytes` holds `marker` (a `memchr` for its first byte, then a `memcmp`).
+    private static func find(_ marker: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, bytes.count >= marker.count else { return false }
+        var offset = 0
+        while offset <= bytes.count - marker.count {
+            guard let hit = memchr(base + offset, Int32(marker[0]), bytes.count - marker.count + 1 - offset) else { return false }
+            offset = base.distance(to: UnsafeRawPointer(hit))
+            if memcmp(base + offset, marker, marker.count) == 0 { return true }
+            offset += 1
         }
+        return false
     }
 
     func loaderOptions() -> LoaderOptions {
