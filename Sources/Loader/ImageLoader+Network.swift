@@ -21,11 +21,7 @@ extension ImageLoader {
     /// §4.3). `entry` is the stored entry the plan found (Vary-matched), if any.
     func network(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
         var request = FetchRequest(url: url)
-        // A non-image that an --any run stored is not revalidated without --any: a 304
-        // would make it a success; a full GET gets the answer a download gets.
-        let conditional = entry.map(\.metadata).flatMap {
-            $0.hasBody && ($0.format != nil || options.acceptAnyContent) ? $0 : nil
-        }
+        let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
         if let conditional {
             if let etag = conditional.header("ETag") { request.headers.set(name: "If-None-Match", value: etag) }
             if let modified = conditional.header("Last-Modified") {

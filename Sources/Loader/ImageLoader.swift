@@ -111,13 +111,6 @@ public final class ImageLoader: Sendable {
             return .failure(LoadError(kind: .http, message: "HTTP \(meta.status) \(HTTPStatus.reason(meta.status))",
                                       status: meta.status, source: .cache))
         }
-        // Only a run with --any stores what is not an image: without it, the stored copy
-        // gets the answer a download would get.
-        if meta.format == nil && !options.acceptAnyContent {
-            let type = meta.header("Content-Type").map { " (Content-Type: \($0))" } ?? ""
-            return .failure(LoadError(kind: .notAnImage, message: "not an image\(type); stored by a run with --any",
-                                      status: meta.status, source: source))
-        }
         return .success(LoadResult(
             path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: meta.status,
             contentType: meta.header("Content-Type"), format: meta.format, width: meta.width, height: meta.height,
