@@ -7,7 +7,10 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
-APT_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config nginx curl python3
+APT_PACKAGES := libcurl4-openssl-dev libssl-dev zlib1g-dev pkg-config nginx curl python3 python3-pip imagemagick
+# Python packages: the decoders the image differential test compares against
+# (Pillow, with HEIF/AVIF and JPEG XL plugins), for the python3 on PATH.
+PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin
 # Peers and tools for `make bench` only.
 BENCH_PACKAGES := wget aria2 gcc time
 BENCH_ARGS ?=
@@ -17,7 +20,8 @@ DEMO_PORT ?= 0
 
 all: build
 
-## deps: install whatever this machine lacks (idempotent; instant when all is there)
+## deps: install whatever this machine lacks, Debian packages then the Python decoders the
+## tests compare against (idempotent; instant when all is there)
 deps:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do \
@@ -29,6 +33,11 @@ deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@python3 -c 'import PIL, pillow_heif, pillow_jxl' 2>/dev/null || { \
+	  echo "make deps: installing $(PIP_PACKAGES)"; \
+	  USER_FLAG=""; [ "$$(id -u)" = 0 ] || USER_FLAG="--user"; \
+	  PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --break-system-packages \
+	    $$USER_FLAG $(PIP_PACKAGES); }
 
 ## build: optimised binary at .build/release/asyncfetch
 build: deps

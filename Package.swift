@@ -25,9 +25,11 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // C corner: OpenSSL EVP MD5. Only Sources/DiskCache/MD5.swift imports it.
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        // C corner: zlib's CRC-32 for the PNG chunk check. Only Sources/Loader/ImageStructure+CRC.swift imports it.
+        .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "Fetch", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "DiskCache", dependencies: ["CCrypto"], swiftSettings: strict),
-        .target(name: "Loader", dependencies: ["Fetch", "DiskCache"], swiftSettings: strict),
+        .target(name: "Loader", dependencies: ["Fetch", "DiskCache", "CZlib"], swiftSettings: strict),
         .executableTarget(
             name: "asyncfetch",
             dependencies: [

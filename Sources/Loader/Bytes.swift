@@ -7,6 +7,12 @@ struct Bytes {
 
     var count: Int { base.count }
 
+    /// Runs `body` over an empty buffer.
+    static func empty<T>(_ body: (Bytes) -> T) -> T {
+        let none: [UInt8] = []
+        return none.withUnsafeBufferPointer { body(Bytes($0)) }
+    }
+
     /// The byte at `i`, or nil outside the buffer.
     func at(_ i: Int) -> UInt8? { i >= 0 && i < count ? base[i] : nil }
 

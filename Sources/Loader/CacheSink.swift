@@ -1,7 +1,9 @@
 import DiskCache
 import Fetch
 
-/// Feeds a transfer's body into a cache writer (temporary file + digest).
+/// Feeds a transfer's body into a cache writer (temporary file + digest)
+/// and, unless any content may be stored, into the image structure check,
+/// which so sees every byte once, as it is written (no second read).
 ///
 /// The writer is created on the first body byte, not before the request: a
 /// 304, an error status or a failed connection never creates (and removes)
@@ -14,14 +16,24 @@ final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     private let key: String
     private var writer: CacheWriter?
+    /// The body's structure so far; nil when it is not checked (`--any`).
+    private(set) var structure: ImageStructure?
 
-    init(cache: DiskCacheStore, key: String) {
+    init(cache: DiskCacheStore, key: String, checkStructure: Bool) {
         self.cache = cache
         self.key = key
+        structure = checkStructure ? ImageStructure() : nil
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) throws { try openedWriter().append(bytes) }
-    func reset() throws { try writer?.reset() }
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try openedWriter().append(bytes)
+        structure?.feed(bytes)
+    }
+
+    func reset() throws {
+        try writer?.reset()
+        structure?.reset()
+    }
 
     /// The writer, created on first use (an empty 2xx body still gets one).
     func openedWriter() throws(DiskCacheError) -> CacheWriter {

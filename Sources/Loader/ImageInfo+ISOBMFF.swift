@@ -71,11 +71,34 @@ extension ImageInfo {
         let properties = boxes(b, from: ipco.start, to: ipco.end)
         func ispe(_ box: Box) -> (width: Int?, height: Int?) { (b.u32be(box.start + 4), b.u32be(box.start + 8)) }
         if let primary, let ipma = iprpChildren.first(where: { $0.type == "ipma" }) {
-            for index in associations(b, ipma: ipma, item: primary) where index >= 1 && index <= properties.count {
-                if properties[index - 1].type == "ispe" { return ispe(properties[index - 1]) }
+            let associated = associations(b, ipma: ipma, item: primary)
+                .filter { $0 >= 1 && $0 <= properties.count }.map { properties[$0 - 1] }
+            if let coded = associated.first(where: { $0.type == "ispe" }) {
+                return transformed(b, ispe(coded), by: associated)
             }
         }
         return properties.first { $0.type == "ispe" }.map(ispe)
+    }
+
+    /// The size a decoder shows: the coded size (`ispe`) through the item's
+    /// transformative properties, in their `ipma` order, as libheif (1.17
+    /// and later) applies them: `clap` crops to its clean aperture, `irot`
+    /// by 90° or 270° swaps width and height (`imir` keeps the size).
+    static func transformed(_ b: Bytes, _ size: (width: Int?, height: Int?), by properties: [Box]) -> (width: Int?, height: Int?) {
+        guard var width = size.width, var height = size.height else { return size }
+        for property in properties {
+            switch property.type {
+            case "clap":
+                guard let crop = CleanAperture(b, at: property.start),
+                      let w = crop.horizontal(width), let h = crop.vertical(height) else { continue }
+                (width, height) = (w, h)
+            case "irot":
+                if let angle = b.at(property.start), angle & 1 == 1 { (width, height) = (height, width) }
+            default:
+                continue
+            }
+        }
+        return (width, height)
     }
 
     /// 1-based `ipco` indices associated with `item` in an `ipma` box.

@@ -28,7 +28,7 @@ extension ImageLoader {
                 request.headers.set(name: "If-Modified-Since", value: modified)   // verbatim: nginx compares exactly
             }
         }
-        let sink = CacheSink(cache: cache, key: key.hex)
+        let sink = CacheSink(cache: cache, key: key.hex, checkStructure: !options.acceptAnyContent)
         defer { sink.abandon() }
         let requestTime = currentUnixTime()
         let response: FetchResponse
@@ -59,7 +59,8 @@ extension ImageLoader {
         do { writer = try sink.openedWriter() } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
-        return stored(writer, key: key, entry: entry, response: response, requestTime: requestTime, responseTime: responseTime)
+        return stored(writer, structure: sink.structure, key: key, entry: entry, response: response,
+                      requestTime: requestTime, responseTime: responseTime)
     }
 
     /// A 304: keep the body; every header the 304 carries replaces the stored
@@ -82,24 +83,20 @@ extension ImageLoader {
 
     /// A 2xx with a body: validate it as an image, then store it (or, for
     /// `no-store`, keep it only until it is delivered).
-    private func stored(_ writer: CacheWriter, key: CacheKey, entry: CacheEntry?, response: FetchResponse,
-                        requestTime: Double, responseTime: Double) -> Phase {
-        let info = ImageInfo.sniff(writer.head)
-        if !options.acceptAnyContent {
-            guard let info else {
+    private func stored(_ writer: CacheWriter, structure: ImageStructure?, key: CacheKey, entry: CacheEntry?,
+                        response: FetchResponse, requestTime: Double, responseTime: Double) -> Phase {
+        var info = ImageInfo.sniff(writer.head)
+        if let structure {
+            guard let sniffed = info else {
                 let type = response.headers["Content-Type"].map { " (Content-Type: \($0))" } ?? ""
                 return .failure(LoadError(kind: .notAnImage, message: "not an image\(type)", status: response.status,
                                           attempts: response.attempts))
             }
-            let tail: [UInt8]
-            do { tail = try readTail(writer) } catch {
-                return .failure(LoadError(error, attempts: response.attempts))
-            }
-            if let problem = ImageCompleteness.problem(format: info.format, head: writer.head, tail: tail,
-                                                       length: writer.bytesWritten) {
+            if let problem = structure.problem {
                 return .failure(LoadError(kind: .notAnImage, message: problem, status: response.status,
                                           attempts: response.attempts))
             }
+            info = sniffed.completed(by: structure)
         }
         if CacheControl(response.headers.values("Cache-Control")).noStore {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
@@ -176,33 +173,5 @@ extension ImageLoader {
             return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
         }
         return opaque(new) == opaque(old)
-    }
-
-    /// The last `ImageCompleteness.tailLength` bytes of the body just written:
-    /// from the head when the body is that small, else one `pread`.
-    private func readTail(_ writer: CacheWriter) throws(DiskCacheError) -> [UInt8] {
-        let length = writer.bytesWritten
-        let want = Int(min(Int64(ImageCompleteness.tailLength), length))
-        if length <= Int64(writer.head.count) { return Array(writer.head.suffix(want)) }
-        let fd = open(writer.temporaryPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DiskCacheError.io("cannot read", path: writer.temporaryPath) }
-        defer { close(fd) }
-        var tail = [UInt8](repeating: 0, count: want)
-        var got = 0
-        while got < want {
-            let n = tail.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, want - got, off_t(length) - off_t(want - got)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw DiskCacheError.io("cannot read", path: writer.temporaryPath) }
-            got += n
-        }
-        return tail
-    }
-}
-
-extension DiskCacheError {
-    /// A failed system call on `path`, with `strerror(errno)`.
-    static func io(_ operation: String, path: String) -> DiskCacheError {
-        let code = Glibc.errno
-        return DiskCacheError(.io, path: path, message: "\(operation) \(path): \(String(cString: strerror(code)))", errno: code)
     }
 }

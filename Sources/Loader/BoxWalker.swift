@@ -1,0 +1,139 @@
+/// ISO base media files: AVIF and HEIF (`ftyp`, `meta`, `mdat`, …) and the
+/// JPEG XL container (`JXL ` signature box, then `jxlc` or `jxlp` boxes).
+///
+/// HEIF/AVIF: top-level boxes are walked by their sizes; the `meta` box is
+/// read (bounded) for its `iloc` item locations. The image ends at the end
+/// of the first top-level box at or past both the `meta` box and every item
+/// extent it names (the coded data, usually in `mdat`); a cut inside any box
+/// before that is a cut. JPEG XL: the image ends with the `jxlc` box, or with
+/// the `jxlp` box whose index has its last-part bit set. A box that runs to
+/// the end of the file (size 0) cannot be checked: the body passes.
+struct BoxWalker: StructureWalker {
+    private enum State { case header, largeSize, content, jxlpIndex, skipping }
+    private var state = State.header
+    private var type = ""
+    private var boxStart: Int64 = 0
+    private var boxEnd: Int64 = 0
+    private var isJXL = false
+    private var metaSeen = false
+    private var lastPart = false
+    private var required: Int64 = 0
+    private var boxes = 0
+
+    mutating func start() -> WalkStep { .need(8) }
+
+    mutating func advance(_ bytes: Bytes, at offset: Int64, crc: UInt32) -> WalkStep {
+        switch state {
+        case .header:
+            boxes += 1
+            guard let size = bytes.u32be(0) else { return .undecidable }
+            type = String(decoding: bytes.slice(4, 4), as: UTF8.self)
+            boxStart = offset
+            if boxes == 1 { isJXL = type == "JXL " }
+            if size == 1 { state = .largeSize; return .need(8) }
+            if size == 0 { return .undecidable }   // runs to the end of the file: nothing to check against
+            return box(size: Int64(size), header: 8)
+        case .largeSize:
+            guard let size = bytes.u64be(0) else { return .undecidable }
+            return box(size: Int64(size), header: 16)
+        case .content:
+            if type == "meta" { readMeta(bytes, at: offset) }
+            return after(position: offset + Int64(bytes.count))
+        case .jxlpIndex:
+            lastPart = (bytes.at(0) ?? 0) & 0x80 != 0
+            state = .skipping
+            return .skip(boxEnd - offset - 4, crcSeed: nil)
+        case .skipping:
+            return after(position: offset)
+        }
+    }
+
+    private mutating func box(size: Int64, header: Int64) -> WalkStep {
+        guard size >= header else { return .failed("\(family) has a malformed \(type.debugDescription) box (size \(size))") }
+        boxEnd = boxStart.addingReportingOverflow(size).overflow ? Int64.max : boxStart + size
+        let content = size - header
+        if type == "meta" && !isJXL {
+            state = .content
+            return .need(Int(min(content, Int64(ImageStructure.gatherLimit) + 1)))
+        }
+        if type == "jxlp" && content >= 4 {
+            state = .jxlpIndex
+            return .need(4)
+        }
+        state = .skipping
+        return .skip(content, crcSeed: nil)
+    }
+
+    /// After a whole top-level box: the end, or the next box.
+    private mutating func after(position: Int64) -> WalkStep {
+        if isJXL {
+            if type == "jxlc" || (type == "jxlp" && lastPart) { return .end }
+        } else if metaSeen && position >= required {
+            return .end
+        }
+        state = .header
+        return .need(8)
+    }
+
+    private var family: String { isJXL ? "JPEG XL" : "HEIF" }
+
+    /// `meta` (a full box) holds `iloc`: where each item's data lies.
+    private mutating func readMeta(_ b: Bytes, at offset: Int64) {
+        metaSeen = true
+        required = max(required, boxEnd)
+        let children = ImageInfo.boxes(b, from: 4, to: b.count)
+        guard let iloc = children.first(where: { $0.type == "iloc" }) else { return }
+        for end in Self.extentEnds(b, iloc: iloc) { required = max(required, end) }
+    }
+
+    /// The end offset of every file-based extent in an `iloc` box (ISO/IEC 14496-12 §8.11.3).
+    static func extentEnds(_ b: Bytes, iloc: ImageInfo.Box) -> [Int64] {
+        var i = iloc.start
+        guard let version = b.at(i), let sizes = b.at(i + 4), let sizes2 = b.at(i + 5) else { return [] }
+        let offsetSize = Int(sizes >> 4), lengthSize = Int(sizes & 15), baseSize = Int(sizes2 >> 4)
+        let indexSize = version >= 1 ? Int(sizes2 & 15) : 0
+        i += 6
+        func read(_ width: Int) -> Int64? {
+            defer { i += width }
+            switch width {
+            case 0: return 0
+            case 4: return b.u32be(i).map(Int64.init)
+            case 8: return b.u64be(i).map(Int64.init)
+            default: return nil
+            }
+        }
+        guard let items = version < 2 ? b.u16be(i).map(Int64.init) : b.u32be(i).map(Int64.init) else { return [] }
+        i += version < 2 ? 2 : 4
+        var ends: [Int64] = []
+        for _ in 0..<min(items, 65_536) {
+            i += version < 2 ? 2 : 4                       // item ID
+            var method = 0
+            if version >= 1 { method = (b.u16be(i) ?? 0) & 15; i += 2 }
+            i += 2                                          // data reference index
+            guard let base = read(baseSize), let extents = b.u16be(i) else { return ends }
+            i += 2
+            for _ in 0..<extents {
+                if indexSize > 0 { _ = read(indexSize) }
+                guard let start = read(offsetSize), let length = read(lengthSize), i <= iloc.end else { return ends }
+                if method == 0 && length > 0 {
+                    let (sum, overflow) = base.addingReportingOverflow(start)
+                    let (end, overflow2) = sum.addingReportingOverflow(length)
+                    ends.append(overflow || overflow2 ? Int64.max : end)
+                }
+            }
+        }
+        return ends
+    }
+
+    func missing(length: Int64) -> String {
+        let name = isJXL ? "JPEG XL" : boxes > 0 ? "AVIF/HEIF" : "ISO BMFF"
+        switch state {
+        case .header, .largeSize:
+            if isJXL { return "\(name) cut before its last codestream box" }
+            return metaSeen ? "\(name) cut before the end of its item data (\(length) of \(required) bytes)"
+                            : "\(name) cut before its meta box"
+        case .content, .jxlpIndex, .skipping:
+            return "\(name) cut inside its \(type) box (\(length) of \(boxEnd) bytes)"
+        }
+    }
+}

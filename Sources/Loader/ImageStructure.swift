@@ -1,0 +1,169 @@
+/// Whether a body is a whole image, decided from the format's own structure
+/// while the body streams: the loader feeds it every chunk it appends to the
+/// cache writer, the same bytes that are hashed and written, so the check
+/// costs no system call and no second read.
+///
+/// The first bytes choose a walker (PNG, GIF, JPEG, WebP, BMP, TIFF, ICO,
+/// ISO BMFF for AVIF/HEIF/JPEG XL, JPEG XL codestream, else SVG text); the
+/// walker finds the image's real end (PNG's `IEND` with every chunk's CRC,
+/// GIF's trailer, JPEG's `EOI` after its scans, …). Bytes after that end
+/// are not the image's and are allowed; a body that stops before it is cut,
+/// and `problem` says what is missing. A format whose end cannot be judged
+/// cheaply (a bare JPEG XL codestream) passes.
+///
+/// Per byte the work is small: payloads are passed over by their length
+/// (CRC-32 by zlib for PNG), JPEG scan data is searched with `memchr`, and
+/// only headers are gathered (bounded; see `ImageStructure.gatherLimit`).
+public struct ImageStructure {
+    /// Bytes gathered before a walker is chosen: enough for every signature.
+    static let signatureLength = 16
+    /// The most one `need` may gather (an ISO BMFF `meta` box, a TIFF's
+    /// strip table): past it the body passes undecided rather than grow memory.
+    static let gatherLimit = 4 << 20
+
+    /// The verdict on the bytes fed so far, read once the body has ended.
+    public enum Verdict: Equatable, Sendable {
+        /// The structure ended, at this offset; what follows is trailing data.
+        case complete(end: Int64)
+        /// The format cannot be judged cheaply: it passes.
+        case undecided
+        /// The body is not a whole image: cut short, or damaged.
+        case broken(String)
+    }
+
+    private var signature: [UInt8] = []
+    private var walker: (any StructureWalker)?
+    private var step: WalkStep = .need(0)
+    private var gathered: [UInt8] = []
+    private var gatherStart: Int64 = 0
+    private var position: Int64 = 0
+    private var crc: UInt32 = 0
+    private var end: Int64?
+    /// Bytes fed so far.
+    public private(set) var length: Int64 = 0
+
+    public init() {}
+
+    /// Feeds the next bytes of the body.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        var chunk = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        length += Int64(chunk.count)
+        if walker == nil {
+            let take = min(Self.signatureLength - signature.count, chunk.count)
+            signature.append(contentsOf: chunk.prefix(take))
+            chunk = UnsafeBufferPointer(rebasing: chunk.dropFirst(take))
+            guard signature.count == Self.signatureLength else { return }
+            choose()
+        }
+        run(chunk)
+    }
+
+    /// Starts over (a retried download).
+    public mutating func reset() { self = ImageStructure() }
+
+    /// The verdict on the whole body fed so far.
+    public var verdict: Verdict {
+        var copy = self
+        if copy.walker == nil { copy.choose() }
+        switch copy.step {
+        case .end: return .complete(end: copy.end ?? copy.length)
+        case .undecidable: return .undecided
+        case .failed(let message): return .broken(message)
+        default: return .broken(copy.walker.map { $0.missing(length: copy.length) } ?? "empty body")
+        }
+    }
+
+    /// nil when the body holds a whole image (or one that cannot be judged), else a sentence saying what is wrong.
+    public var problem: String? {
+        if case .broken(let message) = verdict { return message }
+        return nil
+    }
+
+    /// A pixel size the structure gave on the way (a TIFF's first directory,
+    /// wherever it lies in the body), for headers that do not give it.
+    public var size: (width: Int, height: Int)? { walker?.size }
+
+    /// Picks the walker from the signature, then replays the signature through it.
+    private mutating func choose() {
+        walker = signature.withUnsafeBufferPointer { Self.walker(for: Bytes($0)) }
+        set(walker!.start())
+        let replay = signature
+        replay.withUnsafeBufferPointer { run($0) }
+    }
+
+    static func walker(for b: Bytes) -> any StructureWalker {
+        if b.starts(with: ImageInfo.pngSignature) { return PNGWalker() }
+        if b.starts(with: [0xFF, 0xD8]) { return JPEGWalker() }
+        if b.starts(with: Array("GIF8".utf8)) { return GIFWalker() }
+        if b.starts(with: Array("RIFF".utf8)) { return RIFFWalker() }
+        if b.starts(with: Array("BM".utf8)) { return BMPWalker() }
+        if b.starts(with: [0x49, 0x49]) || b.starts(with: [0x4D, 0x4D]) { return TIFFWalker() }
+        if b.starts(with: [0x00, 0x00, 0x01, 0x00]) || b.starts(with: [0x00, 0x00, 0x02, 0x00]) { return ICOWalker() }
+        if b.matches(Array("ftyp".utf8), at: 4) || b.starts(with: ImageInfo.jxlContainerSignature) { return BoxWalker() }
+        if b.starts(with: [0xFF, 0x0A]) { return UndecidableWalker() }   // bare JPEG XL codestream
+        return SVGWalker()
+    }
+
+    private mutating func set(_ next: WalkStep) {
+        step = next
+        switch next {
+        case .need(let count):
+            gatherStart = position
+            if count > Self.gatherLimit { step = .undecidable }
+        case .skip(_, let seed): crc = seed ?? 0
+        case .end: end = position
+        default: break
+        }
+    }
+
+    private mutating func run(_ chunk: UnsafeBufferPointer<UInt8>) {
+        var p = 0
+        let n = chunk.count
+        while true {
+            switch step {
+            case .need(let count):
+                if gathered.count < count {
+                    let take = min(count - gathered.count, n - p)
+                    if take > 0 { gathered.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[p..<p + take])) }
+                    p += take
+                    position += Int64(take)
+                    guard gathered.count == count else { return }
+                }
+                let start = gatherStart, sum = crc
+                let next = gathered.withUnsafeBufferPointer { walker!.advance(Bytes($0), at: start, crc: sum) }
+                gathered.removeAll(keepingCapacity: gathered.capacity <= 64 << 10)
+                set(next)
+            case .skip(let count, let seed):
+                let take = Int(min(count, Int64(n - p)))
+                if seed != nil, take > 0, let base = chunk.baseAddress {
+                    crc = CRC32.update(crc, base + p, take)
+                }
+                p += take
+                position += Int64(take)
+                guard Int64(take) == count else {
+                    step = .skip(count - Int64(take), crcSeed: seed)
+                    return
+                }
+                let sum = crc
+                set(Bytes.empty { walker!.advance($0, at: position, crc: sum) })
+            case .stream:
+                guard p < n else { return }
+                let (used, next) = walker!.stream(UnsafeBufferPointer(rebasing: chunk[p..<n]), at: position)
+                p += used
+                position += Int64(used)
+                guard let next else { return }
+                set(next)
+            case .end, .failed, .undecidable:
+                return
+            }
+        }
+    }
+}
+
+/// A format whose end cannot be found cheaply: every body passes.
+struct UndecidableWalker: StructureWalker {
+    mutating func start() -> WalkStep { .undecidable }
+    mutating func advance(_ bytes: Bytes, at offset: Int64, crc: UInt32) -> WalkStep { .undecidable }
+    func missing(length: Int64) -> String { "" }
+}
