@@ -90,7 +90,7 @@ struct SVGWalker: StructureWalker {
         case .prolog: return "SVG is empty"
         case .comment: return "SVG cut inside a comment"
         case .cdata: return "SVG cut inside a CDATA section"
-        case .quoted, .startTag: return "SVG cut inside a tag"
+        case .quoted, .startTag, .endTag: return "SVG cut inside a tag"
         default: return rootOpened ? "SVG cut before its root element closes (\(depth) open)" : "SVG cut before its root element"
         }
     }

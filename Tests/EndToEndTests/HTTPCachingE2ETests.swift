@@ -146,7 +146,7 @@ import TestSupport
         let truncated = lines.last { ($0["url"] as? String)?.hasSuffix("/images/truncated.png") == true }
         let error = truncated?["error"] as? [String: Any]
         #expect(error?["kind"] as? String == "not-an-image")
-        #expect(error?["message"] as? String == "truncated PNG (no IEND chunk)")
+        #expect(error?["message"] as? String == "PNG cut inside IDAT chunk 1")
         #expect(Self.summary(lines)["failure"] as? Int == 3)
     }
 }

@@ -36,21 +36,39 @@ import TestSupport
         h.server.serveDirectory(Paths.fixtures)
         let error = try #require(await h.load("/images/truncated.png").error)
         #expect(error.kind == .notAnImage)
-        #expect(error.message == "truncated PNG (no IEND chunk)")
+        #expect(error.message == "PNG cut inside IDAT chunk 1")
         #expect(try h.entry("/images/truncated.png") == nil)
         #expect(h.temporaryFiles.isEmpty)
         #expect(await h.load("/images/truncated.png") { $0.acceptAnyContent = true }.result?.format == "png")
     }
 
-    @Test func aTruncatedLargeJPEGIsCaughtFromTheTailOfTheFile() async throws {
-        // Larger than the 64 KiB head, so the tail is read back from the temporary file.
+    @Test func aTruncatedLargeJPEGIsCaughtWhileItStreams() async throws {
+        // Far larger than the 64 KiB head: the check saw every byte as it was written.
         let h = try LoaderHarness()
         var jpeg = Array(LoaderHarness.jpeg.dropLast(2))           // drop EOI
-        jpeg += [UInt8](repeating: 0x5A, count: 100_000)           // more "scan data"
+        jpeg += [UInt8](repeating: 0x5A, count: 300_000)           // more "scan data"
         h.server.route("/big-cut.jpg", .ok(jpeg, contentType: "image/jpeg"))
         h.server.route("/big.jpg", .ok(jpeg + [0xFF, 0xD9], contentType: "image/jpeg"))
-        #expect(await h.load("/big-cut.jpg").error?.message == "truncated JPEG (no EOI marker)")
+        #expect(await h.load("/big-cut.jpg").error?.message == "JPEG ends inside scan data (scan 1)")
         #expect(await h.load("/big.jpg").result?.bytes == Int64(jpeg.count + 2))
+    }
+
+    @Test func imagesFollowedByOtherBytesAreStoredWhole() async throws {
+        let h = try LoaderHarness()
+        let html = Array("<html><body>Not Found</body></html>\n".utf8)
+        let png = LoaderHarness.png + (0..<30_000).flatMap { _ in html }             // ~1 MiB after IEND
+        let motionPhoto = LoaderHarness.jpeg + [0, 0, 0, 0x18] + Array("ftypmp42".utf8)
+            + [UInt8](repeating: 0xFF, count: 200_000)                                 // a video after EOI
+        let gif = LoaderHarness.fixture("images/anim-33x17.gif") + Array("trailing junk".utf8)
+        h.server.route("/trailing.png", .ok(png, contentType: "image/png"))
+        h.server.route("/motion.jpg", .ok(motionPhoto, contentType: "image/jpeg"))
+        h.server.route("/trailing.gif", .ok(gif, contentType: "image/gif"))
+        for (path, body, format) in [("/trailing.png", png, "png"), ("/motion.jpg", motionPhoto, "jpeg"), ("/trailing.gif", gif, "gif")] {
+            let result = try #require(await h.load(path).result, "\(path)")
+            #expect(result.format == format && result.bytes == Int64(body.count), "\(path)")
+            let stored = try #require(try h.entry(path))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: stored.bodyPath)) == Data(body), "stored byte for byte")
+        }
     }
 
     @Test func aBodyCutShortOfItsContentLengthFailsAndLeavesNothing() async throws {
