@@ -101,11 +101,10 @@ extension ImageLoader {
         if CacheControl(response.headers.values("Cache-Control")).noStore {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
-            let transient = TransientBody(path: writer.temporaryPath + ".deliver")
-            guard link(writer.temporaryPath, transient.path) == 0 else {
-                let code = errno
-                return .failure(LoadError(kind: .io, message: "cannot keep the no-store body at \(transient.path): "
-                                          + String(cString: strerror(code)), attempts: response.attempts))
+            let transient: TransientBody
+            do { transient = TransientBody(path: try writer.keepUnstored()) } catch {
+                return .failure(LoadError(kind: .io, message: "cannot keep the no-store body: \(error.message)",
+                                          attempts: response.attempts))
             }
             return .success(LoadResult(
                 path: nil, source: .network, bytes: writer.bytesWritten, status: response.status,
@@ -114,7 +113,7 @@ extension ImageLoader {
                 redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient))
         }
         let meta = CacheMetadata(
-            url: key.normalizedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
+            url: key.storedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
             headers: response.headers.filter { Self.isStored($0.name) }
                 .map { CacheMetadata.Header($0.name, $0.value) },
             varyRequest: varyValues(response.headers),
@@ -132,7 +131,7 @@ extension ImageLoader {
     private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
         if error.kind == .http, let status = error.status, status == 404 || status == 410, let headers = error.headers {
             let meta = CacheMetadata(
-                url: key.normalizedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
+                url: key.storedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
                 headers: headers.filter { Self.isStored($0.name) }
                     .map { CacheMetadata.Header($0.name, $0.value) },
                 varyRequest: varyValues(headers), hasBody: false)
