@@ -111,6 +111,19 @@ final class TemporaryFile: @unchecked Sendable {
         return name
     }
 
+    /// Links an unnamed file to `name` in `directoryFD` (`path` for
+    /// messages) if nothing has that name: true when it is now published
+    /// there. False for a named file, or when the name is taken (EEXIST).
+    func linkIfAbsent(directoryFD: Int32, name: String, path: String) throws(DiskCacheError) -> Bool {
+        guard self.path == nil else { return false }
+        if cdisk_link_tmpfile(fd, directoryFD, name) == 0 {
+            published = true
+            return true
+        }
+        guard errno == EEXIST else { throw DiskCacheError.system("cannot publish", path: path) }
+        return false
+    }
+
     /// Renames the (named) file onto `destination` (atomic; replaces what is
     /// there). The descriptor stays open, keeping any lock until `close`.
     func publish(as destination: String) throws(DiskCacheError) {
