@@ -4,12 +4,12 @@
 /// costs no system call and no second read.
 ///
 /// The first bytes choose a walker (PNG, GIF, JPEG, WebP, BMP, TIFF, ICO,
-/// ISO BMFF for AVIF/HEIF/JPEG XL, JPEG XL codestream, else SVG text); the
+/// ISO BMFF for AVIF/HEIF/JPEG XL, the JPEG XL codestream, else SVG text); the
 /// walker finds the image's real end (PNG's `IEND` with every chunk's CRC,
 /// GIF's trailer, JPEG's `EOI` after its scans, …). Bytes after that end
 /// are not the image's and are allowed; a body that stops before it is cut,
-/// and `problem` says what is missing. A format whose end cannot be judged
-/// cheaply (a bare JPEG XL codestream) passes.
+/// and `problem` says what is missing. What cannot be judged cheaply (a JPEG
+/// XL codestream whose TOC is entropy-coded, …) passes.
 ///
 /// Per byte the work is small: payloads are passed over by their length
 /// (CRC-32 by zlib for PNG), JPEG scan data is searched with `memchr`, and
@@ -101,7 +101,7 @@ public struct ImageStructure {
         if b.starts(with: [0x49, 0x49]) || b.starts(with: [0x4D, 0x4D]) { return TIFFWalker() }
         if b.starts(with: [0x00, 0x00, 0x01, 0x00]) || b.starts(with: [0x00, 0x00, 0x02, 0x00]) { return ICOWalker() }
         if b.matches(Array("ftyp".utf8), at: 4) || b.starts(with: ImageInfo.jxlContainerSignature) { return BoxWalker() }
-        if b.starts(with: [0xFF, 0x0A]) { return UndecidableWalker() }   // bare JPEG XL codestream
+        if b.starts(with: [0xFF, 0x0A]) { return JXLWalker() }
         return SVGWalker()
     }
 
@@ -161,9 +161,3 @@ public struct ImageStructure {
     }
 }
 
-/// A format whose end cannot be found cheaply: every body passes.
-struct UndecidableWalker: StructureWalker {
-    mutating func start() -> WalkStep { .undecidable }
-    mutating func advance(_ bytes: Bytes, at offset: Int64, crc: UInt32) -> WalkStep { .undecidable }
-    func missing(length: Int64) -> String { "" }
-}

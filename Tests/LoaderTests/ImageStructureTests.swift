@@ -30,9 +30,9 @@ import Testing
     @Test(arguments: ImageInfoTests.manifest.filter { $0.file != "images/truncated.png" })
     func everyWholeFixtureEndsWhereItsStructureDoes(row: ImageInfoTests.Row) {
         let bytes = LoaderHarness.fixture(row.file)
-        // An SVG ends with its root element's ">" (its last newline is trailing); a bare JPEG XL codestream is not judged.
+        // An SVG ends with its root element's ">" (its last newline is trailing).
         let end = row.format == "svg" ? (bytes.lastIndex(of: UInt8(ascii: ">")) ?? 0) + 1 : bytes.count
-        let expected: ImageStructure.Verdict = row.format == "jxl" ? .undecided : .complete(end: Int64(end))
+        let expected: ImageStructure.Verdict = .complete(end: Int64(end))
         #expect(verdict(bytes) == expected)
         #expect(verdict(bytes, piece: 1) == expected, "one byte at a time")
         #expect(verdict(bytes + [UInt8](repeating: 0, count: 3000)) == expected, "zeros after the end")
@@ -185,7 +185,9 @@ import Testing
 
     @Test func jpegXL() {
         let bare = LoaderHarness.fixture("images/still-36x28.jxl")
-        #expect(verdict(Array(bare.dropLast(5))) == .undecided, "a bare codestream cannot be judged cheaply")
+        #expect(problem(Array(bare.dropLast(5))) == "JPEG XL cut inside the data of frame 1")
+        #expect(problem(Array(bare.prefix(4))) == "JPEG XL cut inside its headers")
+        #expect(verdict(bare + Self.html, piece: 1) == .complete(end: Int64(bare.count)), "the TOC gives the frame's end")
         let container = Self.jxlSignature + h.box("ftyp", Array("jxl ".utf8) + [0, 0, 0, 0] + Array("jxl ".utf8))
             + h.box("jxlc", bare)
         #expect(verdict(container + Self.html) == .complete(end: Int64(container.count)))
@@ -194,6 +196,18 @@ import Testing
             + h.box("jxlp", h.be32(0x8000_0001) + Array(bare.dropFirst(50)))
         #expect(verdict(parts) == .complete(end: Int64(parts.count)))
         #expect(problem(Array(parts.dropLast(1)))?.hasPrefix("JPEG XL cut inside its jxlp box") == true)
+    }
+
+    @Test func jpegXLWithAnEmbeddedICCProfilePassesUndecided() {
+        var w = ImageHeaderTests.Bits()
+        w.put(1, 1); w.put(3, 5); w.put(1, 3)               // SizeHeader: small, 32 high, 1:1
+        w.put(0, 1); w.put(0, 1)                            // ImageMetadata: not all default, no extra fields
+        w.put(0, 1); w.put(0, 2)                            // bit depth: integer, 8 bits
+        w.put(1, 1); w.put(0, 2); w.put(1, 1)               // 16-bit buffers, no extra channels, XYB
+        w.put(0, 1); w.put(1, 1)                            // colour encoding: not all default, want_icc
+        let codestream = [0xFF, 0x0A] + w.bytes + [UInt8](repeating: 0x55, count: 100)
+        #expect(ImageInfo.sniff(codestream) == ImageInfo(format: "jxl", width: 32, height: 32))
+        #expect(verdict(codestream) == .undecided, "the profile is entropy-coded: no cheap way to its end")
     }
 
     @Test func svgEndsWhereItsRootElementCloses() {

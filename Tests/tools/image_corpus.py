@@ -110,12 +110,18 @@ def images(rng):
             add("heif", encode(img, "HEIF", quality=60), img.size)
         if HAS_JXL:
             add("jxl", encode(img, "JXL", quality=80), img.size)
+            add("jxl", encode(img, "JXL", lossless=True), img.size)
+            add("jxl", encode(img.convert("RGBA"), "JXL", quality=60, effort=3), img.size)
+            add("jxl", encode(img.convert("L"), "JXL", quality=90, effort=9), img.size)
         data, sw, sh = svg(rng)
         add("svg", data, (sw, sh))
     big = picture(rng, 700, 500)
     add("png", encode(big, "PNG"), big.size)
     add("jpeg", encode(big, "JPEG", progressive=True), big.size)
     add("tiff", encode(big, "TIFF", tiffinfo={}), big.size)
+    if HAS_JXL:
+        add("jxl", encode(big, "JXL", quality=75), big.size)            # many groups: a TOC of many entries
+        add("jxl", encode(big, "JXL", lossless=True, effort=2), big.size)
     return out
 
 
