@@ -7,7 +7,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
-APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash zlib1g-dev pkg-config nginx curl python3 \
+APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash libisal-dev pkg-config nginx curl python3 \
   strace python3-pip imagemagick
 # Python packages: the decoders the image differential test compares against
 # (Pillow, with HEIF/AVIF and JPEG XL plugins), for the python3 on PATH.

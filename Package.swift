@@ -27,11 +27,11 @@ let package = Package(
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/BodyHash.swift imports it.
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
-        // C corner: zlib's CRC-32 for the PNG chunk check. Only Sources/Loader/ImageStructure+CRC.swift imports it.
-        .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+        // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/Loader/ImageStructure+CRC.swift imports it.
+        .target(name: "CCRC", linkerSettings: [.linkedLibrary("isal")]),
         .target(name: "Fetch", dependencies: ["CCurl"], swiftSettings: strict),
         .target(name: "DiskCache", dependencies: ["CCrypto", "CXXHash"], swiftSettings: strict),
-        .target(name: "Loader", dependencies: ["Fetch", "DiskCache", "CZlib"], swiftSettings: strict),
+        .target(name: "Loader", dependencies: ["Fetch", "DiskCache", "CCRC"], swiftSettings: strict),
         .executableTarget(
             name: "asyncfetch",
             dependencies: [

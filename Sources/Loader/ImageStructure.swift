@@ -12,7 +12,7 @@
 /// XL codestream whose TOC is entropy-coded, …) passes.
 ///
 /// Per byte the work is small: payloads are passed over by their length
-/// (CRC-32 by zlib for PNG), JPEG scan data is searched with `memchr`, and
+/// (CRC-32 by ISA-L for PNG), JPEG scan data is searched with `memchr`, and
 /// only headers are gathered (bounded; see `ImageStructure.gatherLimit`).
 public struct ImageStructure {
     /// Bytes gathered before a walker is chosen: enough for every signature.
