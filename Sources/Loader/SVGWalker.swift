@@ -16,6 +16,8 @@ struct SVGWalker: StructureWalker {
     private var quote: UInt8 = 0
     private var slash = false
     private var brackets = 0
+    /// The root element's name as it arrives; anything but `svg` is not judged here (nor stored: the sniff rejects it).
+    private var rootName: [UInt8]? = []
 
     mutating func start() -> WalkStep { .stream }
     mutating func advance(_ bytes: Bytes, at offset: Int64, crc: UInt32) -> WalkStep { .stream }
@@ -41,7 +43,10 @@ struct SVGWalker: StructureWalker {
             case UInt8(ascii: "!"): state = .bang; bangCount = 0
             case UInt8(ascii: "?"): state = .instruction
             case UInt8(ascii: "/"): state = .endTag
-            default: state = .startTag; slash = false
+            default:
+                state = .startTag
+                slash = false
+                return root(c)
             }
         case .bang:   // "<!--" a comment, "<![CDATA[" a CDATA section, else a declaration (DOCTYPE)
             bangCount += 1
@@ -65,6 +70,7 @@ struct SVGWalker: StructureWalker {
         case .instruction:
             if recent & 0xFFFF == 0x3F3E { state = .text }                                           // "?>"
         case .startTag:
+            if let next = root(c) { return next }
             if c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") { quote = c; state = .quoted; return nil }
             if c == UInt8(ascii: ">") {
                 state = .text
@@ -83,6 +89,19 @@ struct SVGWalker: StructureWalker {
             }
         }
         return nil
+    }
+
+    /// Collects the root element's name; an HTML page (or any other XML) stops here, undecided.
+    private mutating func root(_ c: UInt8) -> WalkStep? {
+        guard !rootOpened, var name = rootName else { return nil }
+        let isName = c != UInt8(ascii: ">") && c != UInt8(ascii: "/") && c > 0x20
+        if isName && name.count < 4 {
+            name.append(c)
+            rootName = name
+            return nil
+        }
+        rootName = nil
+        return name == Array("svg".utf8) ? nil : .undecidable
     }
 
     func missing(length: Int64) -> String {

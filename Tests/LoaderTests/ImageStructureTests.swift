@@ -225,5 +225,8 @@ import Testing
         #expect(problem(Array(svg.dropLast(7))) == "SVG cut before its root element closes (1 open)")
         #expect(problem(Array(svg.prefix(30))) == "SVG cut inside a comment")
         #expect(verdict(Array("<svg width='3' height='4'/>".utf8)) == .complete(end: 27), "a self-closed root")
+        #expect(verdict(Array("<html><body>".utf8) + [UInt8](repeating: 0x41, count: 5000)) == .undecided,
+                "another root element: not walked (the sniff rejects the body)")
+        #expect(verdict(Array("<svgx>".utf8)) == .undecided)
     }
 }
