@@ -4,10 +4,13 @@
 struct PNGWalker: StructureWalker {
     private enum State { case signature, header, data, crc, done }
     private var state = State.signature
-    private var type = ""
+    /// The current chunk's type (four ASCII bytes, big-endian) and its ordinal among chunks of that type.
+    private var type: UInt32 = 0
     private var ordinal = 0
     private var chunks = 0
-    private var seen: [String: Int] = [:]
+    /// Chunks seen per type: a handful of types, so a short list beats a dictionary (no allocation per chunk).
+    private var seen: [(type: UInt32, count: Int)] = []
+    static let ihdr: UInt32 = 0x4948_4452, idat: UInt32 = 0x4944_4154, iend: UInt32 = 0x4945_4E44
 
     mutating func start() -> WalkStep { .need(8) }
 
@@ -22,11 +25,16 @@ struct PNGWalker: StructureWalker {
                 return .failed("PNG chunk \(chunks + 1) has an impossible length")
             }
             let typeBytes = Bytes(UnsafeBufferPointer(rebasing: bytes.base[4..<8]))
-            type = String(decoding: typeBytes.base, as: UTF8.self)
+            type = UInt32(bytes.u32be(4) ?? 0)
             chunks += 1
-            ordinal = (seen[type] ?? 0) + 1
-            seen[type] = ordinal
-            if chunks == 1 && type != "IHDR" { return .failed("PNG does not start with an IHDR chunk") }
+            if let k = seen.firstIndex(where: { $0.type == type }) {
+                seen[k].count += 1
+                ordinal = seen[k].count
+            } else {
+                seen.append((type, 1))
+                ordinal = 1
+            }
+            if chunks == 1 && type != Self.ihdr { return .failed("PNG does not start with an IHDR chunk") }
             state = .data
             return .skip(Int64(length), crcSeed: CRC32.of(typeBytes))
         case .data:
@@ -34,7 +42,7 @@ struct PNGWalker: StructureWalker {
             return .need(4)
         case .crc:
             guard bytes.u32be(0) == Int(crc) else { return .failed("PNG \(name) fails its CRC check (damaged)") }
-            if type == "IEND" { state = .done; return .end }
+            if type == Self.iend { state = .done; return .end }
             state = .header
             return .need(8)
         case .done:
@@ -42,7 +50,10 @@ struct PNGWalker: StructureWalker {
         }
     }
 
-    private var name: String { "\(type) chunk\(type == "IDAT" || ordinal > 1 ? " \(ordinal)" : "")" }
+    private var name: String {
+        let letters = (0..<4).map { UInt8(truncatingIfNeeded: type >> (24 - 8 * $0)) }
+        return "\(String(decoding: letters, as: UTF8.self)) chunk\(type == Self.idat || ordinal > 1 ? " \(ordinal)" : "")"
+    }
 
     func missing(length: Int64) -> String {
         switch state {
