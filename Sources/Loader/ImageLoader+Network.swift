@@ -167,7 +167,7 @@ extension ImageLoader {
         // The user's freshness settings (--no-heuristic) apply; no default lifetime for errors.
         var freshness = options.freshness
         freshness.maxAgeOverride = nil
-        guard freshness.lifetime(meta).seconds > 0 else { return }
+        guard freshness.isFresh(meta, now: currentUnixTime()) else { return }
         _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
     }
 

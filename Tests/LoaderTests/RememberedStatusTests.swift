@@ -44,11 +44,12 @@ import TestSupport
         #expect(h.server.requestCount("/brief.png") == 2)
     }
 
-    @Test func noStoreAndNoCacheErrorsAreNotRemembered() async throws {
+    @Test func noStoreNoCacheAndAlreadyStaleErrorsAreNotRemembered() async throws {
         let h = try LoaderHarness()
         h.server.route("/ns.png", .status(500, headers: [("Cache-Control", "max-age=600, no-store")]))
         h.server.route("/nc.png", .status(500, headers: [("Cache-Control", "max-age=600, no-cache")]))
-        for path in ["/ns.png", "/nc.png"] {
+        h.server.route("/aged.png", .status(500, headers: [("Cache-Control", "max-age=60"), ("Age", "120")]))
+        for path in ["/ns.png", "/nc.png", "/aged.png"] {
             _ = await h.load(path)
             #expect(await h.load(path).error?.source == nil, "\(path)")
             #expect(try h.entry(path) == nil, "\(path)")
