@@ -9,7 +9,7 @@ extension ImageLoader {
     /// and reporting need. Cookies and the like are never stored.
     static let storedHeaders: [String] = [
         "date", "etag", "last-modified", "cache-control", "expires", "age", "content-type",
-        "vary", "pragma", "content-encoding", "content-location",
+        "vary", "pragma", "content-encoding", "content-location", "content-language",
     ]
 
     /// Whether a response header is one of `storedHeaders` (any case), without lowercased copies.
@@ -24,17 +24,35 @@ extension ImageLoader {
         let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
         if let conditional {
             if let etag = conditional.header("ETag") { request.headers.set(name: "If-None-Match", value: etag) }
-            if let modified = conditional.header("Last-Modified") {
+            if let modified = conditional.header("Last-Modified"), HTTPDate.parse(modified) != nil {
                 request.headers.set(name: "If-Modified-Since", value: modified)   // verbatim: nginx compares exactly
             }
         }
-        let sink = CacheSink(cache: cache, key: key.hex, checkStructure: !options.acceptAnyContent)
+        // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
+        let partial = entry == nil ? cache.partial(for: key.hex, url: key.storedURL) : nil
+        if let partial, let validator = partial.validator {
+            request.headers.set(name: "Range", value: "bytes=\(partial.length)-")
+            request.headers.set(name: "If-Range", value: validator)
+        }
+        let sink = CacheSink(cache: cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
+                             checkStructure: !options.acceptAnyContent)
         defer { sink.abandon() }
         let requestTime = currentUnixTime()
         let response: FetchResponse
         do {
             response = try await client.fetch(request, into: sink)
         } catch let error as FetchError {
+            if error.kind == .network || error.kind == .timeout {
+                let kept = CacheMetadata(url: key.storedURL, status: 200, requestTime: requestTime, responseTime: currentUnixTime(),
+                                         headers: sink.headers.filter { Self.isStored($0.name) }
+                                            .map { CacheMetadata.Header($0.name, $0.value) })
+                _ = sink.keepPartial(kept, minimum: Defaults.resumeMinimum)
+            }
+            if error.status == 416, partial != nil {
+                // The kept part no longer fits the resource (it shrank): drop it and ask for the whole body.
+                cache.removePartial(key.hex)
+                return await network(url: url, key: key, entry: entry)
+            }
             return failed(error, key: key, entry: entry, requestTime: requestTime)
         } catch {
             return .failure(LoadError(kind: .network, message: "\(error)"))
@@ -51,7 +69,7 @@ extension ImageLoader {
             }
             return revalidated(entry, response: response, requestTime: requestTime, responseTime: responseTime)
         }
-        if response.status == 206 {
+        if response.status == 206 && !sink.resumed {
             return .failure(LoadError(kind: .http, message: "HTTP 206 Partial Content to a request for the whole body",
                                       status: 206, attempts: response.attempts))
         }
@@ -98,7 +116,7 @@ extension ImageLoader {
             }
             info = sniffed.completed(by: structure)
         }
-        if CacheControl(response.headers.values("Cache-Control")).noStore {
+        if !Self.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
             let transient: TransientBody
@@ -113,7 +131,9 @@ extension ImageLoader {
                 redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient))
         }
         let meta = CacheMetadata(
-            url: key.storedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
+            // A resumed body is the whole 200 response it continues.
+            url: key.storedURL, status: response.status == 206 ? 200 : response.status, requestTime: requestTime,
+            responseTime: responseTime,
             headers: response.headers.filter { Self.isStored($0.name) }
                 .map { CacheMetadata.Header($0.name, $0.value) },
             varyRequest: varyValues(response.headers),
@@ -126,31 +146,53 @@ extension ImageLoader {
         }
     }
 
-    /// An error status or a transfer failure: remember a 404/410 that has
-    /// explicit freshness; serve a stale copy if `--stale-if-error` allows.
+    /// An error status or a transfer failure: remember an error status that
+    /// is fresh by its own headers (RFC 9111 §3: explicit freshness, or the
+    /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
+    /// `--stale-if-error` allows.
     private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
-        if error.kind == .http, let status = error.status, status == 404 || status == 410, let headers = error.headers {
-            let meta = CacheMetadata(
-                url: key.storedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
-                headers: headers.filter { Self.isStored($0.name) }
-                    .map { CacheMetadata.Header($0.name, $0.value) },
-                varyRequest: varyValues(headers), hasBody: false)
-            let lifetime = Freshness(defaultTTL: 0).lifetime(meta)
-            let cc = CacheControl(headers.values("Cache-Control"))
-            if lifetime.explicit && lifetime.seconds > 0 && !cc.noStore && !cc.noCache {
-                _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
-            }
-        }
         let serverFailed = error.kind == .http && [500, 502, 503, 504].contains(error.status ?? 0)
         let networkFailed = [.dns, .connect, .tls, .timeout, .network].contains(error.kind) || serverFailed
+        let requestWindow = options.fetch.headers.combined("Cache-Control").flatMap { CacheControl([$0]).staleIfError }
         if options.staleIfError, networkFailed, let entry, entry.metadata.hasBody,
-           options.freshness.mayServeStale(entry.metadata),
+           options.freshness.mayServeStale(entry.metadata, now: currentUnixTime(), requestWindow: requestWindow),
            case .success(var result) = hitPhase(entry, source: .stale) {
+            // The stored copy stays: the error is not remembered over it.
             result.warning = "\(error.message); served a stale stored copy (--stale-if-error)"
             result.attempts = error.attempts
             return .success(result)
         }
+        if error.kind == .http, let status = error.status, let headers = error.headers {
+            remember(status: status, headers: headers, key: key, requestTime: requestTime)
+        }
         return .failure(LoadError(error))
+    }
+
+    /// Stores a final error status without its body when it is fresh now
+    /// and may be stored; otherwise nothing is stored (an older entry stays
+    /// until a response replaces it).
+    private func remember(status: Int, headers: HTTPHeaders, key: CacheKey, requestTime: Double) {
+        guard status >= 200 else { return }
+        let cc = CacheControl(headers.values("Cache-Control"))
+        guard Self.mayStore(status: status, cc), !cc.noCache else { return }
+        let meta = CacheMetadata(
+            url: key.storedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
+            headers: headers.filter { Self.isStored($0.name) }
+                .map { CacheMetadata.Header($0.name, $0.value) },
+            varyRequest: varyValues(headers), hasBody: false)
+        // The user's freshness settings (--no-heuristic) apply; no default lifetime for errors.
+        var freshness = options.freshness
+        freshness.maxAgeOverride = nil
+        guard freshness.isFresh(meta, now: currentUnixTime()) else { return }
+        _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
+    }
+
+    /// RFC 9111 §3 with §5.2.2.3 and §5.2.2.5: `no-store` forbids storing,
+    /// unless `must-understand` comes with a status code asyncfetch
+    /// understands; `must-understand` with any other status forbids it too.
+    static func mayStore(status: Int, _ cc: CacheControl) -> Bool {
+        if cc.mustUnderstand { return StatusCacheability.understood.contains(status) }
+        return !cc.noStore
     }
 
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {

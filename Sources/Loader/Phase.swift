@@ -6,7 +6,9 @@ public enum Source: String, Sendable {
     case network
     /// The server answered 304; the stored body was reused.
     case revalidated
-    /// The network failed; a stale stored copy was served (`staleIfError`).
+    /// A stale stored copy was served: the network failed (`staleIfError`),
+    /// `stale-while-revalidate` allowed it, or the run was `offline`;
+    /// `LoadResult.reason` says which when the loader knows.
     case stale
 }
 
@@ -21,7 +23,10 @@ public enum EmptyReason: String, Sendable {
 /// The phase of one URL: `empty → loading → success | failure` (SPEC §2).
 public enum Phase: Sendable {
     case empty(EmptyReason)
-    case loading
+    /// A transfer or revalidation is under way. It carries the stored copy
+    /// (source `stale`) when there is one, so that a UI can keep showing it
+    /// while the refresh runs; nil when nothing usable is stored.
+    case loading(LoadResult?)
     case success(LoadResult)
     case failure(LoadError)
 
@@ -73,6 +78,12 @@ public struct LoadResult: Sendable {
         get { fields.warning }
         set { change { $0.warning = newValue } }
     }
+    /// Why a `stale` copy was served, when the loader says so:
+    /// `stale-while-revalidate` (RFC 5861). JSON `reason`.
+    public internal(set) var reason: String? {
+        get { fields.reason }
+        set { change { $0.reason = newValue } }
+    }
     /// The temporary file of a `no-store` body until it has been delivered.
     var transientBody: TransientBody? {
         get { fields.transientBody }
@@ -90,7 +101,7 @@ public struct LoadResult: Sendable {
          warning: String? = nil, transientBody: TransientBody? = nil) {
         box = Box(Fields(path: path, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
                          width: width, height: height, attempts: attempts, httpVersion: httpVersion, redirects: redirects,
-                         effectiveURL: effectiveURL, warning: warning, transientBody: transientBody))
+                         effectiveURL: effectiveURL, warning: warning, reason: nil, transientBody: transientBody))
     }
 
     private mutating func change(_ edit: (inout Fields) -> Void) {
@@ -113,6 +124,7 @@ public struct LoadResult: Sendable {
         var redirects: Int
         var effectiveURL: String?
         var warning: String?
+        var reason: String?
         var transientBody: TransientBody?
     }
 
@@ -129,4 +141,9 @@ public struct LoadEvent: Sendable {
     public let phase: Phase
     /// Seconds since this URL started (0 for `loading`).
     public let duration: Double
+    /// Not a phase change: the outcome of a background revalidation
+    /// (`stale-while-revalidate`) of a URL already reported `success`/`stale`.
+    /// `phase` is then that outcome (`success` from `revalidated` or
+    /// `network`, or `failure`); it comes after the URL's terminal event.
+    public var refreshed = false
 }
