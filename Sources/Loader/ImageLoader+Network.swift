@@ -55,11 +55,11 @@ extension ImageLoader {
             return .failure(LoadError(kind: .http, message: "HTTP 206 Partial Content to a request for the whole body",
                                       status: 206, attempts: response.attempts))
         }
-        let writer: CacheWriter
-        do { writer = try sink.openedWriter() } catch {
+        let body: ReceivedBody
+        do { body = try sink.received() } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
-        return stored(writer, key: key, entry: entry, response: response, requestTime: requestTime, responseTime: responseTime)
+        return stored(body, key: key, entry: entry, response: response, requestTime: requestTime, responseTime: responseTime)
     }
 
     /// A 304: keep the body; every header the 304 carries replaces the stored
@@ -75,6 +75,11 @@ extension ImageLoader {
         do {
             let updated = try cache.updateMetadata(of: entry, to: meta)
             return .success(result(updated, source: .revalidated, response: response))
+        } catch where error.kind == .io {
+            // A read-only cache: the stored body is still the right one; only its metadata stays old.
+            var kept = result(entry, source: .revalidated, response: response)
+            kept.warning = "the cache could not be updated: \(error.message)"
+            return .success(kept)
         } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
@@ -82,7 +87,7 @@ extension ImageLoader {
 
     /// A 2xx with a body: validate it as an image, then store it (or, for
     /// `no-store`, keep it only until it is delivered).
-    private func stored(_ writer: CacheWriter, key: CacheKey, entry: CacheEntry?, response: FetchResponse,
+    private func stored(_ writer: ReceivedBody, key: CacheKey, entry: CacheEntry?, response: FetchResponse,
                         requestTime: Double, responseTime: Double) -> Phase {
         let info = ImageInfo.sniff(writer.head)
         if !options.acceptAnyContent {
@@ -104,17 +109,11 @@ extension ImageLoader {
         if CacheControl(response.headers.values("Cache-Control")).noStore {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
-            let transient = TransientBody(path: writer.temporaryPath + ".deliver")
-            guard link(writer.temporaryPath, transient.path) == 0 else {
-                let code = errno
-                return .failure(LoadError(kind: .io, message: "cannot keep the no-store body at \(transient.path): "
-                                          + String(cString: strerror(code)), attempts: response.attempts))
-            }
-            return .success(LoadResult(
-                path: nil, source: .network, bytes: writer.bytesWritten, status: response.status,
-                contentType: response.headers["Content-Type"], format: info?.format, width: info?.width,
-                height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
-                redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient))
+            return unstored(writer, info: info, response: response, storeFailure: nil)
+        }
+        guard let writer = writer as? CacheWriter else {
+            // The cache could not be written: the body is only delivered (-o, --output-dir), with a warning.
+            return unstored(writer, info: info, response: response, storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
         let meta = CacheMetadata(
             url: key.normalizedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
@@ -125,9 +124,30 @@ extension ImageLoader {
         do {
             let entry = try writer.commit(meta)
             return .success(result(entry, source: .network, response: response))
+        } catch where error.kind == .io {
+            return unstored(writer, info: info, response: response, storeFailure: error.message)
         } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
+    }
+
+    /// A body that is not in the cache (`no-store`, or the cache could not
+    /// be written: `storeFailure`), kept only until it is delivered.
+    private func unstored(_ body: ReceivedBody, info: ImageInfo?, response: FetchResponse, storeFailure: String?) -> Phase {
+        let transient = TransientBody(path: body.temporaryPath + ".deliver")
+        guard link(body.temporaryPath, transient.path) == 0 else {
+            let code = errno
+            let why = storeFailure.map { "\($0); and " } ?? ""
+            return .failure(LoadError(kind: .io, message: "\(why)cannot keep the body at \(transient.path): "
+                                      + String(cString: strerror(code)), attempts: response.attempts))
+        }
+        var loaded = LoadResult(
+            path: nil, source: .network, bytes: body.bytesWritten, status: response.status,
+            contentType: response.headers["Content-Type"], format: info?.format, width: info?.width,
+            height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
+            redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient)
+        loaded.storeFailure = storeFailure
+        return .success(loaded)
     }
 
     /// An error status or a transfer failure: remember a 404/410 that has
@@ -152,6 +172,7 @@ extension ImageLoader {
            case .success(var result) = hitPhase(entry, source: .stale) {
             result.warning = "\(error.message); served a stale stored copy (--stale-if-error)"
             result.attempts = error.attempts
+            result.staleReason = .staleIfError
             return .success(result)
         }
         return .failure(LoadError(error))
@@ -180,7 +201,7 @@ extension ImageLoader {
 
     /// The last `ImageCompleteness.tailLength` bytes of the body just written:
     /// from the head when the body is that small, else one `pread`.
-    private func readTail(_ writer: CacheWriter) throws(DiskCacheError) -> [UInt8] {
+    private func readTail(_ writer: ReceivedBody) throws(DiskCacheError) -> [UInt8] {
         let length = writer.bytesWritten
         let want = Int(min(Int64(ImageCompleteness.tailLength), length))
         if length <= Int64(writer.head.count) { return Array(writer.head.suffix(want)) }

@@ -55,7 +55,12 @@ public final class ImageLoader: Sendable {
         if options.offline {
             guard let entry else { return .done(.empty(.notCached)) }
             let fresh = options.freshness.isFresh(entry.metadata, now: now)
-            return .done(hitPhase(entry, source: fresh ? .cache : .stale))
+            var phase = hitPhase(entry, source: fresh ? .cache : .stale)
+            if !fresh, case .success(var result) = phase {
+                result.staleReason = .offline
+                phase = .success(result)
+            }
+            return .done(phase)
         }
         if let entry, !options.refresh, options.freshness.isFresh(entry.metadata, now: now) {
             cache.markAccessed(entry)
@@ -72,7 +77,7 @@ public final class ImageLoader: Sendable {
                      onLoading: @escaping @Sendable () -> Void = {}) async -> Phase {
         switch plan(url) {
         case .done(let phase):
-            return deliver(phase, to: delivery)
+            return deliver(phase, url: redactURL(url), to: delivery)
         case .network(let url, let key, let entry):
             onLoading()
             let (shared, ticket) = lock.withLock { () -> (SharedLoad, UInt64) in
@@ -83,7 +88,7 @@ public final class ImageLoader: Sendable {
                 inflight[key.hex] = created
                 return (created, created.firstWaiter)
             }
-            return deliver(await shared.wait(ticket), to: delivery)
+            return deliver(await shared.wait(ticket), url: redactURL(url), to: delivery)
         }
     }
 

@@ -131,7 +131,7 @@ extension ImageLoader {
                                     continue
                                 }
                                 let copyStart = monotonicSeconds()
-                                let delivered = deliver(phase, to: delivery)
+                                let delivered = deliver(phase, url: item.shown, to: delivery)
                                 events.append(LoadEvent(url: item.shown, phase: delivered,
                                                         duration: item.duration + monotonicSeconds() - copyStart))
                             case .network(let url, let key, let entry):
@@ -153,7 +153,7 @@ extension ImageLoader {
                                 running += 1
                                 channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
                                 group.addTask {
-                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
+                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), url: shown, to: delivery)
                                     channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
                                 }
                             }

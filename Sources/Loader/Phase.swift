@@ -10,6 +10,14 @@ public enum Source: String, Sendable {
     case stale
 }
 
+/// Why a stale stored copy was served (source `stale`).
+public enum StaleReason: String, Sendable {
+    /// The network failed and `--stale-if-error` allowed the stale copy.
+    case staleIfError = "stale-if-error"
+    /// `--offline`: no network was asked for.
+    case offline
+}
+
 /// Why a URL ended in `empty`.
 public enum EmptyReason: String, Sendable {
     /// `--offline` and no intact stored entry.
@@ -73,6 +81,22 @@ public struct LoadResult: Sendable {
         get { fields.warning }
         set { change { $0.warning = newValue } }
     }
+    /// Where a `Delivery.receiver` put the body, and how.
+    public internal(set) var receipt: DeliveryReceipt? {
+        get { fields.receipt }
+        set { change { $0.receipt = newValue } }
+    }
+    /// Why the body is not in the cache although it was downloaded (the
+    /// cache could not be written): it was only delivered (`-o`, `-P`).
+    public internal(set) var storeFailure: String? {
+        get { fields.storeFailure }
+        set { change { $0.storeFailure = newValue } }
+    }
+    /// For source `stale`: why a stale copy was served.
+    public internal(set) var staleReason: StaleReason? {
+        get { fields.staleReason }
+        set { change { $0.staleReason = newValue } }
+    }
     /// The temporary file of a `no-store` body until it has been delivered.
     var transientBody: TransientBody? {
         get { fields.transientBody }
@@ -114,6 +138,9 @@ public struct LoadResult: Sendable {
         var effectiveURL: String?
         var warning: String?
         var transientBody: TransientBody?
+        var receipt: DeliveryReceipt?
+        var storeFailure: String?
+        var staleReason: StaleReason?
     }
 
     private final class Box: Sendable {

@@ -8,9 +8,9 @@ import Glibc
 /// Every option of `asyncfetch URL...`, with its help text and default.
 struct FetchOptions: ParsableArguments {
     @Option(name: [.short, .customLong("input")], help: ArgumentHelp(
-        "Also read URLs from this file, one per line ('-' for stdin); blank lines and '#' comments are skipped. (default: none)",
+        "Also read URLs from this file, one per line ('-' for stdin); blank lines and '#' comments are skipped. Repeatable; with -P a line 'URL<TAB>name' names its file. (default: none)",
         valueName: "file"), completion: .file())
-    var input: String?
+    var input: [String] = []
 
     @OptionGroup var cache: CacheOptions
 
@@ -18,6 +18,22 @@ struct FetchOptions: ParsableArguments {
         "Also write the body to this file ('-' for stdout; reports then go to stderr). One URL only. (default: none)",
         valueName: "file"), completion: .file())
     var output: String?
+
+    @Option(name: [.customShort("P"), .customLong("output-dir")], help: ArgumentHelp(
+        "Also put each successful body in this folder, under a readable name (--name); reflinks where the file system has them, else copies. (default: none)",
+        valueName: "dir"), completion: .directory)
+    var outputDir: String?
+
+    @Flag(name: .customShort("O"), help: "Put each successful body in the current folder (the same as -P .).")
+    var outputHere = false
+
+    @Option(help: ArgumentHelp(
+        "Names in --output-dir: a template of {name} (last path segment), {host}, {path}, {md5}, {ext}; '/' makes folders. (default: {name})",
+        valueName: "template"))
+    var name: String?
+
+    @Flag(help: "With --output-dir, make hard links to the cache's files: no extra space, but editing one in place edits the cache.")
+    var link = false
 
     @Flag(help: "Never use the network: report which URLs are cached.")
     var offline = false
@@ -40,25 +56,25 @@ struct FetchOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent transfers.", valueName: "n"))
     var jobs: Int = Defaults.jobs
 
-    @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"))
+    @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"), transform: SizeValue.parse)
     var maxSize = SizeValue(bytes: Defaults.maxSize)
 
-    @Option(name: .customLong("connect-timeout"), parsing: .unconditional, help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"))
+    @Option(name: .customLong("connect-timeout"), parsing: .unconditional, help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"), transform: DurationValue.parse)
     var connectTimeout = DurationValue(seconds: Defaults.connectTimeout)
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Time allowed for each attempt (0: no limit).", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Time allowed for each attempt (0: no limit).", valueName: "duration"), transform: DurationValue.parse)
     var timeout = DurationValue(seconds: Defaults.timeout)
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Extra attempts on connect errors, timeouts, 408, 429 and 5xx.", valueName: "n"))
     var retries: Int = Defaults.retries
 
     @Option(name: .customLong("default-ttl"), parsing: .unconditional, help: ArgumentHelp(
-        "Freshness of responses that give none (0 disables default caching).", valueName: "duration"))
+        "Freshness of responses that give none (0 disables default caching).", valueName: "duration"), transform: DurationValue.parse)
     var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
 
     @Option(name: .customLong("max-age"), parsing: .unconditional, help: ArgumentHelp(
         "Treat stored entries as fresh for this long, whatever the server said. (default: as the server said)",
-        valueName: "duration"))
+        valueName: "duration"), transform: DurationValue.parse)
     var maxAge: DurationValue?
 
     @Flag(help: "Contact the server for every URL (revalidating stored entries).")
@@ -89,6 +105,9 @@ struct FetchOptions: ParsableArguments {
         settings.input = input
         settings.cacheDir = cache.cacheDir
         settings.output = output
+        settings.outputDir = outputDir ?? (outputHere ? "." : nil)
+        settings.name = name
+        settings.link = link
         settings.offline = offline
         settings.json = json
         settings.quiet = quiet

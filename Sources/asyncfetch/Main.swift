@@ -11,6 +11,10 @@ enum Main {
         let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
         let status: Int32
         do {
+            if root != CompletionRoot.self {
+                try checkHelpTopic(Array(CommandLine.arguments.dropFirst()))
+                try ArgumentCheck.check(arguments)
+            }
             if root == AsyncFetch.self, let settings = QuickParse.parse(arguments) {
                 try await FetchRun.run(settings)
                 fflush(nil)
@@ -74,6 +78,15 @@ enum Main {
         return (AsyncFetch.self, arguments)
     }
 
+    /// `help` knows two topics: the main command (`help`) and `help cache
+    /// [SUBCOMMAND]`; anything else is a usage error, not the main help.
+    static func checkHelpTopic(_ arguments: [String]) throws {
+        var rest = arguments[...]
+        _ = takeCacheDir(from: &rest)
+        guard rest.first == "help", let topic = rest.dropFirst().first, topic != "cache" else { return }
+        throw UsageError("no help on '\(topic)': try 'asyncfetch help' or 'asyncfetch help cache [SUBCOMMAND]'")
+    }
+
     /// `arguments` without any `--cache-dir DIR` / `--cache-dir=DIR` option.
     private static func withoutCacheDir(_ arguments: ArraySlice<String>) -> [String] {
         var kept: [String] = []
@@ -123,7 +136,7 @@ enum Main {
         case let code as ExitCode:
             return code.rawValue
         case let usage as UsageError:
-            Console.error("asyncfetch: \(usage.description)\nSee 'asyncfetch --help'.")
+            Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee 'asyncfetch --help'." : ""))
             return 2
         case let failure as RuntimeFailure:
             Console.error("asyncfetch: \(failure.description)")

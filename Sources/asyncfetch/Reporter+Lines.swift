@@ -31,7 +31,7 @@ extension Reporter {
             if quiet { return false }
             paint("success", "32", into: &line)
             append("  ", event.url, "  ", to: &line)
-            line.append(contentsOf: (result.path ?? "(not stored: no-store)").utf8)
+            line.append(contentsOf: (result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")).utf8)
             append("  (", result.source.rawValue, ", ", to: &line)
             appendBytesText(result.bytes, to: &line)
             if let format = result.format {
@@ -46,6 +46,10 @@ extension Reporter {
                 append(", ", type, to: &line)
             }
             line.append(0x29)   // )
+            if let receipt = result.receipt {
+                append("  -> ", receipt.path, to: &line)
+                if verbose { append(" (", receipt.method, ")", to: &line) }
+            }
             if verbose { append("  [", httpDetail(result, duration: event.duration), "]", to: &line) }
         }
         return true
@@ -93,6 +97,7 @@ extension Reporter {
             line.add("reason", reason.rawValue)
         case .success(let result):
             line.add("source", result.source.rawValue)
+            line.add("reason", result.staleReason?.rawValue)
             line.add("path", result.path)
             line.add("bytes", result.bytes)
             line.add("status", result.status)
@@ -101,6 +106,10 @@ extension Reporter {
             line.add("width", result.width)
             line.add("height", result.height)
             line.add("attempts", result.attempts)
+            if result.redirects > 0 { line.add("effectiveUrl", result.effectiveURL.map(redactURL)) }
+            line.add("output", result.receipt?.path)
+            line.add("outputMethod", result.receipt?.method)
+            if result.storeFailure != nil { line.add("stored", false) }
             line.add("durationMs", milliseconds: event.duration)
         case .failure(let error):
             var e = JSONLine()

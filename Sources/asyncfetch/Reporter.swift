@@ -76,6 +76,7 @@ final class Reporter: @unchecked Sendable {
             switch event.phase {
             case .success(let result):
                 if let warning = result.warning { warnLocked("\(event.url): \(warning)") }
+                if let problem = result.storeFailure { warnLocked("\(event.url): the cache could not be updated: \(problem)") }
                 buffered = result.source == .cache
             case .empty:
                 buffered = true
@@ -105,7 +106,7 @@ final class Reporter: @unchecked Sendable {
             let duration = monotonicSeconds() - started
             switch style {
             case .json:
-                out.line(summaryJSON(duration: duration))
+                out.line(summaryJSON(duration: duration, interruptedBy: signo))
             case .human:
                 out.flush()
                 if let signo {
@@ -171,14 +172,13 @@ final class Reporter: @unchecked Sendable {
 
     private func summaryText(duration: Double) -> String {
         let s = counted
-        var parts = ["\(s.success) success", "\(s.failure) failure"]
-        if s.empty > 0 { parts.append("\(s.empty) empty") }
+        let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
         let sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
         let noun = s.total == 1 ? "URL" : "URLs"
         return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))"
     }
 
-    private func summaryJSON(duration: Double) -> String {
+    private func summaryJSON(duration: Double, interruptedBy signo: Int32?) -> String {
         let c = counted
         var s = JSONLine()
         s.add("total", c.total)
@@ -191,6 +191,7 @@ final class Reporter: @unchecked Sendable {
         s.add("stale", c.stale)
         s.add("bytes", c.bytes)
         s.add("durationMs", milliseconds: duration)
+        s.add("interrupted", signo.map(signalName))
         var line = JSONLine()
         line.add("summary", object: s)
         return line.rendered

@@ -1,0 +1,59 @@
+import DiskCache
+import Fetch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the loader reads back from a body it has just received: its first
+/// bytes (to sniff), its length, and the file it is in.
+protocol ReceivedBody: AnyObject {
+    var head: [UInt8] { get }
+    var bytesWritten: Int64 { get }
+    var temporaryPath: String { get }
+}
+
+extension CacheWriter: ReceivedBody {}
+
+/// A body received while the cache cannot be written (a read-only cache
+/// directory): it goes to a temporary file outside the cache (`$TMPDIR`,
+/// else `/tmp`), so that `-o` and `--output-dir` still get it. The loader
+/// turns it into a `TransientBody`, removed once delivered.
+final class SpoolFile: ReceivedBody, @unchecked Sendable {
+    private let sink: FileSink
+    /// Why the cache could not take the body (the cache's own error).
+    let storeFailure: String
+    private(set) var head: [UInt8] = []
+    var bytesWritten: Int64 { sink.bytesWritten }
+    var temporaryPath: String { sink.path }
+
+    init(storeFailure: String) throws(DiskCacheError) {
+        self.storeFailure = storeFailure
+        let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let path = "\(directory)/asyncfetch-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).part"
+        do {
+            sink = try FileSink(path: path)
+        } catch {
+            throw DiskCacheError(.io, path: path, message: "\(storeFailure); and \((error as? FetchError)?.detail ?? "\(error)")")
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        if head.count < CacheWriter.headLimit {
+            head.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(CacheWriter.headLimit - head.count)))
+        }
+        try sink.write(bytes)
+    }
+
+    func reset() throws {
+        head.removeAll()
+        try sink.reset()
+    }
+
+    /// Closes the file and hands it over (it is removed when released).
+    func finish() throws -> TransientBody {
+        try sink.close()
+        return TransientBody(path: sink.path)
+    }
+
+    func abandon() { sink.remove() }
+}
