@@ -17,7 +17,8 @@ extension CacheWriter: ReceivedBody {}
 /// A body received while the cache cannot be written (a read-only cache
 /// directory): it goes to a temporary file outside the cache (`$TMPDIR`,
 /// else `/tmp`), so that `-o` and `--output-dir` still get it. The loader
-/// turns it into a `TransientBody`, removed once delivered.
+/// links it to a `TransientBody` (removed once delivered); `CacheSink`
+/// removes this name when the load ends.
 final class SpoolFile: ReceivedBody, @unchecked Sendable {
     private let sink: FileSink
     /// Why the cache could not take the body (the cache's own error).
@@ -47,12 +48,6 @@ final class SpoolFile: ReceivedBody, @unchecked Sendable {
     func reset() throws {
         head.removeAll()
         try sink.reset()
-    }
-
-    /// Closes the file and hands it over (it is removed when released).
-    func finish() throws -> TransientBody {
-        try sink.close()
-        return TransientBody(path: sink.path)
     }
 
     func abandon() { sink.remove() }

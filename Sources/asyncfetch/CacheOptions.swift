@@ -5,7 +5,7 @@ import DiskCache
 struct CacheOptions: ParsableArguments {
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
         "Cache directory (default: $ASYNCFETCH_CACHE_DIR, else $XDG_CACHE_HOME/asyncfetch, else ~/.cache/asyncfetch).",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var cacheDir: String?
 
     /// The resolved directory, created with mode 0700. A directory that
@@ -23,7 +23,8 @@ struct CacheOptions: ParsableArguments {
             if writable { try CacheDirectory.checkWritable(store.directory) }
             return store
         } catch {
-            throw UsageError(environment: error.message)
+            // An empty --cache-dir is a slip on the command line; anything else is the machine's.
+            throw cacheDir?.isEmpty == true ? UsageError(error.message) : UsageError(environment: error.message)
         }
     }
 

@@ -15,11 +15,11 @@ extension CacheCommand {
         @OptionGroup var cache: CacheOptions
 
         @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp(
-            "Largest total size to keep (bytes, or K/M/G). (default: no size limit)", valueName: "size"), transform: SizeValue.parse)
+            "Largest total size to keep (bytes, or K/M/G). (default: no size limit)", valueName: "size"))
         var maxSize: SizeValue?
 
         @Option(name: .customLong("max-age"), parsing: .unconditional, help: ArgumentHelp(
-            "Remove entries not used for longer than this. (default: no age limit)", valueName: "duration"), transform: DurationValue.parse)
+            "Remove entries not used for longer than this. (default: no age limit)", valueName: "duration"))
         var maxAge: DurationValue?
 
         func validate() throws {

@@ -12,7 +12,7 @@ struct CacheURLInput: ParsableArguments {
     @Argument(help: "URLs.") var urls: [String] = []
 
     @Option(name: [.short, .customLong("input")], help: ArgumentHelp(
-        "Also read URLs from this file, one per line ('-' for stdin). Repeatable.", valueName: "file"),
+        "Also read URLs from this file, one per line ('-' for stdin). Repeatable. (default: none)", valueName: "file"),
         completion: .file())
     var input: [String] = []
 

@@ -56,25 +56,25 @@ struct FetchOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent transfers.", valueName: "n"))
     var jobs: Int = Defaults.jobs
 
-    @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"), transform: SizeValue.parse)
+    @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"))
     var maxSize = SizeValue(bytes: Defaults.maxSize)
 
-    @Option(name: .customLong("connect-timeout"), parsing: .unconditional, help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"), transform: DurationValue.parse)
+    @Option(name: .customLong("connect-timeout"), parsing: .unconditional, help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"))
     var connectTimeout = DurationValue(seconds: Defaults.connectTimeout)
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Time allowed for each attempt (0: no limit).", valueName: "duration"), transform: DurationValue.parse)
+    @Option(parsing: .unconditional, help: ArgumentHelp("Time allowed for each attempt (0: no limit).", valueName: "duration"))
     var timeout = DurationValue(seconds: Defaults.timeout)
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Extra attempts on connect errors, timeouts, 408, 429 and 5xx.", valueName: "n"))
     var retries: Int = Defaults.retries
 
     @Option(name: .customLong("default-ttl"), parsing: .unconditional, help: ArgumentHelp(
-        "Freshness of responses that give none (0 disables default caching).", valueName: "duration"), transform: DurationValue.parse)
+        "Freshness of responses that give none (0 disables default caching).", valueName: "duration"))
     var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
 
     @Option(name: .customLong("max-age"), parsing: .unconditional, help: ArgumentHelp(
         "Treat stored entries as fresh for this long, whatever the server said. (default: as the server said)",
-        valueName: "duration"), transform: DurationValue.parse)
+        valueName: "duration"))
     var maxAge: DurationValue?
 
     @Flag(help: "Contact the server for every URL (revalidating stored entries).")

@@ -150,7 +150,8 @@ enum Main {
             }
             if code == .validationFailure {
                 let firstLine = message.split(separator: "\n").first.map(String.init) ?? message
-                let reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
+                var reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
+                if let forms = ValueForms.hint(for: reason) { reason += ": " + forms }
                 Console.error("asyncfetch: \(reason)\nSee 'asyncfetch --help'.")
                 return 2
             }

@@ -34,6 +34,7 @@ final class Reporter: @unchecked Sendable {
     private var barDrawn = false
     private var lastDraw = -Double.infinity
     private var progressSource: (@Sendable () -> (known: Int, total: Int?))?
+    private var transfers: TransferProgress?
 
     init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool, progress: ProgressMode) {
         self.style = style
@@ -55,9 +56,13 @@ final class Reporter: @unchecked Sendable {
     var outputBroken: Bool { lock.withLock { out.broken } }
     var outputError: Int32 { lock.withLock { out.writeError } }
 
-    /// Where the progress bar learns how many URLs there are.
-    func attachProgress(_ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
-        lock.withLock { progressSource = source }
+    /// Where the progress bar learns how many URLs there are, and how many
+    /// bytes have arrived (sampled at each redraw).
+    func attachProgress(_ transfers: TransferProgress?, _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
+        lock.withLock {
+            progressSource = source
+            self.transfers = transfers
+        }
     }
 
     func report(_ event: LoadEvent) {
@@ -65,7 +70,6 @@ final class Reporter: @unchecked Sendable {
             counted.count(event.phase)
             bar.done = counted.total
             bar.failed = counted.failure
-            bar.bytes = counted.bytes
             switch style {
             case .json: out.line { jsonLine(event).render(to: &$0); return true }
             case .human: out.line { humanLine(event, into: &$0) }
@@ -156,7 +160,14 @@ final class Reporter: @unchecked Sendable {
             bar.total = counts.total
         }
         bar.elapsed = now - started
-        let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1
+        if let transfers {
+            bar.bytes = transfers.receivedBytes
+            bar.expectedBytes = transfers.unknownLengths == 0 ? transfers.expectedBytes : nil
+            bar.bodiesInFlight = transfers.bodiesInFlight
+        }
+        // One URL gets a bar too once its transfer takes a while (a quick one never flashes one).
+        let slowSingle = bar.bytes > 0 && bar.elapsed >= Defaults.progressSingleURLDelay
+        let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1 || slowSingle
         out.flush()   // erases the bar first when there are lines
         guard visible else { return }
         // Drawn over the old bar (carriage return, erase to end of line).

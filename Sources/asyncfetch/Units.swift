@@ -55,31 +55,20 @@ struct SizeValue: ExpressibleByArgument, Sendable, CustomStringConvertible {
     }
 }
 
-/// A value of the wrong form: the message lists the accepted forms
-/// (swift-argument-parser prints it after "The value 'X' is invalid for …: ").
-struct ValueFormError: Error, CustomStringConvertible {
-    let description: String
-}
+/// The accepted forms of the value types, for the message about a value of
+/// the wrong form (swift-argument-parser's "The value 'X' is invalid for
+/// '--timeout <duration>'" alone does not say what would do).
+enum ValueForms {
+    static let duration = "give seconds (30, 0.5) or a number with s, m, h or d (90s, 5m, 1.5h, 7d)"
+    static let size = "give bytes (65536) or a number with K, M or G, powers of 1024 (512K, 64M, 1.5G)"
 
-extension DurationValue {
-    static let acceptedForms = "give seconds (30, 0.5) or a whole or decimal number with s, m, h or d (90s, 5m, 1.5h, 7d)"
-
-    /// For `@Option(transform:)`: an invalid value says what is accepted.
-    @Sendable static func parse(_ argument: String) throws -> DurationValue {
-        guard let value = DurationValue(argument: argument) else {
-            let hint = argument.lowercased().hasSuffix("ms") ? "; milliseconds are written as seconds (500ms is 0.5)" : ""
-            throw ValueFormError(description: acceptedForms + hint)
+    /// The forms for the value named in swift-argument-parser's message, if it names one of ours.
+    static func hint(for message: String) -> String? {
+        guard message.contains("is invalid for") else { return nil }
+        if message.contains("<duration>'") {
+            return duration + (message.lowercased().contains("ms'") ? "; milliseconds are written as seconds (500ms is 0.5)" : "")
         }
-        return value
-    }
-}
-
-extension SizeValue {
-    static let acceptedForms = "give bytes (65536) or a number with K, M or G, powers of 1024 (512K, 64M, 1.5G)"
-
-    /// For `@Option(transform:)`: an invalid value says what is accepted.
-    @Sendable static func parse(_ argument: String) throws -> SizeValue {
-        guard let value = SizeValue(argument: argument) else { throw ValueFormError(description: acceptedForms) }
-        return value
+        if message.contains("<size>'") { return size }
+        return nil
     }
 }
