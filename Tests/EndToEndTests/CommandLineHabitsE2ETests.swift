@@ -117,6 +117,15 @@ import TestSupport
         }
     }
 
+    /// The README says where `make demo` left the binary, and the demo ends with what to do next.
+    @Test func theDemoEndsWithANextStep() throws {
+        let readme = try String(contentsOfFile: Paths.packageRoot + "/README.md", encoding: .utf8)
+        #expect(readme.contains("`make demo` leaves the release binary at\n`.build/release/asyncfetch`"))
+        let demo = try String(contentsOfFile: Paths.packageRoot + "/Tests/tools/demo.sh", encoding: .utf8)
+        let ending = demo.components(separatedBy: "Done. The binary is").last ?? ""
+        #expect(ending.contains("Next:") && ending.contains("make install"), "\(ending)")
+    }
+
     @Test func columnsAreAlignedAndTheSummaryShowsZeroEmpty() throws {
         let server = try ScriptedServer()
         server.serveDirectory(Paths.fixtures)
