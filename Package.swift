@@ -23,10 +23,12 @@ let package = Package(
         // loaded on first use (dlopen), so cache-only runs start fast. Only
         // Sources/Fetch/Curl imports it.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
-        // C corner: OpenSSL EVP MD5. Only Sources/DiskCache/MD5.swift imports it.
+        // C corner: OpenSSL MD5 (keys), extended attributes, O_TMPFILE, syncfs. Only DiskCache imports it.
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/BodyHash.swift imports it.
+        .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
         .target(name: "Fetch", dependencies: ["CCurl"], swiftSettings: strict),
-        .target(name: "DiskCache", dependencies: ["CCrypto"], swiftSettings: strict),
+        .target(name: "DiskCache", dependencies: ["CCrypto", "CXXHash"], swiftSettings: strict),
         .target(name: "Loader", dependencies: ["Fetch", "DiskCache"], swiftSettings: strict),
         .executableTarget(
             name: "asyncfetch",

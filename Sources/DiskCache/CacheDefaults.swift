@@ -18,12 +18,4 @@ public enum CacheDefaults {
     public static let commitLockTimeout: Double = 2
     /// Metadata files larger than this (1 MiB) are foreign, not ours.
     public static let maxMetadataSize = 1 << 20
-    /// A body's first 1 MiB is hashed as it is written, on the transfer
-    /// thread; the rest is hashed from the file by tasks that follow the
-    /// stream (see `BodyDigest`).
-    public static let inlineDigestLimit: Int64 = 1 << 20
-    /// Such a task starts once this much (1 MiB) is written and not hashed.
-    public static let digestStep: Int64 = 1 << 20
-    /// The read buffer of that hashing: 256 KiB.
-    public static let digestReadChunk = 256 * 1024
 }

@@ -1,23 +1,36 @@
 /// An intact entry: metadata whose body (if it has one) is the file at
-/// `bodyPath`, checked by inode, size and mtime when it was looked up.
+/// `bodyPath`, checked by size and mtime (and inode, for a sidecar) when it
+/// was looked up.
 public struct CacheEntry: Sendable {
     public let key: String
     public let bodyPath: String
     public let metadata: CacheMetadata
     /// Last use (for LRU), Unix seconds: the atime of `accessPath`.
     public let lastAccess: Double
+    /// The inode of the file at `bodyPath` when it was looked up (0 when
+    /// there is none: a remembered error kept only in a sidecar).
+    public let inode: UInt64
+    /// Whether the metadata lives on the body's inode (the extended
+    /// attribute) rather than in a sidecar `<md5>.meta`.
+    public let recordOnBody: Bool
 
     /// `bodyPath` + ".meta" (built on demand: a hit does not need it).
     public var metadataPath: String { bodyPath + CacheFileName.metadataSuffix }
 
-    /// The file whose atime records the last use: the body, or for a
-    /// bodiless entry (a remembered 404) its metadata. See `DiskCacheStore.markAccessed`.
-    public var accessPath: String { metadata.hasBody ? bodyPath : metadataPath }
+    /// The file whose atime records the last use: the body (also the empty
+    /// file that carries a remembered error's record), or a sidecar-only
+    /// entry's metadata. See `DiskCacheStore.markAccessed`.
+    public var accessPath: String { hasFile ? bodyPath : metadataPath }
 
-    init(key: String, bodyPath: String, metadata: CacheMetadata, lastAccess: Double) {
+    /// Whether there is a file at `bodyPath` that belongs to the entry.
+    var hasFile: Bool { metadata.hasBody || recordOnBody }
+
+    init(key: String, bodyPath: String, metadata: CacheMetadata, lastAccess: Double, inode: UInt64, recordOnBody: Bool) {
         self.key = key
         self.bodyPath = bodyPath
         self.metadata = metadata
         self.lastAccess = lastAccess
+        self.inode = inode
+        self.recordOnBody = recordOnBody
     }
 }

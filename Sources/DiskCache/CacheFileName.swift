@@ -1,10 +1,14 @@
 /// The names the cache owns. Everything else in the directory is foreign
 /// and never touched:
 ///
-/// - `DIR/<key>`: a body, `<key>` being 32 lowercase hex digits;
-/// - `DIR/<key>.meta`: its metadata;
+/// - `DIR/<key>`: a body (its metadata in its extended attribute), `<key>`
+///   being 32 lowercase hex digits;
+/// - `DIR/<key>.meta`: a sidecar, where the metadata is not on the body;
 /// - `DIR/.tmp/<key>.<pid>.<n>` and `DIR/.tmp/<key>.<pid>.<n>.meta`: files
-///   being written by process `<pid>` (`<n>` counts within the process).
+///   being published or written by process `<pid>` (`<n>` counts within the
+///   process);
+/// - `DIR/.asyncfetch-store`: where the directory keeps metadata
+///   (`MetadataPlacement`).
 enum CacheFileName: Equatable {
     case body(String)
     case metadata(String)

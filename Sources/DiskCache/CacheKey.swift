@@ -18,6 +18,28 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { hex }
 
+    /// The URL as an entry's metadata records it: `normalizedURL` without
+    /// any password (`http://user:secret@host/a` → `http://user@host/a`).
+    /// The key still hashes the whole normalised URL, so two users' (or two
+    /// passwords') entries never share a file; no secret is kept at rest.
+    public var storedURL: String { Self.removingPassword(normalizedURL) }
+
+    /// `url` without the password of its user info, if it has one.
+    public static func removingPassword(_ url: String) -> String {
+        let bytes = Array(url.utf8)
+        var start = 0
+        while start + 2 < bytes.count && !(bytes[start] == 0x3A && bytes[start + 1] == 0x2F && bytes[start + 2] == 0x2F) {
+            start += 1
+        }
+        guard start + 2 < bytes.count else { return url }
+        start += 3
+        var end = start   // the authority ends at '/', '?' or '#'
+        while end < bytes.count && bytes[end] != 0x2F && bytes[end] != 0x3F && bytes[end] != 0x23 { end += 1 }
+        guard let at = bytes[start..<end].lastIndex(of: 0x40),
+              let colon = bytes[start..<at].firstIndex(of: 0x3A) else { return url }
+        return String(decoding: bytes[..<colon] + bytes[at...], as: UTF8.self)
+    }
+
     /// Normalises once and hashes once: the key (or why the URL has none),
     /// and the MD5 of the normalised form — of the text itself when it does
     /// not normalise — which identifies the URL (a batch's duplicates share

@@ -2,11 +2,16 @@
 import Glibc
 #endif
 
-/// The `.meta` line format. Decoding runs on every hit, so it works on the
+/// The metadata line format. Decoding runs on every hit, so it works on the
 /// raw bytes: keys are compared in place, numbers parsed without building
 /// strings, and only the values a caller reads become `String`s.
+///
+/// Version 2 (this one) adds `key` and `body-digest <algorithm> <hex>`, and
+/// records the body's inode only for a sidecar. Version 1 records (the
+/// format before, with `body-md5`) still decode: their digest is an MD5.
 extension CacheMetadata {
-    static let magic: StaticString = "asyncfetch-meta 1"
+    static let magic: StaticString = "asyncfetch-meta 2"
+    static let magicVersion1: StaticString = "asyncfetch-meta 1"
 
     public func encoded() -> [UInt8] {
         // Built as bytes into one reserved buffer: this runs for every
@@ -15,6 +20,7 @@ extension CacheMetadata {
         out.bytes.reserveCapacity(320 + url.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
         out.raw(Self.magic)
         out.raw("\n")
+        out.line("key", key)
         out.line("url", url)
         out.line("status", String(status))
         out.line("request-time", String(requestTime))
@@ -22,8 +28,8 @@ extension CacheMetadata {
         out.line("stored-time", String(storedAt))
         out.line("has-body", hasBody ? "1" : "0")
         out.line("body-length", String(bodyLength))
-        out.line("body-md5", bodyMD5)
-        out.line("body-inode", String(bodyInode))
+        out.line("body-digest", digestAlgorithm.rawValue + " " + bodyDigest)
+        if bodyInode != 0 { out.line("body-inode", String(bodyInode)) }
         out.line("body-mtime-ns", String(bodyMtimeNs))
         if let format { out.line("format", format) }
         if let width { out.line("width", String(width)) }
@@ -39,8 +45,11 @@ extension CacheMetadata {
     /// proves the file is complete. Unknown keys (a newer writer) are skipped.
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> CacheMetadata? {
         var lines = LineIterator(bytes)
-        guard let first = lines.next(), first.equals(magic) else { return nil }
+        guard let first = lines.next() else { return nil }
+        let version1 = first.equals(magicVersion1)
+        guard version1 || first.equals(magic) else { return nil }
         var meta = CacheMetadata(url: "", status: 0, requestTime: 0, responseTime: 0, headers: [])
+        if version1 { meta.digestAlgorithm = .md5 }
         meta.headers.reserveCapacity(8)
         var sawURL = false, sawLength = false, sawStored = false, sawEnd = false
         while let line = lines.next() {
@@ -62,6 +71,8 @@ extension CacheMetadata {
                     header = Header(value.string, "")
                 }
                 if key[0] == 0x68 { meta.headers.append(header) } else { meta.varyRequest.append(header) }
+            case 3 where key.equals("key"):
+                meta.key = value.string
             case 3 where key.equals("url"):
                 meta.url = value.string
                 sawURL = true
@@ -76,8 +87,13 @@ extension CacheMetadata {
                 meta.height = value.integer.flatMap { Int(exactly: $0) }
             case 8 where key.equals("has-body"):
                 meta.hasBody = value.equals("1")
-            case 8 where key.equals("body-md5"):
-                meta.bodyMD5 = value.string
+            case 8 where key.equals("body-md5") && version1:
+                meta.bodyDigest = value.string
+            case 11 where key.equals("body-digest"):
+                guard let gap = value.firstIndex(of: 0x20),
+                      let algorithm = DigestAlgorithm(rawValue: value.prefix(gap).string) else { return nil }
+                meta.digestAlgorithm = algorithm
+                meta.bodyDigest = value.suffix(from: gap + 1).string
             case 10 where key.equals("body-inode"):
                 guard let v = value.integer, v >= 0 else { return nil }
                 meta.bodyInode = UInt64(v)
@@ -103,6 +119,7 @@ extension CacheMetadata {
             }
         }
         guard sawEnd, sawURL, sawLength else { return nil }
+        if version1 { meta.key = MD5.hex(meta.url) }
         if !sawStored { meta.storedAt = meta.responseTime }
         return meta
     }

@@ -1,9 +1,11 @@
-/// What the cache knows about one entry, stored beside the body as
-/// `<md5>.meta` in a small line format that is cheap to parse (a hit reads
-/// it on every run):
+/// What the cache knows about one entry, stored on the body's inode in the
+/// extended attribute `user.asyncfetch.meta` (or, where that is refused, in
+/// a sidecar `<md5>.meta`), in a small line format that is cheap to parse (a
+/// hit reads it on every run):
 ///
 /// ```
-/// asyncfetch-meta 1
+/// asyncfetch-meta 2
+/// key 0cc175b9c0f1b6a831c399e269772661
 /// url https://example.com/a.png
 /// status 200
 /// …
@@ -12,11 +14,15 @@
 /// end
 /// ```
 ///
-/// The `end` line proves the file is complete. The body fields (length,
-/// MD5, inode, mtime) tie it to one body file: see `CacheWriter`. Encoding
-/// and decoding live in `CacheMetadata+Coding.swift`.
+/// The `end` line proves the record is complete. The body fields (length,
+/// digest, mtime, and in a sidecar the inode) tie it to one body file: see
+/// `CacheWriter`. Encoding and decoding live in `CacheMetadata+Coding.swift`.
 public struct CacheMetadata: Sendable, Equatable {
+    /// The URL, normalised (`CacheKey`), without any password (`CacheKey.storedURL`).
     public var url: String
+    /// The entry's key (the body's file name). Records written before it
+    /// existed leave it empty; their key is the MD5 of `url`.
+    public var key: String = ""
     public var status: Int
     /// Unix seconds: when the request was sent and the response received (RFC 9111 §4.2.3).
     public var requestTime: Double
@@ -28,12 +34,17 @@ public struct CacheMetadata: Sendable, Equatable {
     public var headers: [Header]
     /// Values of the request headers that the response's `Vary` names (lowercased names; missing = empty).
     public var varyRequest: [Header]
-    /// False for a remembered 404/410: there is no body file.
+    /// False for a remembered error status: no body (an empty file carries
+    /// the record, or only a sidecar exists).
     public var hasBody: Bool
     public var bodyLength: Int64
-    public var bodyMD5: String
+    /// Lowercase hex digest of the body, and its algorithm.
+    public var bodyDigest: String
+    public var digestAlgorithm: DigestAlgorithm = .current
     /// Identity of the body file this metadata describes: a hit requires the
-    /// file at the body path to have exactly this inode, size and mtime.
+    /// file at the body path to have this size and mtime, and, for a sidecar
+    /// (whose record is not on the body's inode), this inode; 0 where the
+    /// record lives on the body itself.
     public var bodyInode: UInt64
     public var bodyMtimeNs: Int64
     /// Image facts read from the head of the body when it was stored.
@@ -48,7 +59,7 @@ public struct CacheMetadata: Sendable, Equatable {
     }
 
     public init(url: String, status: Int, requestTime: Double, responseTime: Double, headers: [Header],
-                varyRequest: [Header] = [], hasBody: Bool = true, bodyLength: Int64 = 0, bodyMD5: String = "",
+                varyRequest: [Header] = [], hasBody: Bool = true, bodyLength: Int64 = 0, bodyDigest: String = "",
                 bodyInode: UInt64 = 0, bodyMtimeNs: Int64 = 0, format: String? = nil, width: Int? = nil, height: Int? = nil) {
         self.url = url
         self.status = status
@@ -59,7 +70,7 @@ public struct CacheMetadata: Sendable, Equatable {
         self.varyRequest = varyRequest
         self.hasBody = hasBody
         self.bodyLength = bodyLength
-        self.bodyMD5 = bodyMD5
+        self.bodyDigest = bodyDigest
         self.bodyInode = bodyInode
         self.bodyMtimeNs = bodyMtimeNs
         self.format = format

@@ -5,51 +5,55 @@ import Glibc
 /// Streams one body into the cache.
 ///
 /// The write protocol, which is what makes a hit trustworthy under SIGKILL at
-/// any instant and with any number of processes sharing the directory:
+/// any instant and with any number of processes sharing the directory,
+/// without a lock:
 ///
-/// 1. The body streams into `DIR/.tmp/<md5>.<pid>.<n>` (created exclusively,
-///    mode 0600, held under an `flock`); its MD5 is computed on the way
-///    (`BodyDigest`: inline for the first MiB, then by tasks reading the
-///    written bytes back behind the stream).
-///    Nothing outside `.tmp` changes, so a kill here leaves only a leftover,
-///    which a later sweep removes (its lock is free once the writer is dead;
-///    see `DiskCacheStore.sweepTemporaryFiles`).
-/// 2. `commit`: the digest is finished (the bytes no task has hashed yet are
-///    read back), then `fsync` and `fstat` the body (inode, size, mtime). The
-///    metadata, recording that inode, size, mtime and the digest, is written
-///    to `.tmp` and `fsync`ed too. Still nothing visible.
-/// 3. Under the directory's commit lock (`CommitLock`): `rename` the body
-///    onto `DIR/<md5>`, then the metadata onto `DIR/<md5>.meta`. Each rename
-///    is atomic: readers see the old file or the new one, never a mix. Then,
-///    still under the lock, a copy of the metadata goes onto the body as an
-///    extended attribute (a hit reads it in one call; best effort, see
-///    `DiskCacheStore+Attribute.swift`): a copy exists only on a body whose
-///    metadata file said the same when it was written.
+/// 1. The body streams into an unpublished file in the cache directory: an
+///    unnamed one (`O_TMPFILE`), or `DIR/.tmp/<md5>.<pid>.<n>` where the file
+///    system has no `O_TMPFILE`. Its XXH3-128 is computed on the way, on the
+///    writer's thread (`BodyHash`: memory speed, nothing read twice). A kill
+///    here leaves nothing (an unnamed file dies with its descriptor), or a
+///    locked leftover in `.tmp` that the sweep removes.
+/// 2. `commit`: `fstat` the file (size, mtime), and set the metadata —
+///    URL, status, validators, freshness headers, type, stored time, size,
+///    mtime, digest and its name — on the file itself, in the extended
+///    attribute `user.asyncfetch.meta`. Still nothing visible.
+/// 3. Publish: `linkat` gives an unnamed file a name in `.tmp`, and one
+///    `rename` puts it over `DIR/<md5>`. The rename is atomic: a reader sees
+///    the old entry or the new one, and body and metadata are one inode, so
+///    they cannot disagree. Concurrent writers of one key each publish a
+///    whole entry; the last rename wins. A kill between `linkat` and
+///    `rename` leaves a complete, unlocked file in `.tmp` that the sweep
+///    removes once its writer is gone.
 ///
-/// A reader (`DiskCacheStore.lookup`) takes no lock: it accepts an entry only
-/// when the file at `DIR/<md5>` has exactly the inode, size and mtime that
-/// its metadata names — the copy on the body (which must also name this
-/// key's URL), else `DIR/<md5>.meta`. Between the two renames, or after a
-/// kill between them, the new body (still without a copy) sits beside the
-/// old metadata: they disagree, so it is a miss (and `cache verify` removes
-/// the pair). The lock makes concurrent writers
-/// of one key publish pair by pair, so the last committer's body and
-/// metadata both end up in place and the entry is intact. A hit therefore
-/// never serves a body its metadata does not describe; `cache verify`
-/// additionally rereads every body against the recorded length and MD5.
+/// A reader (`DiskCacheStore.lookup`) takes no lock: it reads the record and
+/// `stat`s the body, and accepts the entry only when the file has the size
+/// and mtime the record names and the record names this key. A 304 replaces
+/// the record in place (`updateMetadata`).
+///
+/// No `fsync`: after a power loss the newest entries may be missing or cut
+/// short; a hit's size check and `cache verify`'s digest check mean neither
+/// is served (the README says on which file systems that holds).
+///
+/// Sidecar fallback (a file system without user extended attributes, or a
+/// record too large for one): the metadata, recording also the body's inode,
+/// goes to `DIR/.tmp/…meta`; then, under the directory's commit lock
+/// (`CommitLock`), the body is renamed onto `DIR/<md5>` and the sidecar onto
+/// `DIR/<md5>.meta`. Between the two renames (or after a kill there) the new
+/// body sits beside the old sidecar: inode and mtime disagree, so it is a
+/// miss. The lock makes sidecar writers of one key publish pair by pair.
 ///
 /// Any error (full disk, read-only or vanished directory) throws a
-/// `DiskCacheError` of kind `io` naming the path, and the temporary files
+/// `DiskCacheError` of kind `io` naming the path, and the unpublished files
 /// are removed: nothing half-written ever becomes an entry.
 ///
 /// Threading: one owner at a time (the fetch engine's loop thread while the
 /// transfer runs, the awaiting task before and after).
 public final class CacheWriter: @unchecked Sendable {
     public let key: String
-    public var temporaryPath: String { file.path }
     private let store: DiskCacheStore
     private let file: TemporaryFile
-    private let digest: BodyDigest
+    private let hash: BodyHash
     public private(set) var bytesWritten: Int64 = 0
     /// The first `headLimit` bytes, kept for image sniffing without rereading the file.
     public private(set) var head: [UInt8] = []
@@ -59,14 +63,11 @@ public final class CacheWriter: @unchecked Sendable {
         self.store = store
         self.key = key
         file = try store.createTemporaryFile(for: key)
-        do { digest = try BodyDigest(fd: file.fd, path: file.path) } catch {
+        do { hash = try BodyHash() } catch {
             file.discard()
             throw error
         }
     }
-
-    // Digest tasks may still be queued: they must not read the file once it is closed.
-    deinit { digest.close() }
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
@@ -75,61 +76,85 @@ public final class CacheWriter: @unchecked Sendable {
             head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
         }
         try file.write(bytes)
-        digest.append(bytes)
+        hash.update(bytes)
         bytesWritten += Int64(bytes.count)
     }
 
     /// Starts over (a retried download).
     public func reset() throws(DiskCacheError) {
-        digest.reset()   // first: no digest task reads the file while it is truncated
         try file.truncate()
+        hash.reset()
         head.removeAll()
         bytesWritten = 0
     }
 
-    /// Publishes the body and `metadata` (whose body fields and stored time
-    /// are filled in here) as the entry for this key. See the protocol above.
+    /// Up to `count` bytes of the body written so far, from `offset`.
+    public func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8] {
+        try file.read(at: offset, count: count)
+    }
+
+    /// Publishes the body and `metadata` (whose key, body fields and stored
+    /// time are filled in here) as the entry for this key. See the protocol above.
     public func commit(_ metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         defer { file.discard() }
-        let bodyMD5 = try digest.finish()
         let info = try file.status()
         var meta = metadata
+        meta.key = key
         meta.hasBody = true
         meta.bodyLength = Int64(info.st_size)
-        meta.bodyMD5 = bodyMD5
-        meta.bodyInode = UInt64(info.st_ino)
+        meta.bodyDigest = hash.hex()
+        meta.digestAlgorithm = hash.algorithm
+        meta.bodyInode = 0
         meta.bodyMtimeNs = nanoseconds(info.st_mtim)
         meta.storedAt = currentTime()
         guard meta.bodyLength == bytesWritten else {
-            throw DiskCacheError(.io, path: file.path, message: "\(file.path) holds \(meta.bodyLength) bytes, \(bytesWritten) were written")
+            throw DiskCacheError(.io, path: file.displayPath,
+                                 message: "\(file.displayPath) holds \(meta.bodyLength) bytes, \(bytesWritten) were written")
         }
-        let encoded = meta.encoded()
-        try file.syncData()
-        let metaFile = try store.writeTemporaryMetadata(encoded, key: key)
-        defer { metaFile.discard() }
         let bodyPath = store.bodyPath(key)
+        if store.placement.mode(store) != .sidecar {
+            guard let code = store.setRecord(fd: file.fd, meta.encoded()) else {
+                try store.publish(file, key: key)
+                return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta, lastAccess: meta.storedAt,
+                                  inode: UInt64(info.st_ino), recordOnBody: true)
+            }
+            guard code == ENOTSUP || DiskCacheStore.isTooLarge(code) else {
+                throw DiskCacheError.system("cannot record metadata for", path: bodyPath, errno: code)
+            }
+        }
+        meta.bodyInode = UInt64(info.st_ino)
+        let metaFile = try store.writeTemporaryMetadata(meta.encoded(), key: key)
+        defer { metaFile.discard() }
+        _ = try store.name(file, key: key)
         try store.commitLock.withLock { () throws(DiskCacheError) in
             try file.publish(as: bodyPath)
             do throws(DiskCacheError) {
                 try metaFile.publish(as: store.metadataPath(key))
             } catch {
                 // Under the lock the new body is ours: take it back, and the
-                // old metadata with it (it describes a body that is gone).
+                // old sidecar with it (it describes a body that is gone).
                 _ = unlink(store.metadataPath(key))
                 _ = unlink(bodyPath)
                 throw error
             }
-            // Only now, with the metadata file describing this body, its copy
-            // goes onto the body (still open: the same inode whatever the path).
-            store.writeMetadataAttribute(fd: file.fd, encoded)
         }
-        return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta,
-                          lastAccess: meta.storedAt)
+        return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta, lastAccess: meta.storedAt,
+                          inode: UInt64(info.st_ino), recordOnBody: false)
     }
 
-    /// Closes and deletes the temporary file. Safe to call more than once.
+    /// Keeps the body without storing it (a `no-store` response): gives it a
+    /// name of its own in `.tmp` (`<key>.<pid>.<n>.deliver`), which the caller
+    /// removes once it has delivered the body, and returns that path. The
+    /// writer is done afterwards.
+    public func keepUnstored() throws(DiskCacheError) -> String {
+        defer { file.discard() }
+        let path = try store.name(file, key: key, suffix: TemporaryFileName.deliverySuffix)
+        file.markPublished()
+        return path
+    }
+
+    /// Closes and deletes the unpublished file. Safe to call more than once.
     public func abandon() {
-        digest.close()
         file.discard()
     }
 }

@@ -4,89 +4,148 @@ import Glibc
 import CCrypto
 import Synchronization
 
-/// A copy of an entry's metadata in an extended attribute of its body
-/// (`user.asyncfetch.meta`, the same bytes as `<md5>.meta`), so that a hit
-/// costs two system calls — `getxattrat` (`lgetxattr` on kernels before
-/// 6.13) and the body's `stat` — instead of opening, reading and closing the
-/// metadata file first.
+/// An entry's metadata on its body's inode: the extended attribute
+/// `user.asyncfetch.meta` (SPEC §4). It is set on the unpublished file,
+/// before the one `rename` that publishes body and metadata together, so a
+/// reader sees the old entry or the new one, whole, and needs no lock. A hit
+/// costs two system calls: `getxattrat` (`lgetxattr` on kernels before
+/// 6.13) and the body's `stat`, which checks the size and mtime the record
+/// names (a body cut short by a power loss, or edited in place through a
+/// hard link, is a miss).
 ///
-/// `<md5>.meta` stays the record: it is written first, `scan`, `list`,
-/// `verify` and `prune` read it, and a hit falls back to it whenever the copy
-/// is missing or unreadable (a filesystem without user extended attributes,
-/// metadata too large for one, entries written before the copy existed, a
-/// bodiless entry). The copy is part of the body's inode and is written
-/// under the commit lock only after the metadata file describing that body
-/// is in place (`CacheWriter.commit`), so a copy never tells another story
-/// than the metadata file beside it did; a hit still checks the inode, size
-/// and mtime it records. A 304 replaces it after the metadata file, under
-/// the commit lock; a kill between the two leaves the older copy of the same
-/// body (same validators and digest, older freshness), so the next run
-/// revalidates again.
+/// Where the file system refuses user extended attributes (ENOTSUP: ramfs,
+/// vfat, NFS without xattr support, tmpfs before Linux 6.6), the directory
+/// keeps its metadata in sidecars (`<md5>.meta`, `DiskCacheStore+Metadata`),
+/// with the two-file protocol described on `CacheWriter`. That choice is made
+/// once per directory, by the first write, and kept in the marker file
+/// `DIR/.asyncfetch-store`. A record too large for one attribute (ext4 takes
+/// about 4 KiB: a very long URL or many Vary headers) goes to a sidecar for
+/// that entry alone.
 extension DiskCacheStore {
     static let metadataAttribute = "user.asyncfetch.meta"
+    /// The largest record a hit reads in one call; a larger one is not ours.
+    static let attributeCapacity = 8192
 
-    /// The metadata copy on `key`'s body at `path` (a symlink is never
-    /// followed: it has no such attribute), or nil — no body, no copy
-    /// (ENODATA), one larger than a hit reads (ERANGE), anything but a
-    /// complete copy of ours that decodes — and the caller reads `<md5>.meta`.
-    func readMetadataAttribute(key: String, bodyPath path: String) -> CacheMetadata? {
-        guard attributes.enabled else { return nil }
-        let capacity = 4096
-        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> CacheMetadata? in
-            guard let base = buffer.baseAddress else { return nil }
-            let count = cdisk_getxattrat(directoryFD, key, path, Self.metadataAttribute, base, capacity)
+    enum RecordRead {
+        case record(CacheMetadata)
+        /// No file at the body's name (ENOENT).
+        case noFile
+        /// A file without a record of ours (ENODATA, ENOTSUP, ERANGE, or
+        /// one that does not decode): a sidecar may describe it.
+        case noRecord
+    }
+
+    /// The record on `key`'s body at `path` (a symlink is never followed: it
+    /// has no such attribute).
+    func readRecord(key: String, bodyPath path: String) -> RecordRead {
+        withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> RecordRead in
+            guard let base = buffer.baseAddress else { return .noRecord }
+            let count = cdisk_getxattrat(directoryFD, key, path, Self.metadataAttribute, base, buffer.count)
             guard count > 0 else {
-                if count < 0 && errno == ENOTSUP { attributes.disable() }
-                return nil
+                if count < 0 && errno == ENOENT { return .noFile }
+                if count < 0 && errno == ENOTSUP { placement.noteRefused() }
+                return .noRecord
             }
-            guard let meta = CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count])),
-                  meta.hasBody else { return nil }
-            return meta
+            guard let meta = CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+            else { return .noRecord }
+            return .record(meta)
         }
     }
 
-    /// Reads copies by their whole path (`lgetxattr`) from now on, in the whole
+    /// Reads records by their whole path (`lgetxattr`) from now on, in the whole
     /// process, as on a kernel without `getxattrat` (Linux < 6.13). For tests.
     static func readAttributesByPath() { cdisk_refuse_getxattrat() }
 
-    /// Puts the copy on a body just published with its metadata file (by
-    /// its descriptor; call with the commit lock held). Best effort: without
-    /// it a hit reads the metadata file.
-    func writeMetadataAttribute(fd: Int32, _ bytes: [UInt8]) {
-        guard attributes.enabled else { return }
+    /// Sets the record on an open file (the unpublished body, or a published
+    /// one after a 304). nil on success, else the errno: ENOTSUP (the file
+    /// system refuses: the directory turns to sidecars), E2BIG, ENOSPC or
+    /// ERANGE (too large for one attribute: a sidecar for this entry), or
+    /// another failure.
+    func setRecord(fd: Int32, _ bytes: [UInt8]) -> Int32? {
         let failed = bytes.withUnsafeBytes { cdisk_fsetxattr(fd, Self.metadataAttribute, $0.baseAddress, $0.count) != 0 }
-        if failed { attributes.noteFailure(errno) }
+        guard failed else {
+            placement.noteWorks(store: self)
+            return nil
+        }
+        let code = errno
+        if code == ENOTSUP { placement.noteRefused(store: self) }
+        return code
     }
 
-    /// Replaces the copy on a published body (after a 304; call with the
-    /// commit lock held, once the body is known to be the entry's). If it
-    /// cannot be written, the old copy is removed: a hit then reads the new
-    /// metadata file instead of an outdated copy.
-    func replaceMetadataAttribute(bodyPath path: String, _ bytes: [UInt8]) {
-        guard attributes.enabled else { return }
-        let failed = bytes.withUnsafeBytes { cdisk_lsetxattr(path, Self.metadataAttribute, $0.baseAddress, $0.count) != 0 }
-        if failed {
-            attributes.noteFailure(errno)
-            _ = cdisk_lremovexattr(path, Self.metadataAttribute)   // ENODATA/ENOTSUP: nothing outdated is left either way
-        }
-    }
+    /// Whether `errno` from `setRecord` means "too large for an attribute".
+    static func isTooLarge(_ code: Int32) -> Bool { code == E2BIG || code == ENOSPC || code == ERANGE }
 }
 
-/// Whether the cache's filesystem takes user extended attributes: assumed
-/// until one call says it does not (ENOTSUP), then never tried again by
-/// this store.
-final class AttributeSupport: Sendable {
-    private let supported: Atomic<Bool>
+/// Where a cache directory keeps metadata: on the bodies' inodes, or in
+/// sidecars. Unknown until the marker file is read or the first write
+/// decides; while unknown, a reader that finds no body also looks for a
+/// sidecar (a remembered error in a sidecar directory has no body).
+final class MetadataPlacement: Sendable {
+    enum Mode: UInt8 { case unknown = 0, attribute = 1, sidecar = 2 }
 
-    init(enabled: Bool) { supported = Atomic(enabled) }
+    static let markerName = ".asyncfetch-store"
+    private static let attributeText = "metadata=xattr\n"
+    private static let sidecarText = "metadata=sidecar\n"
 
-    var enabled: Bool { supported.load(ordering: .relaxed) }
+    private let state: Atomic<UInt8>
+    private let markerRead = Atomic<Bool>(false)
+    /// Set by `DiskCacheStore(metadataAttributes: false)`: sidecars only,
+    /// records neither read nor written (tests; a forced store writes no marker).
+    let forcedSidecar: Bool
 
-    func disable() { supported.store(false, ordering: .relaxed) }
+    init(forceSidecar: Bool) {
+        forcedSidecar = forceSidecar
+        state = Atomic(forceSidecar ? Mode.sidecar.rawValue : Mode.unknown.rawValue)
+    }
 
-    /// A failed write: ENOTSUP turns the copies off; anything else (a value
-    /// too large for the filesystem, a full disk) concerns that entry only.
-    func noteFailure(_ code: Int32) {
-        if code == ENOTSUP { disable() }
+    var readsRecords: Bool { !forcedSidecar && mode(nil) != .sidecar }
+
+    /// The directory's mode, reading the marker on first need.
+    func mode(_ store: DiskCacheStore?) -> Mode {
+        let current = Mode(rawValue: state.load(ordering: .relaxed)) ?? .unknown
+        guard current == .unknown, let store, !markerRead.exchange(true, ordering: .relaxed) else { return current }
+        let found = Self.readMarker(store)
+        if found != .unknown { state.store(found.rawValue, ordering: .relaxed) }
+        return found
+    }
+
+    /// A record was set: the directory keeps records (marker written once).
+    func noteWorks(store: DiskCacheStore) {
+        decide(.attribute, store: store)
+    }
+
+    /// The file system refused a record: sidecars from now on.
+    func noteRefused(store: DiskCacheStore? = nil) {
+        if let store { decide(.sidecar, store: store) } else { state.store(Mode.sidecar.rawValue, ordering: .relaxed) }
+    }
+
+    private func decide(_ mode: Mode, store: DiskCacheStore) {
+        let previous = state.exchange(mode.rawValue, ordering: .relaxed)
+        guard previous != mode.rawValue, !forcedSidecar else { return }
+        Self.writeMarker(mode, store: store)
+    }
+
+    private static func readMarker(_ store: DiskCacheStore) -> Mode {
+        let fd = openat(store.directoryFD, markerName, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return .unknown }
+        defer { _ = close(fd) }   // read-only: nothing to report
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        guard n > 0 else { return .unknown }
+        let text = String(decoding: buffer[0..<n], as: UTF8.self)
+        return text == attributeText ? .attribute : text == sidecarText ? .sidecar : .unknown
+    }
+
+    /// Best effort, written once (`O_EXCL`): another process deciding at
+    /// the same time decides the same (one file system), and a missing
+    /// marker only means the next process decides again.
+    private static func writeMarker(_ mode: Mode, store: DiskCacheStore) {
+        let fd = openat(store.directoryFD, markerName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return }
+        let text = mode == .attribute ? attributeText : sidecarText
+        var bytes = Array(text.utf8)
+        let written = write(fd, &bytes, bytes.count)
+        _ = close(fd)
+        if written != bytes.count { _ = unlinkat(store.directoryFD, markerName, 0) }   // a partial marker would say nothing
     }
 }

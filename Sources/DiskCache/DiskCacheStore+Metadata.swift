@@ -86,18 +86,18 @@ extension DiskCacheStore {
         }
     }
 
-    /// Writes encoded metadata to a locked temporary file in `.tmp` and
-    /// `fsync`s it; the caller publishes it with `rename` (under the commit
-    /// lock) and discards it. Errors name the temporary path; the file is removed.
+    /// Writes an encoded sidecar to a locked temporary file in `.tmp` (no
+    /// `fsync`: see the README on durability); the caller publishes it with
+    /// `rename` (under the commit lock) and discards it. Errors name the
+    /// temporary path; the file is removed.
     func writeTemporaryMetadata(_ encoded: [UInt8], key: String) throws(DiskCacheError) -> TemporaryFile {
-        let file = try createTemporaryFile(for: key, suffix: CacheFileName.metadataSuffix)
+        let file = try createNamedTemporaryFile(for: key, suffix: CacheFileName.metadataSuffix)
         do throws(DiskCacheError) {
             var failure: DiskCacheError?
             encoded.withUnsafeBytes { bytes in
                 do throws(DiskCacheError) { try file.write(bytes) } catch { failure = error }
             }
             if let failure { throw failure }
-            try file.syncData()
         } catch {
             file.discard()
             throw error

@@ -17,6 +17,10 @@ extension DiskCacheStore {
         /// Last use, Unix seconds (`CacheEntry.lastAccess`); `-infinity` for
         /// a broken entry, which pruning removes first.
         public let lastAccess: Double
+        /// An intact entry whose record is on its body, beside an outdated
+        /// sidecar (left by an older version or an earlier oversized record),
+        /// which `verify` removes.
+        public let straySidecar: Bool
         let snapshot: FileSnapshot
     }
 
@@ -67,37 +71,43 @@ extension DiskCacheStore {
         var url: String?
         func broken(_ problem: String) -> ScannedEntry {
             ScannedEntry(key: key, entry: nil, problem: problem, url: url, bytes: snapshot.bytes, lastAccess: -.infinity,
-                         snapshot: snapshot)
+                         straySidecar: false, snapshot: snapshot)
         }
-        func intact(_ entry: CacheEntry) -> ScannedEntry {
+        func intact(_ entry: CacheEntry, stray: Bool = false) -> ScannedEntry {
             ScannedEntry(key: key, entry: entry, problem: nil, url: entry.metadata.url, bytes: snapshot.bytes,
-                         lastAccess: entry.lastAccess, snapshot: snapshot)
+                         lastAccess: entry.lastAccess, straySidecar: stray, snapshot: snapshot)
         }
-        /// The body's own copy of its metadata, when it describes that body
-        /// and this key: what a hit would use where the metadata file does not
-        /// (a kill between the renames of a commit).
-        func byCopy(_ problem: String) -> ScannedEntry {
-            guard snapshot.body.isRegular, let meta = readMetadataAttribute(key: key, bodyPath: bodyPath(key)),
-                  let body = statBody(key), Self.body(body, matches: meta), MD5.hex(meta.url) == key
-            else { return broken(problem) }
-            return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: seconds(body.st_atim)))
+        if snapshot.body.isRegular && placement.readsRecords,
+           case .record(let meta) = readRecord(key: key, bodyPath: bodyPath(key)) {
+            url = meta.url
+            guard meta.key == key else { return broken("metadata for another key (\(meta.url))") }
+            guard let body = statBody(key), Self.body(body, matches: meta) else {
+                return broken("a body that is not the one its metadata describes")
+            }
+            let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: seconds(body.st_atim),
+                                   inode: UInt64(body.st_ino), recordOnBody: true)
+            return intact(entry, stray: snapshot.metadata.isRegular)
         }
-        guard snapshot.metadata.isRegular else { return byCopy("a body without metadata") }
-        guard let (meta, info) = readMetadata(key) else { return byCopy("metadata that is unreadable, partial or not ours") }
+        guard snapshot.metadata.isRegular else { return broken("a body without metadata") }
+        guard let (meta, info) = readMetadata(key) else { return broken("metadata that is unreadable, partial or not ours") }
         url = meta.url
+        guard meta.key == key else { return broken("metadata for another key (\(meta.url))") }
         var lastAccess = seconds(info.st_atim)
+        var inode: UInt64 = 0
         if meta.hasBody {
             guard snapshot.body.isRegular else { return broken("metadata whose body is missing") }
             guard let body = statBody(key), Self.body(body, matches: meta) else {
-                return byCopy("a body that is not the one its metadata describes")
+                return broken("a body that is not the one its metadata describes")
             }
             // The body's atime; a cache written before uses were recorded there
             // has them on the metadata (whose atime also moves with each rewrite).
             lastAccess = max(seconds(body.st_atim), lastAccess)
+            inode = UInt64(body.st_ino)
         } else if snapshot.body.isRegular {
-            return byCopy("a stray body beside a remembered error")
+            return broken("a stray body beside a remembered error")
         }
-        return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess))
+        return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess,
+                                 inode: inode, recordOnBody: false))
     }
 
     /// Removes the entry's files under the commit lock, but only if they are
@@ -107,6 +117,15 @@ extension DiskCacheStore {
         try commitLock.withLock { () throws(DiskCacheError) -> Bool in
             guard FileSnapshot(directoryFD: directoryFD, key: key) == snapshot else { return false }
             return try unlinkEntryFiles(key)
+        }
+    }
+
+    /// Removes an outdated sidecar beside an entry whose record is on its
+    /// body, under the commit lock, if it is still the file `snapshot` saw.
+    func removeStraySidecar(_ key: String, snapshot: FileSnapshot) throws(DiskCacheError) -> Bool {
+        try commitLock.withLock { () throws(DiskCacheError) -> Bool in
+            guard FileSnapshot(directoryFD: directoryFD, key: key).metadata == snapshot.metadata else { return false }
+            return try unlinkRegular(key + CacheFileName.metadataSuffix)
         }
     }
 }

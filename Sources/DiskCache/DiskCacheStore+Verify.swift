@@ -19,15 +19,18 @@ extension DiskCacheStore {
         public var removed: [Removal] = []
         /// Entries a writer changed while they were being checked (left alone).
         public var changed = 0
+        /// Outdated sidecars removed beside intact entries.
+        public var straySidecars = 0
         public var sweep = SweepReport()
         /// Entries that should have been removed but could not be.
         public var failures: [DiskCacheError] = []
     }
 
-    /// Checks every entry — metadata complete and ours, body present with
-    /// the recorded inode, size and mtime, the metadata's URL hashing to its
-    /// key, and the body reread against the recorded length and MD5 — and
-    /// removes those that fail. Sweeps `.tmp` first. An entry that a writer
+    /// Checks every entry — metadata complete and ours and naming its key,
+    /// body present with the recorded size and mtime (and inode, for a
+    /// sidecar), and the body reread against the recorded length and digest
+    /// (XXH3-128, or MD5 for entries of the previous format) — and removes
+    /// those that fail, and outdated sidecars beside intact entries. Sweeps `.tmp` first. An entry that a writer
     /// replaces while it is being checked is left alone (the writer's
     /// commit is complete and consistent). Throws only when the directory
     /// cannot be listed.
@@ -43,6 +46,13 @@ extension DiskCacheStore {
             }
             guard let problem else {
                 report.intact += 1
+                if scanned.straySidecar {
+                    do {
+                        if try removeStraySidecar(scanned.key, snapshot: scanned.snapshot) { report.straySidecars += 1 }
+                    } catch {
+                        report.failures.append(error)
+                    }
+                }
                 continue
             }
             do {
@@ -62,24 +72,21 @@ extension DiskCacheStore {
     /// What is wrong with an entry whose files look intact, or nil.
     private func deepCheck(_ entry: CacheEntry) -> String? {
         let meta = entry.metadata
-        guard MD5.hex(meta.url) == entry.key else {
-            return "metadata for another URL (\(meta.url))"
-        }
         guard meta.hasBody else { return nil }
         let read: FileDigest.Result
         do {
-            read = try FileDigest.md5(path: entry.bodyPath)
+            read = try FileDigest.digest(path: entry.bodyPath, meta.digestAlgorithm)
         } catch {
             return "an unreadable body (\(error.message))"
         }
-        if read.inode != meta.bodyInode || read.mtimeNs != meta.bodyMtimeNs {
+        if read.inode != entry.inode || read.mtimeNs != meta.bodyMtimeNs {
             return nil   // replaced since the scan: the removal's snapshot check leaves it alone either way
         }
         if read.length != meta.bodyLength {
             return "a body of \(read.length) bytes where the metadata says \(meta.bodyLength)"
         }
-        if read.md5 != meta.bodyMD5 {
-            return "a body whose MD5 \(read.md5) is not the recorded \(meta.bodyMD5)"
+        if read.digest != meta.bodyDigest {
+            return "a body whose \(meta.digestAlgorithm.rawValue) \(read.digest) is not the recorded \(meta.bodyDigest)"
         }
         return nil
     }

@@ -1,10 +1,16 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CCrypto
 
-/// The on-disk cache: `DIR/<md5>` holds a body byte for byte, `DIR/<md5>.meta`
-/// its metadata, `DIR/.tmp/` bodies and metadata being written. Files of any
-/// other name are not the cache's and are never touched (`CacheFileName`).
+/// The on-disk cache (SPEC §4): one file per entry. `DIR/<md5>` holds a body
+/// byte for byte, and its metadata lives on the same inode, in the extended
+/// attribute `user.asyncfetch.meta` (`DiskCacheStore+Attribute.swift`);
+/// only where the file system refuses that, or the record is too large for
+/// one, a sidecar `DIR/<md5>.meta` holds it. `DIR/.tmp/` holds the names of
+/// files for the instant they are being published (and whole files being
+/// written where there is no `O_TMPFILE`). Files of any other name are not
+/// the cache's and are never touched (`CacheFileName`).
 ///
 /// Writing follows the protocol documented on `CacheWriter`; a hit costs one
 /// metadata read and one `stat` (see `lookup`). Maintenance (sweep, scan,
@@ -13,20 +19,21 @@ public final class DiskCacheStore: Sendable {
     public let directory: String
     let temporaryDirectory: String
     /// The cache directory, open for the store's life: lookups resolve names
-    /// relative to it (one path component instead of the whole path), and
-    /// `commitLock` locks it.
+    /// relative to it, unnamed files are created in it, and `commitLock`
+    /// locks it.
     let directoryFD: Int32
+    /// Orders the two renames of a sidecar entry against other sidecar
+    /// writers and removals. Entries whose record is on the body need none.
     let commitLock: CommitLock
-    /// Whether bodies carry a copy of their metadata (`DiskCacheStore+Attribute.swift`).
-    let attributes: AttributeSupport
+    let placement: MetadataPlacement
     private let counter = Counter()
 
     /// Opens the cache at `directory`, creating it (and missing parents) with
     /// mode 0700. Throws a `.directory` error naming the path when it cannot
     /// be created, is not a directory, or cannot be read. A read-only
     /// directory opens: hits work, writes fail with `.io` errors.
-    /// `metadataAttributes: false` keeps no metadata copy on bodies (hits
-    /// then read the metadata files; for filesystems and tests that want that).
+    /// `metadataAttributes: false` keeps metadata in sidecars only, as on a
+    /// file system without user extended attributes (for tests).
     public init(directory: String, metadataAttributes: Bool = true) throws(DiskCacheError) {
         try CacheDirectory.prepare(directory)
         self.directory = directory
@@ -34,7 +41,7 @@ public final class DiskCacheStore: Sendable {
         directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else { throw DiskCacheError.system("cannot open cache directory", path: directory, kind: .directory) }
         commitLock = CommitLock(directoryFD: directoryFD)
-        attributes = AttributeSupport(enabled: metadataAttributes)
+        placement = MetadataPlacement(forceSidecar: !metadataAttributes)
     }
 
     deinit { _ = close(directoryFD) }
@@ -44,36 +51,45 @@ public final class DiskCacheStore: Sendable {
 
     /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
     /// unreadable, foreign, partial, a body that is not the one its metadata
-    /// describes, or metadata for another URL than `url` (the normalised
-    /// URL, when the caller knows it). Never a crash.
+    /// describes, or metadata for another key or another URL than `url`
+    /// (`CacheKey.storedURL`, when the caller knows it). Never a crash.
     ///
     /// A hit costs one metadata read and one `stat` of the body, which also
-    /// gives the last use (the body's atime): the read is the copy on the
-    /// body (`lgetxattr`, see `DiskCacheStore+Attribute.swift`), else the
-    /// metadata file (open, read, close).
+    /// gives the last use (the body's atime): the record on the body, else
+    /// (no record there) the sidecar.
     ///
-    /// `accessTime` matters only for a bodiless entry (a remembered 404),
-    /// whose last use is its metadata's atime: one more `stat` when asked
-    /// for; without it `lastAccess` is 0 there.
+    /// `accessTime` matters only for a sidecar-only entry (a remembered
+    /// error in a sidecar directory), whose last use is its sidecar's atime:
+    /// one more `stat` when asked for; without it `lastAccess` is 0 there.
     public func lookup(_ key: String, url: String? = nil, accessTime: Bool = true) -> CacheEntry? {
         guard CacheFileName.isKey(key) else { return nil }
         let path = bodyPath(key)
-        if let meta = readMetadataAttribute(key: key, bodyPath: path),
-           let body = statBody(key), Self.body(body, matches: meta),
-           url.map({ meta.url == $0 }) ?? (MD5.hex(meta.url) == key) {
-            // The copy travels with the body's inode: it must name this key's URL
-            // (a body renamed to another key's name is not that key's entry).
-            return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim))
+        if placement.readsRecords {
+            switch readRecord(key: key, bodyPath: path) {
+            case .record(let meta):
+                // The record travels with the inode: it must name this key (a
+                // body renamed to another key's name is not that key's entry).
+                guard meta.key == key, url.map({ meta.url == $0 }) ?? true,
+                      let body = statBody(key), Self.body(body, matches: meta) else { return nil }
+                return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim),
+                                  inode: UInt64(body.st_ino), recordOnBody: true)
+            case .noFile where placement.mode(self) == .attribute:
+                return nil   // no body, and this directory keeps no bodiless sidecars
+            case .noFile, .noRecord:
+                break
+            }
         }
-        guard let meta = readMetadataForHit(key), url.map({ meta.url == $0 }) ?? true else { return nil }
+        guard let meta = readMetadataForHit(key), meta.key == key, url.map({ meta.url == $0 }) ?? true else { return nil }
         var lastAccess = 0.0
+        var inode: UInt64 = 0
         if meta.hasBody {
             guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
             lastAccess = seconds(body.st_atim)
+            inode = UInt64(body.st_ino)
         } else if accessTime {
             lastAccess = metadataStatus(key).map { seconds($0.st_atim) } ?? 0
         }
-        return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: lastAccess)
+        return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: lastAccess, inode: inode, recordOnBody: false)
     }
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
@@ -82,92 +98,156 @@ public final class DiskCacheStore: Sendable {
         return try CacheWriter(store: self, key: key)
     }
 
-    /// Records a bodiless entry (a remembered 404/410), removing any old body.
+    /// Records a bodiless entry (a remembered error status), replacing any
+    /// entry of that key: an empty file carrying the record, or a sidecar.
     @discardableResult
     public func storeWithoutBody(_ metadata: CacheMetadata, key: String) throws(DiskCacheError) -> CacheEntry {
         try Self.validate(key)
         var meta = metadata
+        meta.key = key
         meta.hasBody = false
         meta.bodyLength = 0
-        meta.bodyMD5 = ""
+        meta.bodyDigest = ""
         meta.bodyInode = 0
         meta.bodyMtimeNs = 0
         meta.storedAt = currentTime()
+        if placement.mode(self) != .sidecar {
+            let file = try createTemporaryFile(for: key)
+            defer { file.discard() }
+            meta.bodyMtimeNs = nanoseconds(try file.status().st_mtim)
+            if let code = setRecord(fd: file.fd, meta.encoded()) {
+                guard code == ENOTSUP || Self.isTooLarge(code) else {
+                    throw DiskCacheError.system("cannot record metadata for", path: bodyPath(key), errno: code)
+                }
+            } else {
+                try publish(file, key: key)
+                return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: meta.storedAt,
+                                  inode: UInt64(try file.status().st_ino), recordOnBody: true)
+            }
+        }
+        meta.bodyMtimeNs = 0
         let file = try writeTemporaryMetadata(meta.encoded(), key: key)
         defer { file.discard() }
         try commitLock.withLock { () throws(DiskCacheError) in
-            // The old body (and the metadata copy on it) goes first: until the
-            // new metadata is in place, a reader misses rather than hits the old copy.
+            // The old body goes first: until the new metadata is in place, a
+            // reader misses rather than hits the old entry.
             if unlink(bodyPath(key)) != 0 && errno != ENOENT {
                 throw DiskCacheError.system("cannot remove", path: bodyPath(key))
             }
             try file.publish(as: metadataPath(key))
         }
-        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta,
-                          lastAccess: meta.storedAt)
+        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: meta.storedAt,
+                          inode: 0, recordOnBody: false)
     }
 
-    /// Replaces an entry's metadata, keeping its body (after a 304). If
-    /// another writer replaced the body meanwhile, its complete entry is kept
-    /// and returned instead (it is a newer copy of the same URL).
+    /// Replaces an entry's metadata, keeping its body (after a 304): in
+    /// place, on the body's inode (one `fsetxattr` on the file the lookup
+    /// found, checked again by inode, size and mtime once it is open: a body
+    /// replaced meanwhile is never given another body's metadata). If
+    /// another writer replaced the entry meanwhile, its complete entry is
+    /// kept and returned instead (a newer copy of the same URL).
     @discardableResult
     public func updateMetadata(of entry: CacheEntry, to metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         var meta = metadata
+        meta.key = entry.key
         meta.hasBody = entry.metadata.hasBody
         meta.bodyLength = entry.metadata.bodyLength
-        meta.bodyMD5 = entry.metadata.bodyMD5
+        meta.bodyDigest = entry.metadata.bodyDigest
+        meta.digestAlgorithm = entry.metadata.digestAlgorithm
         meta.bodyInode = entry.metadata.bodyInode
         meta.bodyMtimeNs = entry.metadata.bodyMtimeNs
         meta.storedAt = currentTime()
-        let encoded = meta.encoded()
-        let file = try writeTemporaryMetadata(encoded, key: entry.key)
-        defer { file.discard() }
-        var lastAccess = meta.storedAt
-        let replaced = try commitLock.withLock { () throws(DiskCacheError) -> Bool in
-            if meta.hasBody {
-                guard let body = statBody(entry.key), Self.body(body, matches: meta) else { return true }
-                lastAccess = seconds(body.st_atim)
-            }
-            try file.publish(as: metadataPath(entry.key))
-            if meta.hasBody { replaceMetadataAttribute(bodyPath: entry.bodyPath, encoded) }
-            return false
+        let updated: (lastAccess: Double, recordOnBody: Bool)?
+        if entry.recordOnBody {
+            updated = try updateRecord(of: entry, to: &meta)
+        } else {
+            updated = try updateSidecar(of: entry, to: meta)
         }
-        if replaced {
+        guard let updated else {
             // Another writer replaced the entry meanwhile: its version stands, if it
-            // still has a body (a remembered 404 stored meanwhile has none).
+            // is still of the same kind (a remembered error stored meanwhile has no body).
             guard let current = lookup(entry.key), current.metadata.hasBody == entry.metadata.hasBody else {
                 throw DiskCacheError(.io, path: entry.bodyPath, message: "\(entry.bodyPath) was removed while it was being revalidated")
             }
             return current
         }
-        // A revalidation is a use (for a bodiless entry, the new metadata file records it).
-        if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, setAccessTime(entry.key) {
+        var lastAccess = updated.lastAccess
+        // A revalidation is a use.
+        let updatedEntry = CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta, lastAccess: lastAccess,
+                                      inode: entry.inode, recordOnBody: updated.recordOnBody)
+        if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, setAccessTime(accessName(updatedEntry)) {
             lastAccess = meta.storedAt
         }
-        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta, lastAccess: lastAccess)
+        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta, lastAccess: lastAccess,
+                          inode: entry.inode, recordOnBody: updated.recordOnBody)
+    }
+
+    /// The 304 of an entry whose record is on its body. nil when the file at
+    /// the body's name is no longer the entry's.
+    private func updateRecord(of entry: CacheEntry, to meta: inout CacheMetadata) throws(DiskCacheError) -> (Double, Bool)? {
+        var fd = openat(directoryFD, entry.key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
+        if fd < 0 && errno == EPERM { fd = openat(directoryFD, entry.key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard fd >= 0 else {
+            if errno == ENOENT || errno == ELOOP { return nil }
+            throw DiskCacheError.system("cannot open", path: entry.bodyPath)
+        }
+        defer { _ = close(fd) }   // read-only descriptor: nothing to report
+        var info = stat()
+        guard fstat(fd, &info) == 0, UInt64(info.st_ino) == entry.inode, Self.body(info, matches: meta) else { return nil }
+        guard let code = setRecord(fd: fd, meta.encoded()) else { return (seconds(info.st_atim), true) }
+        guard Self.isTooLarge(code) else {
+            throw DiskCacheError.system("cannot record metadata for", path: entry.bodyPath, errno: code)
+        }
+        // Too large for the attribute now: the record moves to a sidecar naming this inode.
+        meta.bodyInode = entry.inode
+        guard let moved = try updateSidecar(of: entry, to: meta) else { return nil }
+        if cdisk_fremovexattr(fd, Self.metadataAttribute) != 0 && errno != ENODATA {
+            throw DiskCacheError.system("cannot remove the old metadata of", path: entry.bodyPath)
+        }
+        return moved
+    }
+
+    /// The 304 of an entry kept in a sidecar: a new sidecar, renamed into
+    /// place under the commit lock once the body is known to be the entry's.
+    private func updateSidecar(of entry: CacheEntry, to meta: CacheMetadata) throws(DiskCacheError) -> (Double, Bool)? {
+        let file = try writeTemporaryMetadata(meta.encoded(), key: entry.key)
+        defer { file.discard() }
+        var lastAccess = meta.storedAt
+        let published = try commitLock.withLock { () throws(DiskCacheError) -> Bool in
+            if meta.hasBody {
+                guard let body = statBody(entry.key), Self.body(body, matches: meta) else { return false }
+                lastAccess = seconds(body.st_atim)
+            }
+            try file.publish(as: metadataPath(entry.key))
+            return true
+        }
+        return published ? (lastAccess, false) : nil
     }
 
     /// Notes a use of the entry for LRU pruning, cheaply: the atime of its
-    /// access file (`CacheEntry.accessPath`: the body, or the metadata of a
-    /// bodiless entry) is set — one `utimensat`, content and mtime
-    /// untouched — and only when the recorded use is older than
-    /// `CacheDefaults.accessTimeResolution`. The cache's own reads never move
-    /// it (metadata and `verify` read with `O_NOATIME` where allowed), so it
-    /// works the same on `relatime`, `noatime` and tmpfs mounts; another
+    /// access file (`CacheEntry.accessPath`) is set — one `utimensat`,
+    /// content and mtime untouched — and only when the recorded use is older
+    /// than `CacheDefaults.accessTimeResolution`. The cache's own reads never
+    /// move it (metadata and `verify` read with `O_NOATIME` where allowed), so
+    /// it works the same on `relatime`, `noatime` and tmpfs mounts; another
     /// program reading the body (an image viewer) counts as a use where the
     /// mount updates atimes.
     public func markAccessed(_ entry: CacheEntry, now: Double? = nil) {
         guard (now ?? currentTime()) - entry.lastAccess >= CacheDefaults.accessTimeResolution else { return }
-        _ = setAccessTime(entry.metadata.hasBody ? entry.key : entry.key + CacheFileName.metadataSuffix)
+        _ = setAccessTime(accessName(entry))
     }
 
-    /// Sets the entry's access time to now (its body's, or its metadata's
-    /// when it has no body). Returns false when that failed (absent, or a
+    /// Sets the entry's access time to now (its body's, or its sidecar's
+    /// when it has no file). Returns false when that failed (absent, or a
     /// read-only cache): LRU order is advice, so nothing else happens.
     @discardableResult
     public func markAccessed(_ key: String) -> Bool {
         guard CacheFileName.isKey(key) else { return false }
         return setAccessTime(key) || (errno == ENOENT && setAccessTime(key + CacheFileName.metadataSuffix))
+    }
+
+    private func accessName(_ entry: CacheEntry) -> String {
+        entry.hasFile ? entry.key : entry.key + CacheFileName.metadataSuffix
     }
 
     private func setAccessTime(_ name: String) -> Bool {
@@ -179,9 +259,9 @@ public final class DiskCacheStore: Sendable {
         }
     }
 
-    /// Removes an entry (the body first, with its metadata copy, so a
-    /// concurrent reader misses rather than mismatches). Returns whether
-    /// there was anything to remove.
+    /// Removes an entry (the body first, with the record on it, then any
+    /// sidecar: a concurrent reader misses rather than mismatches). Returns
+    /// whether there was anything to remove.
     @discardableResult
     public func remove(_ key: String) throws(DiskCacheError) -> Bool {
         try Self.validate(key)
@@ -190,24 +270,31 @@ public final class DiskCacheStore: Sendable {
         }
     }
 
+    /// Makes every entry written so far durable: one `syncfs` of the cache's
+    /// file system (`--sync`), instead of an `fsync` per file.
+    public func sync() throws(DiskCacheError) {
+        guard cdisk_syncfs(directoryFD) == 0 else { throw DiskCacheError.system("cannot flush", path: directory) }
+    }
+
     // MARK: - Internals shared with CacheWriter and the maintenance files
 
     /// Unlinks `<key>` then `<key>.meta` (regular files only: anything else
     /// with such a name is not the cache's); call with the commit lock held.
-    /// The body goes first, with the metadata copy on it: in between (or
-    /// after a kill), metadata without its body is a miss.
     func unlinkEntryFiles(_ key: String) throws(DiskCacheError) -> Bool {
         var removed = false
-        for name in [key, key + CacheFileName.metadataSuffix] {
-            var info = stat()
-            guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            if unlinkat(directoryFD, name, 0) == 0 {
-                removed = true
-            } else if errno != ENOENT {
-                throw DiskCacheError.system("cannot remove", path: directory + "/" + name)
-            }
+        for name in [key, key + CacheFileName.metadataSuffix] where try unlinkRegular(name) {
+            removed = true
         }
         return removed
+    }
+
+    /// Unlinks `name` in the cache directory if it is a regular file.
+    func unlinkRegular(_ name: String) throws(DiskCacheError) -> Bool {
+        var info = stat()
+        guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if unlinkat(directoryFD, name, 0) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw DiskCacheError.system("cannot remove", path: directory + "/" + name)
     }
 
     static func validate(_ key: String) throws(DiskCacheError) {
@@ -216,11 +303,13 @@ public final class DiskCacheStore: Sendable {
         }
     }
 
-    /// The body's identity is the one the metadata records.
+    /// The file is the body the metadata describes: a regular file of the
+    /// recorded size and mtime, and the recorded inode where one is recorded
+    /// (a sidecar's).
     static func body(_ info: stat, matches meta: CacheMetadata) -> Bool {
         (info.st_mode & S_IFMT) == S_IFREG
             && Int64(info.st_size) == meta.bodyLength
-            && UInt64(info.st_ino) == meta.bodyInode
+            && (meta.bodyInode == 0 || UInt64(info.st_ino) == meta.bodyInode)
             && nanoseconds(info.st_mtim) == meta.bodyMtimeNs
     }
 
@@ -243,14 +332,20 @@ public final class DiskCacheStore: Sendable {
     /// This process's id, read once (it is in every temporary name).
     static let processID = getpid()
 
+    /// A file for a new entry: unnamed (`O_TMPFILE`) where the file system
+    /// allows, else named in `.tmp`.
+    func createTemporaryFile(for key: String) throws(DiskCacheError) -> TemporaryFile {
+        if let unnamed = try TemporaryFile.unnamed(in: directoryFD, directory: directory) { return unnamed }
+        return try createNamedTemporaryFile(for: key)
+    }
+
     /// Creates a locked temporary file in `.tmp`. The folder is created when
-    /// it is missing (ENOENT) rather than with a `mkdir` before every file:
-    /// a download costs one system call less.
+    /// it is missing (ENOENT) rather than with a `mkdir` before every file.
     ///
     /// A name can already exist: a killed run that had this process's pid
     /// (containers reuse pid 1) leaves files the sweep keeps for a minute.
     /// Then the next number is tried.
-    func createTemporaryFile(for key: String, suffix: String = "") throws(DiskCacheError) -> TemporaryFile {
+    func createNamedTemporaryFile(for key: String, suffix: String = "") throws(DiskCacheError) -> TemporaryFile {
         var attempt = 0
         while true {
             attempt += 1
@@ -263,6 +358,31 @@ public final class DiskCacheStore: Sendable {
                 continue
             }
         }
+    }
+
+    /// Gives `file` a name in `.tmp` if it has none (`linkat`), creating
+    /// `.tmp` when it is missing (ENOENT) rather than checking every time,
+    /// and moving on to the next number when a name is taken (a leftover of
+    /// a killed run that had this pid).
+    func name(_ file: TemporaryFile, key: String, suffix: String = "") throws(DiskCacheError) -> String {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(DiskCacheError) {
+                return try file.name { makeTemporaryName(for: key) + suffix }
+            } catch where error.errno == ENOENT && attempt <= 2 {
+                try ensureTemporaryDirectory()
+            } catch where error.errno == EEXIST && attempt <= 1000 {
+                continue
+            }
+        }
+    }
+
+    /// Publishes a complete file (body and record) as `key`'s entry: one
+    /// `rename` over the entry's name, atomic for every reader.
+    func publish(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
+        _ = try name(file, key: key)
+        try file.publish(as: bodyPath(key))
     }
 
     func ensureTemporaryDirectory() throws(DiskCacheError) {

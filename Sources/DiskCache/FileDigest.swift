@@ -6,15 +6,15 @@ import Glibc
 enum FileDigest {
     struct Result {
         let length: Int64
-        let md5: String
+        let digest: String
         /// The file that was read (it may differ from the name's current file).
         let inode: UInt64
         let mtimeNs: Int64
     }
 
-    /// Streams the file at `path` through MD5 with a fixed buffer (memory
-    /// stays flat however large the body).
-    static func md5(path: String) throws(DiskCacheError) -> Result {
+    /// Streams the file at `path` through `algorithm` with a fixed buffer
+    /// (memory stays flat however large the body).
+    static func digest(path: String, _ algorithm: DigestAlgorithm) throws(DiskCacheError) -> Result {
         var fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
         if fd < 0 && errno == EPERM { fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { throw DiskCacheError.system("cannot read", path: path) }
@@ -24,7 +24,7 @@ enum FileDigest {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw DiskCacheError(.io, path: path, message: "\(path) is not a regular file")
         }
-        let digest = try StreamingMD5()
+        let digest = try BodyHash(algorithm)
         var length: Int64 = 0
         try withUnsafeTemporaryAllocation(byteCount: 256 * 1024, alignment: 16) { buffer throws(DiskCacheError) in
             guard let base = buffer.baseAddress else { return }
@@ -39,6 +39,6 @@ enum FileDigest {
                 length += Int64(n)
             }
         }
-        return Result(length: length, md5: digest.finalize(), inode: UInt64(info.st_ino), mtimeNs: nanoseconds(info.st_mtim))
+        return Result(length: length, digest: digest.hex(), inode: UInt64(info.st_ino), mtimeNs: nanoseconds(info.st_mtim))
     }
 }

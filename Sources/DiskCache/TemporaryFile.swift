@@ -1,26 +1,48 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CCrypto
 
-/// A file being written in `DIR/.tmp`, created exclusively with mode 0600
-/// and held under an exclusive `flock` until it is closed: the sweep takes a
-/// file whose lock it can get as the leftover of a dead writer.
+/// A file being written for the cache, not yet published.
+///
+/// Where the file system has `O_TMPFILE` (ext4, xfs, btrfs, tmpfs), it has
+/// no name at all: a writer killed at any instant leaves nothing behind. It
+/// gets a name only when it is published (`publish`), for the instant between
+/// `linkat` and the `rename` over the entry's name. Elsewhere it is created
+/// as `DIR/.tmp/<key>.<pid>.<n>` (exclusively, mode 0600) and held under an
+/// exclusive `flock` until it is closed: the sweep takes a file whose lock it
+/// can get as the leftover of a dead writer.
 ///
 /// Threading: one owner at a time.
 final class TemporaryFile: @unchecked Sendable {
-    let path: String
+    /// Its name in `DIR/.tmp`, once it has one.
+    private(set) var path: String?
     private(set) var fd: Int32
     private var published = false
+    /// The directory an unnamed file is in (for messages).
+    private let directory: String
 
+    /// An unnamed file in the directory `directoryFD` (`O_TMPFILE`), or nil
+    /// when the file system has none (the caller then makes a named one).
+    static func unnamed(in directoryFD: Int32, directory: String) throws(DiskCacheError) -> TemporaryFile? {
+        let fd = cdisk_open_tmpfile(directoryFD, 0o600)
+        if fd >= 0 { return TemporaryFile(fd: fd, path: nil, directory: directory) }
+        switch errno {
+        case EOPNOTSUPP, EISDIR, EINVAL, ENOENT: return nil
+        default: throw DiskCacheError.system("cannot create a file in", path: directory)
+        }
+    }
+
+    /// A new named file at `path` (exclusive, mode 0600), locked.
     init(path: String) throws(DiskCacheError) {
         // Open into a local first: a throwing init with every property set
         // still runs deinit, whose `discard()` would unlink a file of the same
         // name that belongs to someone else (the EEXIST case).
-        // Readable too: a body's digest is partly computed by reading it back (`BodyDigest`).
         let opened = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard opened >= 0 else { throw DiskCacheError.system("cannot create", path: path) }
         self.path = path
         fd = opened
+        directory = ""
         // Best effort: where locks are unsupported, the sweep falls back to pid and age.
         var attempts = 0
         while flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EINTR || (errno == EWOULDBLOCK && attempts < 100)) {
@@ -29,60 +51,95 @@ final class TemporaryFile: @unchecked Sendable {
         }
     }
 
+    private init(fd: Int32, path: String?, directory: String) {
+        self.fd = fd
+        self.path = path
+        self.directory = directory
+    }
+
     deinit { discard() }
+
+    /// What error messages call the file.
+    var displayPath: String { path ?? "a new entry in \(directory)" }
 
     /// Writes all of `bytes` (retrying short writes and EINTR).
     func write(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
-        guard fd >= 0 else { throw DiskCacheError(.io, path: path, message: "write after close: \(path)") }
+        guard fd >= 0 else { throw DiskCacheError(.io, path: displayPath, message: "write after close: \(displayPath)") }
         guard var base = bytes.baseAddress else { return }
         var left = bytes.count
         while left > 0 {
             let n = Glibc.write(fd, base, left)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw DiskCacheError.system("cannot write", path: path)
+                throw DiskCacheError.system("cannot write", path: displayPath)
             }
             left -= n
             base += n
         }
     }
 
+    /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
+    func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, count - got, off_t(offset) + off_t(got)) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw DiskCacheError.system("cannot read", path: displayPath) }
+            if n == 0 { break }
+            got += n
+        }
+        return Array(bytes[0..<got])
+    }
+
     /// The file's status (inode, size, mtime).
     func status() throws(DiskCacheError) -> stat {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw DiskCacheError.system("cannot stat", path: path) }
+        guard fstat(fd, &info) == 0 else { throw DiskCacheError.system("cannot stat", path: displayPath) }
         return info
     }
 
-    /// `fsync`s the file (contents and metadata).
-    func syncData() throws(DiskCacheError) {
-        guard fd >= 0, fsync(fd) == 0 else { throw DiskCacheError.system("cannot write", path: path) }
+    /// Gives an unnamed file the name `name` (a fresh path in `.tmp`); a
+    /// named one keeps its own. Returns the path the file now has.
+    func name(_ makeName: () -> String) throws(DiskCacheError) -> String {
+        if let path { return path }
+        let name = makeName()
+        guard cdisk_link_tmpfile(fd, AT_FDCWD, name) == 0 else {
+            throw DiskCacheError.system("cannot name the new entry", path: name)
+        }
+        path = name
+        return name
     }
 
-    /// Renames the file onto `destination` (atomic; replaces what is there).
-    /// The descriptor stays open, keeping the lock until `close`.
+    /// Renames the (named) file onto `destination` (atomic; replaces what is
+    /// there). The descriptor stays open, keeping any lock until `close`.
     func publish(as destination: String) throws(DiskCacheError) {
+        guard let path else { throw DiskCacheError(.io, path: destination, message: "cannot publish an unnamed file") }
         guard rename(path, destination) == 0 else {
             throw DiskCacheError.system("cannot rename into", path: destination)
         }
         published = true
     }
 
-    /// Closes the file, deleting it unless it was published. Safe to call more than once.
+    /// The file's name now belongs to someone else (who removes it): `discard` leaves it.
+    func markPublished() { published = true }
+
+    /// Closes the file, deleting its name unless it was published (an
+    /// unnamed file vanishes with its descriptor). Safe to call more than once.
     func discard() {
         if fd >= 0 {
-            _ = close(fd)   // nothing to report: the data is synced or thrown away
+            _ = close(fd)   // nothing to report: the data is published or thrown away
             fd = -1
         }
         if !published {
             published = true
-            _ = unlink(path)   // ENOENT when a sweep took it; nothing else can fail usefully here
+            if let path { _ = unlink(path) }   // ENOENT when a sweep took it; nothing else can fail usefully here
         }
     }
 
     func truncate() throws(DiskCacheError) {
         guard fd >= 0, ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
-            throw DiskCacheError.system("cannot truncate", path: path)
+            throw DiskCacheError.system("cannot truncate", path: displayPath)
         }
     }
 }

@@ -9,7 +9,7 @@ import Fetch
 ///
 /// Threading: the fetch engine calls `write`/`reset` from its loop thread or
 /// from the awaiting task, never both at once, and only while `fetch` runs;
-/// `openedWriter` and `abandon` are called by the awaiting task after it.
+/// `received` and `abandon` are called by the awaiting task after it.
 final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     private let key: String

@@ -116,7 +116,7 @@ extension ImageLoader {
             return unstored(writer, info: info, response: response, storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
         let meta = CacheMetadata(
-            url: key.normalizedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
+            url: key.storedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
             headers: response.headers.filter { Self.isStored($0.name) }
                 .map { CacheMetadata.Header($0.name, $0.value) },
             varyRequest: varyValues(response.headers),
@@ -124,8 +124,6 @@ extension ImageLoader {
         do {
             let entry = try writer.commit(meta)
             return .success(result(entry, source: .network, response: response))
-        } catch where error.kind == .io {
-            return unstored(writer, info: info, response: response, storeFailure: error.message)
         } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
@@ -134,12 +132,10 @@ extension ImageLoader {
     /// A body that is not in the cache (`no-store`, or the cache could not
     /// be written: `storeFailure`), kept only until it is delivered.
     private func unstored(_ body: ReceivedBody, info: ImageInfo?, response: FetchResponse, storeFailure: String?) -> Phase {
-        let transient = TransientBody(path: body.temporaryPath + ".deliver")
-        guard link(body.temporaryPath, transient.path) == 0 else {
-            let code = errno
-            let why = storeFailure.map { "\($0); and " } ?? ""
-            return .failure(LoadError(kind: .io, message: "\(why)cannot keep the body at \(transient.path): "
-                                      + String(cString: strerror(code)), attempts: response.attempts))
+        let transient: TransientBody
+        do { transient = TransientBody(path: try body.keepUnstored()) } catch {
+            let what = storeFailure.map { "\($0); and cannot keep the body" } ?? "cannot keep the no-store body"
+            return .failure(LoadError(kind: .io, message: "\(what): \(error.message)", attempts: response.attempts))
         }
         var loaded = LoadResult(
             path: nil, source: .network, bytes: body.bytesWritten, status: response.status,
@@ -155,7 +151,7 @@ extension ImageLoader {
     private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
         if error.kind == .http, let status = error.status, status == 404 || status == 410, let headers = error.headers {
             let meta = CacheMetadata(
-                url: key.normalizedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
+                url: key.storedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
                 headers: headers.filter { Self.isStored($0.name) }
                     .map { CacheMetadata.Header($0.name, $0.value) },
                 varyRequest: varyValues(headers), hasBody: false)
@@ -205,18 +201,7 @@ extension ImageLoader {
         let length = writer.bytesWritten
         let want = Int(min(Int64(ImageCompleteness.tailLength), length))
         if length <= Int64(writer.head.count) { return Array(writer.head.suffix(want)) }
-        let fd = open(writer.temporaryPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DiskCacheError.io("cannot read", path: writer.temporaryPath) }
-        defer { close(fd) }
-        var tail = [UInt8](repeating: 0, count: want)
-        var got = 0
-        while got < want {
-            let n = tail.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, want - got, off_t(length) - off_t(want - got)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw DiskCacheError.io("cannot read", path: writer.temporaryPath) }
-            got += n
-        }
-        return tail
+        return try writer.read(at: length - Int64(want), count: want)
     }
 }
 

@@ -50,7 +50,7 @@ public final class ImageLoader: Sendable {
         case .failure(let error): return .done(.failure(LoadError(error)))
         }
         // The entry must name this URL; an --offline query needs no access time (it is not a use).
-        var entry = cache.lookup(key.hex, url: key.normalizedURL, accessTime: !options.offline)
+        var entry = cache.lookup(key.hex, url: key.storedURL, accessTime: !options.offline)
         if let found = entry, !varyMatches(found) { entry = nil }
         if options.offline {
             guard let entry else { return .done(.empty(.notCached)) }

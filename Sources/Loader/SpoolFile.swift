@@ -5,11 +5,13 @@ import Glibc
 #endif
 
 /// What the loader reads back from a body it has just received: its first
-/// bytes (to sniff), its length, and the file it is in.
+/// bytes (to sniff), its length, a range of it (the tail), and a name to
+/// keep it under until it is delivered, when it is not stored.
 protocol ReceivedBody: AnyObject {
     var head: [UInt8] { get }
     var bytesWritten: Int64 { get }
-    var temporaryPath: String { get }
+    func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8]
+    func keepUnstored() throws(DiskCacheError) -> String
 }
 
 extension CacheWriter: ReceivedBody {}
@@ -25,7 +27,6 @@ final class SpoolFile: ReceivedBody, @unchecked Sendable {
     let storeFailure: String
     private(set) var head: [UInt8] = []
     var bytesWritten: Int64 { sink.bytesWritten }
-    var temporaryPath: String { sink.path }
 
     init(storeFailure: String) throws(DiskCacheError) {
         self.storeFailure = storeFailure
@@ -48,6 +49,28 @@ final class SpoolFile: ReceivedBody, @unchecked Sendable {
     func reset() throws {
         head.removeAll()
         try sink.reset()
+    }
+
+    func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8] {
+        let fd = open(sink.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw DiskCacheError.io("cannot read", path: sink.path) }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, count - got, off_t(offset) + off_t(got)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw DiskCacheError.io("cannot read", path: sink.path) }
+            got += n
+        }
+        return bytes
+    }
+
+    /// A second name for the file, which outlives `abandon()` (which removes the first).
+    func keepUnstored() throws(DiskCacheError) -> String {
+        let kept = sink.path + ".deliver"
+        guard link(sink.path, kept) == 0 else { throw DiskCacheError.io("cannot link", path: kept) }
+        return kept
     }
 
     func abandon() { sink.remove() }

@@ -9,7 +9,7 @@ import TestSupport
         headers: [.init("ETag", "\"abc\""), .init("Cache-Control", "max-age=60, must-revalidate"),
                   .init("Content-Type", "image/png")],
         varyRequest: [.init("accept", "image/webp")], hasBody: true, bodyLength: 1234,
-        bodyMD5: "0123456789abcdef0123456789abcdef", bodyInode: 42, bodyMtimeNs: 1_700_000_000_123_456_789,
+        bodyDigest: "0123456789abcdef0123456789abcdef", bodyInode: 42, bodyMtimeNs: 1_700_000_000_123_456_789,
         format: "png", width: 64, height: 48)
 
     @Test func roundTrips() {
@@ -88,7 +88,7 @@ import TestSupport
             let writer = try store.makeWriter(for: MD5.hex("https://x.test/\(n)"))
             try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try writer.append($0) }
             let entry = try writer.commit(CacheMetadata(url: "https://x.test/\(n)", status: 200, requestTime: 1, responseTime: 2, headers: []))
-            let text = try String(contentsOfFile: entry.metadataPath, encoding: .utf8)
+            let text = String(decoding: entry.metadata.encoded(), as: UTF8.self)
             let stored = try #require(text.split(separator: "\n").first(where: { $0.hasPrefix("stored-time ") }))
             #expect(stored.count - "stored-time ".count <= 17, "\(stored)")   // 16 digits and the point
             #expect((entry.metadata.storedAt * 1e6).rounded() / 1e6 == entry.metadata.storedAt)

@@ -27,7 +27,7 @@ import TestSupport
                         guard let hit = store.lookup(key) else { continue }
                         let onDisk = (try? bytes(of: hit.bodyPath)) ?? []
                         // The file may be replaced after the lookup; when it is not, it must match.
-                        if onDisk.count == hit.metadata.bodyLength && MD5.hex(onDisk) != hit.metadata.bodyMD5 {
+                        if onDisk.count == hit.metadata.bodyLength && (try? ReferenceDigest.xxh3(onDisk)) != hit.metadata.bodyDigest {
                             Issue.record("a hit whose body does not match its metadata")
                         }
                     }
@@ -38,7 +38,7 @@ import TestSupport
         let etag = try #require(entry.metadata.header("ETag"))
         let index = try #require(Int(etag.dropFirst().dropLast()))
         #expect(try bytes(of: entry.bodyPath) == bodies[index])
-        #expect(MD5.hex(bodies[index]) == entry.metadata.bodyMD5)
+        #expect(try ReferenceDigest.xxh3(bodies[index]) == entry.metadata.bodyDigest)
         let report = try store.verify()
         #expect(report.removed.isEmpty && report.intact == 1)
         #expect(try cache.names("/.tmp").isEmpty)

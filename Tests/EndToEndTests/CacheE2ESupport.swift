@@ -29,8 +29,24 @@ enum CacheE2E {
     static func key(_ url: String) throws -> String { try CLI.md5sum(url) }
 
     /// The fields of a `.meta` file (`h` lines as "h Name" keys).
+    /// The fields of an entry's metadata: the record on the body (the
+    /// extended attribute `user.asyncfetch.meta`, read with Python's
+    /// `os.getxattr`), else its sidecar `<body>.meta`.
+    static func metadata(body path: String) -> [String: String]? {
+        let script = "import os,sys\ntry: sys.stdout.buffer.write(os.getxattr(sys.argv[1], 'user.asyncfetch.meta'))\nexcept OSError: sys.exit(1)"
+        if let result = try? runProcess("/usr/bin/python3", ["-c", script, path]), result.status == 0 {
+            return fields(result.stdout)
+        }
+        return metadata(path + ".meta")
+    }
+
+    /// The fields of a sidecar file.
     static func metadata(_ path: String) -> [String: String]? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return fields(text)
+    }
+
+    static func fields(_ text: String) -> [String: String]? {
         var fields: [String: String] = [:]
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
@@ -43,6 +59,22 @@ enum CacheE2E {
             }
         }
         return fields
+    }
+
+    /// `xxhsum -H2` (XXH3-128) of a file, as the metadata records it.
+    static func xxh3(file: String) throws -> String {
+        let result = try runProcess("/usr/bin/xxhsum", ["-H2", file])
+        return String(result.stdout.split(separator: " ").first ?? "")
+    }
+
+    /// Open files of process `pid` that have no name in `directory` (a body
+    /// being written with `O_TMPFILE` shows in /proc as `DIR/#inode (deleted)`).
+    static func unnamedFiles(of pid: Int32, in directory: String) -> Int {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return fds.filter { fd in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)") else { return false }
+            return target.hasPrefix(directory + "/#") && target.hasSuffix("(deleted)")
+        }.count
     }
 
     /// `md5sum` of files, by path.
@@ -74,18 +106,20 @@ enum CacheE2E {
     }
 }
 
-/// A tmpfs mounted on a fresh directory, unmounted (lazily) when done.
+/// A tmpfs (or another memory file system: ramfs has no user extended
+/// attributes) mounted on a fresh directory, unmounted (lazily) when done.
 final class TmpfsMount: @unchecked Sendable {
     let path: String
     private var mounted = true
 
-    init(at path: String, size: String) throws {
+    init(at path: String, size: String, type: String = "tmpfs") throws {
         self.path = path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let result = try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", path], timeout: 10)
+        let options = type == "tmpfs" ? "size=\(size),mode=0755" : "mode=0755"
+        let result = try runProcess("/bin/mount", ["-t", type, "-o", options, type, path], timeout: 10)
         guard result.status == 0 else {
             mounted = false
-            throw TestSupportError.message("mount tmpfs on \(path): \(result.stderr)")
+            throw TestSupportError.message("mount \(type) on \(path): \(result.stderr)")
         }
     }
 

@@ -25,6 +25,9 @@ import TestSupport
         (try? FileManager.default.contentsOfDirectory(atPath: cli.cacheDir + "/.tmp")) ?? []
     }
 
+    /// Bodies `child` is writing (unnamed files in the cache directory).
+    func bodiesBeingWritten(_ child: SpawnedProcess) -> Int { CacheE2E.unnamedFiles(of: child.pid, in: cli.cacheDir) }
+
     /// Starts the binary and waits until `inFlight` transfers have started
     /// (their temporary files open) and the server has seen one of them.
     func startStalled(_ arguments: [String], inFlight: Int, loadingMarker: String? = nil) async throws -> SpawnedProcess {
@@ -32,7 +35,7 @@ import TestSupport
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let loading = loadingMarker.map { child.stdoutSoFar.components(separatedBy: $0).count - 1 } ?? inFlight
-            if loading >= inFlight && temporaryFiles.count >= inFlight && server.requestCount("/stall.png") >= 1 {
+            if loading >= inFlight && bodiesBeingWritten(child) >= inFlight && server.requestCount("/stall.png") >= 1 {
                 try await Task.sleep(nanoseconds: 100_000_000)   // bytes on their way into the temporary files
                 break
             }
@@ -44,7 +47,8 @@ import TestSupport
     @Test func sigintCancelsEveryURLOnceAndExits130WithinASecond() async throws {
         let urls = (1...40).map { server.url("/stall.png?\($0)") }
         let child = try await startStalled(["--json", "--jobs", "4"] + urls, inFlight: 4, loadingMarker: "\"phase\":\"loading\"")
-        #expect(temporaryFiles.count == 4, "four bodies were being written")
+        #expect(bodiesBeingWritten(child) == 4, "four bodies were being written")
+        #expect(temporaryFiles.isEmpty, "unnamed: nothing to clean up if this process were killed")
         let sent = Date()
         child.sendSignal(SIGINT)
         let result = try await child.finish()

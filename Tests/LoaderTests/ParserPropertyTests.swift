@@ -151,7 +151,7 @@ import Testing
     static let sampleMetadata = CacheMetadata(
         url: "https://example.com/a.png", status: 200, requestTime: 1.5, responseTime: 2.25,
         headers: [.init("ETag", "\"x\""), .init("Cache-Control", "max-age=60")], varyRequest: [.init("accept", "*/*")],
-        bodyLength: 153, bodyMD5: "0123456789abcdef0123456789abcdef", bodyInode: 42, bodyMtimeNs: 7, format: "png", width: 64, height: 48)
+        bodyLength: 153, bodyDigest: "0123456789abcdef0123456789abcdef", bodyInode: 42, bodyMtimeNs: 7, format: "png", width: 64, height: 48)
 
     func decodeGuarded(_ bytes: [UInt8]) -> CacheMetadata? {
         GuardedMemory.with(bytes) { CacheMetadata.decode(UnsafeRawBufferPointer($0)) }

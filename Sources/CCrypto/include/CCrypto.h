@@ -30,7 +30,20 @@ void cdisk_refuse_getxattrat(void);
 /// fsetxattr(2) and lsetxattr(2) (flags 0): 0, or -1 with errno set.
 int cdisk_fsetxattr(int fd, const char *name, const void *value, size_t size);
 int cdisk_lsetxattr(const char *path, const char *name, const void *value, size_t size);
-/// lremovexattr(2): 0, or -1 with errno set.
+/// lremovexattr(2) and fremovexattr(2): 0, or -1 with errno set.
 int cdisk_lremovexattr(const char *path, const char *name);
+int cdisk_fremovexattr(int fd, const char *name);
+
+/// An unnamed file in directory `dirfd` (open(2) with O_TMPFILE, read-write,
+/// close-on-exec): its descriptor, or -1 with errno set (EOPNOTSUPP, EISDIR
+/// or EINVAL where the file system has no O_TMPFILE).
+int cdisk_open_tmpfile(int dirfd, unsigned mode);
+/// Gives the unnamed file `fd` the name `name` in `dirfd` (linkat(2) with
+/// AT_EMPTY_PATH; where that is refused, through /proc/self/fd/N with
+/// AT_SYMLINK_FOLLOW). Never replaces an existing name (EEXIST). 0, or -1
+/// with errno set.
+int cdisk_link_tmpfile(int fd, int dirfd, const char *name);
+/// syncfs(2) of the file system holding `fd`: 0, or -1 with errno set.
+int cdisk_syncfs(int fd);
 
 #endif

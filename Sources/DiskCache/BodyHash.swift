@@ -1,0 +1,65 @@
+import CXXHash
+
+/// The digest of a stored body, computed while it streams (SPEC §4). It
+/// detects corruption (a torn write after a power loss, a disk error, an
+/// edit in place); it is not a security boundary.
+///
+/// New entries use XXH3-128 (libxxhash), which hashes at memory speed on
+/// the transfer thread, so no body is ever read twice. Entries written by
+/// the previous format carry an MD5; `cache verify` still checks those.
+public enum DigestAlgorithm: String, Sendable {
+    case xxh3 = "xxh3-128"
+    case md5
+
+    /// The algorithm new entries record.
+    public static let current = DigestAlgorithm.xxh3
+}
+
+/// A streaming digest of one algorithm. Not thread-safe: one owner at a time.
+final class BodyHash: @unchecked Sendable {
+    let algorithm: DigestAlgorithm
+    private let xxh: OpaquePointer?
+    private let md5: StreamingMD5?
+
+    init(_ algorithm: DigestAlgorithm = .current) throws(DiskCacheError) {
+        self.algorithm = algorithm
+        switch algorithm {
+        case .xxh3:
+            guard let state = cxxh_new() else {
+                throw DiskCacheError(.io, path: "", message: "libxxhash could not create an XXH3 state (out of memory)")
+            }
+            xxh = state
+            md5 = nil
+        case .md5:
+            xxh = nil
+            md5 = try StreamingMD5()
+        }
+    }
+
+    deinit { cxxh_free(xxh) }
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        if let xxh {
+            // XXH3_128bits_update fails only for a NULL state or input, which cannot happen here.
+            _ = cxxh_update(xxh, base, bytes.count)
+        } else {
+            md5?.update(bytes)
+        }
+    }
+
+    /// Forgets everything so far (a retried download).
+    func reset() {
+        if let xxh { _ = cxxh_reset(xxh) } else { md5?.reset() }
+    }
+
+    /// Lowercase hex of the digest so far (XXH3 in canonical byte order, as
+    /// `xxhsum -H2` prints it; MD5 as `md5sum` does).
+    func hex() -> String {
+        guard let xxh else { return md5?.finalize() ?? "" }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digest in
+            cxxh_digest(xxh, digest.baseAddress!)
+            return MD5.hexString(UnsafeBufferPointer(digest))
+        }
+    }
+}
