@@ -27,7 +27,7 @@ enum FetchRun {
         let names = GivenNames()
         let folder = try options.outputDir.map {
             try OutputDirectory(path: $0, name: OutputName(template: options.name ?? OutputName.defaultTemplate),
-                                hardLink: options.link, givenNames: names)
+                                hardLink: options.link, givenNames: names, cacheDirectory: store.directory)
         }
         let interruption = try Interruption()
         let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names)

@@ -31,8 +31,9 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     private var taken: [String: String] = [:]   // relative path -> URL; guarded by lock
 
     /// Opens (creating it, mode 0755 before the umask) the directory; a
-    /// directory that cannot be used is a usage error naming it.
-    init(path: String, name: OutputName, hardLink: Bool, givenNames: GivenNames) throws {
+    /// directory that cannot be used is a usage error naming it, and so is
+    /// the cache directory itself (`cacheDirectory`).
+    init(path: String, name: OutputName, hardLink: Bool, givenNames: GivenNames, cacheDirectory: String? = nil) throws {
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
             throw UsageError(environment: "cannot create --output-dir \(path): \(String(cString: strerror(errno)))")
         }
@@ -44,6 +45,12 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
             let problem = String(cString: strerror(errno))
             close(opened)
             throw UsageError(environment: "cannot write into --output-dir \(path): \(problem)")
+        }
+        var folder = stat(), cache = stat()
+        if let cacheDirectory, fstat(opened, &folder) == 0, stat(cacheDirectory, &cache) == 0,
+           folder.st_dev == cache.st_dev, folder.st_ino == cache.st_ino {
+            close(opened)
+            throw UsageError("--output-dir \(path) is the cache directory; its files there would replace cache entries (a folder inside it is fine)")
         }
         self.path = path
         self.name = name
@@ -116,9 +123,11 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
         let temporary = ".\(final.prefix(32)).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).part"
         var method = "hard link"
         if !hardLink || linkat(AT_FDCWD, body, parent, temporary, 0) != 0 {
-            if hardLink && errno != EXDEV && errno != EPERM && errno != EMLINK { throw .errno("cannot link") }
+            // A hard link across file systems (EXDEV), or one the file system refuses: a reflink or copy instead.
+            let refused = hardLink ? errno : 0
+            if hardLink && refused != EXDEV && refused != EPERM && refused != EMLINK { throw .errno("cannot link") }
             method = try Self.cloneOrCopy(body, into: parent, name: temporary)
-            if hardLink { method += " (a hard link is impossible across file systems)" }
+            if hardLink { method += " (no hard link: \(String(cString: strerror(refused))))" }
         }
         if renameat(parent, temporary, parent, final) != 0 {
             let failure = OutputDirectoryError.errno("cannot rename into place")

@@ -113,7 +113,8 @@ import TestSupport
                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(files(here) == ["red-64x48.png"])
-        for arguments in [["-o", "x.png", "-P", here, url], ["--link", url], ["--name", "{nope}", "-P", here, url]] {
+        for arguments in [["-o", "x.png", "-P", here, url], ["--link", url], ["--name", "{nope}", "-P", here, url],
+                          ["-P", cli.cacheDir, url]] {
             let bad = try cli.run(arguments)
             #expect(bad.status == 2, "\(arguments): \(bad.stderr)")
         }
