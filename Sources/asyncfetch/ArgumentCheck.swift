@@ -47,6 +47,10 @@ enum ArgumentCheck {
                 if valueOptions.contains(canonical) && !argument.contains("=") { index += 1 }
                 continue
             }
+            // wget's `-O FILE` is asyncfetch's -o FILE; asyncfetch's -O (curl's) takes no value.
+            if argument == "-O", index < arguments.count, !arguments[index].hasPrefix("-"), !arguments[index].contains("://") {
+                throw UsageError(hint: "-O \(arguments[index]): -O takes no file name (like curl's -O it saves under the URL's own name, in the current folder); wget's -O FILE is -o FILE")
+            }
             // Whole short words first (wget's -nc, -nv), then -x, -xVALUE and -qv.
             if let hint = HabitHints.answer(for: argument) { throw UsageError(hint: hint) }
             for (offset, letter) in argument.dropFirst().enumerated() {

@@ -83,7 +83,15 @@ enum Main {
     static func checkHelpTopic(_ arguments: [String]) throws {
         var rest = arguments[...]
         _ = takeCacheDir(from: &rest)
-        guard rest.first == "help", let topic = rest.dropFirst().first, topic != "cache" else { return }
+        guard rest.first == "help", let topic = rest.dropFirst().first else { return }
+        if topic == "cache" {
+            var tail = rest.dropFirst(2)
+            _ = takeCacheDir(from: &tail)
+            guard let name = tail.first, !name.hasPrefix("-"), !CacheCommand.configuration.subcommands.contains(where: {
+                $0._commandName == name
+            }) else { return }
+            throw UsageError("no help on 'cache \(name)': try 'asyncfetch help cache' for the cache commands")
+        }
         throw UsageError("no help on '\(topic)': try 'asyncfetch help' or 'asyncfetch help cache [SUBCOMMAND]'")
     }
 

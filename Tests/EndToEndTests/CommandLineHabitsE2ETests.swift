@@ -70,6 +70,8 @@ import TestSupport
             #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
             #expect(table.contains("`\(flag)"), "the README's curl/wget table names \(flag)")
         }
+        let wget = try cli.run(["-O", "cat.png", "http://127.0.0.1:9/x.png"])
+        #expect(wget.status == 2 && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(wget.stderr)")
         // The flags that are asyncfetch options work as the table says.
         #expect(try cli.run(["-q", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
         #expect(try cli.run(["-P", cli.cache.path + "/d", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
@@ -101,6 +103,9 @@ import TestSupport
         #expect(bogus.stdout.isEmpty)
         #expect(try cli.run(["help"]).status == 0)
         #expect(try cli.run(["help", "cache"]).status == 0)
+        #expect(try cli.run(["help", "cache", "prune"]).stdout.contains("--max-size"))
+        let cacheBogus = try cli.run(["help", "cache", "bogus"])
+        #expect(cacheBogus.status == 2 && cacheBogus.stderr.contains("no help on 'cache bogus'"), "\(cacheBogus.stderr)")
     }
 
     @Test func bashCompletionOffersDirectoriesAfterCacheDirAndNoVersionToCacheSubcommands() throws {
