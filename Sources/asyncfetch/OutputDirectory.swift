@@ -28,7 +28,10 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     let givenNames: GivenNames
     private let fd: Int32
     private let lock = TimedLock()
-    private var taken: [String: String] = [:]   // relative path -> URL; guarded by lock
+    /// Names taken in this run: hash of the relative path -> hash of the URL
+    /// (16 bytes a URL, so a list of millions stays small; a collision only
+    /// numbers a name that did not need it). Guarded by `lock`.
+    private var taken: [Int: Int] = [:]
 
     /// Opens (creating it, mode 0755 before the umask) the directory; a
     /// directory that cannot be used is a usage error naming it, and so is
@@ -79,20 +82,21 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
 
     /// The components with the last one made unique in this run.
     private func claim(_ components: [String], for url: String) -> [String] {
-        lock.withLock {
+        let owner = url.hashValue
+        return lock.withLock {
             var candidate = components
             var number = 1
-            while let owner = taken[candidate.joined(separator: "/")], owner != url {
+            while let holder = taken[candidate.joined(separator: "/").hashValue], holder != owner {
                 number += 1
                 candidate[candidate.count - 1] = Self.numbered(components[components.count - 1], number)
             }
-            taken[candidate.joined(separator: "/")] = url
+            taken[candidate.joined(separator: "/").hashValue] = owner
             return candidate
         }
     }
 
     private func release(_ relative: String) {
-        lock.withLock { _ = taken.removeValue(forKey: relative) }
+        lock.withLock { _ = taken.removeValue(forKey: relative.hashValue) }
     }
 
     /// `cat.png` → `cat-2.png`; `README` → `README-2`.
