@@ -77,6 +77,44 @@ import TestSupport
         #expect(try cli.run(["-P", cli.cache.path + "/d", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
     }
 
+    /// The asyncfetch column of every row of the README's curl/wget table
+    /// runs as written; the curl/wget column's flags get their answers.
+    @Test func everyRowOfTheCurlAndWgetTableWorks() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let url = server.url("/images/red-64x48.png"), other = server.url("/images/anim-33x17.gif")
+        let list = try cli.cache.write("urls.txt", Array("\(url)\n\(other)\n".utf8))
+        let named = try cli.cache.write("named.txt", Array("\(url)\tmine.png\n".utf8))
+        let rows: [[String]] = [
+            [url, "-o", cli.cache.path + "/cat.png"],                       // fetch to a file
+            ["-i", list, "-P", cli.cache.path + "/dir"],                    // a batch into a folder
+            ["-i", named, "-P", cli.cache.path + "/named"],                 // name each file in the list
+            [url, "-o", "-"],                                               // body to stdout
+            ["--jobs", "16", url, other],                                   // many in parallel
+            ["-i", list],                                                   // URLs from a file
+            ["--refresh", url],                                             // don't download again (ask anyway)
+            ["--offline", url],                                             // only what is already here
+            ["-q", url], ["-v", url],                                       // quiet / verbose
+            ["--json", url],                                                // machine-readable results
+            ["--retries", "2", url],                                        // retries
+            ["--connect-timeout", "10", "--timeout", "60", url],            // timeouts
+            ["--max-size", "64M", url],                                     // size limit
+            ["-H", "Name: value", url],                                     // extra header
+            ["--insecure", url],                                            // no TLS checks (a warning)
+        ]
+        for row in rows {
+            let result = try cli.run(row)
+            #expect(result.status == 0, "\(row): \(result.stdout)\(result.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/named/mine.png"))
+        #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/dir/anim-33x17.gif"))
+        for habit in [["-fsSL", url], ["-w", "%{json}", url], ["--parallel", "--parallel-max", "16", url], ["-N", url], ["-t", "3", url]] {
+            let result = try cli.run(habit)
+            #expect(result.status == 2 && result.stderr.split(separator: "\n").count == 1, "\(habit): \(result.stderr)")
+        }
+        #expect(try cli.run(["-fsSL", url]).stderr.hasPrefix("asyncfetch: -f: always on"))
+    }
+
     @Test func invalidValuesListTheAcceptedFormsAndRuntimeErrorsDoNotPointAtHelp() throws {
         let timeout = try cli.run(["--timeout", "500ms", "http://127.0.0.1:9/x.png"])
         #expect(timeout.status == 2)
