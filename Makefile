@@ -7,7 +7,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
-APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash pkg-config nginx curl python3
+APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash pkg-config nginx curl python3 strace
 # Peers and tools for `make bench` only.
 BENCH_PACKAGES := wget aria2 gcc time
 BENCH_ARGS ?=
@@ -64,7 +64,7 @@ install: build
 	"$$bin" --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/asyncfetch.fish"; \
 	echo "installed $(DESTDIR)$(PREFIX)/bin/asyncfetch, its man page and bash/zsh/fish completions"
 
-## bench: asyncfetch side by side with curl --parallel, wget and aria2c on a local nginx (BENCH_ARGS="--quick", "--disk", "--reps N")
+## bench: asyncfetch side by side with curl --parallel (and wget, aria2c) on a local nginx, on tmpfs and on the disk (BENCH_ARGS="--quick", "--only tmpfs|disk", "--reps N")
 bench: build bench-deps
 	python3 bench/bench.py --bin .build/release/asyncfetch $(BENCH_ARGS)
 

@@ -27,6 +27,10 @@ void cxxh_digest(const cxxh_state *state, unsigned char out[16]) {
     memcpy(out, canonical.digest, 16);
 }
 
+void cxxh_copy(cxxh_state *dst, const cxxh_state *src) {
+    XXH3_copyState(dst->xxh, src->xxh);
+}
+
 void cxxh_free(cxxh_state *state) {
     if (state == NULL) return;
     XXH3_freeState(state->xxh);

@@ -48,6 +48,12 @@ final class BodyHash: @unchecked Sendable {
         }
     }
 
+    /// Takes `other`'s progress (the same algorithm: XXH3 only; an MD5 is
+    /// never resumed).
+    func restore(from other: BodyHash) {
+        if let xxh, let source = other.xxh { cxxh_copy(xxh, source) }
+    }
+
     /// Forgets everything so far (a retried download).
     func reset() {
         if let xxh { _ = cxxh_reset(xxh) } else { md5?.reset() }

@@ -58,13 +58,52 @@ public final class CacheWriter: @unchecked Sendable {
     /// The first `headLimit` bytes, kept for image sniffing without rereading the file.
     public private(set) var head: [UInt8] = []
     public static let headLimit = 64 * 1024
+    /// Where a resumed body starts over on `reset` (a retried attempt): the
+    /// kept part, its digest so far and its head.
+    private let resumed: (length: Int64, hash: BodyHash, head: [UInt8])?
+    /// Whether this writer continues a kept partial body.
+    public var isResumed: Bool { resumed != nil }
 
     init(store: DiskCacheStore, key: String) throws(DiskCacheError) {
         self.store = store
         self.key = key
         file = try store.createTemporaryFile(for: key)
+        resumed = nil
         do { hash = try BodyHash() } catch {
             file.discard()
+            throw error
+        }
+    }
+
+    /// Continues `partial`: its bytes are hashed (one read of the kept part)
+    /// and its head kept; new bytes are appended.
+    init(store: DiskCacheStore, key: String, resuming partial: PartialBody) throws(DiskCacheError) {
+        self.store = store
+        self.key = key
+        let taken = try store.takePartial(partial)
+        file = taken
+        do throws(DiskCacheError) {
+            let digest = try BodyHash()
+            var prefix: [UInt8] = []
+            var offset: Int64 = 0
+            while true {
+                let chunk = try taken.read(at: offset, count: 256 * 1024)
+                if chunk.isEmpty { break }
+                chunk.withUnsafeBytes { digest.update($0) }
+                if prefix.count < Self.headLimit { prefix += chunk.prefix(Self.headLimit - prefix.count) }
+                offset += Int64(chunk.count)
+            }
+            guard offset == partial.length else {
+                throw DiskCacheError(.io, path: partial.path, message: "\(partial.path) changed while it was being resumed")
+            }
+            let snapshot = try BodyHash()
+            snapshot.restore(from: digest)
+            hash = digest
+            head = prefix
+            bytesWritten = offset
+            resumed = (offset, snapshot, prefix)
+        } catch {
+            taken.discard()
             throw error
         }
     }
@@ -80,12 +119,42 @@ public final class CacheWriter: @unchecked Sendable {
         bytesWritten += Int64(bytes.count)
     }
 
-    /// Starts over (a retried download).
+    /// Starts over (a retried download): from the kept part of a resumed body.
     public func reset() throws(DiskCacheError) {
+        if let resumed {
+            try file.truncate(to: resumed.length)
+            hash.restore(from: resumed.hash)
+            head = resumed.head
+            bytesWritten = resumed.length
+            return
+        }
         try file.truncate()
         hash.reset()
         head.removeAll()
         bytesWritten = 0
+    }
+
+    /// Keeps what was received of a body cut off mid-transfer, to be resumed
+    /// (`DiskCacheStore+Partial.swift`): `metadata` (URL, status, validators)
+    /// is recorded on the file with the length kept. Returns false, and keeps
+    /// nothing, where records are not possible. The writer is done afterwards.
+    public func keepPartial(_ metadata: CacheMetadata) throws(DiskCacheError) -> Bool {
+        defer { file.discard() }
+        var meta = metadata
+        meta.key = key
+        meta.hasBody = true
+        meta.bodyLength = bytesWritten
+        meta.bodyDigest = ""
+        meta.bodyInode = 0
+        meta.bodyMtimeNs = 0
+        meta.storedAt = currentTime()
+        guard store.placement.readsRecords, store.setRecord(fd: file.fd, meta.encoded()) == nil else {
+            if isResumed { store.removePartial(key) }
+            return false
+        }
+        try store.publishPartial(file, key: key)
+        file.markPublished()
+        return true
     }
 
     /// Up to `count` bytes of the body written so far, from `offset`.

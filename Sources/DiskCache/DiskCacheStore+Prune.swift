@@ -12,6 +12,8 @@ extension DiskCacheStore {
         public var remaining = 0
         public var remainingBytes: Int64 = 0
         public var sweep = SweepReport()
+        /// Kept partial bodies removed (`clear`).
+        public var partials = 0
         public var failures: [DiskCacheError] = []
     }
 
@@ -43,12 +45,13 @@ extension DiskCacheStore {
         return report
     }
 
-    /// Removes every entry and every leftover temporary file; files a live
-    /// writer holds are kept (its entry appears when it commits), and
-    /// foreign files are never touched.
+    /// Removes every entry, every kept partial body and every leftover
+    /// temporary file; files a live writer holds are kept (its entry appears
+    /// when it commits), and foreign files are never touched.
     public func clear() throws(DiskCacheError) -> PruneReport {
         var report = PruneReport()
         report.sweep = sweepTemporaryFiles()
+        report.partials = removeAllPartials()
         let scan = try scan()
         report.start(scan)
         for scanned in scan.entries {

@@ -378,9 +378,12 @@ public final class DiskCacheStore: Sendable {
         }
     }
 
-    /// Publishes a complete file (body and record) as `key`'s entry: one
-    /// `rename` over the entry's name, atomic for every reader.
+    /// Publishes a complete file (body and record) as `key`'s entry,
+    /// atomically for every reader: an unnamed file is linked straight to the
+    /// entry's name when there is none yet (one `linkat`); otherwise it gets a
+    /// name in `.tmp` and one `rename` replaces the old entry.
     func publish(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
+        if try file.linkIfAbsent(directoryFD: directoryFD, name: key, path: bodyPath(key)) { return }
         _ = try name(file, key: key)
         try file.publish(as: bodyPath(key))
     }

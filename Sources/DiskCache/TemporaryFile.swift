@@ -51,6 +51,18 @@ final class TemporaryFile: @unchecked Sendable {
         }
     }
 
+    /// An existing file at `path` in `.tmp` (a partial body this process
+    /// has taken), opened to append to and locked like a new one.
+    init(resuming path: String) throws(DiskCacheError) {
+        let opened = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard opened >= 0 else { throw DiskCacheError.system("cannot open", path: path) }
+        self.path = path
+        fd = opened
+        directory = ""
+        _ = flock(fd, LOCK_EX | LOCK_NB)   // best effort, as for a new file: a fresh name nobody else holds
+        guard lseek(fd, 0, SEEK_END) >= 0 else { throw DiskCacheError.system("cannot seek", path: path) }
+    }
+
     private init(fd: Int32, path: String?, directory: String) {
         self.fd = fd
         self.path = path
@@ -111,6 +123,19 @@ final class TemporaryFile: @unchecked Sendable {
         return name
     }
 
+    /// Links an unnamed file to `name` in `directoryFD` (`path` for
+    /// messages) if nothing has that name: true when it is now published
+    /// there. False for a named file, or when the name is taken (EEXIST).
+    func linkIfAbsent(directoryFD: Int32, name: String, path: String) throws(DiskCacheError) -> Bool {
+        guard self.path == nil else { return false }
+        if cdisk_link_tmpfile(fd, directoryFD, name) == 0 {
+            published = true
+            return true
+        }
+        guard errno == EEXIST else { throw DiskCacheError.system("cannot publish", path: path) }
+        return false
+    }
+
     /// Renames the (named) file onto `destination` (atomic; replaces what is
     /// there). The descriptor stays open, keeping any lock until `close`.
     func publish(as destination: String) throws(DiskCacheError) {
@@ -137,8 +162,8 @@ final class TemporaryFile: @unchecked Sendable {
         }
     }
 
-    func truncate() throws(DiskCacheError) {
-        guard fd >= 0, ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+    func truncate(to length: Int64 = 0) throws(DiskCacheError) {
+        guard fd >= 0, ftruncate(fd, off_t(length)) == 0, lseek(fd, off_t(length), SEEK_SET) == off_t(length) else {
             throw DiskCacheError.system("cannot truncate", path: displayPath)
         }
     }

@@ -13,11 +13,19 @@ import Darwin
 /// be held in memory (`Defaults.bufferedBodyLimit`), never both at once. A
 /// sink must not be shared between concurrent fetches.
 public protocol BodySink: AnyObject, Sendable {
+    /// Called once per attempt with a 2xx response's status and headers,
+    /// before its first `write` (on whichever thread then writes). Throwing
+    /// aborts the transfer with kind `.io`. The default does nothing.
+    func begin(status: Int, headers: HTTPHeaders) throws
     /// Appends bytes of a 2xx body. Throwing aborts the transfer with kind `.io`
     /// (the error's description becomes the detail).
     func write(_ bytes: UnsafeRawBufferPointer) throws
     /// Discards everything written so far: a retried attempt starts over.
     func reset() throws
+}
+
+extension BodySink {
+    public func begin(status: Int, headers: HTTPHeaders) throws {}
 }
 
 /// A sink that writes to a file, created exclusively with mode 0600.

@@ -80,8 +80,11 @@ public final class FetchClient: Sendable {
     /// loop held in memory to the sink, parses headers, redacts URLs.
     private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
                                 attempts: Int) throws(FetchError) -> FetchResponse {
-        if !response.bufferedBody.isEmpty {
+        let headers = HTTPHeaders(parsing: response.rawHeaders)
+        // A body that streamed was begun by the loop thread; one held in memory is begun here.
+        if (200..<300).contains(response.status) && Int64(response.bufferedBody.count) == response.bodyBytes {
             do {
+                try sink.begin(status: response.status, headers: headers)
                 try response.bufferedBody.withUnsafeBytes { try sink.write($0) }
             } catch {
                 throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempts)
@@ -90,7 +93,7 @@ public final class FetchClient: Sendable {
         let url = redactURL(request.url)
         return FetchResponse(
             url: url, effectiveURL: response.redirectedURL.map(redactURL) ?? url, status: response.status,
-            headers: HTTPHeaders(parsing: response.rawHeaders), bodyBytes: response.bodyBytes, attempts: attempts,
+            headers: headers, bodyBytes: response.bodyBytes, attempts: attempts,
             redirects: response.redirects, httpVersion: response.httpVersion, timings: response.timings)
     }
 

@@ -1,24 +1,58 @@
 import DiskCache
 import Fetch
 
-/// Feeds a transfer's body into a cache writer (temporary file + digest).
+/// Feeds a transfer's body into a cache writer (unpublished file + digest).
 ///
 /// The writer is created on the first body byte, not before the request: a
-/// 304, an error status or a failed connection never creates (and removes)
-/// a temporary file.
+/// 304, an error status or a failed connection never creates one. With a
+/// kept partial body (`partial`), a `206` that continues it exactly resumes
+/// it; any other 2xx starts over (the partial is dropped).
 ///
-/// Threading: the fetch engine calls `write`/`reset` from its loop thread or
-/// from the awaiting task, never both at once, and only while `fetch` runs;
-/// `received` and `abandon` are called by the awaiting task after it.
+/// When the cache cannot be written (`makeWriter` fails with `io`: a
+/// read-only directory), the body goes to a `SpoolFile` outside the cache
+/// instead, so that `-o` and `--output-dir` still get it.
+///
+/// Threading: the fetch engine calls `begin`/`write`/`reset` from its loop
+/// thread or from the awaiting task, never both at once, and only while
+/// `fetch` runs; `received`, `keepPartial` and `abandon` are called by
+/// the awaiting task after it.
 final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     private let key: String
+    private let partial: PartialBody?
     private var writer: CacheWriter?
     private var spool: SpoolFile?
+    /// The 2xx response being received (its validators are what a kept partial needs).
+    private(set) var status = 0
+    private(set) var headers = HTTPHeaders()
 
-    init(cache: DiskCacheStore, key: String) {
+    init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil) {
         self.cache = cache
         self.key = key
+        self.partial = partial
+    }
+
+    struct ResumeMismatch: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func begin(status: Int, headers: HTTPHeaders) throws {
+        self.status = status
+        self.headers = headers
+        guard let partial else { return }
+        if status == 206 {
+            // RFC 9110 §14.4: Content-Range "bytes FIRST-LAST/LENGTH" must start where the kept part ends.
+            guard let range = headers["Content-Range"], Self.firstByte(range) == partial.length else {
+                throw ResumeMismatch(description: "a 206 that does not continue the kept \(partial.length) bytes "
+                                     + "(Content-Range: \(headers["Content-Range"] ?? "none"))")
+            }
+            if writer?.isResumed != true { writer = try cache.makeWriter(for: key, resuming: partial) }
+        } else if writer?.isResumed == true || writer == nil {
+            // The server sent the whole body (it changed, or ignores Range): start over.
+            writer?.abandon()
+            writer = nil
+            cache.removePartial(key)
+        }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -52,9 +86,29 @@ final class CacheSink: BodySink, @unchecked Sendable {
         }
     }
 
-    /// Removes the temporary file, if one was created and not committed.
+    /// Whether the body received continues a kept partial (a `206`).
+    var resumed: Bool { writer?.isResumed == true }
+
+    /// Keeps what a cut-off transfer received, to be resumed by a later run,
+    /// when it is at least `minimum` bytes of a 200 or 206 with a validator.
+    func keepPartial(_ metadata: CacheMetadata, minimum: Int64) -> Bool {
+        guard let writer, writer.bytesWritten >= minimum, status == 200 || status == 206,
+              headers["ETag"].map({ !$0.hasPrefix("W/") }) == true || headers["Last-Modified"] != nil else { return false }
+        return (try? writer.keepPartial(metadata)) == true   // best effort: without it the next run starts over
+    }
+
+    /// Removes the unpublished file, if one was created and not committed or kept.
     func abandon() {
         writer?.abandon()
         spool?.abandon()
+    }
+
+    /// FIRST of "bytes FIRST-LAST/LENGTH", or nil.
+    static func firstByte(_ contentRange: String) -> Int64? {
+        let trimmed = contentRange.drop { $0 == " " }
+        guard trimmed.hasPrefix("bytes ") else { return nil }
+        let digits = trimmed.dropFirst(6).drop { $0 == " " }.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, trimmed.dropFirst(6).drop(while: { $0 == " " }).dropFirst(digits.count).first == "-" else { return nil }
+        return Int64(digits)
     }
 }

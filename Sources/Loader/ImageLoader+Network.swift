@@ -28,13 +28,30 @@ extension ImageLoader {
                 request.headers.set(name: "If-Modified-Since", value: modified)   // verbatim: nginx compares exactly
             }
         }
-        let sink = CacheSink(cache: cache, key: key.hex)
+        // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
+        let partial = entry == nil ? cache.partial(for: key.hex, url: key.storedURL) : nil
+        if let partial, let validator = partial.validator {
+            request.headers.set(name: "Range", value: "bytes=\(partial.length)-")
+            request.headers.set(name: "If-Range", value: validator)
+        }
+        let sink = CacheSink(cache: cache, key: key.hex, partial: partial?.validator == nil ? nil : partial)
         defer { sink.abandon() }
         let requestTime = currentUnixTime()
         let response: FetchResponse
         do {
             response = try await client.fetch(request, into: sink)
         } catch let error as FetchError {
+            if error.kind == .network || error.kind == .timeout {
+                let kept = CacheMetadata(url: key.storedURL, status: 200, requestTime: requestTime, responseTime: currentUnixTime(),
+                                         headers: sink.headers.filter { Self.isStored($0.name) }
+                                            .map { CacheMetadata.Header($0.name, $0.value) })
+                _ = sink.keepPartial(kept, minimum: Defaults.resumeMinimum)
+            }
+            if error.status == 416, partial != nil {
+                // The kept part no longer fits the resource (it shrank): drop it and ask for the whole body.
+                cache.removePartial(key.hex)
+                return await network(url: url, key: key, entry: entry)
+            }
             return failed(error, key: key, entry: entry, requestTime: requestTime)
         } catch {
             return .failure(LoadError(kind: .network, message: "\(error)"))
@@ -51,7 +68,7 @@ extension ImageLoader {
             }
             return revalidated(entry, response: response, requestTime: requestTime, responseTime: responseTime)
         }
-        if response.status == 206 {
+        if response.status == 206 && !sink.resumed {
             return .failure(LoadError(kind: .http, message: "HTTP 206 Partial Content to a request for the whole body",
                                       status: 206, attempts: response.attempts))
         }
@@ -116,7 +133,9 @@ extension ImageLoader {
             return unstored(writer, info: info, response: response, storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
         let meta = CacheMetadata(
-            url: key.storedURL, status: response.status, requestTime: requestTime, responseTime: responseTime,
+            // A resumed body is the whole 200 response it continues.
+            url: key.storedURL, status: response.status == 206 ? 200 : response.status, requestTime: requestTime,
+            responseTime: responseTime,
             headers: response.headers.filter { Self.isStored($0.name) }
                 .map { CacheMetadata.Header($0.name, $0.value) },
             varyRequest: varyValues(response.headers),

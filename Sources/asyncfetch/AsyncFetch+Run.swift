@@ -67,6 +67,10 @@ enum FetchRun {
             }
         }
         ticker?.cancel()
+        if options.sync && !options.offline {
+            // One flush of the cache's file system for the whole run (SPEC §4: no fsync per entry).
+            do { try store.sync() } catch { reporter.warn("--sync: \(error.message)") }
+        }
         let results = options.output == "-" ? "the results to standard error" : "standard output"
         if stopped {
             await batch.finished()

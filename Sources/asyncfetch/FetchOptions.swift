@@ -83,6 +83,9 @@ struct FetchOptions: ParsableArguments {
     @Flag(name: .customLong("stale-if-error"), help: "When the network fails, serve a stale stored copy (not for must-revalidate).")
     var staleIfError = false
 
+    @Flag(help: "Make this run's cache entries durable before exiting (one file-system flush, not one per file).")
+    var sync = false
+
     @Flag(help: "Store any content, not only images.")
     var any = false
 
@@ -122,6 +125,7 @@ struct FetchOptions: ParsableArguments {
         settings.maxAge = maxAge?.seconds
         settings.refresh = refresh
         settings.staleIfError = staleIfError
+        settings.sync = sync
         settings.any = any
         settings.header = header
         settings.cacert = cacert

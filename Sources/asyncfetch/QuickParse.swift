@@ -47,6 +47,7 @@ enum QuickParse {
                 case "--verbose": settings.verbose = true; continue
                 case "--refresh": settings.refresh = true; continue
                 case "--stale-if-error": settings.staleIfError = true; continue
+                case "--sync": settings.sync = true; continue
                 case "--any": settings.any = true; continue
                 case "--insecure": settings.insecure = true; continue
                 case "--progress": settings.progress = name == "--progress"; continue

@@ -29,6 +29,7 @@ struct RunSettings: Sendable, Equatable {
     var maxAge: Double?
     var refresh = false
     var staleIfError = false
+    var sync = false
     var any = false
     var header: [String] = []
     var cacert: String?

@@ -54,6 +54,8 @@ extension CurlTransfer {
             // Too big to hold: stream from here on, starting with what was held.
             streaming = true
             do {
+                try spec.sink.begin(status: easy.map { $0.long(CURLINFO_RESPONSE_CODE) } ?? 200,
+                                    headers: HTTPHeaders(parsing: rawHeaders))
                 try bufferedBody.withUnsafeBytes { try spec.sink.write($0) }
             } catch {
                 sinkError = error

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CCrypto
+
+/// A body cut off mid-transfer, kept to be resumed (SPEC §5, Resume): the
+/// bytes received so far at `DIR/.partial/<md5>`, with a record (the same
+/// extended attribute as an entry's) naming the URL, the validators and the
+/// length kept. The next run asks for the rest with `Range` and `If-Range`;
+/// the completed body is hashed whole and checked like any other before it
+/// is published. Kept only where records are (a file system with user
+/// extended attributes); `cache clear` removes them.
+public struct PartialBody: Sendable {
+    public let key: String
+    public let path: String
+    /// URL, status, response headers; `bodyLength` is the length kept.
+    public let metadata: CacheMetadata
+    public var length: Int64 { metadata.bodyLength }
+
+    /// What `If-Range` sends (RFC 9110 §13.1.5): a strong ETag, else the
+    /// Last-Modified date; nil when there is neither (nothing to resume).
+    public var validator: String? {
+        if let etag = metadata.header("ETag"), !etag.hasPrefix("W/") { return etag }
+        return metadata.header("Last-Modified")
+    }
+}
+
+extension DiskCacheStore {
+    static let partialFolder = ".partial"
+    var partialDirectory: String { CacheDirectory.join(directory, Self.partialFolder) }
+
+    /// The kept partial body of `key` for `url` (`CacheKey.storedURL`), or
+    /// nil: none, another URL's, or a file whose size is not the recorded one.
+    public func partial(for key: String, url: String) -> PartialBody? {
+        guard CacheFileName.isKey(key), placement.readsRecords else { return nil }
+        let name = Self.partialFolder + "/" + key
+        let path = partialDirectory + "/" + key
+        let meta = withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> CacheMetadata? in
+            guard let base = buffer.baseAddress else { return nil }
+            let count = cdisk_getxattrat(directoryFD, name, path, Self.metadataAttribute, base, buffer.count)
+            guard count > 0 else { return nil }
+            return CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+        }
+        var info = stat()
+        guard let meta, meta.key == key, meta.url == url, fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
+              (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) == meta.bodyLength else { return nil }
+        return PartialBody(key: key, path: path, metadata: meta)
+    }
+
+    /// A writer that continues `partial`: its bytes are hashed (read once)
+    /// and the rest is appended. Committing publishes the whole body.
+    public func makeWriter(for key: String, resuming partial: PartialBody) throws(DiskCacheError) -> CacheWriter {
+        try Self.validate(key)
+        return try CacheWriter(store: self, key: key, resuming: partial)
+    }
+
+    /// Removes `key`'s partial body, if any (a 200 replaced it, or it was completed).
+    public func removePartial(_ key: String) {
+        guard CacheFileName.isKey(key) else { return }
+        _ = unlinkat(directoryFD, Self.partialFolder + "/" + key, 0)   // ENOENT: nothing kept; nothing else to report
+    }
+
+    /// Removes every partial body (`cache clear`); returns how many.
+    func removeAllPartials() -> Int {
+        guard let names = try? DirectoryListing.names(in: partialDirectory) else { return 0 }
+        var removed = 0
+        for name in names where CacheFileName.isKey(name) {
+            if unlinkat(directoryFD, Self.partialFolder + "/" + name, 0) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    /// Takes `partial` for this writer alone: it is renamed into `.tmp`
+    /// (atomic: of two processes resuming one URL, one gets it, the other
+    /// downloads afresh) and opened there.
+    func takePartial(_ partial: PartialBody) throws(DiskCacheError) -> TemporaryFile {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let taken = makeTemporaryName(for: partial.key)
+            if rename(partial.path, taken) == 0 {
+                let file = try TemporaryFile(resuming: taken)
+                guard (try? file.status()).map({ Int64($0.st_size) == partial.length }) == true else {
+                    file.discard()
+                    throw DiskCacheError(.io, path: partial.path, message: "\(partial.path) changed before it could be resumed")
+                }
+                return file
+            }
+            if errno == ENOENT && attempt == 1 {
+                var info = stat()
+                if stat(temporaryDirectory, &info) != 0 { try ensureTemporaryDirectory(); continue }
+            }
+            throw DiskCacheError.system("cannot resume", path: partial.path)
+        }
+    }
+
+    /// Publishes `file` (complete up to now, its record set) as `key`'s
+    /// partial body, replacing an older one.
+    func publishPartial(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
+        let destination = partialDirectory + "/" + key
+        if file.path == destination { return }   // a resumed partial, grown in place
+        if mkdir(partialDirectory, 0o700) != 0 && errno != EEXIST {
+            throw DiskCacheError.system("cannot create", path: partialDirectory)
+        }
+        _ = try name(file, key: key)
+        try file.publish(as: destination)
+    }
+}

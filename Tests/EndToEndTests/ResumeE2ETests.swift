@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Resume (SPEC §5, RFC 9110 §14): a transfer cut off after at least 1 MiB
+/// keeps its part and validator; the next run asks for the rest with `Range`
+/// and `If-Range`, and starts over on a `200`.
+@Suite struct ResumeE2ETests {
+    static let size = 3 * 1024 * 1024
+    static let cut = 1_600_000
+
+    static func body(version: Int) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: ($0 &* 31) ^ ($0 >> 9) &+ version) }
+    }
+
+    /// Serves `body(version)` with a strong ETag; the first full response is
+    /// cut after `cut` bytes; a Range request whose If-Range matches gets 206
+    /// unless `ignoreRange`.
+    func server(version: @escaping @Sendable () -> Int, ignoreRange: Bool = false) throws -> ScriptedServer {
+        let server = try ScriptedServer()
+        let full = LockedCounter()
+        server.route("/big.bin") { request in
+            let v = version()
+            let body = Self.body(version: v)
+            let etag = "\"v\(v)\""
+            if !ignoreRange, let range = request.header("Range"), request.header("If-Range") == etag,
+               range.hasPrefix("bytes="), let first = Int(range.dropFirst(6).prefix { $0 != "-" }) {
+                return ScriptedResponse(status: 206, headers: [("ETag", etag), ("Content-Type", "application/octet-stream"),
+                                                               ("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)")],
+                                        body: Array(body[first...]))
+            }
+            var response = ScriptedResponse(status: 200, headers: [("ETag", etag), ("Content-Type", "application/octet-stream")],
+                                            body: body)
+            if full.next() == 1 { response.closeAfterBodyBytes = Self.cut }
+            return response
+        }
+        return server
+    }
+
+    func partialPath(_ cli: CLI, _ url: String) throws -> String { cli.cacheDir + "/.partial/" + (try CacheE2E.key(url)) }
+
+    @Test func aCutTransferIsResumedWithRangeAndIfRange() throws {
+        let server = try server(version: { 1 })
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        let first = try cli.run(["--json", "--any", "--retries", "0", url])
+        #expect(first.status == 1, "the cut transfer is a failure: \(first.stdout)")
+        let kept = try partialPath(cli, url)
+        let keptSize = (try? FileManager.default.attributesOfItem(atPath: kept)[.size] as? Int) ?? 0
+        #expect(keptSize >= 1 << 20 && keptSize <= Self.cut, "the part received is kept (\(keptSize) bytes)")
+
+        let second = try cli.run(["--json", "--any", url])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        let resume = try #require(server.requests("/big.bin").last)
+        #expect(resume.header("Range") == "bytes=\(keptSize)-")
+        #expect(resume.header("If-Range") == "\"v1\"")
+        let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        let stored = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let whole = stored == Self.body(version: 1)   // a Bool: a failed comparison of 3 MB arrays is slow to print
+        #expect(whole, "the completed entry is the whole body")
+        let meta = try #require(CacheE2E.metadata(body: path))
+        #expect(try meta["body-digest"] == "xxh3-128 " + CacheE2E.xxh3(file: path), "hashed whole, like any entry")
+        #expect(meta["status"] == "200")
+        #expect(!FileManager.default.fileExists(atPath: kept), "the part is used up")
+        #expect(try cli.run(["cache", "verify"]).stdout.contains(" 0 corrupt removed"))
+    }
+
+    @Test func aFileChangedInBetweenStartsOver() throws {
+        let version = LockedCounter()
+        let server = try server(version: { version.value })
+        version.set(1)
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        version.set(2)   // the If-Range validator no longer matches: the server sends the whole new body
+        let second = try cli.run(["--json", "--any", url])
+        #expect(second.status == 0, "\(second.stdout)")
+        let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        let isNew = Array(try Data(contentsOf: URL(fileURLWithPath: path))) == Self.body(version: 2)
+        #expect(isNew, "the new version, whole")
+        #expect(try cli.run(["cache", "verify"]).stdout.contains(" 0 corrupt removed"))
+    }
+
+    @Test func aServerIgnoringRangeStartsOver() throws {
+        let server = try server(version: { 1 }, ignoreRange: true)
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        let second = try cli.run(["--json", "--any", url])
+        #expect(second.status == 0, "\(second.stdout)")
+        #expect(server.requests("/big.bin").last?.header("Range") != nil, "it was asked for the rest")
+        let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path))) == Self.body(version: 1)
+        #expect(whole, "the 200's whole body, not the part plus the whole")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+    }
+
+    @Test func aSmallCutIsNotKept() throws {
+        let server = try ScriptedServer()
+        var response = ScriptedResponse(status: 200, headers: [("ETag", "\"s\""), ("Content-Type", "application/octet-stream")],
+                                        body: Array(repeating: 7, count: 400_000))
+        response.closeAfterBodyBytes = 200_000
+        server.route("/small.bin", response)
+        let cli = try CLI()
+        let url = server.url("/small.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)), "under 1 MiB: nothing kept")
+    }
+}
+
+/// A counter and value shared with a server's handler thread.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    var value: Int { lock.withLock { count } }
+    func set(_ value: Int) { lock.withLock { count = value } }
+    /// Increments and returns the new value.
+    func next() -> Int { lock.withLock { count += 1; return count } }
+}
+
+extension ResumeE2ETests {
+    @Test func clearRemovesKeptParts() throws {
+        let server = try server(version: { 1 })
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        #expect(try cli.run(["cache", "clear"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+    }
+}
