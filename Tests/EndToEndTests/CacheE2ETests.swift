@@ -173,6 +173,7 @@ import TestSupport
     @Test func rmAndClearRemoveOnlyTheCachesOwnFiles() throws {
         let (cli, _, urls) = try filledCache()
         let foreign = ["notes.txt", String(repeating: "e", count: 31) + "g", (try CacheE2E.key(urls[0])) + ".bak", ".tmp/mine.part"]
+        try FileManager.default.createDirectory(atPath: cli.cacheDir + "/.tmp", withIntermediateDirectories: true)
         for name in foreign {
             try Data("keep me".utf8).write(to: URL(fileURLWithPath: cli.cacheDir + "/" + name))
         }
