@@ -4,97 +4,58 @@ import Glibc
 import Darwin
 #endif
 
-/// HTTP dates (RFC 9110 §5.6.7) as Unix seconds: IMF-fixdate
-/// ("Sun, 06 Nov 1994 08:49:37 GMT") and the two obsolete forms a recipient
-/// must accept (RFC 850 and asctime). Anything else is nil, which callers
-/// treat as "in the past" where RFC 9111 says so.
+/// HTTP dates (RFC 9110 §5.6.7) as Unix seconds, read by the grammar and
+/// nothing looser:
+///
+/// ```
+/// IMF-fixdate  = day-name "," SP 2DIGIT SP month SP 4DIGIT SP time-of-day SP "GMT"
+/// rfc850-date  = day-name-l "," SP 2DIGIT "-" month "-" 2DIGIT SP time-of-day SP "GMT"
+/// asctime-date = day-name SP month SP ( 2DIGIT / SP DIGIT ) SP time-of-day SP 4DIGIT
+/// time-of-day  = 2DIGIT ":" 2DIGIT ":" 2DIGIT
+/// ```
+///
+/// The grammar is case-sensitive ("Sun", "Nov", "GMT"), has single spaces
+/// only, and the day must exist in its month. So "UTC" for "GMT", a 2-digit
+/// year in the first form, a missing comma, doubled spaces, dashes in the
+/// first form, periods in the time and a 1-digit hour are all invalid: nil,
+/// which callers treat as RFC 9111 says (an invalid `Expires` is in the
+/// past). The day name is not checked against the date (§5.6.7 calls it
+/// redundant). Years before 1900 are refused too (no HTTP date is that old).
 public enum HTTPDate {
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-
     public static func parse(_ text: String) -> Double? {
-        if let fixed = parseIMFFixdate(text) { return fixed }
-        // Tokenise on spaces, commas, dashes and colons.
-        var tokens: [Substring] = []
-        var current = text.utf8.startIndex
-        var start = current
-        let utf8 = text.utf8
-        while current < utf8.endIndex {
-            let c = utf8[current]
-            if c == 0x20 || c == 0x2C || c == 0x2D || c == 0x3A || c == 0x09 {
-                if start < current { tokens.append(Substring(text[start..<current])) }
-                start = utf8.index(after: current)
-            }
-            current = utf8.index(after: current)
-        }
-        if start < utf8.endIndex { tokens.append(Substring(text[start...])) }
-        // IMF: Sun 06 Nov 1994 08 49 37 GMT ; RFC850: Sunday 06 Nov 94 08 49 37 GMT
-        // asctime: Sun Nov 6 08 49 37 1994
-        guard tokens.count >= 7 else { return nil }
-        var day: Int?, month: Int?, year: Int?, hour: Int?, minute: Int?, second: Int?
-        if let m = monthIndex(tokens[1]) {
-            month = m; day = Int(tokens[2]); hour = Int(tokens[3]); minute = Int(tokens[4])
-            second = Int(tokens[5]); year = Int(tokens[6])
-        } else if tokens.count >= 8, let m = monthIndex(tokens[2]) {
-            guard tokens[7].uppercased() == "GMT" || tokens[7].uppercased() == "UTC" else { return nil }
-            month = m; day = Int(tokens[1]); year = Int(tokens[3]); hour = Int(tokens[4])
-            minute = Int(tokens[5]); second = Int(tokens[6])
-        }
-        guard let day, let month, var year, let hour, let minute, let second,
-              (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
-        else { return nil }
-        if year < 100 { year += year < 70 ? 2000 : 1900 }
-        guard (1900...9999).contains(year) else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        let seconds = timegm(&parts)
-        return seconds == -1 ? nil : Double(seconds)
-    }
-
-    /// The preferred form, "Sun, 06 Nov 1994 08:49:37 GMT", read straight
-    /// from its 29 bytes: every cache hit parses a `Date`. Nil when the text
-    /// is not exactly that form (the general parser then tries).
-    static func parseIMFFixdate(_ text: String) -> Double? {
         var text = text
-        return text.withUTF8 { b -> Double? in
-            guard b.count == 29, b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
-                  b[19] == 0x3A, b[22] == 0x3A, b[25] == 0x20, b[26] == 0x47, b[27] == 0x4D, b[28] == 0x54 else { return nil }
-            func digits(_ at: Int, _ count: Int) -> Int? {
-                var value = 0
-                for i in at..<at + count {
-                    let d = Int(b[i]) - 48
-                    guard d >= 0 && d <= 9 else { return nil }
-                    value = value * 10 + d
-                }
-                return value
-            }
-            let m0 = b[8] | 0x20, m1 = b[9] | 0x20, m2 = b[10] | 0x20
-            var month = -1
-            for (index, name) in monthBytes.enumerated() where name.0 == m0 && name.1 == m1 && name.2 == m2 {
-                month = index + 1
-                break
-            }
-            guard month > 0, let day = digits(5, 2), let year = digits(12, 4), let hour = digits(17, 2),
-                  let minute = digits(20, 2), let second = digits(23, 2),
-                  (1...31).contains(day), hour <= 23, minute <= 59, second <= 60, year >= 1900 else { return nil }
-            // Days from the civil date (Howard Hinnant's algorithm), then seconds.
-            let y = month <= 2 ? year - 1 : year
-            let era = y / 400
-            let yoe = y - era * 400
-            let mp = (month + 9) % 12
-            let doy = (153 * mp + 2) / 5 + day - 1
-            let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-            let days = era * 146_097 + doe - 719_468
-            return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+        return text.withUTF8 { bytes -> Double? in
+            let reader = HTTPDateReader(bytes)
+            return reader.imfFixdate() ?? reader.rfc850Date() ?? reader.asctimeDate()
         }
     }
 
-    private static let monthBytes: [(UInt8, UInt8, UInt8)] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-        .map { let u = Array($0.utf8); return (u[0], u[1], u[2]) }
+    /// Unix seconds of a civil date and time (UTC), or nil when the fields
+    /// name no real moment (a day the month lacks, hour 24, minute 60…).
+    /// Days from the civil date by Howard Hinnant's algorithm.
+    static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Double? {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard year >= 1900, (1...12).contains(month), (1...lengths[month - 1]).contains(day),
+              hour <= 23, minute <= 59, second <= 60 else { return nil }
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+    }
+
+    /// RFC 9110 §5.6.7: a two-digit year (rfc850-date) that would lie more
+    /// than 50 years in the future is the most recent past year with those digits.
+    public static func fullYear(twoDigit: Int, now: Double = currentUnixTime()) -> Int {
+        let thisYear = 1970 + Int(now / 31_556_952)   // mean Gregorian year: off by a day at most
+        var year = thisYear - thisYear % 100 + twoDigit
+        if year > thisYear + 50 { year -= 100 }
+        return year
+    }
 
     /// IMF-fixdate for Unix seconds.
     public static func format(_ seconds: Double) -> String {
@@ -105,11 +66,6 @@ public enum HTTPDate {
         let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
         return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(monthNames[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
-    }
-
-    private static func monthIndex(_ token: Substring) -> Int? {
-        guard token.count == 3 else { return nil }
-        return months.firstIndex(of: token.lowercased())
     }
 }
 

@@ -1,8 +1,9 @@
 import Fetch
 
-/// The `Cache-Control` response directives a private cache acts on
-/// (RFC 9111 §5.2.2). `s-maxage`, `proxy-revalidate` and `public`/`private`
-/// concern shared caches and are ignored, like every unknown directive.
+/// The `Cache-Control` directives a private cache acts on (RFC 9111 §5.2,
+/// RFC 5861). `s-maxage`, `proxy-revalidate` and `private` concern shared
+/// caches and are ignored, like every unknown directive; `public` matters
+/// only as permission for heuristic freshness (§4.2.2).
 public struct CacheControl: Sendable, Equatable {
     /// `max-age` in seconds. The first occurrence wins; a value too large
     /// for `Int` is clamped (RFC 9111 §1.2.2: "a very large number").
@@ -17,6 +18,16 @@ public struct CacheControl: Sendable, Equatable {
     public var noCache = false
     /// Never serve the response stale, not even when the network fails (§5.2.2.2).
     public var mustRevalidate = false
+    /// Store only if the status code is understood, and then ignore `no-store` (§5.2.2.3).
+    public var mustUnderstand = false
+    /// `public` (§5.2.2.9): among other things, allows heuristic freshness for any status.
+    public var isPublic = false
+    /// RFC 5861 §3: seconds after becoming stale during which the stored
+    /// copy may be used while it is revalidated in the background.
+    public var staleWhileRevalidate: Int?
+    /// RFC 5861 §4: seconds after becoming stale during which the stored
+    /// copy may be used when the server fails (a limit on `--stale-if-error`).
+    public var staleIfError: Int?
 
     public init() {}
 
@@ -38,6 +49,12 @@ public struct CacheControl: Sendable, Equatable {
                 case "no-store": noStore = true
                 case "no-cache": noCache = true
                 case "must-revalidate": mustRevalidate = true
+                case "must-understand": mustUnderstand = true
+                case "public": isPublic = true
+                case "stale-while-revalidate":
+                    if staleWhileRevalidate == nil { staleWhileRevalidate = directive.argument.flatMap(Self.deltaSeconds) }
+                case "stale-if-error":
+                    if staleIfError == nil { staleIfError = directive.argument.flatMap(Self.deltaSeconds) }
                 default: continue
                 }
             }

@@ -5,17 +5,25 @@ import Fetch
 ///
 /// An entry is fresh while its current age (§4.2.3) is below its freshness
 /// lifetime (§4.2.1): `--max-age` if given, else the first `max-age`, else
-/// `Expires` minus `Date` (or minus the receive time), else `--default-ttl`.
+/// `Expires` minus `Date` (or minus the receive time), else the heuristic
+/// 10 % of `Date − Last-Modified` (§4.2.2), else `--default-ttl`.
 public struct Freshness: Sendable {
-    /// Lifetime for responses with no explicit freshness (`--default-ttl`; 0 = none).
+    /// Lifetime for stored bodies with neither explicit freshness nor
+    /// `Last-Modified` (`--default-ttl`; 0 = never fresh by default).
     public var defaultTTL: Double
     /// `--max-age`: replaces whatever the server said (including `no-cache`), for this run.
     public var maxAgeOverride: Double?
+    /// The 10 % rule of §4.2.2 (`--no-heuristic` turns it off).
+    public var heuristic: Bool
 
-    public init(defaultTTL: Double = Defaults.defaultTTL, maxAgeOverride: Double? = nil) {
+    public init(defaultTTL: Double = Defaults.defaultTTL, maxAgeOverride: Double? = nil, heuristic: Bool = true) {
         self.defaultTTL = defaultTTL
         self.maxAgeOverride = maxAgeOverride
+        self.heuristic = heuristic
     }
+
+    /// The fraction of `Date − Last-Modified` a heuristic lifetime is (§4.2.2's "10%").
+    public static let heuristicFraction = 0.1
 
     /// The stored response's `Cache-Control` directives.
     public static func cacheControl(_ meta: CacheMetadata) -> CacheControl {
@@ -27,7 +35,8 @@ public struct Freshness: Sendable {
     }
 
     /// Seconds the response may be used without revalidation, and whether
-    /// the server said so explicitly (`max-age` or `Expires`).
+    /// the server said so explicitly (`max-age` or `Expires`). A heuristic
+    /// or default lifetime is not explicit.
     public func lifetime(_ meta: CacheMetadata) -> (seconds: Double, explicit: Bool) {
         if let maxAgeOverride { return (maxAgeOverride, true) }
         return lifetime(meta, Self.cacheControl(meta), dateValue: { dateValue(meta) })
@@ -39,11 +48,17 @@ public struct Freshness: Sendable {
         if cc.maxAgeInvalid { return (0, true) }
         if let maxAge = cc.maxAge { return (Double(maxAge), true) }   // Expires is then ignored (§5.3)
         if let expires = meta.header("Expires") {
-            // An invalid Expires (e.g. "0") means already expired (§5.3).
-            guard let expiry = HTTPDate.parse(expires) else { return (0, true) }
+            // An invalid Expires (e.g. "0", or two of them: it is a singleton field) means already expired (§5.3).
+            guard meta.headers.lazy.filter({ asciiCaseInsensitiveEqual($0.name, "Expires") }).count == 1,
+                  let expiry = HTTPDate.parse(expires) else { return (0, true) }
             return (expiry - dateValue(), true)
         }
-        return (defaultTTL, false)
+        if heuristic, StatusCacheability.heuristic.contains(meta.status) || cc.isPublic,
+           let modified = meta.header("Last-Modified").flatMap(HTTPDate.parse) {
+            return (max(0, dateValue() - modified) * Self.heuristicFraction, false)
+        }
+        // The default lifetime is for stored images: a remembered error needs freshness from the server.
+        return (meta.hasBody ? defaultTTL : 0, false)
     }
 
     /// §4.2.3: the corrected initial age (the larger of the apparent age and
@@ -76,6 +91,35 @@ public struct Freshness: Sendable {
     public func mayServeStale(_ meta: CacheMetadata) -> Bool {
         let cc = Self.cacheControl(meta)
         return !cc.mustRevalidate && !cc.noCache
+    }
+
+    /// `mayServeStale`, and within the `stale-if-error=N` windows (RFC 5861
+    /// §4) of the response and of the request (`-H 'Cache-Control:
+    /// stale-if-error=N'`), when they give one: past it, the error stands.
+    public func mayServeStale(_ meta: CacheMetadata, now: Double, requestWindow: Int? = nil) -> Bool {
+        let cc = Self.cacheControl(meta)
+        guard !cc.mustRevalidate && !cc.noCache else { return false }
+        let windows = [cc.staleIfError, requestWindow].compactMap { $0 }
+        guard !windows.isEmpty else { return true }
+        let over = staleness(meta, cc, now: now)
+        return windows.contains { over <= Double($0) }
+    }
+
+    /// RFC 5861 §3: the entry is stale, but less than its `stale-while-revalidate`
+    /// window past its lifetime: it may be used at once while it is revalidated.
+    /// Never for `no-cache` or `must-revalidate`, nor with `--max-age`.
+    public func mayServeWhileRevalidating(_ meta: CacheMetadata, now: Double) -> Bool {
+        guard maxAgeOverride == nil, meta.hasBody else { return false }
+        let cc = Self.cacheControl(meta)
+        guard let window = cc.staleWhileRevalidate, !cc.noCache, !cc.mustRevalidate else { return false }
+        let over = staleness(meta, cc, now: now)
+        return over >= 0 && over < Double(window)
+    }
+
+    /// Seconds since the entry became stale (negative while it is fresh).
+    private func staleness(_ meta: CacheMetadata, _ cc: CacheControl, now: Double) -> Double {
+        let date = dateValue(meta)
+        return currentAge(meta, now: now, dateValue: date) - lifetime(meta, cc, dateValue: { date }).seconds
     }
 
     /// The `Date` the origin sent, or the receive time when it sent none or

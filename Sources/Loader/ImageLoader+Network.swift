@@ -9,7 +9,7 @@ extension ImageLoader {
     /// and reporting need. Cookies and the like are never stored.
     static let storedHeaders: [String] = [
         "date", "etag", "last-modified", "cache-control", "expires", "age", "content-type",
-        "vary", "pragma", "content-encoding", "content-location",
+        "vary", "pragma", "content-encoding", "content-location", "content-language",
     ]
 
     /// Whether a response header is one of `storedHeaders` (any case), without lowercased copies.
@@ -24,7 +24,7 @@ extension ImageLoader {
         let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
         if let conditional {
             if let etag = conditional.header("ETag") { request.headers.set(name: "If-None-Match", value: etag) }
-            if let modified = conditional.header("Last-Modified") {
+            if let modified = conditional.header("Last-Modified"), HTTPDate.parse(modified) != nil {
                 request.headers.set(name: "If-Modified-Since", value: modified)   // verbatim: nginx compares exactly
             }
         }
@@ -123,7 +123,7 @@ extension ImageLoader {
                                           attempts: response.attempts))
             }
         }
-        if CacheControl(response.headers.values("Cache-Control")).noStore {
+        if !Self.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
             return unstored(writer, info: info, response: response, storeFailure: nil)
@@ -165,32 +165,54 @@ extension ImageLoader {
         return .success(loaded)
     }
 
-    /// An error status or a transfer failure: remember a 404/410 that has
-    /// explicit freshness; serve a stale copy if `--stale-if-error` allows.
+    /// An error status or a transfer failure: remember an error status that
+    /// is fresh by its own headers (RFC 9111 §3: explicit freshness, or the
+    /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
+    /// `--stale-if-error` allows.
     private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
-        if error.kind == .http, let status = error.status, status == 404 || status == 410, let headers = error.headers {
-            let meta = CacheMetadata(
-                url: key.storedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
-                headers: headers.filter { Self.isStored($0.name) }
-                    .map { CacheMetadata.Header($0.name, $0.value) },
-                varyRequest: varyValues(headers), hasBody: false)
-            let lifetime = Freshness(defaultTTL: 0).lifetime(meta)
-            let cc = CacheControl(headers.values("Cache-Control"))
-            if lifetime.explicit && lifetime.seconds > 0 && !cc.noStore && !cc.noCache {
-                _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
-            }
-        }
         let serverFailed = error.kind == .http && [500, 502, 503, 504].contains(error.status ?? 0)
         let networkFailed = [.dns, .connect, .tls, .timeout, .network].contains(error.kind) || serverFailed
+        let requestWindow = options.fetch.headers.combined("Cache-Control").flatMap { CacheControl([$0]).staleIfError }
         if options.staleIfError, networkFailed, let entry, entry.metadata.hasBody,
-           options.freshness.mayServeStale(entry.metadata),
+           options.freshness.mayServeStale(entry.metadata, now: currentUnixTime(), requestWindow: requestWindow),
            case .success(var result) = hitPhase(entry, source: .stale) {
+            // The stored copy stays: the error is not remembered over it.
             result.warning = "\(error.message); served a stale stored copy (--stale-if-error)"
             result.attempts = error.attempts
-            result.staleReason = .staleIfError
+            result.reason = Self.staleIfErrorReason
             return .success(result)
         }
+        if error.kind == .http, let status = error.status, let headers = error.headers {
+            remember(status: status, headers: headers, key: key, requestTime: requestTime)
+        }
         return .failure(LoadError(error))
+    }
+
+    /// Stores a final error status without its body when it is fresh now
+    /// and may be stored; otherwise nothing is stored (an older entry stays
+    /// until a response replaces it).
+    private func remember(status: Int, headers: HTTPHeaders, key: CacheKey, requestTime: Double) {
+        guard status >= 200 else { return }
+        let cc = CacheControl(headers.values("Cache-Control"))
+        guard Self.mayStore(status: status, cc), !cc.noCache else { return }
+        let meta = CacheMetadata(
+            url: key.storedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
+            headers: headers.filter { Self.isStored($0.name) }
+                .map { CacheMetadata.Header($0.name, $0.value) },
+            varyRequest: varyValues(headers), hasBody: false)
+        // The user's freshness settings (--no-heuristic) apply; no default lifetime for errors.
+        var freshness = options.freshness
+        freshness.maxAgeOverride = nil
+        guard freshness.isFresh(meta, now: currentUnixTime()) else { return }
+        _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
+    }
+
+    /// RFC 9111 §3 with §5.2.2.3 and §5.2.2.5: `no-store` forbids storing,
+    /// unless `must-understand` comes with a status code asyncfetch
+    /// understands; `must-understand` with any other status forbids it too.
+    static func mayStore(status: Int, _ cc: CacheControl) -> Bool {
+        if cc.mustUnderstand { return StatusCacheability.understood.contains(status) }
+        return !cc.noStore
     }
 
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {

@@ -17,6 +17,7 @@ public final class ImageLoader: Sendable {
     let client: FetchClient
     private let lock = Lock()
     private nonisolated(unsafe) var inflight: [String: SharedLoad] = [:]   // guarded by lock
+    private let refreshes = BackgroundWork()
 
     public init(cache: DiskCacheStore, options: LoaderOptions = LoaderOptions()) {
         self.cache = cache
@@ -29,6 +30,9 @@ public final class ImageLoader: Sendable {
     enum Plan: Sendable {
         case done(Phase)
         case network(url: String, key: CacheKey, entry: CacheEntry?)
+        /// `stale-while-revalidate` (RFC 5861 §3): report `stale` (a stale
+        /// `success`) at once, and revalidate `entry` in the background.
+        case revalidateInBackground(stale: Phase, url: String, key: CacheKey, entry: CacheEntry)
     }
 
     /// Validates the URL, consults the cache and decides. Synchronous and
@@ -55,52 +59,82 @@ public final class ImageLoader: Sendable {
         if options.offline {
             guard let entry else { return .done(.empty(.notCached)) }
             let fresh = options.freshness.isFresh(entry.metadata, now: now)
+            // A remembered error is never served stale, not even offline.
+            guard fresh || entry.metadata.hasBody else { return .done(.empty(.notCached)) }
             var phase = hitPhase(entry, source: fresh ? .cache : .stale)
             if !fresh, case .success(var result) = phase {
-                result.staleReason = .offline
+                result.reason = Self.offlineReason
                 phase = .success(result)
             }
             return .done(phase)
         }
-        if let entry, !options.refresh, options.freshness.isFresh(entry.metadata, now: now) {
-            cache.markAccessed(entry)
-            return .done(hitPhase(entry, source: .cache))
+        if let entry, !options.refresh {
+            if options.freshness.isFresh(entry.metadata, now: now) {
+                cache.markAccessed(entry)
+                return .done(hitPhase(entry, source: .cache))
+            }
+            if options.freshness.mayServeWhileRevalidating(entry.metadata, now: now),
+               case .success(var result) = hitPhase(entry, source: .stale) {
+                cache.markAccessed(entry)
+                result.reason = Self.staleWhileRevalidateReason
+                return .revalidateInBackground(stale: .success(result), url: url, key: key, entry: entry)
+            }
         }
         return .network(url: url, key: key, entry: entry)
     }
 
     /// Loads one URL to its terminal phase. `onLoading` runs once if the
-    /// network is used. Concurrent calls for the same URL share one transfer;
+    /// network is used, with the stored copy when there is one (see
+    /// `Phase.loading`). Concurrent calls for the same URL share one transfer;
     /// cancelling one caller's task cancels only its wait, and the transfer
     /// stops when no caller is left. `delivery` also receives the body.
+    ///
+    /// Inside a `stale-while-revalidate` window the stale copy is returned
+    /// at once and the revalidation runs in the background: `onRefreshed`
+    /// gets its outcome, and `backgroundRefreshesFinished()` waits for it.
     public func load(_ url: String, deliverTo delivery: Delivery? = nil,
-                     onLoading: @escaping @Sendable () -> Void = {}) async -> Phase {
+                     onLoading: @escaping @Sendable (LoadResult?) -> Void = { _ in },
+                     onRefreshed: @escaping @Sendable (Phase) -> Void = { _ in }) async -> Phase {
         switch plan(url) {
         case .done(let phase):
             return deliver(phase, url: redactURL(url), to: delivery)
         case .network(let url, let key, let entry):
-            onLoading()
-            let (shared, ticket) = lock.withLock { () -> (SharedLoad, UInt64) in
-                if let existing = inflight[key.hex], let ticket = existing.join() { return (existing, ticket) }
-                let created = SharedLoad({ await self.network(url: url, key: key, entry: entry) }, onDone: { done in
-                    self.lock.withLock { if self.inflight[key.hex] === done { self.inflight.removeValue(forKey: key.hex) } }
-                })
-                inflight[key.hex] = created
-                return (created, created.firstWaiter)
-            }
-            return deliver(await shared.wait(ticket), url: redactURL(url), to: delivery)
+            onLoading(storedCopy(entry))
+            return deliver(await sharedNetwork(url: url, key: key, entry: entry), url: redactURL(url), to: delivery)
+        case .revalidateInBackground(let stale, let url, let key, let entry):
+            refreshes.start { onRefreshed(await self.sharedNetwork(url: url, key: key, entry: entry)) }
+            return deliver(stale, url: redactURL(url), to: delivery)
         }
     }
 
+    /// Returns once every background revalidation (`stale-while-revalidate`)
+    /// started by `load` or `phases(for:)` has finished.
+    public func backgroundRefreshesFinished() async {
+        await refreshes.finished()
+    }
+
+    /// The network load of `key`, joined with one already running for it.
+    private func sharedNetwork(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
+        let (shared, ticket) = lock.withLock { () -> (SharedLoad, UInt64) in
+            if let existing = inflight[key.hex], let ticket = existing.join() { return (existing, ticket) }
+            let created = SharedLoad({ await self.network(url: url, key: key, entry: entry) }, onDone: { done in
+                self.lock.withLock { if self.inflight[key.hex] === done { self.inflight.removeValue(forKey: key.hex) } }
+            })
+            inflight[key.hex] = created
+            return (created, created.firstWaiter)
+        }
+        return await shared.wait(ticket)
+    }
+
     /// The phases of one URL as they happen, after the implicit initial
-    /// `empty`: `loading` (only when the network is used), then exactly one
-    /// terminal phase — `success`, `failure`, or `empty` for an `--offline`
-    /// miss. Cancelling the consuming task (or dropping the sequence) cancels
-    /// the load.
+    /// `empty`: `loading` (only when the network is used; with the stored
+    /// copy when there is one), then exactly one terminal phase — `success`,
+    /// `failure`, or `empty` for an `--offline` miss. Cancelling the
+    /// consuming task (or dropping the sequence) cancels the load.
     public func phases(for url: String, deliverTo delivery: Delivery? = nil) -> AsyncStream<Phase> {
         AsyncStream { continuation in
             let task = Task {
-                let phase = await self.load(url, deliverTo: delivery, onLoading: { continuation.yield(.loading) })
+                let phase = await self.load(url, deliverTo: delivery, onLoading: { continuation.yield(.loading($0)) })
                 continuation.yield(phase)
                 continuation.finish()
             }
@@ -109,6 +143,19 @@ public final class ImageLoader: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// What `stale-while-revalidate` puts in `LoadResult.reason` (JSON `reason`).
+    public static let staleWhileRevalidateReason = "stale-while-revalidate"
+    /// `reason` of a stale copy served because the network failed (`--stale-if-error`).
+    public static let staleIfErrorReason = "stale-if-error"
+    /// `reason` of a stale copy reported by `--offline` (no network was asked for).
+    public static let offlineReason = "offline"
+
+    /// The stored copy a `loading` phase carries: an entry with a body, as a stale result.
+    func storedCopy(_ entry: CacheEntry?) -> LoadResult? {
+        guard let entry, entry.metadata.hasBody, case .success(let result) = hitPhase(entry, source: .stale) else { return nil }
+        return result
+    }
 
     func hitPhase(_ entry: CacheEntry, source: Source) -> Phase {
         let meta = entry.metadata

@@ -191,7 +191,7 @@ final class BatchChannel: Sendable {
     private func popLocked() -> LoadEvent {
         // Moved out, not copied (a copy retains every string of the event; the
         // placeholder left behind holds nothing).
-        var event = LoadEvent(url: "", phase: .loading, duration: 0)
+        var event = LoadEvent(url: "", phase: .loading(nil), duration: 0)
         swap(&event, &queue[head])
         head += 1
         if head == queue.count {

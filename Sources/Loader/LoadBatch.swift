@@ -151,10 +151,30 @@ extension ImageLoader {
                                     continue
                                 }
                                 running += 1
-                                channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
+                                channel.send(LoadEvent(url: shown, phase: .loading(storedCopy(entry)), duration: 0), urgent: true)
                                 group.addTask {
                                     let phase = self.deliver(await self.network(url: url, key: key, entry: entry), url: shown, to: delivery)
                                     channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
+                                }
+                            case .revalidateInBackground(let stale, let url, let key, let entry):
+                                // Reported at once, like a cache answer; the revalidation then takes a
+                                // job slot like any transfer, and its outcome follows as a `refreshed` event.
+                                events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
+                                channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
+                                distinct = 0
+                                duplicates = 0
+                                if running >= jobs {
+                                    await group.next()
+                                    running -= 1
+                                }
+                                if Task.isCancelled { continue }   // the URL has its report; the refresh is not made
+                                running += 1
+                                let shown = item.shown
+                                let start = monotonicSeconds()
+                                group.addTask {
+                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), url: shown, to: nil)
+                                    channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start,
+                                                           refreshed: true), urgent: true)
                                 }
                             }
                         }

@@ -17,7 +17,7 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public let status: Int?
     public let attempts: Int
-    /// `cache` when a remembered 404/410 was replayed without the network.
+    /// `cache` when a remembered error status was replayed without the network.
     public let source: Source?
 
     public init(kind: Kind, message: String, status: Int? = nil, attempts: Int = 0, source: Source? = nil) {

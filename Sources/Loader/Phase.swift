@@ -6,16 +6,10 @@ public enum Source: String, Sendable {
     case network
     /// The server answered 304; the stored body was reused.
     case revalidated
-    /// The network failed; a stale stored copy was served (`staleIfError`).
+    /// A stale stored copy was served: the network failed (`staleIfError`),
+    /// `stale-while-revalidate` allowed it, or the run was `offline`;
+    /// `LoadResult.reason` says which when the loader knows.
     case stale
-}
-
-/// Why a stale stored copy was served (source `stale`).
-public enum StaleReason: String, Sendable {
-    /// The network failed and `--stale-if-error` allowed the stale copy.
-    case staleIfError = "stale-if-error"
-    /// `--offline`: no network was asked for.
-    case offline
 }
 
 /// Why a URL ended in `empty`.
@@ -29,7 +23,10 @@ public enum EmptyReason: String, Sendable {
 /// The phase of one URL: `empty → loading → success | failure` (SPEC §2).
 public enum Phase: Sendable {
     case empty(EmptyReason)
-    case loading
+    /// A transfer or revalidation is under way. It carries the stored copy
+    /// (source `stale`) when there is one, so that a UI can keep showing it
+    /// while the refresh runs; nil when nothing usable is stored.
+    case loading(LoadResult?)
     case success(LoadResult)
     case failure(LoadError)
 
@@ -92,10 +89,12 @@ public struct LoadResult: Sendable {
         get { fields.storeFailure }
         set { change { $0.storeFailure = newValue } }
     }
-    /// For source `stale`: why a stale copy was served.
-    public internal(set) var staleReason: StaleReason? {
-        get { fields.staleReason }
-        set { change { $0.staleReason = newValue } }
+    /// Why a `stale` copy was served: `stale-while-revalidate` (RFC 5861),
+    /// `stale-if-error` (the network failed), `offline` (no network was
+    /// asked for). JSON `reason`.
+    public internal(set) var reason: String? {
+        get { fields.reason }
+        set { change { $0.reason = newValue } }
     }
     /// The temporary file of a `no-store` body until it has been delivered.
     var transientBody: TransientBody? {
@@ -114,7 +113,7 @@ public struct LoadResult: Sendable {
          warning: String? = nil, transientBody: TransientBody? = nil) {
         box = Box(Fields(path: path, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
                          width: width, height: height, attempts: attempts, httpVersion: httpVersion, redirects: redirects,
-                         effectiveURL: effectiveURL, warning: warning, transientBody: transientBody))
+                         effectiveURL: effectiveURL, warning: warning, reason: nil, transientBody: transientBody))
     }
 
     private mutating func change(_ edit: (inout Fields) -> Void) {
@@ -137,10 +136,10 @@ public struct LoadResult: Sendable {
         var redirects: Int
         var effectiveURL: String?
         var warning: String?
+        var reason: String?
         var transientBody: TransientBody?
         var receipt: DeliveryReceipt?
         var storeFailure: String?
-        var staleReason: StaleReason?
     }
 
     private final class Box: Sendable {
@@ -156,4 +155,9 @@ public struct LoadEvent: Sendable {
     public let phase: Phase
     /// Seconds since this URL started (0 for `loading`).
     public let duration: Double
+    /// Not a phase change: the outcome of a background revalidation
+    /// (`stale-while-revalidate`) of a URL already reported `success`/`stale`.
+    /// `phase` is then that outcome (`success` from `revalidated` or
+    /// `network`, or `failure`); it comes after the URL's terminal event.
+    public var refreshed = false
 }

@@ -13,7 +13,7 @@ enum ArgumentCheck {
     /// Flags whose repetition is reported too (`--no-progress` counts as `--progress`).
     static let flags: Set<String> = [
         "--offline", "--json", "--quiet", "--verbose", "--progress", "--refresh", "--stale-if-error", "--any",
-        "--insecure", "--link", "-O", "--sync",
+        "--insecure", "--link", "-O", "--sync", "--no-heuristic",
     ]
     /// Options that make sense more than once: their values accumulate.
     static let accumulating: Set<String> = ["--input", "--header"]

@@ -22,10 +22,13 @@ extension CacheCommand {
             "Freshness of responses that gave none, as for fetching.", valueName: "duration"))
         var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
 
+        @Flag(name: .customLong("no-heuristic"), help: "Do not count Last-Modified heuristics as freshness, as for fetching.")
+        var noHeuristic = false
+
         func run() throws {
             let store = try cache.openStore()
             let scan = try CacheCommand.scan(store)
-            let freshness = Freshness(defaultTTL: defaultTTL.seconds)
+            let freshness = Freshness(defaultTTL: defaultTTL.seconds, heuristic: !noHeuristic)
             let now = currentUnixTime()
             let out = LineOutput(fd: 1)
             // The type column is as wide as its longest value (capped), so the URLs line up.

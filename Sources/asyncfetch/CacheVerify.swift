@@ -28,6 +28,9 @@ extension CacheCommand {
             var summary = "verified \(report.checked) \(CacheCommand.plural(report.checked, "entry", "entries")): "
                 + "\(report.intact) intact, \(report.removed.count) corrupt removed"
             if report.changed > 0 { summary += ", \(report.changed) changed while checking (kept)" }
+            if report.straySidecars > 0 {
+                summary += ", \(report.straySidecars) outdated \(CacheCommand.plural(report.straySidecars, "sidecar", "sidecars")) removed"
+            }
             summary += CacheCommand.describe(report.sweep)
             print(summary)
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)

@@ -72,6 +72,10 @@ struct FetchOptions: ParsableArguments {
         "Freshness of responses that give none (0 disables default caching).", valueName: "duration"))
     var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
 
+    @Flag(name: .customLong("no-heuristic"), help: ArgumentHelp(
+        "Do not treat a response with Last-Modified (and no max-age or Expires) as fresh for 10% of its age."))
+    var noHeuristic = false
+
     @Option(name: .customLong("max-age"), parsing: .unconditional, help: ArgumentHelp(
         "Treat stored entries as fresh for this long, whatever the server said. (default: as the server said)",
         valueName: "duration"))
@@ -122,6 +126,7 @@ struct FetchOptions: ParsableArguments {
         settings.timeout = timeout.seconds
         settings.retries = retries
         settings.defaultTTL = defaultTTL.seconds
+        settings.heuristic = !noHeuristic
         settings.maxAge = maxAge?.seconds
         settings.refresh = refresh
         settings.staleIfError = staleIfError

@@ -48,6 +48,7 @@ enum QuickParse {
                 case "--refresh": settings.refresh = true; continue
                 case "--stale-if-error": settings.staleIfError = true; continue
                 case "--sync": settings.sync = true; continue
+                case "--no-heuristic": settings.heuristic = false; continue
                 case "--any": settings.any = true; continue
                 case "--insecure": settings.insecure = true; continue
                 case "--progress": settings.progress = name == "--progress"; continue

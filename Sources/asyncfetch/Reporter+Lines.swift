@@ -5,7 +5,9 @@ import Loader
 extension Reporter {
     /// `success  URL  PATH  (network, 153 B, png 64x48)`, `failure  URL
     /// MESSAGE`, `empty    URL  not cached`, appended to `line`; false (and
-    /// nothing appended) for `loading` and, with `-q`, for successes. `-v`
+    /// nothing appended) for `loading` and, with `-q`, for successes. The
+    /// outcome of a background refresh (`stale-while-revalidate`) is a
+    /// `refresh  URL  …` line after the URL's own. `-v`
     /// appends the HTTP detail in brackets. Built as bytes: with 10,000 cache
     /// hits, string building was a large share of a run.
     func humanLine(_ event: LoadEvent, into line: inout [UInt8]) -> Bool {
@@ -16,6 +18,11 @@ extension Reporter {
             paint("empty  ", "33", into: &line)
             append("  ", event.url, "  ", to: &line)
             line.append(contentsOf: (reason == .notCached ? "not cached" : "cancelled before it started").utf8)
+        case .failure(let error) where event.refreshed:
+            if quiet { return false }
+            paint("refresh", "33", into: &line)
+            append("  ", event.url, "  ", to: &line)
+            append("background revalidation failed: ", error.message, "; the stored copy stays", to: &line)
         case .failure(let error):
             paint("failure", "31", into: &line)
             append("  ", event.url, "  ", to: &line)
@@ -29,10 +36,11 @@ extension Reporter {
             }
         case .success(let result):
             if quiet { return false }
-            paint("success", "32", into: &line)
+            if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
             append("  ", event.url, "  ", to: &line)
             line.append(contentsOf: (result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")).utf8)
             append("  (", result.source.rawValue, ", ", to: &line)
+            if let reason = result.reason { append(reason, ", ", to: &line) }
             appendBytesText(result.bytes, to: &line)
             if let format = result.format {
                 append(", ", format, to: &line)
@@ -89,7 +97,7 @@ extension Reporter {
     func jsonLine(_ event: LoadEvent) -> JSONLine {
         var line = JSONLine()
         line.add("url", event.url)
-        line.add("phase", event.phase.name)
+        line.add("phase", event.refreshed ? "refreshed" : event.phase.name)
         switch event.phase {
         case .loading:
             break
@@ -97,7 +105,7 @@ extension Reporter {
             line.add("reason", reason.rawValue)
         case .success(let result):
             line.add("source", result.source.rawValue)
-            line.add("reason", result.staleReason?.rawValue)
+            line.add("reason", result.reason)
             line.add("path", result.path)
             line.add("bytes", result.bytes)
             line.add("status", result.status)

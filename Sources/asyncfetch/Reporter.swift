@@ -67,7 +67,8 @@ final class Reporter: @unchecked Sendable {
 
     func report(_ event: LoadEvent) {
         lock.withLock {
-            counted.count(event.phase)
+            // A background refresh's outcome is not a URL's report: the totals leave it out.
+            if !event.refreshed { counted.count(event.phase) }
             bar.done = counted.total
             bar.failed = counted.failure
             switch style {

@@ -26,6 +26,7 @@ struct RunSettings: Sendable, Equatable {
     var timeout = Defaults.timeout
     var retries = Defaults.retries
     var defaultTTL = Defaults.defaultTTL
+    var heuristic = true
     var maxAge: Double?
     var refresh = false
     var staleIfError = false
@@ -125,7 +126,7 @@ struct RunSettings: Sendable, Equatable {
         var options = LoaderOptions()
         options.offline = offline
         options.refresh = refresh
-        options.freshness = Freshness(defaultTTL: defaultTTL, maxAgeOverride: maxAge)
+        options.freshness = Freshness(defaultTTL: defaultTTL, maxAgeOverride: maxAge, heuristic: heuristic)
         options.acceptAnyContent = any
         options.staleIfError = staleIfError
         options.jobs = jobs
@@ -139,7 +140,8 @@ struct RunSettings: Sendable, Equatable {
         fetch.insecure = insecure
         for line in header {
             let parts = line.split(separator: ":", maxSplits: 1)
-            fetch.headers.set(name: trimWhitespace(parts[0]), value: parts.count > 1 ? trimWhitespace(parts[1]) : "")
+            // Repeated names are all sent, as separate lines (Vary then combines them, RFC 9111 §4.1).
+            fetch.headers.add(name: trimWhitespace(parts[0]), value: parts.count > 1 ? trimWhitespace(parts[1]) : "")
         }
         options.fetch = fetch
         return options

@@ -52,7 +52,7 @@ import TestSupport
         #expect(try cli.run([url]).status == 0)
         let cached = try Self.json(try cli.run([url, "--json"]))
         #expect(cached.first?["source"] as? String == "cache")
-        for flags in [["--max-age", "0"], ["--refresh"], ["--default-ttl", "0"]] {
+        for flags in [["--max-age", "0"], ["--refresh"], ["--default-ttl", "0", "--no-heuristic"]] {
             let result = try cli.run([url, "--json"] + flags)
             #expect(result.status == 0)
             let lines = try Self.json(result)

@@ -31,6 +31,11 @@ struct LoaderHarness {
         return options
     }
 
+    /// The suite's setting (`--default-ttl 0`): only the server's headers make a copy fresh.
+    static func noDefaultTTL(_ options: inout LoaderOptions) {
+        options.freshness = Freshness(defaultTTL: 0)
+    }
+
     /// One load with a fresh loader configured by `configure` (a new run of the tool).
     func load(_ path: String, _ configure: (inout LoaderOptions) -> Void = { _ in }) async -> Phase {
         await loader(configure).load(server.url(path))

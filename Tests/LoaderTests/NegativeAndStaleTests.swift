@@ -4,7 +4,7 @@ import Loader
 import Testing
 import TestSupport
 
-/// Remembered 404/410s and `--stale-if-error`, against the scripted server.
+/// Remembered error statuses and `--stale-if-error`, against the scripted server.
 @Suite struct NegativeAndStaleTests {
     @Test func a404WithMaxAgeIsReplayedFromTheCacheWithoutNetwork() async throws {
         let h = try LoaderHarness()
@@ -27,7 +27,7 @@ import TestSupport
         h.server.route("/missing.png", .status(404, body: "no"))
         h.server.route("/zero.png", .status(404, headers: [("Cache-Control", "max-age=0")], body: "no"))
         h.server.route("/nostore.png", .status(404, headers: [("Cache-Control", "no-store, max-age=600")], body: "no"))
-        h.server.route("/forbidden.png", .status(403, headers: [("Cache-Control", "max-age=600")], body: "no"))
+        h.server.route("/forbidden.png", .status(403, headers: [("Last-Modified", httpDate(-86_400))], body: "no"))
         for path in ["/missing.png", "/zero.png", "/nostore.png", "/forbidden.png"] {
             _ = await h.load(path)
             #expect(await h.load(path).error?.source == nil, "\(path)")
@@ -91,5 +91,28 @@ import TestSupport
         h.server.route("/removed.png", [.ok(LoaderHarness.png, headers: [("Cache-Control", "max-age=0")]), .status(404)])
         _ = await h.load("/removed.png")
         #expect(await h.load("/removed.png") { $0.staleIfError = true }.error?.status == 404)
+    }
+
+    /// RFC 5861 §4: a `stale-if-error=N` window, from the response or the
+    /// request (`-H`), limits `--stale-if-error`; past it the error stands.
+    @Test func staleIfErrorWindowsLimitServingStale() async throws {
+        let h = try LoaderHarness()
+        for (path, window) in [("/short.png", "0"), ("/long.png", "600")] {
+            h.server.route(path, [.ok(LoaderHarness.png, headers: [("Cache-Control", "max-age=0, stale-if-error=\(window)")]),
+                                  .status(500)])
+            _ = await h.load(path)
+        }
+        h.server.route("/plain.png", [.ok(LoaderHarness.png, headers: [("Cache-Control", "max-age=0")]), .status(500)])
+        _ = await h.load("/plain.png")
+        try await Task.sleep(nanoseconds: 1_100_000_000)
+        let staleIfError: (inout LoaderOptions) -> Void = { $0.staleIfError = true }
+        #expect(await h.load("/short.png", staleIfError).error?.status == 500)
+        #expect(await h.load("/long.png", staleIfError).source == .stale)
+        let requestWindow: (inout LoaderOptions) -> Void = {
+            $0.staleIfError = true
+            $0.fetch.headers.add(name: "Cache-Control", value: "stale-if-error=0")
+        }
+        #expect(await h.load("/plain.png", requestWindow).error?.status == 500)
+        #expect(await h.load("/plain.png", staleIfError).source == .stale)
     }
 }

@@ -86,7 +86,8 @@ import TestSupport
         _ = await run.load("/plain/\(jpg)")
         _ = await run.load("/nocache/\(jpg)")
         #expect(await run.load("/plain/\(jpg)") { $0.freshness = Freshness(maxAgeOverride: 0) }.source == .revalidated)
-        #expect(await run.load("/plain/\(jpg)") { $0.freshness = Freshness(defaultTTL: 0) }.source == .revalidated)
+        // nginx sends Last-Modified: without the 10 % heuristic, nothing makes the copy fresh.
+        #expect(await run.load("/plain/\(jpg)") { $0.freshness = Freshness(defaultTTL: 0, heuristic: false) }.source == .revalidated)
         #expect(await run.load("/plain/\(jpg)") { $0.refresh = true }.source == .revalidated)
         #expect(await run.load("/nocache/\(jpg)") { $0.freshness = Freshness(maxAgeOverride: 3600) }.source == .cache)
         #expect(await run.statuses("/plain/\(jpg)", count: 4) == [200, 304, 304, 304])

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 15's behaviours through the built binary, run the way the
+/// cache-tests suite runs asyncfetch: one process per request.
+@Suite struct HTTPCachingRFCE2ETests {
+    static let png = HTTPCachingE2ETests.png
+
+    static func lines(_ result: ProcessResult) throws -> [[String: Any]] {
+        try HTTPCachingE2ETests.json(result)
+    }
+
+    static func date(_ offset: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: Date(timeIntervalSinceNow: offset))
+    }
+
+    /// RFC 9111 §4.2.2 and the options around it.
+    @Test func lastModifiedHeuristicAndNoHeuristic() throws {
+        let server = try ScriptedServer()
+        server.route("/day.png", .ok(Self.png, headers: [("Last-Modified", Self.date(-86_400)), ("ETag", "\"a\"")]))
+        let cli = try CLI()
+        let url = server.url("/day.png")
+        #expect(try cli.run([url, "--default-ttl", "0"]).status == 0)
+        let heuristic = try Self.lines(try cli.run([url, "--json", "--default-ttl", "0"]))
+        #expect(heuristic.first?["source"] as? String == "cache")
+        let off = try Self.lines(try cli.run([url, "--json", "--default-ttl", "0", "--no-heuristic"]))
+        #expect(off.map { $0["phase"] as? String } == ["loading", "success", nil])
+        #expect(server.requestCount("/day.png") == 2)
+    }
+
+    /// RFC 9111 §3: a 503 with freshness is replayed from the cache.
+    @Test func aRememberedErrorIsAFailureFromTheCache() throws {
+        let server = try ScriptedServer()
+        server.route("/down.png", .status(503, headers: [("Cache-Control", "max-age=600")], body: "down"))
+        let cli = try CLI()
+        let url = server.url("/down.png")
+        #expect(try cli.run([url, "--retries", "0"]).status == 1)
+        let replay = try cli.run([url, "--json", "--retries", "0"])
+        #expect(replay.status == 1)
+        let line = try #require(try Self.lines(replay).first)
+        #expect(line["phase"] as? String == "failure" && line["source"] as? String == "cache")
+        #expect((line["error"] as? [String: Any])?["status"] as? Int == 503)
+        #expect(server.requestCount("/down.png") == 1)
+    }
+
+    /// RFC 5861 §3: the stale copy at once, then a `refreshed` line, then
+    /// the summary; the revalidation reached the server before the exit.
+    @Test func staleWhileRevalidateReportsTheStaleCopyThenTheRefresh() throws {
+        let server = try ScriptedServer()
+        server.route("/swr.png") { request in
+            if request.header("If-None-Match") == "\"v1\"" {
+                return .notModified(headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=1, stale-while-revalidate=60")])
+            }
+            return .ok(Self.png, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=60"), ("ETag", "\"v1\"")])
+        }
+        let cli = try CLI()
+        let url = server.url("/swr.png")
+        #expect(try cli.run([url]).status == 0)
+        Thread.sleep(forTimeInterval: 1.2)
+        let result = try cli.run([url, "--json"])
+        #expect(result.status == 0)
+        let lines = try Self.lines(result)
+        #expect(lines.map { $0["phase"] as? String } == ["success", "refreshed", nil], "\(result.stdout)")
+        #expect(lines[0]["source"] as? String == "stale" && lines[0]["reason"] as? String == "stale-while-revalidate")
+        #expect(lines[1]["source"] as? String == "revalidated" && lines[1]["url"] as? String == url)
+        let summary = HTTPCachingE2ETests.summary(lines)
+        #expect(summary["total"] as? Int == 1 && summary["stale"] as? Int == 1 && summary["revalidated"] as? Int == 0)
+        #expect(server.requests("/swr.png").filter { $0.header("If-None-Match") != nil }.count == 1)
+
+        Thread.sleep(forTimeInterval: 1.2)
+        let human = try cli.run([url])
+        let rows = human.stdout.split(separator: "\n")
+        #expect(rows.count == 2, "\(human.stdout)")
+        #expect(rows.first?.hasPrefix("success") == true && rows.first?.contains("(stale, stale-while-revalidate,") == true)
+        #expect(rows.last?.hasPrefix("refresh") == true && rows.last?.contains("(revalidated,") == true)
+    }
+}
