@@ -23,11 +23,15 @@ final class Reporter: @unchecked Sendable {
     let quiet: Bool
     let verbose: Bool
     let color: Bool
+    /// Pad the URL column to one width (on a terminal only: see `appendURLColumn`).
+    let alignURLs: Bool
     private let lock = TimedLock()
     private let out: LineOutput
     private let started = monotonicSeconds()
 
     // Guarded by `lock`.
+    /// The URL column's width so far (`appendURLColumn`).
+    var urlColumn = 0
     private var counted = Summary()
     private var progressMode: ProgressMode
     private var bar = ProgressBar()
@@ -43,6 +47,7 @@ final class Reporter: @unchecked Sendable {
         let fd: Int32 = resultsToStderr ? 2 : 1
         out = LineOutput(fd: fd)
         color = style == .human && Terminal.colorAllowed(on: fd)
+        alignURLs = style == .human && Terminal.isTerminal(fd)
         progressMode = progress
         // Every write of results happens under `lock` (the buffer also
         // flushes itself when full): the bar is erased first, always.

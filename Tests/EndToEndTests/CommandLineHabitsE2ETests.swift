@@ -178,6 +178,15 @@ import TestSupport
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2)
         #expect(lines.allSatisfy { $0.dropFirst(7).hasPrefix("  http") }, "the URL column starts at the same place: \(lines)")
+        // On a terminal the column after the URL starts in one place too.
+        let long = server.url("/images/progressive-90x60.jpg"), short = server.url("/images/red-64x48.png")
+        #expect(try cli.run([long, short]).status == 0)
+        // Cache answers, in the order given: the longer URL first sets the width (the column only widens).
+        let terminal = try cli.runInTerminal(["--no-progress", "--offline", long, short], environment: ["NO_COLOR": "1"])
+        let shown = CLI.visibleLines(terminal.stdout).filter { $0.hasPrefix("success") }
+        #expect(shown.count == 2, "\(terminal.stdout)")
+        let pathColumns = Set(shown.map { $0.firstRange(of: "/" + cli.cacheDir.dropFirst())?.lowerBound.utf16Offset(in: $0) })
+        #expect(pathColumns.count == 1 && !pathColumns.contains(nil), "\(shown)")
         let list = try cli.run(["cache", "list"]).stdout.split(separator: "\n").map(String.init)
         let starts = list.map { $0.firstRange(of: "http")?.lowerBound.utf16Offset(in: $0) }
         #expect(Set(starts).count == 1, "\(list)")
