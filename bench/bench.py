@@ -185,10 +185,27 @@ def run(args, fs, base):
                         f.write(f'etag-compare = "{etags}/{leaf}.etag"\n')
         return cfg
 
+    spent = []   # directories of earlier repetitions, removed once a group is measured
+
     def fresh(path):
-        shutil.rmtree(path, ignore_errors=True)
-        os.makedirs(path)
+        """`path` becomes a symlink to a new empty directory. The previous
+        one is removed only after the group (`forget`): deleting 10,000 files
+        right before the next run would make ext4's inode allocator skip the
+        just-freed inodes one by one (recently_deleted), a cost that lands on
+        whichever tool runs next."""
+        target = f"{path}-{len(spent)}-{time.monotonic_ns()}"
+        os.makedirs(target)
+        if os.path.islink(path):
+            spent.append(os.readlink(path))
+            os.unlink(path)
+        elif os.path.exists(path):
+            shutil.rmtree(path)
+        os.symlink(target, path)
         return path
+
+    def forget():
+        while spent:
+            shutil.rmtree(spent.pop(), ignore_errors=True)
 
     results = []   # (mode, set, Row, reference name or None)
 
@@ -209,6 +226,7 @@ def run(args, fs, base):
             for (_, _, cmd_factory, prepare), row in zip(entries, rows):
                 if prepare: prepare()
                 row.add(measure(cmd_factory(), env=env))
+        forget()
         for (mode, _, _, _), row in zip(entries, rows):
             report(mode, setname, row)
 

@@ -35,7 +35,7 @@ public final class FetchClient: Sendable {
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
         let spec = TransferSpec(url: request.url, headerLines: headerLines(for: request),
-                                maxSize: configuration.maxSize, sink: sink)
+                                maxSize: configuration.maxSize, sink: sink, progress: configuration.progress)
         var attempt = 0
         while true {
             attempt += 1

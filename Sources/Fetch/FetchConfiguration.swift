@@ -23,6 +23,8 @@ public struct FetchConfiguration: Sendable {
     public var userAgent: String = Defaults.userAgent
     /// Headers added to every request (`-H`).
     public var headers = HTTPHeaders()
+    /// Counts body bytes as they arrive, for a progress display. Nil: not counted.
+    public var progress: TransferProgress?
     /// Log HTTP detail through libcurl (debugging only).
     public var verboseCurl = false
 

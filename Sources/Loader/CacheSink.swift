@@ -11,15 +11,20 @@ import Fetch
 /// kept partial body (`partial`), a `206` that continues it exactly resumes
 /// it; any other 2xx starts over (the partial is dropped).
 ///
+/// When the cache cannot be written (`makeWriter` fails with `io`: a
+/// read-only directory), the body goes to a `SpoolFile` outside the cache
+/// instead, so that `-o` and `--output-dir` still get it.
+///
 /// Threading: the fetch engine calls `begin`/`write`/`reset` from its loop
 /// thread or from the awaiting task, never both at once, and only while
-/// `fetch` runs; `openedWriter`, `keepPartial` and `abandon` are called by
+/// `fetch` runs; `received`, `keepPartial` and `abandon` are called by
 /// the awaiting task after it.
 final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     private let key: String
     private let partial: PartialBody?
     private var writer: CacheWriter?
+    private var spool: SpoolFile?
     /// The body's structure so far; nil when it is not checked (`--any`).
     private(set) var structure: ImageStructure?
     /// The structure after a resumed body's kept part: where a retried attempt starts over.
@@ -65,12 +70,17 @@ final class CacheSink: BodySink, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try openedWriter().append(bytes)
+        switch try received() {
+        case let writer as CacheWriter: try writer.append(bytes)
+        case let spool as SpoolFile: try spool.write(bytes)
+        default: break
+        }
         structure?.feed(bytes)
     }
 
     func reset() throws {
         try writer?.reset()
+        try spool?.reset()
         if structure != nil { structure = keptStructure ?? ImageStructure() }
     }
 
@@ -90,12 +100,22 @@ final class CacheSink: BodySink, @unchecked Sendable {
         keptStructure = walked
     }
 
-    /// The writer, created on first use (an empty 2xx body still gets one).
-    func openedWriter() throws(DiskCacheError) -> CacheWriter {
+    /// Where the body goes, created on first use (an empty 2xx body still
+    /// gets one): a cache writer, or, when the cache cannot be written
+    /// (an `io` error: a read-only directory, a full disk), a `SpoolFile`
+    /// outside the cache, so the body can still be delivered.
+    func received() throws(DiskCacheError) -> ReceivedBody {
         if let writer { return writer }
-        let created = try cache.makeWriter(for: key)
-        writer = created
-        return created
+        if let spool { return spool }
+        do {
+            let created = try cache.makeWriter(for: key)
+            writer = created
+            return created
+        } catch where error.kind == .io {
+            let created = try SpoolFile(storeFailure: error.message)
+            spool = created
+            return created
+        }
     }
 
     /// Whether the body received continues a kept partial (a `206`).
@@ -110,7 +130,10 @@ final class CacheSink: BodySink, @unchecked Sendable {
     }
 
     /// Removes the unpublished file, if one was created and not committed or kept.
-    func abandon() { writer?.abandon() }
+    func abandon() {
+        writer?.abandon()
+        spool?.abandon()
+    }
 
     /// FIRST of "bytes FIRST-LAST/LENGTH", or nil.
     static func firstByte(_ contentRange: String) -> Int64? {

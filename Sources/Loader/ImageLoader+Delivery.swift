@@ -7,16 +7,28 @@ extension ImageLoader {
     /// Copies a successful body to `delivery` (if any) and returns the phase
     /// to report: unchanged, or `failure`/`io` when the copy failed. Always
     /// lets go of a `no-store` body's temporary file.
-    func deliver(_ phase: Phase, to delivery: Delivery?) -> Phase {
+    func deliver(_ phase: Phase, url: String, to delivery: Delivery?) -> Phase {
         guard case .success(var result) = phase else { return phase }
         let transient = result.transientBody
         result.transientBody = nil
         defer { transient?.release() }
-        guard let delivery, let source = result.path ?? transient?.path else { return .success(result) }
+        guard let delivery, let source = result.path ?? transient?.path else {
+            // A body the cache could not store, and nobody to hand it to: lost.
+            if let problem = result.storeFailure, result.path == nil {
+                return .failure(LoadError(kind: .io, message: problem, status: result.status, attempts: result.attempts))
+            }
+            return .success(result)
+        }
         do {
-            try Self.copy(from: source, to: delivery)
-        } catch {
+            if case .receiver(let receiver) = delivery {
+                result.receipt = try receiver.receive(url: url, body: source, result: result)
+            } else {
+                try Self.copy(from: source, to: delivery)
+            }
+        } catch let error as DeliveryError {
             return .failure(LoadError(kind: .io, message: error.message, status: result.status, attempts: result.attempts))
+        } catch {
+            return .failure(LoadError(kind: .io, message: "\(error)", status: result.status, attempts: result.attempts))
         }
         return .success(result)
     }
@@ -36,6 +48,8 @@ extension ImageLoader {
         switch delivery {
         case .standardOutput:
             output = 1
+        case .receiver:
+            return
         case .file(let path):
             var from = stat(), to = stat()
             if fstat(input, &from) == 0, stat(path, &to) == 0, from.st_dev == to.st_dev, from.st_ino == to.st_ino { return }

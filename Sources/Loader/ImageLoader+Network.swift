@@ -73,11 +73,11 @@ extension ImageLoader {
             return .failure(LoadError(kind: .http, message: "HTTP 206 Partial Content to a request for the whole body",
                                       status: 206, attempts: response.attempts))
         }
-        let writer: CacheWriter
-        do { writer = try sink.openedWriter() } catch {
+        let body: ReceivedBody
+        do { body = try sink.received() } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
-        return stored(writer, structure: sink.structure, key: key, entry: entry, response: response,
+        return stored(body, structure: sink.structure, key: key, entry: entry, response: response,
                       requestTime: requestTime, responseTime: responseTime)
     }
 
@@ -94,6 +94,11 @@ extension ImageLoader {
         do {
             let updated = try cache.updateMetadata(of: entry, to: meta)
             return .success(result(updated, source: .revalidated, response: response))
+        } catch where error.kind == .io {
+            // A read-only cache: the stored body is still the right one; only its metadata stays old.
+            var kept = result(entry, source: .revalidated, response: response)
+            kept.warning = "the cache could not be updated: \(error.message)"
+            return .success(kept)
         } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
@@ -101,7 +106,7 @@ extension ImageLoader {
 
     /// A 2xx with a body: validate it as an image, then store it (or, for
     /// `no-store`, keep it only until it is delivered).
-    private func stored(_ writer: CacheWriter, structure: ImageStructure?, key: CacheKey, entry: CacheEntry?,
+    private func stored(_ writer: ReceivedBody, structure: ImageStructure?, key: CacheKey, entry: CacheEntry?,
                         response: FetchResponse, requestTime: Double, responseTime: Double) -> Phase {
         var info = ImageInfo.sniff(writer.head)
         if let structure {
@@ -119,16 +124,11 @@ extension ImageLoader {
         if !Self.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
-            let transient: TransientBody
-            do { transient = TransientBody(path: try writer.keepUnstored()) } catch {
-                return .failure(LoadError(kind: .io, message: "cannot keep the no-store body: \(error.message)",
-                                          attempts: response.attempts))
-            }
-            return .success(LoadResult(
-                path: nil, source: .network, bytes: writer.bytesWritten, status: response.status,
-                contentType: response.headers["Content-Type"], format: info?.format, width: info?.width,
-                height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
-                redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient))
+            return unstored(writer, info: info, response: response, storeFailure: nil)
+        }
+        guard let writer = writer as? CacheWriter else {
+            // The cache could not be written: the body is only delivered (-o, --output-dir), with a warning.
+            return unstored(writer, info: info, response: response, storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
         let meta = CacheMetadata(
             // A resumed body is the whole 200 response it continues.
@@ -146,6 +146,23 @@ extension ImageLoader {
         }
     }
 
+    /// A body that is not in the cache (`no-store`, or the cache could not
+    /// be written: `storeFailure`), kept only until it is delivered.
+    private func unstored(_ body: ReceivedBody, info: ImageInfo?, response: FetchResponse, storeFailure: String?) -> Phase {
+        let transient: TransientBody
+        do { transient = TransientBody(path: try body.keepUnstored()) } catch {
+            let what = storeFailure.map { "\($0); and cannot keep the body" } ?? "cannot keep the no-store body"
+            return .failure(LoadError(kind: .io, message: "\(what): \(error.message)", attempts: response.attempts))
+        }
+        var loaded = LoadResult(
+            path: nil, source: .network, bytes: body.bytesWritten, status: response.status,
+            contentType: response.headers["Content-Type"], format: info?.format, width: info?.width,
+            height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
+            redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient)
+        loaded.storeFailure = storeFailure
+        return .success(loaded)
+    }
+
     /// An error status or a transfer failure: remember an error status that
     /// is fresh by its own headers (RFC 9111 §3: explicit freshness, or the
     /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
@@ -160,6 +177,7 @@ extension ImageLoader {
             // The stored copy stays: the error is not remembered over it.
             result.warning = "\(error.message); served a stale stored copy (--stale-if-error)"
             result.attempts = error.attempts
+            result.reason = Self.staleIfErrorReason
             return .success(result)
         }
         if error.kind == .http, let status = error.status, let headers = error.headers {
@@ -214,5 +232,13 @@ extension ImageLoader {
             return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
         }
         return opaque(new) == opaque(old)
+    }
+}
+
+extension DiskCacheError {
+    /// A failed system call on `path`, with `strerror(errno)`.
+    static func io(_ operation: String, path: String) -> DiskCacheError {
+        let code = Glibc.errno
+        return DiskCacheError(.io, path: path, message: "\(operation) \(path): \(String(cString: strerror(code)))", errno: code)
     }
 }

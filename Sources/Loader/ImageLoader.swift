@@ -61,7 +61,12 @@ public final class ImageLoader: Sendable {
             let fresh = options.freshness.isFresh(entry.metadata, now: now)
             // A remembered error is never served stale, not even offline.
             guard fresh || entry.metadata.hasBody else { return .done(.empty(.notCached)) }
-            return .done(hitPhase(entry, source: fresh ? .cache : .stale))
+            var phase = hitPhase(entry, source: fresh ? .cache : .stale)
+            if !fresh, case .success(var result) = phase {
+                result.reason = Self.offlineReason
+                phase = .success(result)
+            }
+            return .done(phase)
         }
         if let entry, !options.refresh {
             if options.freshness.isFresh(entry.metadata, now: now) {
@@ -92,13 +97,13 @@ public final class ImageLoader: Sendable {
                      onRefreshed: @escaping @Sendable (Phase) -> Void = { _ in }) async -> Phase {
         switch plan(url) {
         case .done(let phase):
-            return deliver(phase, to: delivery)
+            return deliver(phase, url: redactURL(url), to: delivery)
         case .network(let url, let key, let entry):
             onLoading(storedCopy(entry))
-            return deliver(await sharedNetwork(url: url, key: key, entry: entry), to: delivery)
+            return deliver(await sharedNetwork(url: url, key: key, entry: entry), url: redactURL(url), to: delivery)
         case .revalidateInBackground(let stale, let url, let key, let entry):
             refreshes.start { onRefreshed(await self.sharedNetwork(url: url, key: key, entry: entry)) }
-            return deliver(stale, to: delivery)
+            return deliver(stale, url: redactURL(url), to: delivery)
         }
     }
 
@@ -141,6 +146,10 @@ public final class ImageLoader: Sendable {
 
     /// What `stale-while-revalidate` puts in `LoadResult.reason` (JSON `reason`).
     public static let staleWhileRevalidateReason = "stale-while-revalidate"
+    /// `reason` of a stale copy served because the network failed (`--stale-if-error`).
+    public static let staleIfErrorReason = "stale-if-error"
+    /// `reason` of a stale copy reported by `--offline` (no network was asked for).
+    public static let offlineReason = "offline"
 
     /// The stored copy a `loading` phase carries: an entry with a body, as a stale result.
     func storedCopy(_ entry: CacheEntry?) -> LoadResult? {

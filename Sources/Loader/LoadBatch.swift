@@ -131,7 +131,7 @@ extension ImageLoader {
                                     continue
                                 }
                                 let copyStart = monotonicSeconds()
-                                let delivered = deliver(phase, to: delivery)
+                                let delivered = deliver(phase, url: item.shown, to: delivery)
                                 events.append(LoadEvent(url: item.shown, phase: delivered,
                                                         duration: item.duration + monotonicSeconds() - copyStart))
                             case .network(let url, let key, let entry):
@@ -153,13 +153,13 @@ extension ImageLoader {
                                 running += 1
                                 channel.send(LoadEvent(url: shown, phase: .loading(storedCopy(entry)), duration: 0), urgent: true)
                                 group.addTask {
-                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
+                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), url: shown, to: delivery)
                                     channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
                                 }
                             case .revalidateInBackground(let stale, let url, let key, let entry):
                                 // Reported at once, like a cache answer; the revalidation then takes a
                                 // job slot like any transfer, and its outcome follows as a `refreshed` event.
-                                events.append(LoadEvent(url: item.shown, phase: deliver(stale, to: delivery), duration: item.duration))
+                                events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
                                 channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
                                 distinct = 0
                                 duplicates = 0
@@ -172,7 +172,7 @@ extension ImageLoader {
                                 let shown = item.shown
                                 let start = monotonicSeconds()
                                 group.addTask {
-                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: nil)
+                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), url: shown, to: nil)
                                     channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start,
                                                            refreshed: true), urgent: true)
                                 }

@@ -78,8 +78,20 @@ public struct LoadResult: Sendable {
         get { fields.warning }
         set { change { $0.warning = newValue } }
     }
-    /// Why a `stale` copy was served, when the loader says so:
-    /// `stale-while-revalidate` (RFC 5861). JSON `reason`.
+    /// Where a `Delivery.receiver` put the body, and how.
+    public internal(set) var receipt: DeliveryReceipt? {
+        get { fields.receipt }
+        set { change { $0.receipt = newValue } }
+    }
+    /// Why the body is not in the cache although it was downloaded (the
+    /// cache could not be written): it was only delivered (`-o`, `-P`).
+    public internal(set) var storeFailure: String? {
+        get { fields.storeFailure }
+        set { change { $0.storeFailure = newValue } }
+    }
+    /// Why a `stale` copy was served: `stale-while-revalidate` (RFC 5861),
+    /// `stale-if-error` (the network failed), `offline` (no network was
+    /// asked for). JSON `reason`.
     public internal(set) var reason: String? {
         get { fields.reason }
         set { change { $0.reason = newValue } }
@@ -126,6 +138,8 @@ public struct LoadResult: Sendable {
         var warning: String?
         var reason: String?
         var transientBody: TransientBody?
+        var receipt: DeliveryReceipt?
+        var storeFailure: String?
     }
 
     private final class Box: Sendable {

@@ -22,19 +22,30 @@ enum FetchRun {
         signal(SIGPIPE, SIG_IGN)
         let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
         if !options.offline { store.sweepTemporaryFiles() }
-        let inputLines = try options.input.map { try InputLines(path: $0) }
+        let inputs = try options.input.map { try InputLines(path: $0) }
+        // `URL<TAB>name` lines name their file in --output-dir.
+        let names = GivenNames()
+        let folder = try options.outputDir.map {
+            try OutputDirectory(path: $0, name: OutputName(template: options.name ?? OutputName.defaultTemplate),
+                                hardLink: options.link, givenNames: names, cacheDirectory: store.directory)
+        }
         let interruption = try Interruption()
-        let list = URLList(arguments: options.urls, input: inputLines)
+        let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names)
         let mode = progressMode(options.progress)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
         if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
-        if mode != .off { inputLines?.countAhead() }
+        if mode != .off { inputs.forEach { $0.countAhead() } }
 
-        let loader = ImageLoader(cache: store, options: options.loaderOptions())
+        var loaderOptions = options.loaderOptions()
+        // Counted on the loop thread as bytes arrive (atomics); the bar samples it when it redraws.
+        let transfers = mode == .off ? nil : TransferProgress()
+        loaderOptions.fetch.progress = transfers
+        let loader = ImageLoader(cache: store, options: loaderOptions)
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
-        let batch = loader.batch(list, deliverTo: options.output.map(Delivery.init(argument:)))
-        reporter.attachProgress {
+        let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
+        let batch = loader.batch(list, deliverTo: delivery)
+        reporter.attachProgress(transfers) {
             let counts = batch.counts
             return (counts.distinct, list.progress.total.map { $0 - counts.duplicates })
         }
@@ -70,8 +81,8 @@ enum FetchRun {
         if let signal { throw ExitCode(128 + signal) }
         // The last lines (cache hits, the summary) are written by `finish`.
         if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
-        if let problem = inputLines?.readError {
-            throw RuntimeFailure("reading --input \(inputLines?.name ?? ""): \(problem)")
+        for input in inputs {
+            if let problem = input.readError { throw RuntimeFailure("reading --input \(input.name): \(problem)") }
         }
         let code = reporter.summary.exitCode
         if code != 0 { throw ExitCode(code) }

@@ -31,28 +31,33 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Path: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print each URL's body path (exit 1 if any is not cached).")
+            abstract: "Print each URL's body path, one line per URL in order ('-' when not cached; exit 1 if any is not).")
         @OptionGroup var cache: CacheOptions
-        @Argument(help: "URLs to look up.") var urls: [String]
-
-        func validate() throws {
-            if urls.isEmpty { throw ValidationError("no URL given") }
-        }
+        @OptionGroup var list: CacheURLInput
 
         func run() throws {
             let store = try cache.openStore()
             var missing = false
-            for url in urls {
-                guard let key = try? CacheKey(url: url) else {
-                    Console.error("asyncfetch: \(redactURL(url)): invalid URL")
-                    missing = true
-                    continue
-                }
-                if let entry = store.lookup(key.hex), entry.metadata.hasBody {
-                    print(entry.bodyPath)
+            for url in try list.all() {
+                var path: String?
+                var reason = "not-cached"
+                if let key = try? CacheKey(url: url) {
+                    if let entry = store.lookup(key.hex), entry.metadata.hasBody { path = entry.bodyPath }
                 } else {
-                    Console.error("asyncfetch: \(redactURL(url)): not cached")
+                    reason = "invalid-url"
+                }
+                if path == nil {
                     missing = true
+                    Console.error("asyncfetch: \(redactURL(url)): \(reason == "invalid-url" ? "invalid URL" : "not cached")")
+                }
+                if list.json {
+                    print(CacheURLInput.jsonLine(url: url) { line in
+                        line.add("cached", path != nil)
+                        line.add("path", path)
+                        if path == nil { line.add("reason", reason) }
+                    })
+                } else {
+                    print(path ?? "-")
                 }
             }
             if missing { throw ExitCode(1) }

@@ -31,6 +31,9 @@ extension CacheCommand {
             let freshness = Freshness(defaultTTL: defaultTTL.seconds, heuristic: !noHeuristic)
             let now = currentUnixTime()
             let out = LineOutput(fd: 1)
+            // The type column is as wide as its longest value (capped), so the URLs line up.
+            let typeWidth = min(Defaults.listTypeColumnMax,
+                                scan.intact.map { ($0.metadata.header("Content-Type") ?? "-").count }.max() ?? 0)
             for entry in scan.intact.sorted(by: { $0.metadata.url < $1.metadata.url }) {
                 let meta = entry.metadata
                 let fresh = freshness.isFresh(meta, now: now)
@@ -48,7 +51,7 @@ extension CacheCommand {
                     let size = meta.hasBody ? formatBytes(meta.bodyLength) : "HTTP \(meta.status)"
                     let type = meta.header("Content-Type") ?? "-"
                     out.line("\(fresh ? "fresh" : "stale")  \(CacheCommand.humanTimestamp(meta.storedAt))  "
-                             + "\(CacheCommand.padded(size, 10))  \(type)  \(redactURL(meta.url))")
+                             + "\(CacheCommand.padded(size, 10))  \(type.padding(toLength: typeWidth))  \(redactURL(meta.url))")
                 }
             }
             out.flush()

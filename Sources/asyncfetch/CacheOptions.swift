@@ -5,7 +5,7 @@ import DiskCache
 struct CacheOptions: ParsableArguments {
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
         "Cache directory (default: $ASYNCFETCH_CACHE_DIR, else $XDG_CACHE_HOME/asyncfetch, else ~/.cache/asyncfetch).",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var cacheDir: String?
 
     /// The resolved directory, created with mode 0700. A directory that
@@ -23,7 +23,8 @@ struct CacheOptions: ParsableArguments {
             if writable { try CacheDirectory.checkWritable(store.directory) }
             return store
         } catch {
-            throw UsageError(error.message)
+            // An empty --cache-dir is a slip on the command line; anything else is the machine's.
+            throw cacheDir?.isEmpty == true ? UsageError(error.message) : UsageError(environment: error.message)
         }
     }
 
@@ -31,14 +32,18 @@ struct CacheOptions: ParsableArguments {
         do {
             return try CacheDirectory.resolve(explicit: cacheDir)
         } catch {
-            throw UsageError(error.message)
+            throw UsageError(environment: error.message)
         }
     }
 }
 
-/// A usage problem found after parsing (bad cache directory, unreadable
-/// input file): exit 2 with a one-line reason and a hint.
+/// A usage problem found after parsing: exit 2 with a one-line reason.
+/// A mistake on the command line adds a pointer to `--help`; a problem with
+/// the machine (a cache directory or a file that cannot be used, a
+/// permission) does not, since the help would not fix it (`environment`).
 struct UsageError: Error, CustomStringConvertible {
     let description: String
-    init(_ message: String) { description = message }
+    let pointsAtHelp: Bool
+    init(_ message: String) { description = message; pointsAtHelp = true }
+    init(environment message: String) { description = message; pointsAtHelp = false }
 }

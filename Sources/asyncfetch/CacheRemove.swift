@@ -9,31 +9,42 @@ extension CacheCommand {
             commandName: "rm",
             abstract: "Remove the entries of these URLs (exit 1 if any was not cached).")
         @OptionGroup var cache: CacheOptions
-        @Argument(help: "URLs to remove.") var urls: [String]
+        @OptionGroup var list: CacheURLInput
 
-        func validate() throws {
-            if urls.isEmpty { throw ValidationError("no URL given") }
-        }
-
+        /// One line per URL, in order: `removed  URL`, `absent   URL` (not
+        /// cached), `invalid  URL`, or `failed   URL` (with the reason on stderr).
         func run() throws {
             let store = try cache.openStore(writable: true)
             var missing = false
             var failures: [DiskCacheError] = []
-            for url in urls {
-                guard let key = try? CacheKey(url: url) else {
-                    Console.error("asyncfetch: \(redactURL(url)): invalid URL")
-                    missing = true
-                    continue
-                }
-                do {
-                    if try store.remove(key.hex) {
-                        print("removed  \(redactURL(url))")
-                    } else {
-                        Console.error("asyncfetch: \(redactURL(url)): not cached")
-                        missing = true
+            for url in try list.all() {
+                var outcome = "removed"
+                var message: String?
+                if let key = try? CacheKey(url: url) {
+                    do {
+                        if try !store.remove(key.hex) { outcome = "absent" }
+                    } catch {
+                        failures.append(error)
+                        outcome = "failed"
+                        message = error.message
                     }
-                } catch {
-                    failures.append(error)
+                } else {
+                    outcome = "invalid"
+                }
+                if outcome == "absent" || outcome == "invalid" {
+                    missing = true
+                    Console.error("asyncfetch: \(redactURL(url)): \(outcome == "invalid" ? "invalid URL" : "not cached")")
+                }
+                if list.json {
+                    print(CacheURLInput.jsonLine(url: url) { line in
+                        line.add("removed", outcome == "removed")
+                        if outcome != "removed" {
+                            line.add("reason", ["absent": "not-cached", "invalid": "invalid-url", "failed": "io"][outcome])
+                        }
+                        line.add("message", message)
+                    })
+                } else {
+                    print(outcome.padding(toLength: 7) + "  " + redactURL(url))
                 }
             }
             try CacheCommand.finish(failures: failures)

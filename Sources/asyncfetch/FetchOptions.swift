@@ -8,9 +8,9 @@ import Glibc
 /// Every option of `asyncfetch URL...`, with its help text and default.
 struct FetchOptions: ParsableArguments {
     @Option(name: [.short, .customLong("input")], help: ArgumentHelp(
-        "Also read URLs from this file, one per line ('-' for stdin); blank lines and '#' comments are skipped. (default: none)",
+        "Also read URLs from this file, one per line ('-' for stdin); blank lines and '#' comments are skipped. Repeatable; with -P a line 'URL<TAB>name' names its file. (default: none)",
         valueName: "file"), completion: .file())
-    var input: String?
+    var input: [String] = []
 
     @OptionGroup var cache: CacheOptions
 
@@ -18,6 +18,22 @@ struct FetchOptions: ParsableArguments {
         "Also write the body to this file ('-' for stdout; reports then go to stderr). One URL only. (default: none)",
         valueName: "file"), completion: .file())
     var output: String?
+
+    @Option(name: [.customShort("P"), .customLong("output-dir")], help: ArgumentHelp(
+        "Also put each successful body in this folder, under a readable name (--name); reflinks where the file system has them, else copies. (default: none)",
+        valueName: "dir"), completion: .directory)
+    var outputDir: String?
+
+    @Flag(name: .customShort("O"), help: "Put each successful body in the current folder (the same as -P .).")
+    var outputHere = false
+
+    @Option(help: ArgumentHelp(
+        "Names in --output-dir: a template of {name} (last path segment), {host}, {path}, {md5}, {ext}; '/' makes folders. (default: {name})",
+        valueName: "template"))
+    var name: String?
+
+    @Flag(help: "With --output-dir, make hard links to the cache's files: no extra space, but editing one in place edits the cache.")
+    var link = false
 
     @Flag(help: "Never use the network: report which URLs are cached.")
     var offline = false
@@ -96,6 +112,9 @@ struct FetchOptions: ParsableArguments {
         settings.input = input
         settings.cacheDir = cache.cacheDir
         settings.output = output
+        settings.outputDir = outputDir ?? (outputHere ? "." : nil)
+        settings.name = name
+        settings.link = link
         settings.offline = offline
         settings.json = json
         settings.quiet = quiet

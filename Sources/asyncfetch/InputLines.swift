@@ -45,7 +45,7 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
     /// cannot be opened, or a directory, is a usage error (exit 2).
     init(path: String) throws {
         guard let wake = SelfPipe() else {
-            throw UsageError("cannot read --input \(path): pipe: \(String(cString: strerror(errno)))")
+            throw UsageError(environment: "cannot read --input \(path): pipe: \(String(cString: strerror(errno)))")
         }
         wakeRead = wake.readFD
         wakeWrite = wake.writeFD
@@ -80,7 +80,7 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
             if closeWhenDone && fd >= 0 { close(fd) }
             close(wakeRead)
             close(wakeWrite)
-            throw UsageError("cannot read --input \(path): \(problem)")
+            throw UsageError(environment: "cannot read --input \(path): \(problem)")
         }
         try startDetachedThread(name: "asyncfetch-input") { [self] in readLoop() }
     }

@@ -11,6 +11,10 @@ enum Main {
         let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
         let status: Int32
         do {
+            if root != CompletionRoot.self {
+                try checkHelpTopic(Array(CommandLine.arguments.dropFirst()))
+                try ArgumentCheck.check(arguments)
+            }
             if root == AsyncFetch.self, let settings = QuickParse.parse(arguments) {
                 try await FetchRun.run(settings)
                 fflush(nil)
@@ -74,6 +78,23 @@ enum Main {
         return (AsyncFetch.self, arguments)
     }
 
+    /// `help` knows two topics: the main command (`help`) and `help cache
+    /// [SUBCOMMAND]`; anything else is a usage error, not the main help.
+    static func checkHelpTopic(_ arguments: [String]) throws {
+        var rest = arguments[...]
+        _ = takeCacheDir(from: &rest)
+        guard rest.first == "help", let topic = rest.dropFirst().first else { return }
+        if topic == "cache" {
+            var tail = rest.dropFirst(2)
+            _ = takeCacheDir(from: &tail)
+            guard let name = tail.first, !name.hasPrefix("-"), !CacheCommand.configuration.subcommands.contains(where: {
+                $0._commandName == name
+            }) else { return }
+            throw UsageError("no help on 'cache \(name)': try 'asyncfetch help cache' for the cache commands")
+        }
+        throw UsageError("no help on '\(topic)': try 'asyncfetch help' or 'asyncfetch help cache [SUBCOMMAND]'")
+    }
+
     /// `arguments` without any `--cache-dir DIR` / `--cache-dir=DIR` option.
     private static func withoutCacheDir(_ arguments: ArraySlice<String>) -> [String] {
         var kept: [String] = []
@@ -123,7 +144,7 @@ enum Main {
         case let code as ExitCode:
             return code.rawValue
         case let usage as UsageError:
-            Console.error("asyncfetch: \(usage.description)\nSee 'asyncfetch --help'.")
+            Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee 'asyncfetch --help'." : ""))
             return 2
         case let failure as RuntimeFailure:
             Console.error("asyncfetch: \(failure.description)")
@@ -137,7 +158,8 @@ enum Main {
             }
             if code == .validationFailure {
                 let firstLine = message.split(separator: "\n").first.map(String.init) ?? message
-                let reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
+                var reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
+                if let forms = ValueForms.hint(for: reason) { reason += ": " + forms }
                 Console.error("asyncfetch: \(reason)\nSee 'asyncfetch --help'.")
                 return 2
             }

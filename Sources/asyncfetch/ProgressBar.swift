@@ -1,11 +1,16 @@
-/// One line of progress for stderr: done/total, failures, bytes, rate and
-/// ETA. Pure rendering; `Reporter` decides when to draw and erase it.
+/// One line of progress for stderr: done/total, failures, bytes received
+/// (of how many, when every transfer in flight declared its length), rate
+/// and ETA. Pure rendering; `Reporter` decides when to draw and erase it.
 struct ProgressBar {
     /// URLs that reached their terminal phase.
     var done = 0
     var failed = 0
-    /// Bytes of the bodies that arrived so far.
+    /// Body bytes received from the network so far, counted as they arrive.
     var bytes: Int64 = 0
+    /// The bytes all started bodies come to, when each declared its length.
+    var expectedBytes: Int64?
+    /// Bodies being received now.
+    var bodiesInFlight = 0
     /// Distinct URLs taken up so far.
     var known = 0
     /// Distinct URLs in all, once the whole list is known.
@@ -22,20 +27,40 @@ struct ProgressBar {
             parts.append("\(done)/\(max(known, done))+ URLs")
         }
         if failed > 0 { parts.append("\(failed) failed") }
-        parts.append(formatBytes(bytes))
-        if elapsed >= 0.5 { parts.append(formatBytes(Int64(Double(bytes) / elapsed)) + "/s") }
-        if let total, done > 0, done < total, elapsed >= 0.5 {
+        let byteTotal = byteTotal
+        parts.append(formatBytes(bytes) + (byteTotal.map { " of " + formatBytes($0) } ?? ""))
+        let rate = elapsed >= 0.5 ? Double(bytes) / elapsed : 0
+        if elapsed >= 0.5 { parts.append(formatBytes(Int64(rate)) + "/s") }
+        if let byteTotal, rate > 0 {
+            parts.append("ETA " + Self.clock(Double(byteTotal - bytes) / rate))
+        } else if let total, done > 0, done < total, elapsed >= 0.5 {
             parts.append("ETA " + Self.clock(elapsed / Double(done) * Double(total - done)))
         }
         let text = parts.joined(separator: "  ")
         let room = width - 1 - text.count - 3
         var line = text
-        if let total, total > 0, room >= 10 {
+        if let fraction, room >= 10 {
             let cells = min(30, room)
-            let filled = min(cells, done * cells / total)
+            let filled = min(cells, Int(fraction * Double(cells)))
             line = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: cells - filled) + "]  " + text
         }
         return String(line.prefix(max(0, width - 1)))
+    }
+
+    /// The bytes to wait for, when they are what is left: every URL not done
+    /// yet is receiving a body of declared length (one large URL, or the
+    /// last few of a batch), so a byte count says more than a URL count.
+    var byteTotal: Int64? {
+        guard let expectedBytes, expectedBytes > 0, bytes <= expectedBytes, let total, known >= total, done < total,
+              total - done <= bodiesInFlight else { return nil }
+        return expectedBytes
+    }
+
+    /// How full the bar is: by bytes when they are the measure, else by URLs.
+    var fraction: Double? {
+        if let byteTotal { return Double(bytes) / Double(byteTotal) }
+        guard let total, total > 0 else { return nil }
+        return Double(done) / Double(total)
     }
 
     /// `8s`, `1m05s`, `2h03m`.

@@ -67,11 +67,11 @@ enum QuickParse {
             }
             switch canonical {
             case "--cache-dir": settings.cacheDir = value
-            case "--input": settings.input = value
+            case "--input": settings.input = [value]
             default: settings.output = value
             }
         }
         // Nothing to fetch is a usage error: let the full parser word it.
-        return settings.urls.isEmpty && settings.input == nil ? nil : settings
+        return settings.urls.isEmpty && settings.input.isEmpty ? nil : settings
     }
 }

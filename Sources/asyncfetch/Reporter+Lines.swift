@@ -16,16 +16,16 @@ extension Reporter {
             return false
         case .empty(let reason):
             paint("empty  ", "33", into: &line)
-            append("  ", event.url, "  ", to: &line)
+            appendURLColumn(event.url, to: &line)
             line.append(contentsOf: (reason == .notCached ? "not cached" : "cancelled before it started").utf8)
         case .failure(let error) where event.refreshed:
             if quiet { return false }
             paint("refresh", "33", into: &line)
-            append("  ", event.url, "  ", to: &line)
+            appendURLColumn(event.url, to: &line)
             append("background revalidation failed: ", error.message, "; the stored copy stays", to: &line)
         case .failure(let error):
             paint("failure", "31", into: &line)
-            append("  ", event.url, "  ", to: &line)
+            appendURLColumn(event.url, to: &line)
             line.append(contentsOf: error.message.utf8)
             if error.source == .cache && error.kind == .http { line.append(contentsOf: " (remembered)".utf8) }
             if verbose {
@@ -37,8 +37,8 @@ extension Reporter {
         case .success(let result):
             if quiet { return false }
             if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
-            append("  ", event.url, "  ", to: &line)
-            line.append(contentsOf: (result.path ?? "(not stored: no-store)").utf8)
+            appendURLColumn(event.url, to: &line)
+            line.append(contentsOf: (result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")).utf8)
             append("  (", result.source.rawValue, ", ", to: &line)
             if let reason = result.reason { append(reason, ", ", to: &line) }
             appendBytesText(result.bytes, to: &line)
@@ -54,9 +54,25 @@ extension Reporter {
                 append(", ", type, to: &line)
             }
             line.append(0x29)   // )
+            if let receipt = result.receipt {
+                append("  -> ", receipt.path, to: &line)
+                if verbose { append(" (", receipt.method, ")", to: &line) }
+            }
             if verbose { append("  [", httpDetail(result, duration: event.duration), "]", to: &line) }
         }
         return true
+    }
+
+    /// `  URL  `, the URL padded to the widest one so far when the lines go
+    /// to a terminal (`alignURLs`; at most `Defaults.urlColumnMax`), so the
+    /// next column starts in one place. A pipe or file gets single gaps, as
+    /// before: scripts that split on two spaces see no change.
+    func appendURLColumn(_ url: String, to line: inout [UInt8]) {
+        append("  ", url, "  ", to: &line)
+        guard alignURLs else { return }
+        let width = url.count
+        if width > urlColumn { urlColumn = min(width, Defaults.urlColumnMax) }
+        if width < urlColumn { line.append(contentsOf: repeatElement(0x20, count: urlColumn - width)) }
     }
 
     /// The parts' UTF-8 after `line`'s (not variadic: no array per call).
@@ -110,6 +126,10 @@ extension Reporter {
             line.add("width", result.width)
             line.add("height", result.height)
             line.add("attempts", result.attempts)
+            if result.redirects > 0 { line.add("effectiveUrl", result.effectiveURL.map(redactURL)) }
+            line.add("output", result.receipt?.path)
+            line.add("outputMethod", result.receipt?.method)
+            if result.storeFailure != nil { line.add("stored", false) }
             line.add("durationMs", milliseconds: event.duration)
         case .failure(let error):
             var e = JSONLine()

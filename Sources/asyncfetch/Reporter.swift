@@ -23,17 +23,22 @@ final class Reporter: @unchecked Sendable {
     let quiet: Bool
     let verbose: Bool
     let color: Bool
+    /// Pad the URL column to one width (on a terminal only: see `appendURLColumn`).
+    let alignURLs: Bool
     private let lock = TimedLock()
     private let out: LineOutput
     private let started = monotonicSeconds()
 
     // Guarded by `lock`.
+    /// The URL column's width so far (`appendURLColumn`).
+    var urlColumn = 0
     private var counted = Summary()
     private var progressMode: ProgressMode
     private var bar = ProgressBar()
     private var barDrawn = false
     private var lastDraw = -Double.infinity
     private var progressSource: (@Sendable () -> (known: Int, total: Int?))?
+    private var transfers: TransferProgress?
 
     init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool, progress: ProgressMode) {
         self.style = style
@@ -42,6 +47,7 @@ final class Reporter: @unchecked Sendable {
         let fd: Int32 = resultsToStderr ? 2 : 1
         out = LineOutput(fd: fd)
         color = style == .human && Terminal.colorAllowed(on: fd)
+        alignURLs = style == .human && Terminal.isTerminal(fd)
         progressMode = progress
         // Every write of results happens under `lock` (the buffer also
         // flushes itself when full): the bar is erased first, always.
@@ -55,9 +61,13 @@ final class Reporter: @unchecked Sendable {
     var outputBroken: Bool { lock.withLock { out.broken } }
     var outputError: Int32 { lock.withLock { out.writeError } }
 
-    /// Where the progress bar learns how many URLs there are.
-    func attachProgress(_ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
-        lock.withLock { progressSource = source }
+    /// Where the progress bar learns how many URLs there are, and how many
+    /// bytes have arrived (sampled at each redraw).
+    func attachProgress(_ transfers: TransferProgress?, _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
+        lock.withLock {
+            progressSource = source
+            self.transfers = transfers
+        }
     }
 
     func report(_ event: LoadEvent) {
@@ -66,7 +76,6 @@ final class Reporter: @unchecked Sendable {
             if !event.refreshed { counted.count(event.phase) }
             bar.done = counted.total
             bar.failed = counted.failure
-            bar.bytes = counted.bytes
             switch style {
             case .json: out.line { jsonLine(event).render(to: &$0); return true }
             case .human: out.line { humanLine(event, into: &$0) }
@@ -77,6 +86,7 @@ final class Reporter: @unchecked Sendable {
             switch event.phase {
             case .success(let result):
                 if let warning = result.warning { warnLocked("\(event.url): \(warning)") }
+                if let problem = result.storeFailure { warnLocked("\(event.url): the cache could not be updated: \(problem)") }
                 buffered = result.source == .cache
             case .empty:
                 buffered = true
@@ -106,7 +116,7 @@ final class Reporter: @unchecked Sendable {
             let duration = monotonicSeconds() - started
             switch style {
             case .json:
-                out.line(summaryJSON(duration: duration))
+                out.line(summaryJSON(duration: duration, interruptedBy: signo))
             case .human:
                 out.flush()
                 if let signo {
@@ -156,7 +166,14 @@ final class Reporter: @unchecked Sendable {
             bar.total = counts.total
         }
         bar.elapsed = now - started
-        let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1
+        if let transfers {
+            bar.bytes = transfers.receivedBytes
+            bar.expectedBytes = transfers.unknownLengths == 0 ? transfers.expectedBytes : nil
+            bar.bodiesInFlight = transfers.bodiesInFlight
+        }
+        // One URL gets a bar too once its transfer takes a while (a quick one never flashes one).
+        let slowSingle = bar.bytes > 0 && bar.elapsed >= Defaults.progressSingleURLDelay
+        let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1 || slowSingle
         out.flush()   // erases the bar first when there are lines
         guard visible else { return }
         // Drawn over the old bar (carriage return, erase to end of line).
@@ -172,14 +189,13 @@ final class Reporter: @unchecked Sendable {
 
     private func summaryText(duration: Double) -> String {
         let s = counted
-        var parts = ["\(s.success) success", "\(s.failure) failure"]
-        if s.empty > 0 { parts.append("\(s.empty) empty") }
+        let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
         let sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
         let noun = s.total == 1 ? "URL" : "URLs"
         return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))"
     }
 
-    private func summaryJSON(duration: Double) -> String {
+    private func summaryJSON(duration: Double, interruptedBy signo: Int32?) -> String {
         let c = counted
         var s = JSONLine()
         s.add("total", c.total)
@@ -192,6 +208,7 @@ final class Reporter: @unchecked Sendable {
         s.add("stale", c.stale)
         s.add("bytes", c.bytes)
         s.add("durationMs", milliseconds: duration)
+        s.add("interrupted", signo.map(signalName))
         var line = JSONLine()
         line.add("summary", object: s)
         return line.rendered

@@ -9,9 +9,12 @@ import Glibc
 /// common short command lines, `QuickParse`. Defaults come from `Defaults`.
 struct RunSettings: Sendable, Equatable {
     var urls: [String] = []
-    var input: String?
+    var input: [String] = []
     var cacheDir: String?
     var output: String?
+    var outputDir: String?
+    var name: String?
+    var link = false
     var offline = false
     var json = false
     var quiet = false
@@ -38,7 +41,7 @@ struct RunSettings: Sendable, Equatable {
     /// options, and `asyncfetch --bogus` must say "Unknown option", not
     /// "no URL given".
     func checkUsage() throws {
-        if urls.isEmpty && input == nil {
+        if urls.isEmpty && input.isEmpty {
             throw UsageError("no URL given (name URLs as arguments, or a list with --input FILE)")
         }
         if offline && refresh {
@@ -46,14 +49,21 @@ struct RunSettings: Sendable, Equatable {
         }
         if jobs < 1 { throw UsageError("--jobs must be at least 1") }
         if retries < 0 { throw UsageError("--retries must be 0 or more") }
-        if output != nil && (urls.count != 1 || input != nil) {
+        if output != nil && (urls.count != 1 || !input.isEmpty) {
             throw UsageError("-o/--output takes exactly one URL, named on the command line")
+        }
+        if output != nil && outputDir != nil {
+            throw UsageError("-o FILE and --output-dir DIR exclude each other (-o is for one URL, -P for a batch)")
+        }
+        if let name, let problem = OutputName.problem(with: name) { throw UsageError(problem) }
+        if outputDir == nil && (name != nil || link) {
+            throw UsageError("\(name != nil ? "--name" : "--link") works with --output-dir DIR (-P DIR) or -O")
         }
         for line in header where !line.contains(":") {
             throw UsageError("-H expects 'Name: value', got '\(line)'")
         }
         if let cacert, let problem = Self.unreadableFile(cacert) {
-            throw UsageError("cannot read --cacert \(cacert): \(problem)")
+            throw UsageError(environment: "cannot read --cacert \(cacert): \(problem)")
         }
     }
 

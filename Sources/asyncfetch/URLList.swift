@@ -1,39 +1,61 @@
 import Loader
 
 /// The URLs of one run: those on the command line first, then the lines of
-/// `--input`, as one lazy sequence for `ImageLoader.batch` (which takes them
-/// in chunks: `URLChunkSequence`).
+/// each `--input` in turn, as one lazy sequence for `ImageLoader.batch`
+/// (which takes them in chunks: `URLChunkSequence`). With `names`, an input
+/// line `URL<TAB>name` gives its URL's file name in `--output-dir`.
 struct URLList: URLChunkSequence {
     typealias Element = String
 
     let arguments: [String]
-    let input: InputLines?
+    let inputs: [InputLines]
+    var names: GivenNames?
+
+    init(arguments: [String], inputs: [InputLines], names: GivenNames? = nil) {
+        self.arguments = arguments
+        self.inputs = inputs
+        self.names = names
+    }
 
     struct AsyncIterator: URLChunkIterator {
         var arguments: IndexingIterator<[String]>
-        let input: InputLines?
+        var inputs: ArraySlice<InputLines>
+        let names: GivenNames?
 
         mutating func next() async -> String? {
-            if let url = arguments.next() { return url }
-            return await input?.next()
+            await nextChunk(limit: 1).first
         }
 
         mutating func nextChunk(limit: Int) async -> [String] {
             var chunk: [String] = []
             while chunk.count < limit, let url = arguments.next() { chunk.append(url) }
             if !chunk.isEmpty { return chunk }
-            return await input?.nextChunk(limit: limit) ?? []
+            while let input = inputs.first {
+                let lines = await input.nextChunk(limit: limit)
+                if lines.isEmpty {
+                    inputs = inputs.dropFirst()
+                    continue
+                }
+                guard let names else { return lines }
+                return lines.map(names.split)
+            }
+            return []
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(arguments: arguments.makeIterator(), input: input)
+        AsyncIterator(arguments: arguments.makeIterator(), inputs: inputs[...], names: names)
     }
 
     /// URLs handed out so far, and how many there are in all when known.
     var progress: (read: Int, total: Int?) {
-        guard let input else { return (arguments.count, arguments.count) }
-        let lines = input.progress
-        return (arguments.count + lines.read, lines.total.map { arguments.count + $0 })
+        var read = arguments.count
+        var total: Int? = arguments.count
+        for input in inputs {
+            let lines = input.progress
+            read += lines.read
+            total = total.flatMap { sum in lines.total.map { sum + $0 } }
+        }
+        return (read, total)
     }
 }

@@ -71,7 +71,7 @@ import TestSupport
             #expect(result.status == 2, "\(file): \(result.stdout) \(result.stderr)")
             let lines = result.stderr.split(separator: "\n").map(String.init)
             #expect(lines.first?.hasPrefix("asyncfetch: cannot read --cacert \(file): ") == true, "\(result.stderr)")
-            #expect(lines.last == "See 'asyncfetch --help'.")
+            #expect(lines.count == 1, "the machine's problem: no pointer to --help")
             #expect(result.stdout.isEmpty)
         }
         // Not a regular file (a pipe such as `<(…)`): left unread for libcurl, so not a usage error.

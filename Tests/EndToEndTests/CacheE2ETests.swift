@@ -179,7 +179,7 @@ import TestSupport
         }
         let rm = try cli.run(["cache", "rm", urls[0], server404(urls[0])])
         #expect(rm.status == 1, "one URL was not cached")
-        #expect(rm.stdout == "removed  \(urls[0])\n")
+        #expect(rm.stdout == "removed  \(urls[0])\nabsent   \(server404(urls[0]))\n", "one line per URL, in order")
         #expect(rm.stderr.contains("not cached"))
         #expect(try cli.run(["cache", "path", urls[0]]).status == 1)
         let clear = try cli.run(["cache", "clear"])

@@ -76,10 +76,10 @@ import TestSupport
             (["--bogus"], "asyncfetch: Unknown option '--bogus'."),
             ([], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
             (["--jobs", "0", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
-            (["--timeout", "soon", "http://127.0.0.1:9/x.png"], "asyncfetch: The value 'soon' is invalid for '--timeout <duration>'"),
+            (["--timeout", "soon", "http://127.0.0.1:9/x.png"], "asyncfetch: The value 'soon' is invalid for '--timeout <duration>': give seconds"),
+            (["-o", "a", "-o", "b", "http://127.0.0.1:9/x.png"], "asyncfetch: -o is given twice; give --output once"),
             (["-H", "no colon", "http://127.0.0.1:9/x.png"], "asyncfetch: -H expects 'Name: value', got 'no colon'"),
             (["-o", "x.png", "--input", "-"], "asyncfetch: -o/--output takes exactly one URL, named on the command line"),
-            (["--input", "/no/such/list"], "asyncfetch: cannot read --input /no/such/list: No such file or directory"),
             // A negative number is a value, not an option: the reason is the range.
             (["--jobs", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
             (["--retries", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --retries must be 0 or more"),

@@ -70,7 +70,7 @@ import TestSupport
         let missing = try await cli.run(["--input", cli.cache.path + "/no-such-list.txt"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot read --input \(cli.cache.path)/no-such-list.txt: No such file or directory"))
-        #expect(missing.stderr.contains("See 'asyncfetch --help'."))
+        #expect(!missing.stderr.contains("--help"), "the machine's problem: the help would not fix it")
         let directory = try await cli.run(["--input", cli.cache.path])
         #expect(directory.status == 2)
         #expect(directory.stderr.contains("is a directory"))

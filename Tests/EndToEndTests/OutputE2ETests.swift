@@ -26,7 +26,7 @@ import TestSupport
         #expect(lines.contains("success  \(image)  \(path)  (network, 153 B, png 64x48)"))
         #expect(lines.contains("failure  \(missing)  HTTP 404 Not Found"))
         #expect(!result.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
-        #expect(result.stderr.hasPrefix("2 URLs: 1 success, 1 failure (cache 0, network 1, revalidated 0, stale 0); 153 B in "))
+        #expect(result.stderr.hasPrefix("2 URLs: 1 success, 1 failure, 0 empty (cache 0, network 1, revalidated 0, stale 0); 153 B in "))
 
         let offline = try await cli.run(["--offline", image, never])
         #expect(offline.stdout.contains("success  \(image)  \(path)  (cache, 153 B, png 64x48)"))

@@ -61,8 +61,8 @@ import TestSupport
 
     @Test func whatTheFastReaderDoesNotTakeStillWorks() throws {
         let cli = try CLI()
-        // A repeat, a combined short flag, --help and a missing value go to swift-argument-parser.
-        #expect(try cli.run(["--offline", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
+        // A repeat is a usage error (issue 16); a combined short flag, --help and a missing value go to swift-argument-parser.
+        #expect(try cli.run(["--offline", "--offline", "http://127.0.0.1:9/x.png"]).status == 2)
         #expect(try cli.run(["-qv", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
         #expect(try cli.run(["--help"]).stdout.contains("USAGE"))
         let missingValue = try cli.run(["--cache-dir"])

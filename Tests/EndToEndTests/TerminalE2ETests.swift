@@ -27,7 +27,10 @@ import TestSupport
         let coloured = try await cli.runInTerminal([image, missing, "--no-progress"])
         #expect(coloured.status == 1)
         #expect(coloured.stdout.contains("\u{1B}[32msuccess\u{1B}[0m  \(image)  "), "\(coloured.stdout)")
-        #expect(coloured.stdout.contains("\u{1B}[31mfailure\u{1B}[0m  \(missing)  HTTP 404 Not Found"))
+        // On a terminal the URL column may be padded to the widest URL so far.
+        let failureLine = coloured.stdout.components(separatedBy: "\r\n").first { $0.contains(missing) } ?? ""
+        #expect(failureLine.hasPrefix("\u{1B}[31mfailure\u{1B}[0m  \(missing)  ") && failureLine.hasSuffix("  HTTP 404 Not Found"),
+                "\(failureLine.debugDescription)")
 
         let plain = try await cli.runInTerminal([image, missing, "--no-progress"], environment: ["NO_COLOR": "1"])
         #expect(plain.stdout.contains("success  \(image)  "))

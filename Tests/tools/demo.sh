@@ -62,3 +62,18 @@ printf %s "${urls[0]}" | md5sum
 step "5. The body itself on stdout, for a pipe (the report goes to stderr)" \
      "asyncfetch --cache-dir CACHE ${urls[0]} -o - | file -"
 "$bin" --cache-dir "$cache" "${urls[0]}" -o - | { command -v file >/dev/null && file - || od -c | head -1; }
+
+step "6. The whole list into a folder, under readable names (reflinks or copies of the cache's files)" \
+     "asyncfetch --cache-dir CACHE --input urls.txt -P photos/ -q"
+"$bin" --cache-dir "$cache" --input "$work/urls.txt" -P "$work/photos" -q || echo "(exit status $?: the failures above)"
+ls "$work/photos"
+
+cat <<NEXT
+
+Done. The binary is $bin
+(a release build; this demo's server, cache and folder were temporary and are gone).
+Next:
+  $bin https://example.com/cat.png      # your own URLs (any http or https image)
+  make install PREFIX=\$HOME/.local        # puts asyncfetch, its man page and completions there
+  man asyncfetch                          # every option; README.md has more examples
+NEXT

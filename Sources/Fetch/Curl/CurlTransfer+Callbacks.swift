@@ -29,9 +29,17 @@ extension CurlTransfer {
         if !bodyStatusChecked, let easy {
             deliverBody = (200..<300).contains(easy.long(CURLINFO_RESPONSE_CODE))
             bodyStatusChecked = true
+            if deliverBody, let progress = spec.progress, progressLength == nil {
+                var length: curl_off_t = -1
+                let known = ccurl_easy_getinfo_off_t(easy.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length >= 0
+                let declared: Int64? = known ? Int64(length) : nil
+                progress.bodyStarted(length: declared)
+                progressLength = .some(declared)
+            }
         }
         // Bodies of error responses are not wanted by anyone: drop them.
         guard deliverBody else { return chunk.count }
+        spec.progress?.received(chunk.count)
         if bodyBytes + Int64(chunk.count) > spec.maxSize {
             exceededMaxSize = true
             return 0

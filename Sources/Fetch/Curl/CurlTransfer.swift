@@ -28,6 +28,7 @@ struct TransferSpec: Sendable {
     let headerLines: [String]
     let maxSize: Int64
     let sink: BodySink
+    var progress: TransferProgress?
 }
 
 /// One attempt of one request, owned by the `CurlLoop`.
@@ -70,6 +71,8 @@ final class CurlTransfer: @unchecked Sendable {
     var bodyBytes: Int64 = 0
     var exceededMaxSize = false
     var sinkError: Error?
+    /// The declared length this attempt's body told `spec.progress` (nil: unknown), once started.
+    var progressLength: Int64??
 
     init(spec: TransferSpec) {
         self.spec = spec
@@ -92,6 +95,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Resumes the awaiting task; a second call is a no-op.
     func finish(_ outcome: AttemptOutcome) {
+        if let length = progressLength {
+            spec.progress?.bodyEnded(length: length, received: bodyBytes)
+            progressLength = nil
+        }
         guard let continuation else { return }
         self.continuation = nil
         continuation.resume(returning: outcome)

@@ -1,0 +1,75 @@
+/// Checks a command line before either parser reads it: habitual curl/wget
+/// options get their one-line answer (`HabitHints`), and an option given
+/// twice is a usage error naming it, unless it accumulates (`-i`, `-H`).
+///
+/// Why here: swift-argument-parser keeps the last of a repeated option
+/// silently (`-i a.txt -i b.txt` read only `b.txt` and exited 0).
+enum ArgumentCheck {
+    /// Options that take a value (their next argument is never an option name).
+    static let valueOptions: Set<String> = [
+        "--input", "--output", "--cache-dir", "--jobs", "--max-size", "--connect-timeout", "--timeout",
+        "--retries", "--default-ttl", "--max-age", "--header", "--cacert", "--output-dir", "--name",
+    ]
+    /// Flags whose repetition is reported too (`--no-progress` counts as `--progress`).
+    static let flags: Set<String> = [
+        "--offline", "--json", "--quiet", "--verbose", "--progress", "--refresh", "--stale-if-error", "--any",
+        "--insecure", "--link", "-O", "--sync", "--no-heuristic",
+    ]
+    /// Options that make sense more than once: their values accumulate.
+    static let accumulating: Set<String> = ["--input", "--header"]
+
+    static let shortNames: [Character: String] = [
+        "i": "--input", "o": "--output", "H": "--header", "P": "--output-dir",
+        "q": "--quiet", "v": "--verbose", "O": "-O",
+    ]
+
+    static func check(_ arguments: [String]) throws {
+        var seen: [String: String] = [:]   // canonical name -> as typed first
+        func count(_ canonical: String, typed: String) throws {
+            guard !accumulating.contains(canonical) else { return }
+            if let first = seen[canonical] {
+                let names = first == typed ? "\(typed) is" : "\(first) and \(typed) are"
+                throw UsageError("\(names) given twice; give \(canonical) once (only -i and -H can be repeated)")
+            }
+            seen[canonical] = typed
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" { break }
+            guard argument.hasPrefix("-"), argument.count > 1 else { continue }
+            if argument.hasPrefix("--") {
+                let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+                if let hint = HabitHints.answer(for: name) { throw UsageError(hint: hint) }
+                let canonical = name == "--no-progress" ? "--progress" : name
+                if valueOptions.contains(canonical) || flags.contains(canonical) { try count(canonical, typed: name) }
+                if valueOptions.contains(canonical) && !argument.contains("=") { index += 1 }
+                continue
+            }
+            // wget's `-O FILE` is asyncfetch's -o FILE; asyncfetch's -O (curl's) takes no value.
+            if argument == "-O", index < arguments.count, !arguments[index].hasPrefix("-"), !arguments[index].contains("://") {
+                throw UsageError(hint: "-O \(arguments[index]): -O takes no file name (like curl's -O it saves under the URL's own name, in the current folder); wget's -O FILE is -o FILE")
+            }
+            // Whole short words first (wget's -nc, -nv), then -x, -xVALUE and -qv.
+            if let hint = HabitHints.answer(for: argument) { throw UsageError(hint: hint) }
+            for (offset, letter) in argument.dropFirst().enumerated() {
+                let typed = "-\(letter)"
+                guard let canonical = shortNames[letter] else {
+                    if let hint = HabitHints.answer(for: typed) { throw UsageError(hint: hint) }
+                    break   // unknown or a number (`--jobs -1` was skipped as a value): the parser decides
+                }
+                try count(canonical, typed: typed)
+                if valueOptions.contains(canonical) {
+                    if offset == argument.count - 2 { index += 1 }   // the value is the next argument
+                    break
+                }
+            }
+        }
+    }
+}
+
+extension UsageError {
+    /// A habitual option's answer: one line, no pointer to --help.
+    init(hint: String) { self.init(environment: hint) }
+}

@@ -1,0 +1,122 @@
+/// The name a URL's file gets in `--output-dir`: a `--name` template
+/// expanded (default `{name}`: the URL's last path segment), or the name
+/// an input line gave (`URL<TAB>name`), made safe. Pure: no I/O.
+///
+/// Safe means a relative path of plain components that stays inside the
+/// directory: `/` separates components (a template may make folders); each
+/// component is percent-decoded, then empty, `.` and `..` components are
+/// dropped, a leading `/` is ignored, control characters and `\` become `_`,
+/// and a component longer than 255 bytes is shortened (its extension kept).
+/// A name with nothing left becomes `{md5}.{ext}`.
+struct OutputName {
+    /// `{name}`: the URL's last path segment.
+    static let defaultTemplate = "{name}"
+    static let variables = ["{name}", "{host}", "{path}", "{md5}", "{ext}"]
+    static let maxComponentBytes = 255
+
+    let template: String
+
+    init(template: String = OutputName.defaultTemplate) { self.template = template }
+
+    /// Why a `--name` template cannot be used, or nil.
+    static func problem(with template: String) -> String? {
+        var rest = template
+        for variable in variables { rest = rest.replacing(variable, with: "") }
+        if rest.contains("{") || rest.contains("}") {
+            return "--name '\(template)' has an unknown {variable}; the accepted ones are \(variables.joined(separator: ", "))"
+        }
+        return nil
+    }
+
+    /// The path components for `url`, safe to create under the directory.
+    /// `md5` is the cache key; `format` the image format, if known.
+    func components(url: String, given: String?, md5: String, format: String?) -> [String] {
+        let parts = URLParts(url)
+        let ext = Self.fileExtension(format: format, name: parts.lastSegment)
+        let text: String
+        if let given {
+            text = given
+        } else {
+            text = template
+                .replacing("{name}", with: parts.lastSegment)
+                .replacing("{host}", with: parts.host)
+                .replacing("{path}", with: parts.path)
+                .replacing("{md5}", with: md5)
+                .replacing("{ext}", with: ext)
+        }
+        let safe = Self.safeComponents(text)
+        return safe.isEmpty ? ["\(md5).\(ext)"] : safe
+    }
+
+    static func safeComponents(_ text: String) -> [String] {
+        text.split(separator: "/", omittingEmptySubsequences: true).compactMap { raw -> String? in
+            let decoded = percentDecoded(String(raw))
+            var scalars = String.UnicodeScalarView()
+            for scalar in decoded.unicodeScalars {
+                let control = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                scalars.append(control || scalar == "\\" || scalar == "/" ? "_" : scalar)
+            }
+            let component = String(scalars)
+            if component.isEmpty || component == "." || component == ".." { return nil }
+            return shortened(component)
+        }
+    }
+
+    /// At most `maxComponentBytes` of UTF-8, cut on a character boundary, extension kept.
+    static func shortened(_ component: String) -> String {
+        guard component.utf8.count > maxComponentBytes else { return component }
+        let dot = component.lastIndex(of: ".").map { String(component[$0...]) } ?? ""
+        let keep = dot.utf8.count <= 16 ? dot : ""
+        var stem = ""
+        for character in component where stem.utf8.count + character.utf8.count + keep.utf8.count <= maxComponentBytes {
+            stem.append(character)
+        }
+        return stem + keep
+    }
+
+    /// `png`, `jpg`, … from the sniffed format, else the name's own, else `bin`.
+    static func fileExtension(format: String?, name: String) -> String {
+        if let format { return format == "jpeg" ? "jpg" : format }
+        if let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex {
+            let ext = name[name.index(after: dot)...]
+            if ext.count <= 8, ext.allSatisfy({ $0.isLetter || $0.isNumber }) { return String(ext) }
+        }
+        return "bin"
+    }
+
+    /// `%41` → `A`; invalid escapes and invalid UTF-8 stay as they are.
+    static func percentDecoded(_ text: String) -> String {
+        guard text.contains("%") else { return text }
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == 0x25, utf8.count >= 2,
+               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self) ?? text
+    }
+}
+
+/// The host, path and last path segment of a URL (no query, no fragment).
+struct URLParts {
+    var host = ""
+    var path = ""
+    var lastSegment = ""
+
+    init(_ url: String) {
+        var rest = Substring(url)
+        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
+        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        var authority = rest[..<slash]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        host = authority.lowercased().replacing(":", with: "_")
+        path = String(rest[slash...].drop(while: { $0 == "/" }))
+        lastSegment = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+    }
+}

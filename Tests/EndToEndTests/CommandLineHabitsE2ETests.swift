@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The command line never surprises (issue 16, items 2, 4, 7, 10): repeated
+/// options, habitual curl/wget flags, values of the wrong form, runtime
+/// errors, `help TOPIC`, completion.
+@Suite struct CommandLineHabitsE2ETests {
+    let cli: CLI
+
+    init() throws { cli = try CLI() }
+
+    @Test func repeatedInputsAccumulateOtherRepeatsAreUsageErrors() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let a = try cli.cache.write("a.txt", Array(server.url("/images/red-64x48.png").utf8))
+        let b = try cli.cache.write("b.txt", Array(server.url("/images/anim-33x17.gif").utf8))
+        let both = try cli.run(["-i", a, "--input", b, "-H", "X-A: 1", "-H", "X-B: 2"])
+        #expect(both.status == 0, "\(both.stderr)")
+        #expect(both.stdout.split(separator: "\n").count == 2, "the URLs of both lists: \(both.stdout)")
+
+        let cases: [([String], String)] = [
+            (["-o", "a", "-o", "b", "http://x/"], "-o is given twice; give --output once"),
+            (["--output", "a", "-o", "b", "http://x/"], "--output and -o are given twice"),
+            (["--jobs", "2", "--jobs=3", "http://x/"], "--jobs is given twice"),
+            (["--json", "--json", "http://x/"], "--json is given twice"),
+            (["--progress", "--no-progress", "http://x/"], "--progress and --no-progress are given twice"),
+            (["-qq", "http://x/"], "-q is given twice"),
+            (["cache", "prune", "--max-size", "1M", "--max-size", "2M"], "--max-size is given twice"),
+        ]
+        for (arguments, message) in cases {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    /// Every habitual flag of the README's curl/wget table gets its one-line
+    /// answer (exit 2), and the table names each of them.
+    @Test func everyHabitualFlagGetsItsAnswer() throws {
+        let readme = try String(contentsOfFile: Paths.packageRoot + "/README.md", encoding: .utf8)
+        let table = readme.components(separatedBy: "### asyncfetch for curl and wget users").last?
+            .components(separatedBy: "\n## ").first ?? ""
+        let rows: [(String, String)] = [
+            ("-k", "use --insecure"), ("--no-check-certificate", "use --insecure"), ("--ca-certificate", "use --cacert"),
+            ("-s", "use -q"), ("--silent", "use -q"), ("-S", "always on"), ("-L", "always on: redirects are followed"),
+            ("--location", "always on"), ("-f", "always on: an HTTP 4xx/5xx is a failure"), ("--fail", "always on"),
+            ("--remote-name", "use -O"), ("-J", "not supported, because"), ("--create-dirs", "always on"),
+            ("-C", "always on: a transfer cut off"), ("-c", "always on"), ("--continue-at", "always on"),
+            ("--compressed", "always on"), ("--user", "put the credentials in the URL"), ("-u", "put the credentials"),
+            ("--netrc", "not supported, because"), ("--max-time", "use --timeout"), ("-m", "use --timeout"), ("-T", "use --timeout"),
+            ("--retry", "use --retries"), ("-t", "use --retries"), ("--tries", "use --retries"),
+            ("--retry-delay", "not supported, because the backoff is automatic"), ("--max-filesize", "use --max-size"),
+            ("--parallel", "always on"), ("-Z", "always on"), ("--parallel-max", "use --jobs"), ("-j", "use --jobs"),
+            ("-N", "always on: fresh copies are reused"), ("-z", "always on"), ("--time-cond", "always on"),
+            ("-w", "use --json"), ("--write-out", "use --json"), ("-#", "use --progress"), ("--no-progress-meter", "use --no-progress"),
+            ("-x", "not supported as an option, because proxies come from"), ("--proxy", "not supported as an option"),
+            ("-X", "not supported, because asyncfetch only downloads"), ("-d", "not supported, because"),
+            ("-I", "not supported, because a HEAD"), ("-A", "use -H 'User-Agent"), ("--referer", "use -H 'Referer"),
+            ("-b", "use -H 'Cookie"), ("-r", "not supported, because the cache keeps whole bodies"),
+            ("--limit-rate", "not supported, because asyncfetch does not throttle"), ("-K", "use -i FILE"),
+            ("-nc", "not supported, because -P replaces"), ("-nv", "use -q"), ("--http2", "always on"),
+            ("--output-document", "use -o FILE"), ("--directory-prefix", "use -P DIR"), ("--input-file", "use -i FILE"),
+        ]
+        for (flag, answer) in rows {
+            let result = try cli.run([flag, "http://127.0.0.1:9/x.png"])
+            #expect(result.status == 2, "\(flag)")
+            #expect(result.stderr == "asyncfetch: \(flag): \(answer)" + result.stderr.dropFirst("asyncfetch: \(flag): \(answer)".count),
+                    "\(flag): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+            #expect(table.contains("`\(flag)"), "the README's curl/wget table names \(flag)")
+        }
+        let wget = try cli.run(["-O", "cat.png", "http://127.0.0.1:9/x.png"])
+        #expect(wget.status == 2 && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(wget.stderr)")
+        // The flags that are asyncfetch options work as the table says.
+        #expect(try cli.run(["-q", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
+        #expect(try cli.run(["-P", cli.cache.path + "/d", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
+    }
+
+    /// The asyncfetch column of every row of the README's curl/wget table
+    /// runs as written; the curl/wget column's flags get their answers.
+    @Test func everyRowOfTheCurlAndWgetTableWorks() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let url = server.url("/images/red-64x48.png"), other = server.url("/images/anim-33x17.gif")
+        let list = try cli.cache.write("urls.txt", Array("\(url)\n\(other)\n".utf8))
+        let named = try cli.cache.write("named.txt", Array("\(url)\tmine.png\n".utf8))
+        let rows: [[String]] = [
+            [url, "-o", cli.cache.path + "/cat.png"],                       // fetch to a file
+            ["-i", list, "-P", cli.cache.path + "/dir"],                    // a batch into a folder
+            ["-i", named, "-P", cli.cache.path + "/named"],                 // name each file in the list
+            [url, "-o", "-"],                                               // body to stdout
+            ["--jobs", "16", url, other],                                   // many in parallel
+            ["-i", list],                                                   // URLs from a file
+            ["--refresh", url],                                             // don't download again (ask anyway)
+            ["--offline", url],                                             // only what is already here
+            ["-q", url], ["-v", url],                                       // quiet / verbose
+            ["--json", url],                                                // machine-readable results
+            ["--retries", "2", url],                                        // retries
+            ["--connect-timeout", "10", "--timeout", "60", url],            // timeouts
+            ["--max-size", "64M", url],                                     // size limit
+            ["-H", "Name: value", url],                                     // extra header
+            ["--insecure", url],                                            // no TLS checks (a warning)
+        ]
+        for row in rows {
+            let result = try cli.run(row)
+            #expect(result.status == 0, "\(row): \(result.stdout)\(result.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/named/mine.png"))
+        #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/dir/anim-33x17.gif"))
+        for habit in [["-fsSL", url], ["-w", "%{json}", url], ["--parallel", "--parallel-max", "16", url], ["-N", url], ["-t", "3", url]] {
+            let result = try cli.run(habit)
+            #expect(result.status == 2 && result.stderr.split(separator: "\n").count == 1, "\(habit): \(result.stderr)")
+        }
+        #expect(try cli.run(["-fsSL", url]).stderr.hasPrefix("asyncfetch: -f: always on"))
+    }
+
+    @Test func invalidValuesListTheAcceptedFormsAndRuntimeErrorsDoNotPointAtHelp() throws {
+        let timeout = try cli.run(["--timeout", "500ms", "http://127.0.0.1:9/x.png"])
+        #expect(timeout.status == 2)
+        #expect(timeout.stderr.contains("'500ms' is invalid for '--timeout <duration>': give seconds (30, 0.5)"), "\(timeout.stderr)")
+        #expect(timeout.stderr.contains("90s, 5m, 1.5h, 7d") && timeout.stderr.contains("500ms is 0.5"))
+        let prune = try cli.run(["cache", "prune", "--max-size", "10X"])
+        #expect(prune.status == 2)
+        #expect(prune.stderr.contains("'10X' is invalid for '--max-size <size>': give bytes (65536) or a number with K, M or G"),
+                "\(prune.stderr)")
+
+        let file = try cli.cache.write("not-a-dir", [])
+        for arguments in [["--cache-dir", file + "/sub", "http://127.0.0.1:9/x.png"], ["-i", "/no/such/list"],
+                          ["cache", "--cache-dir", file + "/sub", "list"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(!result.stderr.contains("--help"), "a runtime error does not point at --help: \(result.stderr)")
+        }
+    }
+
+    @Test func helpOnAnUnknownTopicIsAUsageError() throws {
+        let bogus = try cli.run(["help", "bogus"])
+        #expect(bogus.status == 2)
+        #expect(bogus.stderr.contains("no help on 'bogus'"))
+        #expect(bogus.stdout.isEmpty)
+        #expect(try cli.run(["help"]).status == 0)
+        #expect(try cli.run(["help", "cache"]).status == 0)
+        #expect(try cli.run(["help", "cache", "prune"]).stdout.contains("--max-size"))
+        let cacheBogus = try cli.run(["help", "cache", "bogus"])
+        #expect(cacheBogus.status == 2 && cacheBogus.stderr.contains("no help on 'cache bogus'"), "\(cacheBogus.stderr)")
+    }
+
+    @Test func bashCompletionOffersDirectoriesAfterCacheDirAndNoVersionToCacheSubcommands() throws {
+        let script = try cli.run(["--generate-completion-script", "bash"])
+        #expect(script.status == 0)
+        let text = script.stdout
+        let cacheDir = try #require(text.range(of: "'--cache-dir')"), "\(text.prefix(400))")
+        let after = text[cacheDir.upperBound...].prefix(200)
+        #expect(after.contains("-d") || after.contains("directories") || after.contains("-A directory"), "\(after)")
+        // The cache subcommands' functions offer no --version.
+        for part in text.components(separatedBy: "_asyncfetch_cache_").dropFirst() {
+            let body = part.components(separatedBy: "\n}\n").first ?? ""
+            #expect(!body.contains("--version"), "\(body.prefix(300))")
+        }
+    }
+
+    /// The README says where `make demo` left the binary, and the demo ends with what to do next.
+    @Test func theDemoEndsWithANextStep() throws {
+        let readme = try String(contentsOfFile: Paths.packageRoot + "/README.md", encoding: .utf8)
+        #expect(readme.contains("`make demo` leaves the release binary at\n`.build/release/asyncfetch`"))
+        let demo = try String(contentsOfFile: Paths.packageRoot + "/Tests/tools/demo.sh", encoding: .utf8)
+        let ending = demo.components(separatedBy: "Done. The binary is").last ?? ""
+        #expect(ending.contains("Next:") && ending.contains("make install"), "\(ending)")
+    }
+
+    @Test func columnsAreAlignedAndTheSummaryShowsZeroEmpty() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let urls = [server.url("/images/red-64x48.png"), server.url("/images/missing.png")]
+        let result = try cli.run(urls)
+        #expect(result.stderr.contains("1 success, 1 failure, 0 empty"), "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.dropFirst(7).hasPrefix("  http") }, "the URL column starts at the same place: \(lines)")
+        // On a terminal the column after the URL starts in one place too.
+        let long = server.url("/images/progressive-90x60.jpg"), short = server.url("/images/red-64x48.png")
+        #expect(try cli.run([long, short]).status == 0)
+        // Cache answers, in the order given: the longer URL first sets the width (the column only widens).
+        let terminal = try cli.runInTerminal(["--no-progress", "--offline", long, short], environment: ["NO_COLOR": "1"])
+        let shown = CLI.visibleLines(terminal.stdout).filter { $0.hasPrefix("success") }
+        #expect(shown.count == 2, "\(terminal.stdout)")
+        let pathColumns = Set(shown.map { $0.firstRange(of: "/" + cli.cacheDir.dropFirst())?.lowerBound.utf16Offset(in: $0) })
+        #expect(pathColumns.count == 1 && !pathColumns.contains(nil), "\(shown)")
+        let list = try cli.run(["cache", "list"]).stdout.split(separator: "\n").map(String.init)
+        let starts = list.map { $0.firstRange(of: "http")?.lowerBound.utf16Offset(in: $0) }
+        #expect(Set(starts).count == 1, "\(list)")
+    }
+}

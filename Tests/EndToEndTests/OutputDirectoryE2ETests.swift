@@ -1,0 +1,138 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// `--output-dir DIR` (`-P`), `-O`, `--name`, `--link` and `URL<TAB>name`
+/// input lines: a batch lands in a folder under readable names, never
+/// outside it (issue 16, item 1).
+@Suite struct OutputDirectoryE2ETests {
+    let server: ScriptedServer
+    let cli: CLI
+    let png: [UInt8]
+
+    init() throws {
+        server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        cli = try CLI()
+        png = Array(try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))
+    }
+
+    func files(_ dir: String) -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: dir)
+        var found: [String] = []
+        while let name = enumerator?.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir), !isDir.boolValue { found.append(name) }
+        }
+        return found.sorted()
+    }
+
+    func inode(_ path: String) -> (ino: UInt, links: UInt)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (UInt(info.st_ino), UInt(info.st_nlink))
+    }
+
+    @Test func aBatchLandsUnderReadableNamesWithCollisionsNumbered() throws {
+        let dir = cli.cache.path + "/photos"
+        let urls = ["/images/red-64x48.png", "/images/photo-120x80.jpg", "/images/anim-33x17.gif"].map(server.url)
+        server.route("/other/red-64x48.png", ScriptedResponse.ok(png))
+        server.route("/", ScriptedResponse.ok(png))
+        let list = urls + [server.url("/other/red-64x48.png"), server.url("/")]
+        let result = try cli.run(["--json", "-P", dir] + list)
+        #expect(result.status == 0, "\(result.stderr)")
+        let key = try CacheE2E.key(server.url("/"))
+        #expect(files(dir) == ["\(key).png", "anim-33x17.gif", "photo-120x80.jpg", "red-64x48-2.png", "red-64x48.png"].sorted(),
+                "the empty name falls back to {md5}.{ext}; the second red-64x48.png is numbered")
+        for line in CLI.jsonLines(result.stdout) ?? [] where line["phase"] as? String == "success" {
+            let output = try #require(line["output"] as? String)
+            let body = try Data(contentsOf: URL(fileURLWithPath: try #require(line["path"] as? String)))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == body, "\(output) is the body byte for byte")
+            #expect(["reflink", "copy"].contains(line["outputMethod"] as? String))
+            #expect(inode(output)?.ino != inode(line["path"] as! String)?.ino, "a copy, not the cache's file")
+        }
+        // Running the same batch again gives the same names (files replaced, not numbered anew).
+        let again = try cli.run(["-P", dir] + list)
+        #expect(again.status == 0)
+        #expect(files(dir).count == 5)
+        // A copy carries no extended attribute of the cache.
+        let attributes = try runProcess("/usr/bin/python3", ["-c", "import os, sys; print(os.listxattr(sys.argv[1]))",
+                                                              dir + "/red-64x48.png"])
+        #expect(attributes.stdout == "[]\n", "no xattr copied: \(attributes.stdout)\(attributes.stderr)")
+    }
+
+    @Test func linkMakesHardLinksAndVerboseSaysWhich() throws {
+        let dir = cli.cache.path + "/linked"
+        let url = server.url("/images/red-64x48.png")
+        let result = try cli.run(["-v", "--link", "--output-dir", dir, url])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("-> \(dir)/red-64x48.png (hard link)"), "\(result.stdout)")
+        let cached = cli.cacheDir + "/" + (try CacheE2E.key(url))
+        #expect(inode(dir + "/red-64x48.png")?.ino == inode(cached)?.ino, "the same inode: no second copy")
+        let copied = try cli.run(["-v", "-P", dir, url])
+        #expect(copied.stdout.contains("-> \(dir)/red-64x48.png (reflink)") || copied.stdout.contains("-> \(dir)/red-64x48.png (copy)"),
+                "\(copied.stdout)")
+    }
+
+    @Test func templatesAndInputLineNamesStayInsideTheFolder() throws {
+        let dir = cli.cache.path + "/out"
+        let red = server.url("/images/red-64x48.png")
+        let jpg = server.url("/images/photo-120x80.jpg")
+        let gif = server.url("/images/anim-33x17.gif")
+        let bmp = server.url("/images/bitmap-30x20.bmp")
+        let list = "\(red)\t../../escape.png\n\(jpg)\t/etc/abs.jpg\n\(gif)\tsub/dir/with\u{7}bell.gif\n\(bmp)\n"
+        let input = try cli.cache.write("list.txt", Array(list.utf8))
+        let result = try cli.run(["-P", dir, "-i", input, "--name", "{host}/{md5}.{ext}"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let host = "127.0.0.1_\(server.port)"
+        #expect(files(dir) == ["\(host)/\(try CacheE2E.key(bmp)).bmp", "escape.png", "etc/abs.jpg", "sub/dir/with_bell.gif"],
+                "\(files(dir))")
+        #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/escape.png"))
+
+        // A symbolic link inside the folder is never followed.
+        let outside = cli.cache.path + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/trap", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/red.png", withDestinationPath: outside + "/victim.png")
+        let trap = try cli.cache.write("trap.txt", Array("\(red)\ttrap/x.png\n\(jpg)\tred.png\n".utf8))
+        let trapped = try cli.run(["-P", dir, "-i", trap])
+        #expect(trapped.status == 1)
+        #expect(trapped.stdout.contains("trap is not a folder (a symbolic link is never followed)"), "\(trapped.stdout)")
+        #expect(files(outside).isEmpty, "nothing written through a symbolic link")
+        #expect(inode(dir + "/red.png") != nil && (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/red.png")) == nil,
+                "the link at the final name was replaced by the file")
+    }
+
+    @Test func dashOWritesIntoTheCurrentFolderAndBadCombinationsAreUsageErrors() throws {
+        let here = cli.cache.path + "/here"
+        try FileManager.default.createDirectory(atPath: here, withIntermediateDirectories: true)
+        let url = server.url("/images/red-64x48.png")
+        let script = "cd \"$1\" && shift && exec \"$0\" \"$@\""
+        let result = try runProcess("/bin/bash", ["-c", script, CLI.binary, here, "-O", url],
+                                    environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(files(here) == ["red-64x48.png"])
+        for arguments in [["-o", "x.png", "-P", here, url], ["--link", url], ["--name", "{nope}", "-P", here, url],
+                          ["-P", cli.cacheDir, url]] {
+            let bad = try cli.run(arguments)
+            #expect(bad.status == 2, "\(arguments): \(bad.stderr)")
+        }
+        #expect(try cli.run(["--name", "{nope}", "-P", here, url]).stderr.contains("{name}, {host}, {path}, {md5}, {ext}"))
+    }
+
+    /// A batch of 1,000 URLs into a folder, as copies and as hard links (the
+    /// 10,000-URL figures are in the README, measured with the release build).
+    @Test func aThousandURLBatchIntoAFolder() throws {
+        for index in 1...1000 { server.route("/many/img\(index).png", ScriptedResponse.ok(png, headers: [("Cache-Control", "max-age=600")])) }
+        let urls = (1...1000).map { server.url("/many/img\($0).png") }
+        let input = try cli.cache.write("many.txt", Array(urls.joined(separator: "\n").utf8))
+        #expect(try cli.run(["-q", "-i", input]).status == 0)
+        let copies = cli.cache.path + "/copies", links = cli.cache.path + "/links"
+        #expect(try cli.run(["-q", "-i", input, "-P", copies]).status == 0)
+        #expect(try cli.run(["-q", "-i", input, "-P", links, "--link"]).status == 0)
+        #expect(files(copies).count == 1000 && files(links).count == 1000)
+        #expect(inode(links + "/img7.png")?.links == 2, "a hard link to the cache's file")
+        #expect(inode(copies + "/img7.png")?.links == 1)
+    }
+}
