@@ -6,7 +6,8 @@
 /// of the first top-level box at or past both the `meta` box and every item
 /// extent it names (the coded data, usually in `mdat`); a cut inside any box
 /// before that is a cut. JPEG XL: the image ends with the `jxlc` box, or with
-/// the `jxlp` box whose index has its last-part bit set. A box that runs to
+/// the `jxlp` box whose index has its last-part bit set. An image sequence
+/// without a `meta` box ends once its `moov` and `mdat` are whole. A box that runs to
 /// the end of the file (size 0) cannot be checked: the body passes.
 struct BoxWalker: StructureWalker {
     private enum State { case header, largeSize, content, jxlpIndex, skipping }
@@ -16,6 +17,8 @@ struct BoxWalker: StructureWalker {
     private var boxEnd: Int64 = 0
     private var isJXL = false
     private var metaSeen = false
+    /// An image sequence without items (`moov` and `mdat`, no `meta`) ends once both are whole.
+    private var moovSeen = false, mdatSeen = false
     private var lastPart = false
     private var required: Int64 = 0
     private var boxes = 0
@@ -70,6 +73,10 @@ struct BoxWalker: StructureWalker {
             if type == "jxlc" || (type == "jxlp" && lastPart) { return .end }
         } else if metaSeen && position >= required {
             return .end
+        } else if !metaSeen {
+            moovSeen = moovSeen || type == "moov"
+            mdatSeen = mdatSeen || type == "mdat"
+            if moovSeen && mdatSeen { return .end }
         }
         state = .header
         return .need(8)

@@ -183,6 +183,13 @@ import Testing
 
     static let jxlSignature: [UInt8] = [0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
 
+    @Test func anImageSequenceWithoutItemsEndsWithItsMovieAndData() {
+        let ftyp = h.box("ftyp", Array("avis".utf8) + [0, 0, 0, 0] + Array("avismsf1".utf8))
+        let file = ftyp + h.box("moov", [UInt8](repeating: 1, count: 40)) + h.box("mdat", [UInt8](repeating: 2, count: 300))
+        #expect(verdict(file + Self.html) == .complete(end: Int64(file.count)))
+        #expect(problem(Array(file.dropLast(1)))?.hasPrefix("AVIF/HEIF cut inside its mdat box") == true)
+    }
+
     @Test func jpegXL() {
         let bare = LoaderHarness.fixture("images/still-36x28.jxl")
         #expect(problem(Array(bare.dropLast(5))) == "JPEG XL cut inside the data of frame 1")
