@@ -31,8 +31,10 @@ extension DiskCacheStore {
 
     /// The kept partial body of `key` for `url` (`CacheKey.storedURL`), or
     /// nil: none, another URL's, or a file whose size is not the recorded one.
+    /// The folder of kept parts is looked for once per store: parts kept
+    /// after that are for later runs.
     public func partial(for key: String, url: String) -> PartialBody? {
-        guard CacheFileName.isKey(key), placement.readsRecords else { return nil }
+        guard CacheFileName.isKey(key), placement.readsRecords, hasPartialFolder else { return nil }
         let name = Self.partialFolder + "/" + key
         let path = partialDirectory + "/" + key
         let meta = withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> CacheMetadata? in
@@ -45,6 +47,16 @@ extension DiskCacheStore {
         guard let meta, meta.key == key, meta.url == url, fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
               (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) == meta.bodyLength else { return nil }
         return PartialBody(key: key, path: path, metadata: meta)
+    }
+
+    private var hasPartialFolder: Bool {
+        var state = partialFolderState.load(ordering: .relaxed)
+        if state == 0 {
+            var info = stat()
+            state = fstatat(directoryFD, Self.partialFolder, &info, 0) == 0 ? 1 : 2
+            partialFolderState.store(state, ordering: .relaxed)
+        }
+        return state == 1
     }
 
     /// A writer that continues `partial`: its bytes are hashed (read once)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CCrypto
+import Synchronization
 
 /// The on-disk cache (SPEC §4): one file per entry. `DIR/<md5>` holds a body
 /// byte for byte, and its metadata lives on the same inode, in the extended
@@ -26,6 +27,9 @@ public final class DiskCacheStore: Sendable {
     /// writers and removals. Entries whose record is on the body need none.
     let commitLock: CommitLock
     let placement: MetadataPlacement
+    /// Whether `DIR/.partial` existed when first asked (0 not yet asked, 1
+    /// yes, 2 no): a run in a cache without kept parts pays no look-up per URL.
+    let partialFolderState = Atomic<UInt8>(0)
     private let counter = Counter()
 
     /// Opens the cache at `directory`, creating it (and missing parents) with
