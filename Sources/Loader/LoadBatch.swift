@@ -153,7 +153,7 @@ extension ImageLoader {
                                 running += 1
                                 channel.send(LoadEvent(url: shown, phase: .loading, duration: 0), urgent: true)
                                 group.addTask {
-                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), to: delivery)
+                                    let phase = self.deliver(await self.tiered(url: url, key: key, entry: entry), to: delivery)
                                     channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
                                 }
                             }

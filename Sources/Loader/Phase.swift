@@ -8,6 +8,8 @@ public enum Source: String, Sendable {
     case revalidated
     /// The network failed; a stale stored copy was served (`staleIfError`).
     case stale
+    /// Fresh copy from the shared remote cache tier (`--remote-cache`), now stored locally; no origin request.
+    case remote
 }
 
 /// Why a URL ended in `empty`.

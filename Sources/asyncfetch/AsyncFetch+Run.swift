@@ -24,14 +24,18 @@ enum FetchRun {
         if !options.offline { store.sweepTemporaryFiles() }
         let inputLines = try options.input.map { try InputLines(path: $0) }
         let interruption = try Interruption()
-        let list = URLList(arguments: options.urls, input: inputLines)
+        let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
+        let list = URLList(arguments: options.urls, input: inputLines, shard: options.shard)
         let mode = progressMode(options.progress)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
         if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
         if mode != .off { inputLines?.countAhead() }
 
-        let loader = ImageLoader(cache: store, options: options.loaderOptions())
+        var loaderOptions = options.loaderOptions()
+        let remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, reporter: reporter) }
+        loaderOptions.remote = remote
+        let loader = ImageLoader(cache: store, options: loaderOptions)
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let batch = loader.batch(list, deliverTo: options.output.map(Delivery.init(argument:)))
         reporter.attachProgress {
@@ -54,6 +58,11 @@ enum FetchRun {
                 stopped = true
                 batch.stop()
             }
+        }
+        if let remote {
+            // Uploads finish before the process exits (they run beside the batch, never in a --jobs slot).
+            if interruption.signal == nil { await remote.drain() }
+            reporter.setRemoteStats(remote.stats)
         }
         ticker?.cancel()
         if options.sync && !options.offline {

@@ -8,26 +8,50 @@ struct URLList: URLChunkSequence {
 
     let arguments: [String]
     let input: InputLines?
+    /// `--shard K/N`: only the URLs of this shard are handed out.
+    var shard: Shard?
+
+    init(arguments: [String], input: InputLines?, shard: Shard? = nil) {
+        self.arguments = arguments
+        self.input = input
+        self.shard = shard
+    }
 
     struct AsyncIterator: URLChunkIterator {
         var arguments: IndexingIterator<[String]>
         let input: InputLines?
+        let shard: Shard?
 
         mutating func next() async -> String? {
-            if let url = arguments.next() { return url }
-            return await input?.next()
+            while true {
+                guard let url = arguments.next() else { break }
+                if shard?.contains(url) ?? true { return url }
+            }
+            while let url = await input?.next() {
+                if shard?.contains(url) ?? true { return url }
+            }
+            return nil
         }
 
         mutating func nextChunk(limit: Int) async -> [String] {
             var chunk: [String] = []
-            while chunk.count < limit, let url = arguments.next() { chunk.append(url) }
+            while chunk.count < limit, let url = arguments.next() {
+                if shard?.contains(url) ?? true { chunk.append(url) }
+            }
             if !chunk.isEmpty { return chunk }
-            return await input?.nextChunk(limit: limit) ?? []
+            while true {
+                // A chunk emptied by the shard filter is not the end: read on.
+                let lines = await input?.nextChunk(limit: limit) ?? []
+                if lines.isEmpty { return [] }
+                guard let shard else { return lines }
+                let mine = lines.filter { shard.contains($0) }
+                if !mine.isEmpty { return mine }
+            }
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(arguments: arguments.makeIterator(), input: input)
+        AsyncIterator(arguments: arguments.makeIterator(), input: input, shard: shard)
     }
 
     /// URLs handed out so far, and how many there are in all when known.
