@@ -33,7 +33,7 @@ enum FetchRun {
         if mode != .off { inputLines?.countAhead() }
 
         var loaderOptions = options.loaderOptions()
-        let remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, reporter: reporter) }
+        let remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) } }
         loaderOptions.remote = remote
         let loader = ImageLoader(cache: store, options: loaderOptions)
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.

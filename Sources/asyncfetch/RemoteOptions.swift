@@ -30,13 +30,14 @@ struct RemoteOptions: ParsableArguments {
 
     /// The tier's client, reporting errors through `reporter`: the first as a
     /// warning (the origins are used instead), every one with `-v`.
-    static func open(_ location: RemoteLocation, fetch: FetchConfiguration, reporter: Reporter) -> RemoteCache {
+    static func open(_ location: RemoteLocation, fetch: FetchConfiguration, verbose: Bool,
+                     warn: @escaping @Sendable (String) -> Void) -> RemoteCache {
         let warned = WarnOnce()
         return RemoteCache(location: location, fetch: fetch) { message in
-            if reporter.verbose {
-                reporter.warn(message)
+            if verbose {
+                warn(message)
             } else if warned.first() {
-                reporter.warn(message + " (the origins are used instead; -v shows every remote cache error)")
+                warn(message + " (the origins are used instead; -v shows every remote cache error)")
             }
         }
     }
