@@ -7,7 +7,10 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
-APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash pkg-config nginx curl python3 strace
+APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash pkg-config nginx curl python3 python3-venv strace
+# The S3-compatible server the remote cache tier's tests start (moto, from PyPI), in a venv under .build.
+S3_VENV := .build/s3-venv
+MOTO_VERSION := 5.2.5
 # Peers and tools for `make bench` only.
 BENCH_PACKAGES := wget aria2 gcc time
 BENCH_ARGS ?=
@@ -28,6 +31,10 @@ deps:
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@if [ "$(APT_PACKAGES)" = "$(BENCH_PACKAGES)" ] || [ -x $(S3_VENV)/bin/moto_server ]; then :; else \
+	  echo "make deps: installing moto[server]==$(MOTO_VERSION) into $(S3_VENV)"; \
+	  /usr/bin/python3 -m venv $(S3_VENV) && $(S3_VENV)/bin/pip install -q 'moto[server]==$(MOTO_VERSION)'; \
 	fi
 
 ## build: optimised binary at .build/release/asyncfetch

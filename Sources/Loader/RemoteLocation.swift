@@ -70,6 +70,10 @@ public struct RemoteLocation: Sendable, Equatable {
         config.maxConnections = origin.maxConnections + Defaults.remoteUploads
         config.awsSigV4 = sigV4
         config.userPassword = userPassword
+        if sigV4 != nil {
+            // S3 wants the payload's hash named; integrity is the object's own XXH3-128 (RemoteObject).
+            config.headers.set(name: "x-amz-content-sha256", value: "UNSIGNED-PAYLOAD")
+        }
         if let sessionToken { config.headers.set(name: "x-amz-security-token", value: sessionToken) }
         return config
     }
