@@ -329,6 +329,7 @@ def run_remote(args, fs, base):
     warm from the tier into an empty local cache (zero origin requests).
     Origin and tier are two nginx on 127.0.0.1 (the tier with dav_methods PUT)."""
     binary = os.path.abspath(args.bin)
+    base += "-remote"    # its own folder: other cases (or another bench run) clear theirs
     shutil.rmtree(base, ignore_errors=True)
     os.makedirs(f"{base}/www/small")
     variants = [png(64, 64, seed) for seed in range(16)]
@@ -339,32 +340,32 @@ def run_remote(args, fs, base):
     os.makedirs(store); os.chmod(store, 0o777)      # nginx's workers (nobody) write here
     origin = Nginx(f"{base}/www", f"{base}/nginx")
     tier = Nginx(store, f"{base}/nginx-tier",
-                 extra="location /cache/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; }")
+                 extra="open_file_cache off; "   # 20,000 objects would hold 20,000 descriptors and stop accept()
+                       "location /cache/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; }")
     listing = f"{base}/urls.txt"
     with open(listing, "w") as f:
         f.write("".join(f"http://127.0.0.1:{origin.port}/small/s{i:06d}.png\n" for i in range(args.small)))
-    remote = f"http://127.0.0.1:{tier.port}/cache/"
+    # A new prefix each repetition: deleting objects under nginx's open_file_cache would keep serving them.
     cache = f"{base}/cache"
     name = f"{args.small // 1000}k"
 
     def fresh(path):
         shutil.rmtree(path, ignore_errors=True)
         os.makedirs(path)
-        if path == f"{store}/cache":
-            os.chmod(path, 0o777)
 
     rows = {label: Row(label) for label in ("cold, origin only", "cold + uploads to the tier", "warm from the tier")}
     uploaded = []   # objects in the tier after each cold run with uploads
     print(f"\nremote cache tier on {fs}: {args.small} URLs, origin nginx :{origin.port}, tier nginx WebDAV :{tier.port}; "
           f"median of {args.reps}", flush=True)
     try:
-        for _ in range(args.reps):
+        for rep in range(args.reps):
+            remote = f"http://127.0.0.1:{tier.port}/cache/r{rep}/"
             fresh(cache)
             rows["cold, origin only"].add(measure([binary, "--cache-dir", cache, "--input", listing]))
-            fresh(cache); fresh(f"{store}/cache")
+            fresh(cache)
             rows["cold + uploads to the tier"].add(measure([binary, "--cache-dir", cache, "--remote-cache", remote,
                                                              "--input", listing]))
-            uploaded.append(len(os.listdir(f"{store}/cache")))
+            uploaded.append(len(os.listdir(f"{store}/cache/r{rep}")))
             fresh(cache)
             rows["warm from the tier"].add(measure([binary, "--cache-dir", cache, "--remote-cache", remote,
                                                      "--input", listing]))

@@ -8,8 +8,9 @@ import Fetch
 /// 403, a corrupt or foreign object) is a miss; an upload that goes wrong is
 /// dropped. Each such error is counted and passed to `onError` (the command
 /// line warns once and shows each with `-v`); after
-/// `Defaults.remoteFailureLimit` transport failures in a row the tier is left
-/// alone for the rest of the run.
+/// `Defaults.remoteFailureLimit` transport failures in a row, or
+/// `Defaults.remoteFailureTotal` in all, the tier is left alone for the rest
+/// of the run (queued uploads are dropped).
 ///
 /// Transfers run on the tier's own `FetchClient` (its own libcurl thread and
 /// connections), so uploads never take a `--jobs` slot. Uploads run in the
@@ -22,6 +23,7 @@ public final class RemoteCache: Sendable {
     // Guarded by `lock`.
     private nonisolated(unsafe) var counters = Stats()
     private nonisolated(unsafe) var failuresInARow = 0
+    private nonisolated(unsafe) var transportFailures = 0
     private nonisolated(unsafe) var queue: [(key: String, url: String)] = []
     private nonisolated(unsafe) var queueHead = 0
     private nonisolated(unsafe) var uploading = 0
@@ -177,13 +179,15 @@ public final class RemoteCache: Sendable {
             if reading { counters.readErrors += 1 } else { counters.uploadErrors += 1 }
             guard transport else { return false }
             failuresInARow += 1
-            guard failuresInARow >= Defaults.remoteFailureLimit, !counters.disabled else { return false }
+            transportFailures += 1
+            guard failuresInARow >= Defaults.remoteFailureLimit || transportFailures >= Defaults.remoteFailureTotal,
+                  !counters.disabled else { return false }
             counters.disabled = true
             return true
         }
         onError("remote cache: \(what): \(text)")
         if gaveUp {
-            onError("remote cache: \(Defaults.remoteFailureLimit) failures in a row; not used for the rest of this run")
+            onError("remote cache: too many connection failures or timeouts; not used for the rest of this run")
         }
     }
 }

@@ -169,6 +169,28 @@ import TestSupport
         #expect(verbose.stderr.split(separator: "\n").filter { $0.contains("HTTP 503") }.count >= 6, "\(verbose.stderr)")
     }
 
+    @Test func aHangingRemoteCostsOneTimeoutThenIsLeftAlone() throws {
+        let (origin, urls) = try #require(Self.origin(count: 12))
+        let tier = try ScriptedServer()
+        for url in urls {
+            var hang = ScriptedResponse.status(200, body: "late\n")
+            hang.delayBeforeHeaders = 60
+            tier.route("/cache/" + (try CLI.md5sum(url)), hang)
+        }
+        let started = Date()
+        let result = try CLI().run(["--json", "--jobs", "4", "--remote-cache", tier.url("/cache/")] + urls)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try Self.json(result)
+        #expect(Self.successes(lines).count == 12 && Set(Self.successes(lines).values) == ["network"])
+        #expect(origin.totalRequests == 12)
+        // One wave of 10 s read timeouts, then the tier is given up: no URL waits for it again.
+        #expect(elapsed < 25, "took \(elapsed) s")
+        let counts = try #require(Self.summary(lines)["remoteCache"] as? [String: Any])
+        #expect(counts["disabled"] as? Bool == true, "\(counts)")
+        #expect(result.stderr.split(separator: "\n").filter { $0.contains("remote cache") }.count == 1, "\(result.stderr)")
+    }
+
     @Test func theRemoteDyingMidRunLosesNothing() throws {
         let store = try Store()
         let (origin, urls) = try #require(Self.origin(count: 40, delay: 0.03))
