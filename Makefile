@@ -8,10 +8,13 @@ SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
 APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash libisal-dev pkg-config nginx curl python3 \
-  strace python3-pip imagemagick
+  python3-venv strace python3-pip imagemagick
 # Python packages: the decoders the image differential test compares against
 # (Pillow, with HEIF/AVIF and JPEG XL plugins), for the python3 on PATH.
 PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin
+# The S3-compatible server the remote cache tier's tests start (moto, from PyPI), in a venv under .build.
+S3_VENV := .build/s3-venv
+MOTO_VERSION := 5.2.5
 # Peers and tools for `make bench` only.
 BENCH_PACKAGES := wget aria2 gcc time
 BENCH_ARGS ?=
@@ -39,6 +42,10 @@ deps:
 	  USER_FLAG=""; [ "$$(id -u)" = 0 ] || USER_FLAG="--user"; \
 	  PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --break-system-packages \
 	    $$USER_FLAG $(PIP_PACKAGES); }
+	@if [ "$(APT_PACKAGES)" = "$(BENCH_PACKAGES)" ] || [ -x $(S3_VENV)/bin/moto_server ]; then :; else \
+	  echo "make deps: installing moto[server]==$(MOTO_VERSION) into $(S3_VENV)"; \
+	  /usr/bin/python3 -m venv $(S3_VENV) && $(S3_VENV)/bin/pip install -q 'moto[server]==$(MOTO_VERSION)'; \
+	fi
 
 ## build: optimised binary at .build/release/asyncfetch
 build: deps

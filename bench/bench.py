@@ -36,7 +36,7 @@ def free_port():
 
 
 class Nginx:
-    def __init__(self, root, work):
+    def __init__(self, root, work, extra=""):
         self.work = work
         os.makedirs(f"{work}/logs", exist_ok=True)
         self.port = free_port()
@@ -55,7 +55,7 @@ http {{
     open_file_cache max=30000 inactive=60s;
     client_body_temp_path {work}/tmp; proxy_temp_path {work}/tmp; fastcgi_temp_path {work}/tmp;
     uwsgi_temp_path {work}/tmp; scgi_temp_path {work}/tmp;
-    server {{ listen 127.0.0.1:{self.port} backlog=4096; root {root}; }}
+    server {{ listen 127.0.0.1:{self.port} backlog=4096; root {root}; {extra} }}
 }}
 """
         os.makedirs(f"{work}/tmp", exist_ok=True)
@@ -121,9 +121,14 @@ def main():
     ap.add_argument("--small", type=int, default=10000, help="size of the big small-file set (default 10000)")
     ap.add_argument("--quick", action="store_true", help="cold modes only (issue 3's table)")
     ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
+    ap.add_argument("--remote-only", action="store_true",
+                    help="only the remote cache tier's case (issue 17): cold from the origin vs warm from an nginx WebDAV tier")
     args = ap.parse_args()
     places = [("tmpfs", "/dev/shm/asyncfetch-bench"), ("disk", "/var/tmp/asyncfetch-bench")]
-    tables = [run(args, label, base) for label, base in places if args.only in (None, label)]
+    runner = run_remote if args.remote_only else run
+    tables = [runner(args, label, base) for label, base in places if args.only in (None, label)]
+    if not args.remote_only and not args.quick and args.only in (None, "tmpfs"):
+        tables.append(run_remote(args, "tmpfs", places[0][1]))
     for table in tables:
         print("\n" + table)
 
@@ -338,6 +343,66 @@ def run(args, fs, base):
                      f"{('≤ %.2f' % target) if target else '':>8}   {per(a):7.1f} µs/URL       {per(b):7.1f} µs/URL{mark}")
     worst = max((max(r.rss), r.name, m, s) for m, s, r in results if r.name.startswith("asyncfetch"))
     lines.append(f"{'asyncfetch peak RSS, worst case':<40} {worst[0]:6.1f} MiB (≤ 30)  [{worst[2]} {worst[3]}: {worst[1]}]")
+    shutil.rmtree(base, ignore_errors=True)
+    table = "\n".join(lines)
+    print("\n" + table, flush=True)
+    return table
+
+
+def run_remote(args, fs, base):
+    """The remote cache tier (--remote-cache, issue 17): a 10,000-URL list
+    cold from the origin (no tier), cold with the uploads to the tier, and
+    warm from the tier into an empty local cache (zero origin requests).
+    Origin and tier are two nginx on 127.0.0.1 (the tier with dav_methods PUT)."""
+    binary = os.path.abspath(args.bin)
+    base += "-remote"    # its own folder: other cases (or another bench run) clear theirs
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(f"{base}/www/small")
+    variants = [png(64, 64, seed) for seed in range(16)]
+    for i in range(args.small):
+        with open(f"{base}/www/small/s{i:06d}.png", "wb") as f:
+            f.write(variants[i % len(variants)])
+    store = f"{base}/store"
+    os.makedirs(store); os.chmod(store, 0o777)      # nginx's workers (nobody) write here
+    origin = Nginx(f"{base}/www", f"{base}/nginx")
+    tier = Nginx(store, f"{base}/nginx-tier",
+                 extra="open_file_cache off; "   # 20,000 objects would hold 20,000 descriptors and stop accept()
+                       "location /cache/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; }")
+    listing = f"{base}/urls.txt"
+    with open(listing, "w") as f:
+        f.write("".join(f"http://127.0.0.1:{origin.port}/small/s{i:06d}.png\n" for i in range(args.small)))
+    # A new prefix each repetition: deleting objects under nginx's open_file_cache would keep serving them.
+    cache = f"{base}/cache"
+    name = f"{args.small // 1000}k"
+
+    def fresh(path):
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+
+    rows = {label: Row(label) for label in ("cold, origin only", "cold + uploads to the tier", "warm from the tier")}
+    uploaded = []   # objects in the tier after each cold run with uploads
+    print(f"\nremote cache tier on {fs}: {args.small} URLs, origin nginx :{origin.port}, tier nginx WebDAV :{tier.port}; "
+          f"median of {args.reps}", flush=True)
+    try:
+        for rep in range(args.reps):
+            remote = f"http://127.0.0.1:{tier.port}/cache/r{rep}/"
+            fresh(cache)
+            rows["cold, origin only"].add(measure([binary, "--cache-dir", cache, "--input", listing]))
+            fresh(cache)
+            rows["cold + uploads to the tier"].add(measure([binary, "--cache-dir", cache, "--remote-cache", remote,
+                                                             "--input", listing]))
+            uploaded.append(len(os.listdir(f"{store}/cache/r{rep}")))
+            fresh(cache)
+            rows["warm from the tier"].add(measure([binary, "--cache-dir", cache, "--remote-cache", remote,
+                                                     "--input", listing]))
+    finally:
+        origin.stop(); tier.stop()
+    lines = [f"Remote cache tier on {fs}, {name} URLs (median wall, min in brackets; CPU; ratio to the cold origin run)"]
+    base_row = rows["cold, origin only"]
+    for label, row in rows.items():
+        lines.append(f"{label:<30} {fmt(row.wall):>10} ({fmt(min(row.walls)):>9})  cpu {fmt(statistics.median(row.cpus)):>9}"
+                     f"  rss {max(row.rss):5.1f} MiB  exit {sorted(set(row.codes))}  ratio {row.wall / base_row.wall:5.2f}")
+    lines.append(f"objects in the tier after each cold run with uploads: {uploaded} (of {args.small})")
     shutil.rmtree(base, ignore_errors=True)
     table = "\n".join(lines)
     print("\n" + table, flush=True)

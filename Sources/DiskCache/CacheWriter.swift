@@ -156,6 +156,11 @@ public final class CacheWriter: @unchecked Sendable {
         file.markPublished()
         return true
     }
+    /// The digest of the body written so far, as `commit` will record it
+    /// (lowercase hex; for XXH3 this does not end the stream). The remote
+    /// cache tier compares it with the digest a downloaded record names
+    /// before it commits.
+    public var digest: (algorithm: DigestAlgorithm, hex: String) { (hash.algorithm, hash.hex()) }
 
     /// Up to `count` bytes of the body written so far, from `offset`.
     public func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8] {

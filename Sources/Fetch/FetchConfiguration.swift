@@ -25,6 +25,11 @@ public struct FetchConfiguration: Sendable {
     public var headers = HTTPHeaders()
     /// Counts body bytes as they arrive, for a progress display. Nil: not counted.
     public var progress: TransferProgress?
+    /// Sign every request with AWS Signature V4 (CURLOPT_AWS_SIGV4, e.g.
+    /// "aws:amz:us-east-1:s3") using `userPassword` as access key and secret.
+    public var awsSigV4: String?
+    /// "user:password" for every request (CURLOPT_USERPWD).
+    public var userPassword: String?
     /// Log HTTP detail through libcurl (debugging only).
     public var verboseCurl = false
 

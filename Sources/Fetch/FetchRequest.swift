@@ -1,12 +1,22 @@
-/// One GET request.
+/// One request: a GET, or (for the remote cache tier) a PUT of a body held in memory.
 public struct FetchRequest: Sendable {
     public var url: String
     /// Extra request headers (`-H`), plus conditional headers for revalidation.
     public var headers: HTTPHeaders
+    public var method: Method
+    /// The body of a `.put`, sent with a Content-Length and no `Expect: 100-continue`.
+    public var body: [UInt8]
 
-    public init(url: String, headers: HTTPHeaders = HTTPHeaders()) {
+    public enum Method: String, Sendable {
+        case get = "GET"
+        case put = "PUT"
+    }
+
+    public init(url: String, headers: HTTPHeaders = HTTPHeaders(), method: Method = .get, body: [UInt8] = []) {
         self.url = url
         self.headers = headers
+        self.method = method
+        self.body = body
     }
 }
 

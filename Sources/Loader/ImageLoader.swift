@@ -117,7 +117,7 @@ public final class ImageLoader: Sendable {
     private func sharedNetwork(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
         let (shared, ticket) = lock.withLock { () -> (SharedLoad, UInt64) in
             if let existing = inflight[key.hex], let ticket = existing.join() { return (existing, ticket) }
-            let created = SharedLoad({ await self.network(url: url, key: key, entry: entry) }, onDone: { done in
+            let created = SharedLoad({ await self.tiered(url: url, key: key, entry: entry) }, onDone: { done in
                 self.lock.withLock { if self.inflight[key.hex] === done { self.inflight.removeValue(forKey: key.hex) } }
             })
             inflight[key.hex] = created

@@ -153,7 +153,7 @@ extension ImageLoader {
                                 running += 1
                                 channel.send(LoadEvent(url: shown, phase: .loading(storedCopy(entry)), duration: 0), urgent: true)
                                 group.addTask {
-                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), url: shown, to: delivery)
+                                    let phase = self.deliver(await self.tiered(url: url, key: key, entry: entry), url: shown, to: delivery)
                                     channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
                                 }
                             case .revalidateInBackground(let stale, let url, let key, let entry):
@@ -172,7 +172,7 @@ extension ImageLoader {
                                 let shown = item.shown
                                 let start = monotonicSeconds()
                                 group.addTask {
-                                    let phase = self.deliver(await self.network(url: url, key: key, entry: entry), url: shown, to: nil)
+                                    let phase = self.deliver(await self.tiered(url: url, key: key, entry: entry), url: shown, to: nil)
                                     channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start,
                                                            refreshed: true), urgent: true)
                                 }

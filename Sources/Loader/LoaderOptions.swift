@@ -16,6 +16,8 @@ public struct LoaderOptions: Sendable {
     public var jobs = Defaults.jobs
     /// Transfer limits, TLS, retries and extra request headers (`-H`).
     public var fetch = FetchConfiguration()
+    /// The shared tier asked on a local miss and fed after downloads (`--remote-cache`).
+    public var remote: RemoteCache?
 
     public init() {}
 }

@@ -10,6 +10,8 @@ public enum Source: String, Sendable {
     /// `stale-while-revalidate` allowed it, or the run was `offline`;
     /// `LoadResult.reason` says which when the loader knows.
     case stale
+    /// Fresh copy from the shared remote cache tier (`--remote-cache`), now stored locally; no origin request.
+    case remote
 }
 
 /// Why a URL ended in `empty`.

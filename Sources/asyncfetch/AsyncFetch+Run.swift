@@ -30,7 +30,8 @@ enum FetchRun {
                                 hardLink: options.link, givenNames: names, cacheDirectory: store.directory)
         }
         let interruption = try Interruption()
-        let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names)
+        let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
+        let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names, shard: options.shard)
         let mode = progressMode(options.progress)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
@@ -40,7 +41,9 @@ enum FetchRun {
         var loaderOptions = options.loaderOptions()
         // Counted on the loop thread as bytes arrive (atomics); the bar samples it when it redraws.
         let transfers = mode == .off ? nil : TransferProgress()
+        let remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) } }
         loaderOptions.fetch.progress = transfers
+        loaderOptions.remote = remote
         let loader = ImageLoader(cache: store, options: loaderOptions)
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
@@ -65,6 +68,11 @@ enum FetchRun {
                 stopped = true
                 batch.stop()
             }
+        }
+        if let remote {
+            // Uploads finish before the process exits (they run beside the batch, never in a --jobs slot).
+            if interruption.signal == nil { await remote.drain() }
+            reporter.setRemoteStats(remote.stats)
         }
         ticker?.cancel()
         if options.sync && !options.offline {

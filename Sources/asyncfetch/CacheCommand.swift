@@ -18,7 +18,7 @@ struct CacheCommand: AsyncParsableCommand {
             files in .tmp. Exit status: 0 done, 1 something was not found or could not \
             be removed, 2 usage error (including a cache directory that cannot be used).
             """,
-        subcommands: [Dir.self, Path.self, List.self, Stats.self, Verify.self, Prune.self, Remove.self, Clear.self])
+        subcommands: [Dir.self, Path.self, List.self, Stats.self, Verify.self, Prune.self, Remove.self, Clear.self, Pull.self])
 
     struct Dir: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the cache directory (creating it if needed).")

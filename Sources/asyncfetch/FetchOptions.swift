@@ -14,6 +14,13 @@ struct FetchOptions: ParsableArguments {
 
     @OptionGroup var cache: CacheOptions
 
+    @OptionGroup var remote: RemoteOptions
+
+    @Option(help: ArgumentHelp(
+        "Take only the URLs whose cache key falls in shard K of N (0 <= K < N), the same on every machine. (default: all)",
+        valueName: "K/N"))
+    var shard: Shard?
+
     @Option(name: [.short, .customLong("output")], help: ArgumentHelp(
         "Also write the body to this file ('-' for stdout; reports then go to stderr). One URL only. (default: none)",
         valueName: "file"), completion: .file())
@@ -135,6 +142,8 @@ struct FetchOptions: ParsableArguments {
         settings.header = header
         settings.cacert = cacert
         settings.insecure = insecure
+        settings.remoteCache = remote.remoteCache
+        settings.shard = shard
         return settings
     }
 }

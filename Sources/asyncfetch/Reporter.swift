@@ -133,6 +133,11 @@ final class Reporter: @unchecked Sendable {
         lock.withLock { warnLocked(message) }
     }
 
+    /// The remote tier's counts, for the summary (set before `finish`).
+    func setRemoteStats(_ stats: RemoteCache.Stats) {
+        lock.withLock { counted.remoteTier = stats }
+    }
+
     /// For a second Ctrl-C, on the way to `_exit`: waits briefly for a line
     /// being written (so stdout never ends inside a JSON object), erases the
     /// bar, and keeps the lock so nothing more is written.
@@ -190,9 +195,14 @@ final class Reporter: @unchecked Sendable {
     private func summaryText(duration: Double) -> String {
         let s = counted
         let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
-        let sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
+        var sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
+        var tier = ""
+        if let r = s.remoteTier {
+            sources += ", remote \(s.remote)"
+            tier = "; remote cache: \(r.hits) hits, \(r.misses) misses, \(r.uploads) uploads, \(r.errors) errors"
+        }
         let noun = s.total == 1 ? "URL" : "URLs"
-        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))"
+        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))" + tier
     }
 
     private func summaryJSON(duration: Double, interruptedBy signo: Int32?) -> String {
@@ -206,6 +216,17 @@ final class Reporter: @unchecked Sendable {
         s.add("network", c.network)
         s.add("revalidated", c.revalidated)
         s.add("stale", c.stale)
+        if let r = c.remoteTier {
+            s.add("remote", c.remote)
+            var tier = JSONLine()
+            tier.add("hits", r.hits)
+            tier.add("misses", r.misses)
+            tier.add("readErrors", r.readErrors)
+            tier.add("uploads", r.uploads)
+            tier.add("uploadErrors", r.uploadErrors)
+            tier.add("disabled", r.disabled)
+            s.add("remoteCache", object: tier)
+        }
         s.add("bytes", c.bytes)
         s.add("durationMs", milliseconds: duration)
         s.add("interrupted", signo.map(signalName))

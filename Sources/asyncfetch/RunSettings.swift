@@ -35,6 +35,9 @@ struct RunSettings: Sendable, Equatable {
     var header: [String] = []
     var cacert: String?
     var insecure = false
+    /// `--remote-cache` (else `ASYNCFETCH_REMOTE_CACHE` is read at the start of the run).
+    var remoteCache: String?
+    var shard: Shard?
 
     /// Usage checks. They run at the start of the run, not in `validate()`:
     /// swift-argument-parser calls `validate()` before it reports unknown

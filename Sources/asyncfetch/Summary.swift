@@ -10,7 +10,10 @@ struct Summary {
     var network = 0
     var revalidated = 0
     var stale = 0
+    var remote = 0
     var bytes: Int64 = 0
+    /// What the remote cache tier did, when there is one (`--remote-cache`).
+    var remoteTier: RemoteCache.Stats?
 
     mutating func count(_ phase: Phase) {
         switch phase {
@@ -25,6 +28,7 @@ struct Summary {
             case .network: network += 1
             case .revalidated: revalidated += 1
             case .stale: stale += 1
+            case .remote: remote += 1
             }
         }
         total += 1

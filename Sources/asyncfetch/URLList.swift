@@ -3,24 +3,28 @@ import Loader
 /// The URLs of one run: those on the command line first, then the lines of
 /// each `--input` in turn, as one lazy sequence for `ImageLoader.batch`
 /// (which takes them in chunks: `URLChunkSequence`). With `names`, an input
-/// line `URL<TAB>name` gives its URL's file name in `--output-dir`.
+/// line `URL<TAB>name` gives its URL's file name in `--output-dir`. With
+/// `shard` (`--shard K/N`), only the URLs of that shard are handed out.
 struct URLList: URLChunkSequence {
     typealias Element = String
 
     let arguments: [String]
     let inputs: [InputLines]
     var names: GivenNames?
+    var shard: Shard?
 
-    init(arguments: [String], inputs: [InputLines], names: GivenNames? = nil) {
+    init(arguments: [String], inputs: [InputLines], names: GivenNames? = nil, shard: Shard? = nil) {
         self.arguments = arguments
         self.inputs = inputs
         self.names = names
+        self.shard = shard
     }
 
     struct AsyncIterator: URLChunkIterator {
         var arguments: IndexingIterator<[String]>
         var inputs: ArraySlice<InputLines>
         let names: GivenNames?
+        let shard: Shard?
 
         mutating func next() async -> String? {
             await nextChunk(limit: 1).first
@@ -28,7 +32,9 @@ struct URLList: URLChunkSequence {
 
         mutating func nextChunk(limit: Int) async -> [String] {
             var chunk: [String] = []
-            while chunk.count < limit, let url = arguments.next() { chunk.append(url) }
+            while chunk.count < limit, let url = arguments.next() {
+                if shard?.contains(url) ?? true { chunk.append(url) }
+            }
             if !chunk.isEmpty { return chunk }
             while let input = inputs.first {
                 let lines = await input.nextChunk(limit: limit)
@@ -36,15 +42,18 @@ struct URLList: URLChunkSequence {
                     inputs = inputs.dropFirst()
                     continue
                 }
-                guard let names else { return lines }
-                return lines.map(names.split)
+                let urls = names.map { lines.map($0.split) } ?? lines
+                guard let shard else { return urls }
+                // A chunk emptied by the shard filter is not the end: read on.
+                let mine = urls.filter { shard.contains($0) }
+                if !mine.isEmpty { return mine }
             }
             return []
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(arguments: arguments.makeIterator(), inputs: inputs[...], names: names)
+        AsyncIterator(arguments: arguments.makeIterator(), inputs: inputs[...], names: names, shard: shard)
     }
 
     /// URLs handed out so far, and how many there are in all when known.

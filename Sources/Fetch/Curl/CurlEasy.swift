@@ -11,6 +11,8 @@ final class CurlEasy {
     /// CURLOPT_ERRORBUFFER: libcurl writes its sentence here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var hasHeaderList = false
+    /// Whether the last transfer was not a plain GET (its method options must be undone).
+    private var changedMethod = false
 
     /// Creates and configures a handle; nil with the reason when libcurl refuses.
     static func make(_ config: FetchConfiguration) -> Result<CurlEasy, CurlOptionFailure> {
@@ -70,6 +72,12 @@ final class CurlEasy {
             check("SSL_VERIFYPEER", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
             check("SSL_VERIFYHOST", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
         }
+        if let sigV4 = config.awsSigV4 {
+            check("AWS_SIGV4", ccurl_easy_setopt_string(easy, CURLOPT_AWS_SIGV4, sigV4))
+        }
+        if let userPassword = config.userPassword {
+            check("USERPWD", ccurl_easy_setopt_string(easy, CURLOPT_USERPWD, userPassword))
+        }
         if config.verboseCurl {
             check("VERBOSE", ccurl_easy_setopt_long(easy, CURLOPT_VERBOSE, 1))
         }
@@ -94,6 +102,30 @@ final class CurlEasy {
         if headers != nil || hasHeaderList {
             check("HTTPHEADER", ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
             hasHeaderList = headers != nil
+        }
+        return failed
+    }
+
+    /// Sets the request method: a GET undoes what a previous PUT set; a PUT
+    /// sends `body` (POSTFIELDS, which libcurl does not copy: the transfer
+    /// owns the bytes until it is freed, after the handle was released).
+    func prepareMethod(_ method: FetchRequest.Method, body: UnsafeMutableRawPointer?, count: Int) -> CurlOptionFailure? {
+        var failed: CurlOptionFailure?
+        func check(_ name: String, _ rc: CURLcode) {
+            if rc != CURLE_OK && failed == nil { failed = CurlOptionFailure(call: "setting CURLOPT_" + name, code: rc) }
+        }
+        switch method {
+        case .get:
+            guard changedMethod else { return nil }
+            check("POSTFIELDS", ccurl_easy_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil))
+            check("CUSTOMREQUEST", ccurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, nil))
+            check("HTTPGET", ccurl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1))
+            changedMethod = false
+        case .put:
+            changedMethod = true
+            check("POSTFIELDSIZE_LARGE", ccurl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(count)))
+            check("POSTFIELDS", ccurl_easy_setopt_pointer(handle, CURLOPT_POSTFIELDS, body))
+            check("CUSTOMREQUEST", ccurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, "PUT"))
         }
         return failed
     }

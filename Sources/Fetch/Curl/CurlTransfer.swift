@@ -29,6 +29,8 @@ struct TransferSpec: Sendable {
     let maxSize: Int64
     let sink: BodySink
     var progress: TransferProgress?
+    var method: FetchRequest.Method = .get
+    var body: [UInt8] = []
 }
 
 /// One attempt of one request, owned by the `CurlLoop`.
@@ -60,6 +62,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// while the transfer runs and `CurlEasy.detach` forgets it before this frees it.
     let headerList: UnsafeMutablePointer<curl_slist>?
     let headerListFailed: Bool
+    /// A PUT's body, owned here (libcurl reads it in place while the transfer runs).
+    let uploadBody: UnsafeMutableRawBufferPointer?
 
     // Loop-thread state.
     var easy: CurlEasy?
@@ -87,10 +91,19 @@ final class CurlTransfer: @unchecked Sendable {
         }
         headerList = list
         headerListFailed = failed
+        if spec.method == .put {
+            // At least one byte: an empty PUT still needs a non-NULL POSTFIELDS (else libcurl reads stdin).
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, spec.body.count), alignment: 1)
+            copy.copyBytes(from: spec.body)
+            uploadBody = copy
+        } else {
+            uploadBody = nil
+        }
     }
 
     deinit {
         if let headerList { curl_slist_free_all(headerList) }
+        uploadBody?.deallocate()
     }
 
     /// Resumes the awaiting task; a second call is a no-op.
@@ -114,6 +127,9 @@ final class CurlTransfer: @unchecked Sendable {
             || spec.url.utf8.starts(with: "HTTPS:".utf8)
         if let failure = easy.prepare(url: spec.url, headers: headerList, waitForMultiplexing: waitForMultiplexing,
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {
+            return failure.error(url: spec.url)
+        }
+        if let failure = easy.prepareMethod(spec.method, body: uploadBody?.baseAddress, count: spec.body.count) {
             return failure.error(url: spec.url)
         }
         return nil

@@ -1,0 +1,80 @@
+import Fetch
+
+/// Where the remote cache tier lives, parsed from `--remote-cache` /
+/// `ASYNCFETCH_REMOTE_CACHE`, and how to talk to it.
+///
+/// - `http(s)://host/prefix/`: a plain HTTP object store (nginx WebDAV,
+///   Apache mod_dav…): GET and PUT of `prefix/<key>`.
+/// - `s3://bucket/prefix`: the S3 API, signed by libcurl (CURLOPT_AWS_SIGV4)
+///   with `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (and
+///   `AWS_SESSION_TOKEN`), in `AWS_REGION`; `AWS_ENDPOINT_URL` (MinIO, Ceph,
+///   Garage, R2, a test server) is addressed path-style, `endpoint/bucket/prefix/<key>`.
+public struct RemoteLocation: Sendable, Equatable {
+    /// The URL every object name is appended to; ends with "/".
+    public let base: String
+    /// As the user wrote it, without any password (for messages).
+    public let display: String
+    /// "aws:amz:REGION:s3" for S3.
+    public let sigV4: String?
+    public let userPassword: String?
+    public let sessionToken: String?
+
+    /// The object URL of a cache key (its 32 hex digits).
+    public func objectURL(_ key: String) -> String { base + key }
+
+    public struct Invalid: Error, Sendable {
+        public let message: String
+    }
+
+    public static func parse(_ text: String, environment: [String: String]) throws(Invalid) -> RemoteLocation {
+        let lower = text.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+            let base = text.hasSuffix("/") ? text : text + "/"
+            return RemoteLocation(base: base, display: redactURL(text), sigV4: nil, userPassword: nil, sessionToken: nil)
+        }
+        guard lower.hasPrefix("s3://") else {
+            throw Invalid(message: "--remote-cache takes http(s)://host/prefix/ or s3://bucket/prefix, got '\(redactURL(text))'")
+        }
+        let path = text.dropFirst("s3://".count)
+        let bucket = String(path.prefix { $0 != "/" })
+        var prefix = String(path.dropFirst(bucket.count)).drop { $0 == "/" }
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        guard !bucket.isEmpty else { throw Invalid(message: "--remote-cache \(text): no bucket named") }
+        func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        guard let keyID = variable("AWS_ACCESS_KEY_ID"), let secret = variable("AWS_SECRET_ACCESS_KEY") else {
+            throw Invalid(message: "--remote-cache \(text) needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+        }
+        let region = variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? Defaults.awsRegion
+        let tail = prefix.isEmpty ? "" : prefix + "/"
+        let base: String
+        if var endpoint = variable("AWS_ENDPOINT_URL_S3") ?? variable("AWS_ENDPOINT_URL") {
+            while endpoint.hasSuffix("/") { endpoint.removeLast() }
+            base = endpoint + "/" + bucket + "/" + tail
+        } else {
+            base = "https://" + bucket + ".s3." + region + ".amazonaws.com/" + tail
+        }
+        return RemoteLocation(base: base, display: text, sigV4: "aws:amz:" + region + ":s3",
+                              userPassword: keyID + ":" + secret, sessionToken: variable("AWS_SESSION_TOKEN"))
+    }
+
+    /// The transfer settings of the tier's own client: short timeouts, no
+    /// retries (the origin is the fallback), signing for S3.
+    func fetchConfiguration(from origin: FetchConfiguration) -> FetchConfiguration {
+        var config = FetchConfiguration()
+        config.maxSize = origin.maxSize + Int64(Defaults.remoteRecordLimit) + 64
+        config.connectTimeout = Defaults.remoteConnectTimeout
+        config.timeout = Defaults.remoteTimeout
+        config.retries = 0
+        config.caFile = origin.caFile
+        config.insecure = origin.insecure
+        config.maxConnections = origin.maxConnections + Defaults.remoteUploads
+        config.awsSigV4 = sigV4
+        config.userPassword = userPassword
+        if sigV4 != nil {
+            // S3 wants the payload's hash named; integrity is the object's own XXH3-128 (RemoteObject).
+            config.headers.set(name: "x-amz-content-sha256", value: "UNSIGNED-PAYLOAD")
+        }
+        if let sessionToken { config.headers.set(name: "x-amz-security-token", value: sessionToken) }
+        return config
+    }
+}

@@ -1,0 +1,144 @@
+import DiskCache
+#if canImport(Glibc)
+import Glibc
+#endif
+import Fetch
+
+/// One cache entry as one remote object, so that a PUT publishes metadata
+/// and body together (the store's PUT is atomic per object):
+///
+/// ```
+/// asyncfetch-object 1 <record length>\n
+/// <the metadata record, exactly as DiskCache stores it in user.asyncfetch.meta>
+/// <the body, byte for byte>
+/// ```
+///
+/// The record names the key, the URL (without password), the status and
+/// times, the stored headers, `body-length` and `body-digest xxh3-128 <hex>`.
+/// A reader streams the body straight into a `CacheWriter` and commits only
+/// when the key and URL are the ones asked for and the length and XXH3-128
+/// it computed on the way match the record (`RemoteObjectSink.finish`).
+enum RemoteObject {
+    static let magic = "asyncfetch-object 1 "
+    /// The header line is at most this long (magic, up to 20 digits, newline).
+    static let headerLimit = 64
+
+    /// The object for a stored entry whose body is `body`.
+    static func encode(record: [UInt8], body: [UInt8]) -> [UInt8] {
+        var out = Array((magic + String(record.count) + "\n").utf8)
+        out.reserveCapacity(out.count + record.count + body.count)
+        out += record
+        out += body
+        return out
+    }
+}
+
+/// Why a remote object was refused.
+struct RemoteObjectError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Receives a remote object: parses the header line, holds the record,
+/// streams the body into a cache writer (hashing it on the way).
+/// Threading: as every `BodySink`, one call at a time.
+final class RemoteObjectSink: BodySink, @unchecked Sendable {
+    private let store: DiskCacheStore
+    private let key: String
+    private var header: [UInt8] = []
+    private var recordLength = -1
+    private var record: [UInt8] = []
+    private var writer: CacheWriter?
+
+    init(store: DiskCacheStore, key: String) {
+        self.store = store
+        self.key = key
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var rest = bytes[...]
+        if recordLength < 0 {
+            guard let newline = rest.firstIndex(of: 0x0A) else {
+                header += rest
+                if header.count > RemoteObject.headerLimit { throw RemoteObjectError(description: "no object header line") }
+                return
+            }
+            header += rest[rest.startIndex..<newline]
+            rest = rest[(newline + 1)...]
+            let line = String(decoding: header, as: UTF8.self)
+            guard line.hasPrefix(RemoteObject.magic), let length = Int(line.dropFirst(RemoteObject.magic.count)),
+                  length > 0, length <= Defaults.remoteRecordLimit else {
+                throw RemoteObjectError(description: "not an asyncfetch object (header '\(line.prefix(RemoteObject.headerLimit))')")
+            }
+            recordLength = length
+            record.reserveCapacity(length)
+        }
+        if record.count < recordLength {
+            let take = min(recordLength - record.count, rest.count)
+            record += rest.prefix(take)
+            rest = rest.dropFirst(take)
+        }
+        guard !rest.isEmpty else { return }
+        try openedWriter().append(UnsafeRawBufferPointer(rebasing: rest))
+    }
+
+    func reset() throws {
+        header = []
+        recordLength = -1
+        record = []
+        try writer?.reset()
+    }
+
+    private func openedWriter() throws(DiskCacheError) -> CacheWriter {
+        if let writer { return writer }
+        let made = try store.makeWriter(for: key)
+        writer = made
+        return made
+    }
+
+    /// Checks the object against what was asked for and what arrived, and
+    /// commits it to the local cache. Nothing is committed on any mismatch.
+    func finish(url storedURL: String) throws -> CacheEntry {
+        guard recordLength > 0, record.count == recordLength else {
+            throw RemoteObjectError(description: "object cut short in its record")
+        }
+        guard let meta = record.withUnsafeBytes({ CacheMetadata.decode($0) }) else {
+            throw RemoteObjectError(description: "unreadable metadata record")
+        }
+        guard meta.key == key, meta.url == storedURL else {
+            throw RemoteObjectError(description: "the object names another URL (\(meta.url))")
+        }
+        guard meta.hasBody else { throw RemoteObjectError(description: "the object has no body") }
+        let writer = try openedWriter()
+        guard writer.bytesWritten == meta.bodyLength else {
+            throw RemoteObjectError(description: "body of \(writer.bytesWritten) bytes, the record says \(meta.bodyLength)")
+        }
+        let digest = writer.digest
+        guard digest.algorithm == meta.digestAlgorithm, digest.hex == meta.bodyDigest else {
+            throw RemoteObjectError(description: "body digest \(digest.algorithm.rawValue) \(digest.hex), the record says \(meta.digestAlgorithm.rawValue) \(meta.bodyDigest)")
+        }
+        return try writer.commit(meta)
+    }
+
+    /// Deletes whatever was written (a refused or failed object).
+    func abandon() {
+        writer?.abandon()
+    }
+}
+
+/// The whole content of a (cache body) file, read with `pread` until its end.
+func readWhole(_ path: String) throws(RemoteObjectError) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw RemoteObjectError(description: "open \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { throw RemoteObjectError(description: "stat \(path): \(String(cString: strerror(errno)))") }
+    var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+    var done = 0
+    while done < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { throw RemoteObjectError(description: "read \(path): \(n < 0 ? String(cString: strerror(errno)) : "file shrank")") }
+        done += n
+    }
+    return bytes
+}

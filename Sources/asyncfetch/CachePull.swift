@@ -1,0 +1,80 @@
+import ArgumentParser
+import DiskCache
+import Fetch
+import Loader
+
+extension CacheCommand {
+    /// `cache pull --remote-cache URL [-i FILE] [URL...]`: brings entries from
+    /// the shared tier into the local cache without contacting any origin.
+    struct Pull: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy these URLs' entries from the remote cache tier into the local cache (no origin is contacted).",
+            discussion: """
+                Each object is checked (key, URL, length, XXH3-128) before it is stored. URLs already \
+                cached locally are left alone. Exit status: 0 when every URL is now cached locally, \
+                1 when some are not (not in the remote tier, or it failed), 2 usage error.
+                """)
+        @OptionGroup var cache: CacheOptions
+        @OptionGroup var remote: RemoteOptions
+        @Option(name: [.short, .customLong("input")], help: ArgumentHelp(
+            "Also read URLs from this file, one per line ('-' for stdin). (default: none)", valueName: "file"),
+            completion: .file())
+        var input: String?
+        @Option(help: ArgumentHelp("Only the URLs of shard K of N (as for a fetch run). (default: all)", valueName: "K/N"))
+        var shard: Shard?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent remote transfers.", valueName: "n"))
+        var jobs: Int = Defaults.jobs
+        @Flag(name: .shortAndLong, help: "Show every remote cache error.")
+        var verbose = false
+        @Argument(help: "URLs to pull.") var urls: [String] = []
+
+        func validate() throws {
+            if urls.isEmpty && input == nil { throw ValidationError("no URL given (name URLs, or a list with --input FILE)") }
+            if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        }
+
+        func run() async throws {
+            guard let location = try RemoteOptions.location(remote.remoteCache) else {
+                throw UsageError("cache pull needs --remote-cache URL (or ASYNCFETCH_REMOTE_CACHE)")
+            }
+            let store = try cache.openStore(writable: true)
+            let tier = RemoteOptions.open(location, fetch: FetchConfiguration(), verbose: verbose) {
+                Console.error("asyncfetch: warning: " + $0)
+            }
+            var list = URLList(arguments: urls, input: try input.map { try InputLines(path: $0) }, shard: shard)
+                .makeAsyncIterator()
+            var counts = (pulled: 0, present: 0, missing: 0)
+            await withTaskGroup(of: (String, Bool?).self) { group in
+                var running = 0
+                func record(_ result: (String, Bool?)) {
+                    switch result.1 {
+                    case true?: counts.pulled += 1; print("pulled   \(redactURL(result.0))")
+                    case false?: counts.missing += 1; Console.error("asyncfetch: \(redactURL(result.0)): not in the remote cache")
+                    case nil: counts.present += 1
+                    }
+                }
+                while let url = await list.next() {
+                    if running >= jobs, let done = await group.next() {
+                        running -= 1
+                        record(done)
+                    }
+                    running += 1
+                    group.addTask { (url, await Self.pull(url, store: store, tier: tier)) }
+                }
+                for await done in group { record(done) }
+            }
+            let stats = tier.stats
+            Console.error("\(counts.pulled) pulled, \(counts.present) already cached, \(counts.missing) not pulled"
+                          + " (remote cache: \(stats.misses) misses, \(stats.errors) errors)")
+            if counts.missing > 0 { throw ExitCode(1) }
+        }
+
+        /// true: pulled; false: not available; nil: already cached locally.
+        private static func pull(_ url: String, store: DiskCacheStore, tier: RemoteCache) async -> Bool? {
+            guard let key = try? CacheKey(url: url) else { return false }
+            if let entry = store.lookup(key.hex, url: key.storedURL, accessTime: false), entry.metadata.hasBody { return nil }
+            if case .stored = await tier.read(key, into: store) { return true }
+            return false
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import DiskCache
+
+/// `--shard K/N`: this process takes only the URLs whose cache key falls in
+/// shard K of N (0 ≤ K < N): the first 8 hex digits of the key (the MD5 of
+/// the normalized URL) modulo N. The same on every machine, whatever the
+/// order of the list, so N processes given the same list fetch each URL
+/// exactly once. A URL that has no key (invalid) belongs to shard 0, which
+/// reports it.
+struct Shard: Sendable, Equatable, ExpressibleByArgument {
+    let index: Int
+    let count: Int
+
+    init(index: Int, count: Int) {
+        self.index = index
+        self.count = count
+    }
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, k >= 0, k < n else { return nil }
+        self.init(index: k, count: n)
+    }
+
+    func contains(_ url: String) -> Bool {
+        guard count > 1 else { return true }
+        guard case .success(let key) = CacheKey.identify(url).key,
+              let prefix = UInt32(key.hex.prefix(8), radix: 16) else { return index == 0 }
+        return Int(prefix % UInt32(count)) == index
+    }
+}

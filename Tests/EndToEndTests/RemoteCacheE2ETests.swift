@@ -1,0 +1,271 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// The shared remote cache tier (`--remote-cache`, issue 17) through the
+/// built binary: two "hosts" (two cache directories, two processes) sharing
+/// one nginx WebDAV store on 127.0.0.1, an origin that counts requests.
+@Suite(.serialized) struct RemoteCacheE2ETests {
+    static let png = (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+
+    /// nginx with the WebDAV module: GET, PUT (creating directories), DELETE below /cache/.
+    struct Store {
+        let directory: TempDirectory
+        let nginx: NginxServer
+        var url: String { nginx.url("/cache/") }
+
+        init() throws {
+            directory = try TempDirectory(prefix: "asyncfetch-remote")
+            // nginx's workers run as nobody: they must be able to create files here,
+            // and a PUT's body always goes through a temporary file first.
+            chmod(directory.path, 0o777)
+            nginx = try NginxServer(root: directory.path, extraConfig: """
+                client_body_temp_path \(directory.path)/.bodies;
+                location /cache/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; }
+                """)
+        }
+
+        func objects() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/cache")) ?? []).sorted()
+        }
+
+        func objectPath(_ url: String) throws -> String { directory.path + "/cache/" + (try CLI.md5sum(url)) }
+
+        func puts() -> Int { nginx.accessLog().filter { $0.method == "PUT" }.count }
+    }
+
+    /// An origin serving the same PNG at /img/N.png (max-age 600), counting requests.
+    static func origin(count: Int, delay: Double = 0) -> (ScriptedServer, [String])? {
+        guard let server = try? ScriptedServer() else { return nil }
+        var urls: [String] = []
+        for n in 0..<count {
+            var response = ScriptedResponse.ok(png, headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=600")])
+            response.delayBeforeHeaders = delay
+            server.route("/img/\(n).png", response)
+            urls.append(server.url("/img/\(n).png"))
+        }
+        return (server, urls)
+    }
+
+    static func json(_ result: ProcessResult) throws -> [[String: Any]] {
+        try #require(CLI.jsonLines(result.stdout), "stdout: \(result.stdout)\nstderr: \(result.stderr)")
+    }
+
+    static func successes(_ lines: [[String: Any]]) -> [String: String] {
+        var sources: [String: String] = [:]
+        for line in lines where line["phase"] as? String == "success" {
+            sources[line["url"] as? String ?? ""] = line["source"] as? String
+        }
+        return sources
+    }
+
+    static func summary(_ lines: [[String: Any]]) -> [String: Any] { (lines.last?["summary"] as? [String: Any]) ?? [:] }
+
+    /// Waits for nginx to log `count` PUTs (it logs after answering).
+    static func waitForPuts(_ store: Store, _ count: Int) -> Bool {
+        for _ in 0..<100 where store.puts() < count { usleep(20_000) }
+        return store.puts() >= count
+    }
+
+    @Test func theSecondHostMakesNoOriginRequest() throws {
+        let store = try Store()
+        let (origin, urls) = try #require(Self.origin(count: 20))
+        let hostA = try CLI(), hostB = try CLI()
+        let first = try hostA.run(["--json", "--remote-cache", store.url] + urls)
+        #expect(first.status == 0, "\(first.stderr)\n\(first.stdout)")
+        let firstLines = try Self.json(first)
+        #expect(Set(Self.successes(firstLines).values) == ["network"])
+        let tier = Self.summary(firstLines)["remoteCache"] as? [String: Any]
+        #expect(tier?["uploads"] as? Int == 20, "the process waits for its uploads before it exits: \(tier ?? [:])")
+        #expect(store.objects().count == 20)
+        #expect(origin.totalRequests == 20)
+
+        // The second host names the tier through the environment.
+        let second = try hostB.run(["--json"] + urls, environment: ["ASYNCFETCH_REMOTE_CACHE": store.url])
+        #expect(second.status == 0, "\(second.stderr)")
+        let lines = try Self.json(second)
+        let sources = Self.successes(lines)
+        #expect(sources.count == 20 && Set(sources.values) == ["remote"], "\(sources)")
+        #expect(Self.summary(lines)["remote"] as? Int == 20)
+        #expect(origin.totalRequests == 20, "no origin request from the second host")
+        #expect(store.puts() == 20, "nothing fetched from the tier is uploaded again")
+        // Byte for byte the origin's body, and now a local hit.
+        let path = try #require(lines.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == Self.png)
+        let third = try Self.json(try hostB.run(["--json", "--offline"] + urls))
+        #expect(Set(Self.successes(third).values) == ["cache"])
+
+        // cache pull: a third host, no origin at all.
+        let hostC = try CLI()
+        let list = hostC.cache.file("urls.txt")
+        try (urls.joined(separator: "\n") + "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        origin.stop()
+        let pulled = try hostC.run(["cache", "pull", "--remote-cache", store.url, "-i", list])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(pulled.stdout.split(separator: "\n").count == 20)
+        let offline = try Self.json(try hostC.run(["--json", "--offline"] + urls))
+        #expect(Self.successes(offline).count == 20)
+    }
+
+    @Test func aCorruptedOrForeignObjectIsRefused() throws {
+        let store = try Store()
+        let (origin, urls) = try #require(Self.origin(count: 4))
+        let hostA = try CLI(), hostB = try CLI()
+        #expect(try hostA.run(["--remote-cache", store.url] + urls).status == 0)
+        #expect(store.objects().count == 4)
+        // 0: one body byte flipped; 1: cut short; 2: the object of URL 3 under URL 2's name.
+        let flipped = try store.objectPath(urls[0])
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: flipped)))
+        bytes[bytes.count - 20] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: flipped))
+        let cut = try store.objectPath(urls[1])
+        #expect(truncate(cut, off_t(bytes.count - 10)) == 0)
+        let foreign = try store.objectPath(urls[2])
+        try FileManager.default.removeItem(atPath: foreign)
+        try FileManager.default.copyItem(atPath: try store.objectPath(urls[3]), toPath: foreign)
+        chmod(foreign, 0o644)   // readable by nginx's workers
+
+        let result = try hostB.run(["--json", "-v", "--remote-cache", store.url] + urls)
+        #expect(result.status == 0, "\(result.stderr)")
+        let sources = Self.successes(try Self.json(result))
+        #expect(sources[urls[0]] == "network" && sources[urls[1]] == "network" && sources[urls[2]] == "network", "\(sources)")
+        #expect(sources[urls[3]] == "remote")
+        #expect(result.stderr.contains("digest"), "\(result.stderr)")
+        #expect(result.stderr.contains("names another URL"), "\(result.stderr)")
+        #expect(origin.totalRequests == 4 + 3)
+        // What host B stored is the origin's body, and `cache verify` agrees.
+        for url in urls {
+            let body = hostB.cacheDir + "/" + (try CLI.md5sum(url))
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: body))) == Self.png)
+        }
+        #expect(try hostB.run(["cache", "verify"]).status == 0)
+    }
+
+    @Test func aBrokenRemoteNeverFailsAURL() throws {
+        let (origin, urls) = try #require(Self.origin(count: 6))
+        // Nothing listens on the tier's port; then a tier that answers 503 and 403 to everything.
+        let closed = try ScriptedServer()
+        let deadURL = closed.url("/cache/")
+        closed.stop()
+        let root = try TempDirectory(prefix: "asyncfetch-remote")
+        let failing = try NginxServer(root: root.path, extraConfig: "location /cache/ { return 503; }")
+        let forbidden = try NginxServer(root: root.path, extraConfig: "location /cache/ { return 403; }")
+        for (n, tier) in [deadURL, failing.url("/cache/"), forbidden.url("/cache/")].enumerated() {
+            let host = try CLI()
+            let result = try host.run(["--json", "--remote-cache", tier] + urls)
+            #expect(result.status == 0, "\(tier): \(result.stderr)")
+            let lines = try Self.json(result)
+            #expect(Set(Self.successes(lines).values) == ["network"] && Self.successes(lines).count == 6)
+            let warnings = result.stderr.split(separator: "\n").filter { $0.contains("remote cache") }
+            #expect(warnings.count == 1, "one warning per run: \(result.stderr)")
+            let counts = Self.summary(lines)["remoteCache"] as? [String: Any]
+            #expect(((counts?["readErrors"] as? Int) ?? 0) + ((counts?["uploadErrors"] as? Int) ?? 0) > 0, "\(counts ?? [:])")
+            #expect(origin.totalRequests == 6 * (n + 1))
+        }
+        // -v shows each error.
+        let host = try CLI()
+        let verbose = try host.run(["-v", "--remote-cache", failing.url("/cache/")] + urls)
+        #expect(verbose.stderr.split(separator: "\n").filter { $0.contains("HTTP 503") }.count >= 6, "\(verbose.stderr)")
+    }
+
+    @Test func aHangingRemoteCostsOneTimeoutThenIsLeftAlone() throws {
+        let (origin, urls) = try #require(Self.origin(count: 12))
+        let tier = try ScriptedServer()
+        for url in urls {
+            var hang = ScriptedResponse.status(200, body: "late\n")
+            hang.delayBeforeHeaders = 60
+            tier.route("/cache/" + (try CLI.md5sum(url)), hang)
+        }
+        let started = Date()
+        let result = try CLI().run(["--json", "--jobs", "4", "--remote-cache", tier.url("/cache/")] + urls)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try Self.json(result)
+        #expect(Self.successes(lines).count == 12 && Set(Self.successes(lines).values) == ["network"])
+        #expect(origin.totalRequests == 12)
+        // One wave of 10 s read timeouts, then the tier is given up: no URL waits for it again.
+        #expect(elapsed < 25, "took \(elapsed) s")
+        let counts = try #require(Self.summary(lines)["remoteCache"] as? [String: Any])
+        #expect(counts["disabled"] as? Bool == true, "\(counts)")
+        #expect(result.stderr.split(separator: "\n").filter { $0.contains("remote cache") }.count == 1, "\(result.stderr)")
+    }
+
+    @Test func theRemoteDyingMidRunLosesNothing() throws {
+        let store = try Store()
+        let (origin, urls) = try #require(Self.origin(count: 40, delay: 0.03))
+        let host = try CLI()
+        let nginx = store.nginx
+        // The tier goes away once a quarter of the URLs have been downloaded.
+        DispatchQueue.global().async {
+            for _ in 0..<1000 where origin.totalRequests < 10 { usleep(5_000) }
+            nginx.stop()
+        }
+        let result = try host.run(["--json", "--jobs", "2", "--remote-cache", store.url] + urls)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try Self.json(result)
+        #expect(Self.successes(lines).count == 40)
+        #expect(origin.totalRequests == 40)
+        let tier = try #require(Self.summary(lines)["remoteCache"] as? [String: Any])
+        #expect((tier["uploads"] as? Int ?? 0) > 0 && (tier["uploads"] as? Int ?? 0) < 40, "\(tier)")
+        #expect(try host.run(["--offline"] + urls).status == 0, "every URL is in the local cache")
+    }
+
+    @Test func threeShardsFetchEachURLExactlyOnce() throws {
+        let store = try Store()
+        let (origin, urls) = try #require(Self.origin(count: 30))
+        var seen: [String] = []
+        for k in 0..<3 {
+            let host = try CLI()
+            let result = try host.run(["--json", "--shard", "\(k)/3", "--remote-cache", store.url] + urls)
+            #expect(result.status == 0, "\(result.stderr)")
+            let mine = Self.successes(try Self.json(result)).keys
+            #expect(!mine.isEmpty && mine.count < 30, "shard \(k) took \(mine.count)")
+            seen += mine
+        }
+        #expect(seen.count == 30 && Set(seen) == Set(urls))
+        for n in 0..<30 { #expect(origin.requestCount("/img/\(n).png") == 1) }
+        #expect(Self.waitForPuts(store, 30) && store.objects().count == 30)
+        // A bad shard is a usage error.
+        let bad = try CLI().run(["--shard", "3/3", urls[0]])
+        #expect(bad.status == 2)
+    }
+
+    @Test func credentialsAndNoStoreAreNeverUploaded() throws {
+        let store = try Store()
+        let origin = try ScriptedServer()
+        origin.route("/secret.png", .ok(Self.png, headers: [("Content-Type", "image/png")]))
+        origin.route("/private.png", .ok(Self.png, headers: [("Content-Type", "image/png"), ("Cache-Control", "private")]))
+        origin.route("/nostore.png", .ok(Self.png, headers: [("Content-Type", "image/png"), ("Cache-Control", "no-store")]))
+        let host = try CLI()
+        let withUser = origin.url("/secret.png").replacingOccurrences(of: "http://", with: "http://user:pw@")
+        #expect(try host.run(["--remote-cache", store.url, withUser]).status == 0)
+        #expect(try CLI().run(["--remote-cache", store.url, "-H", "Authorization: Bearer x", origin.url("/secret.png")]).status == 0)
+        #expect(try CLI().run(["--remote-cache", store.url, "-H", "Cookie: a=b", origin.url("/secret.png")]).status == 0)
+        #expect(try CLI().run(["--remote-cache", store.url, origin.url("/private.png")]).status == 0)
+        #expect(try CLI().run(["--remote-cache", store.url, origin.url("/nostore.png")]).status == 0)
+        #expect(store.puts() == 0 && store.objects().isEmpty, "\(store.nginx.accessLog())")
+        // The same URL without credentials is shared.
+        #expect(try CLI().run(["--remote-cache", store.url, origin.url("/secret.png")]).status == 0)
+        #expect(Self.waitForPuts(store, 1) && store.objects().count == 1)
+    }
+
+    @Test func aStaleRemoteEntryIsRevalidatedAndTheRefreshGoesBack() throws {
+        let store = try Store()
+        let origin = try ScriptedServer()
+        origin.route("/v.png", handler: { request in
+            if request.header("If-None-Match") == "\"v1\"" {
+                return ScriptedResponse(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=1")])
+            }
+            return .ok(Self.png, headers: [("Content-Type", "image/png"), ("ETag", "\"v1\""), ("Cache-Control", "max-age=1")])
+        })
+        let url = origin.url("/v.png")
+        #expect(try CLI().run(["--remote-cache", store.url, url]).status == 0)
+        #expect(Self.waitForPuts(store, 1))
+        usleep(1_500_000)
+        let result = try CLI().run(["--json", "--remote-cache", store.url, url])
+        #expect(Self.successes(try Self.json(result))[url] == "revalidated", "\(result.stdout)")
+        #expect(origin.requests("/v.png").last?.header("If-None-Match") == "\"v1\"")
+        #expect(Self.waitForPuts(store, 2), "the refreshed metadata goes back to the tier")
+    }
+}

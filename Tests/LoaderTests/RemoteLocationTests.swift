@@ -1,0 +1,54 @@
+@testable import Loader
+import Testing
+
+/// Where `--remote-cache` objects live, and which responses may go there.
+@Suite struct RemoteLocationTests {
+    static let keys = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret"]
+
+    @Test func httpStoresTakeTheKeyAfterTheirPrefix() throws {
+        let plain = try RemoteLocation.parse("http://127.0.0.1:8080/cache", environment: [:])
+        #expect(plain.objectURL("0123") == "http://127.0.0.1:8080/cache/0123")
+        #expect(plain.sigV4 == nil && plain.userPassword == nil)
+        let slash = try RemoteLocation.parse("https://store.example/a/b/", environment: [:])
+        #expect(slash.objectURL("ff") == "https://store.example/a/b/ff")
+        #expect(try RemoteLocation.parse("http://u:pw@h/c/", environment: [:]).display == "http://u:***@h/c/")
+    }
+
+    @Test func s3IsPathStyleAgainstAnEndpointAndVirtualHostedOnAWS() throws {
+        var env = Self.keys
+        env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/"
+        let local = try RemoteLocation.parse("s3://bucket/team/img/", environment: env)
+        #expect(local.objectURL("abc") == "http://127.0.0.1:9000/bucket/team/img/abc")
+        #expect(local.sigV4 == "aws:amz:us-east-1:s3" && local.userPassword == "AKID:secret")
+        let bare = try RemoteLocation.parse("s3://bucket", environment: env)
+        #expect(bare.objectURL("abc") == "http://127.0.0.1:9000/bucket/abc")
+
+        var aws = Self.keys
+        aws["AWS_REGION"] = "eu-west-3"
+        aws["AWS_SESSION_TOKEN"] = "tok"
+        let remote = try RemoteLocation.parse("s3://bucket/p", environment: aws)
+        #expect(remote.objectURL("abc") == "https://bucket.s3.eu-west-3.amazonaws.com/p/abc")
+        #expect(remote.sigV4 == "aws:amz:eu-west-3:s3" && remote.sessionToken == "tok")
+        let config = remote.fetchConfiguration(from: .init())
+        #expect(config.headers["x-amz-security-token"] == "tok" && config.headers["x-amz-content-sha256"] == "UNSIGNED-PAYLOAD")
+        #expect(config.retries == 0)
+    }
+
+    @Test func badLocationsAreRefused() {
+        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("ftp://x/", environment: [:]) }
+        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: [:]) }
+        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3:///p", environment: Self.keys) }
+    }
+
+    @Test func credentialsInTheURLAreNeverShared() {
+        #expect(ImageLoader.hasUserInfo("http://user:pw@host/a.png"))
+        #expect(ImageLoader.hasUserInfo("https://user@host/a.png"))
+        #expect(!ImageLoader.hasUserInfo("https://host/a@b.png"))
+        #expect(!ImageLoader.hasUserInfo("https://host/a.png?u=x@y"))
+    }
+
+    @Test func objectsCarryTheirRecordLength() {
+        let object = RemoteObject.encode(record: Array("rec".utf8), body: [1, 2])
+        #expect(object == Array("asyncfetch-object 1 3\nrec".utf8) + [1, 2])
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+
+/// An S3-compatible server on 127.0.0.1 for the remote cache tier's tests:
+/// moto (`moto_server`, installed by `make deps` into `.build/s3-venv`).
+///
+/// Why moto: it is on PyPI (so `make deps` installs it from a registry the
+/// project already uses), starts in about a second, needs no disk set-up,
+/// and — once authentication is on — checks SigV4 signatures against the
+/// access keys it issued (a wrong secret gets 403 SignatureDoesNotMatch).
+/// Authentication is on after `INITIAL_NO_AUTH_ACTION_COUNT` requests; the
+/// first four create a user, its access key, a policy allowing s3:*, and
+/// the bucket, over moto's IAM/S3 API with libcurl's own signing (`curl --aws-sigv4`).
+public final class S3Server: @unchecked Sendable {
+    public let port: Int
+    public let bucket = "asyncfetch-test"
+    public private(set) var accessKeyID = ""
+    public private(set) var secretAccessKey = ""
+    private let process: Process
+    public var endpoint: String { "http://127.0.0.1:\(port)" }
+
+    public static var executable: String { Paths.packageRoot + "/.build/s3-venv/bin/moto_server" }
+
+    public init() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
+            throw TestSupportError.message("moto_server is not installed at \(Self.executable) (run `make deps`)")
+        }
+        port = try NginxServer.freePort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
+        var environment = ProcessInfo.processInfo.environment
+        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard NginxServer.waitForPort(port, timeout: 20) else {
+            stop()
+            throw TestSupportError.message("moto_server did not start on port \(port)")
+        }
+        try provision()
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)   // moto_server ignores SIGTERM; it keeps nothing on disk
+        process.waitUntilExit()
+    }
+
+    /// The variables `asyncfetch --remote-cache s3://…` reads.
+    public func environment(secret: String? = nil) -> [String: String] {
+        ["AWS_ACCESS_KEY_ID": accessKeyID, "AWS_SECRET_ACCESS_KEY": secret ?? secretAccessKey,
+         "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint]
+    }
+
+    /// Keys of the objects in the bucket, via a signed ListObjectsV2.
+    public func objectKeys() throws -> [String] {
+        let xml = try curl(["--aws-sigv4", "aws:amz:us-east-1:s3", "-u", accessKeyID + ":" + secretAccessKey,
+                            "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", endpoint + "/" + bucket + "?list-type=2"])
+        return Self.values(of: "Key", in: xml)
+    }
+
+    private func provision() throws {
+        let iam = ["--aws-sigv4", "aws:amz:us-east-1:iam", "-u", "bootstrap:bootstrap", endpoint + "/"]
+        _ = try curl(iam + ["-d", "Action=CreateUser&UserName=asyncfetch&Version=2010-05-08"])
+        let key = try curl(iam + ["-d", "Action=CreateAccessKey&UserName=asyncfetch&Version=2010-05-08"])
+        guard let id = Self.values(of: "AccessKeyId", in: key).first,
+              let secret = Self.values(of: "SecretAccessKey", in: key).first else {
+            throw TestSupportError.message("moto: no access key in \(key)")
+        }
+        accessKeyID = id
+        secretAccessKey = secret
+        let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#
+        _ = try curl(iam + ["--data-urlencode", "PolicyDocument=" + policy,
+                            "-d", "Action=PutUserPolicy&UserName=asyncfetch&PolicyName=s3&Version=2010-05-08"])
+        _ = try curl(["-X", "PUT", "--aws-sigv4", "aws:amz:us-east-1:s3", "-u", id + ":" + secret,
+                      "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", endpoint + "/" + bucket])
+    }
+
+    private func curl(_ arguments: [String]) throws -> String {
+        let result = try runProcess("/usr/bin/curl", ["-sS", "--fail-with-body"] + arguments)
+        guard result.status == 0 else {
+            throw TestSupportError.message("curl \(arguments.last ?? ""): \(result.stderr) \(result.stdout)")
+        }
+        return result.stdout
+    }
+
+    static func values(of tag: String, in xml: String) -> [String] {
+        xml.components(separatedBy: "<" + tag + ">").dropFirst().compactMap { $0.components(separatedBy: "</" + tag + ">").first }
+    }
+}
