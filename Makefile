@@ -7,7 +7,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
-APT_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config nginx curl python3
+APT_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config nginx curl python3 python3-brotli zstd
 # Peers and tools for `make bench` only.
 BENCH_PACKAGES := wget aria2 gcc time
 BENCH_ARGS ?=

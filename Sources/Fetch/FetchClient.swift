@@ -34,8 +34,11 @@ public final class FetchClient: Sendable {
         }
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
-        let spec = TransferSpec(url: request.url, headerLines: headerLines(for: request),
-                                maxSize: configuration.maxSize, sink: sink)
+        let lines = headerLines(for: request)
+        let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
+                                     maxRedirects: configuration.maxRedirects, sink: sink)
+        var spec = firstSpec
+        var redirectsBefore = 0
         var attempt = 0
         while true {
             attempt += 1
@@ -45,11 +48,28 @@ public final class FetchClient: Sendable {
             } else {
                 switch await Self.attempt(spec, on: loop) {
                 case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
-                    return try Self.deliver(response, of: request, to: sink, attempts: attempt)
+                    return try Self.deliver(response, of: request, to: sink, attempts: attempt,
+                                            redirectsBefore: redirectsBefore, resumedAt: spec.url)
                 case .response(let response):
                     error = FetchError(.http, url: request.url, status: response.status,
                                        headers: HTTPHeaders(parsing: response.rawHeaders))
-                case .failure(let failure):
+                case .interrupted(_, let url, let redirects)
+                    where redirectsBefore + redirects <= configuration.maxRedirects:
+                    // A redirect chain on a server that closes idle connections: go on
+                    // from the hop that died, on a fresh connection, with what is left
+                    // of the redirect budget (so a loop is still `redirects` after 10 hops).
+                    // This is not a retry: each resume follows at least one more hop.
+                    redirectsBefore += redirects
+                    spec = TransferSpec(url: url, headerLines: Self.linesForRedirect(lines, from: request.url, to: url),
+                                        maxSize: configuration.maxSize,
+                                        maxRedirects: configuration.maxRedirects - redirectsBefore, sink: sink)
+                    attempt -= 1
+                    do { try sink.reset() } catch {
+                        throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)",
+                                         attempts: attempt)
+                    }
+                    continue
+                case .interrupted(let failure, _, _), .failure(let failure):
                     error = failure
                 }
             }
@@ -63,7 +83,30 @@ public final class FetchClient: Sendable {
             do { try sink.reset() } catch {
                 throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempt)
             }
+            spec = firstSpec
+            redirectsBefore = 0
         }
+    }
+
+    /// The request headers for a chain resumed at `target`: libcurl never sends
+    /// the user's `Authorization` or `Cookie` to another host when it follows a
+    /// redirect itself, and neither does a resumed chain.
+    static func linesForRedirect(_ lines: [String], from origin: String, to target: String) -> [String] {
+        guard authority(of: origin) != authority(of: target) else { return lines }
+        return lines.filter { line in
+            let name = line.prefix { $0 != ":" }.lowercased()
+            return name != "authorization" && name != "cookie"
+        }
+    }
+
+    /// Scheme and authority of an absolute URL, lowercased ("http://host:8080").
+    private static func authority(of url: String) -> String {
+        let bytes = Array(url.utf8)
+        var i = 0
+        while i + 2 < bytes.count, !(bytes[i] == 0x3A && bytes[i + 1] == 0x2F && bytes[i + 2] == 0x2F) { i += 1 }
+        var end = i + 3
+        while end < bytes.count, bytes[end] != 0x2F, bytes[end] != 0x3F, bytes[end] != 0x23 { end += 1 }
+        return String(decoding: bytes[..<min(end, bytes.count)], as: UTF8.self).lowercased()
     }
 
     /// "Name: value" lines: the client's headers, overridden by the request's.
@@ -79,7 +122,7 @@ public final class FetchClient: Sendable {
     /// Completes a successful attempt on the awaiting task: hands a body the
     /// loop held in memory to the sink, parses headers, redacts URLs.
     private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
-                                attempts: Int) throws(FetchError) -> FetchResponse {
+                                attempts: Int, redirectsBefore: Int, resumedAt: String) throws(FetchError) -> FetchResponse {
         if !response.bufferedBody.isEmpty {
             do {
                 try response.bufferedBody.withUnsafeBytes { try sink.write($0) }
@@ -89,9 +132,9 @@ public final class FetchClient: Sendable {
         }
         let url = redactURL(request.url)
         return FetchResponse(
-            url: url, effectiveURL: response.redirectedURL.map(redactURL) ?? url, status: response.status,
+            url: url, effectiveURL: redactURL(response.redirectedURL ?? resumedAt), status: response.status,
             headers: HTTPHeaders(parsing: response.rawHeaders), bodyBytes: response.bodyBytes, attempts: attempts,
-            redirects: response.redirects, httpVersion: response.httpVersion, timings: response.timings)
+            redirects: redirectsBefore + response.redirects, httpVersion: response.httpVersion, timings: response.timings)
     }
 
     private func runningLoop() throws(FetchError) -> CurlLoop {

@@ -97,8 +97,9 @@ public enum HTTPDate {
         .map { let u = Array($0.utf8); return (u[0], u[1], u[2]) }
 
     /// IMF-fixdate for Unix seconds.
+    /// A time outside years 1–9999 (or not a number) prints as the nearest end of that range.
     public static func format(_ seconds: Double) -> String {
-        var time = time_t(seconds)
+        var time = time_t(seconds.isNaN ? 0 : min(max(seconds, -62_135_596_800), 253_402_300_799))
         var parts = tm()
         gmtime_r(&time, &parts)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
