@@ -12,8 +12,11 @@ APT_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config nginx curl python3 py
 BENCH_PACKAGES := wget aria2 gcc time
 BENCH_ARGS ?=
 DEMO_PORT ?= 0
+# `make fuzz`: seconds per target, and which targets (all of Fuzz/targets when empty).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 
-.PHONY: all deps bench-deps build build-debug test demo install uninstall bench clean
+.PHONY: all deps bench-deps build build-debug test fuzz demo install uninstall bench clean
 
 all: build
 
@@ -44,6 +47,11 @@ build-debug: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFT_BUILD_FLAGS)
+
+## fuzz: every libFuzzer target in Fuzz/targets for FUZZ_SECONDS seconds each
+## (swiftc -sanitize=fuzzer,address; build and corpora in .build/fuzz; fails on a crash)
+fuzz: deps
+	bash Fuzz/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 ## demo: serve Fixtures/ on 127.0.0.1 and run a cold, a warm and an --offline pass
 demo: build
