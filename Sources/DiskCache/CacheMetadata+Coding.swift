@@ -86,14 +86,14 @@ extension CacheMetadata {
                 meta.bodyLength = v
                 sawLength = true
             case 11 where key.equals("stored-time"):
-                guard let v = value.time else { return nil }
+                guard let v = value.double else { return nil }
                 meta.storedAt = v
                 sawStored = true
             case 12 where key.equals("request-time"):
-                guard let v = value.time else { return nil }
+                guard let v = value.double else { return nil }
                 meta.requestTime = v
             case 13 where key.equals("response-time"):
-                guard let v = value.time else { return nil }
+                guard let v = value.double else { return nil }
                 meta.responseTime = v
             case 13 where key.equals("body-mtime-ns"):
                 guard let v = value.integer else { return nil }
@@ -148,13 +148,6 @@ struct ByteRun {
             i += 1
         }
         return negative ? -value : value
-    }
-
-    /// A stored time (Unix seconds): a `double` within ±10^13 s (300,000
-    /// years), so that every later conversion to `time_t` or `Int` is exact.
-    var time: Double? {
-        guard let value = double, value.magnitude < 1e13 else { return nil }
-        return value
     }
 
     /// `[-]digits[.digits]` whose digits form an integer up to 2^53: exact, or nil.

@@ -97,9 +97,10 @@ public enum HTTPDate {
         .map { let u = Array($0.utf8); return (u[0], u[1], u[2]) }
 
     /// IMF-fixdate for Unix seconds.
-    /// A time outside years 1–9999 (or not a number) prints as the nearest end of that range.
+    /// A time outside 1900–9999 (what `parse` accepts; NaN is 1970) prints as the nearest end of
+    /// that range: stored times are read back from disk, where anything can be.
     public static func format(_ seconds: Double) -> String {
-        var time = time_t(seconds.isNaN ? 0 : min(max(seconds, -62_135_596_800), 253_402_300_799))
+        var time = time_t(seconds.isNaN ? 0 : min(max(seconds, -2_208_988_800), 253_402_300_799))
         var parts = tm()
         gmtime_r(&time, &parts)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
