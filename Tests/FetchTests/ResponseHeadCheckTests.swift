@@ -62,3 +62,19 @@ import Testing
         #expect(check.isComplete && check.status == 200)
     }
 }
+
+/// A redirect chain resumed by asyncfetch (issue 14 item 4) sends what
+/// libcurl would have sent: no `Authorization` or `Cookie` to another host.
+@Suite struct ResumedRedirectHeaderTests {
+    static let lines = ["Authorization: Bearer x", "cookie: a=b", "X-Other: 1"]
+
+    @Test func anotherHostGetsNoCredentials() {
+        #expect(FetchClient.linesForRedirect(Self.lines, from: "http://a.example/x", to: "http://b.example/y") == ["X-Other: 1"])
+        #expect(FetchClient.linesForRedirect(Self.lines, from: "http://a.example/x", to: "http://a.example:8080/y") == ["X-Other: 1"])
+        #expect(FetchClient.linesForRedirect(Self.lines, from: "http://a.example/x", to: "https://a.example/y") == ["X-Other: 1"])
+    }
+
+    @Test func theSameHostKeepsThem() {
+        #expect(FetchClient.linesForRedirect(Self.lines, from: "http://A.example/x", to: "http://a.example/y?z") == Self.lines)
+    }
+}
