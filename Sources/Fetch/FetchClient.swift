@@ -72,6 +72,11 @@ public final class FetchClient: Sendable {
                 case .interrupted(let failure, _, _), .failure(let failure):
                     error = failure
                 }
+                if error.kind == .redirects && redirectsBefore > 0 {
+                    // libcurl counted only the hops since the chain was resumed.
+                    error = FetchError(.redirects, url: request.url, curlCode: error.curlCode,
+                                       curlMessage: "Maximum (\(configuration.maxRedirects)) redirects followed")
+                }
             }
             error.attempts = attempt
             guard error.kind != .cancelled, attempt <= policy.retries, policy.isRetryable(error) else { throw error }

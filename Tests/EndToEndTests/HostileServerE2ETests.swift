@@ -158,6 +158,7 @@ import TestSupport
         }
         let error = try #require(Self.error(result, loop), "\(result.stdout)")
         #expect(error["kind"] as? String == "redirects", "\(error)")
+        #expect(error["message"] as? String == "too many redirects: Maximum (10) redirects followed")
         // Dropped requests are not hops: 11 answered requests at most, as without the drops.
         #expect(server.requests("/loop").count <= 2 * 11)
         #expect(server.connectionsAccepted > 10, "the server never made the client reconnect: the test tests nothing")
