@@ -11,7 +11,16 @@ import Darwin
 public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
+    /// The last second `format` prints: 9999-12-31 23:59:59. A leap second
+    /// after it ("23:59:60") reads as this one, so that every parsed date prints
+    /// and reads back the same (found by the `httpdate` fuzz target).
+    static let latest: Double = 253_402_300_799
+
     public static func parse(_ text: String) -> Double? {
+        parseAnyForm(text).map { min($0, latest) }
+    }
+
+    private static func parseAnyForm(_ text: String) -> Double? {
         if let fixed = parseIMFFixdate(text) { return fixed }
         // Tokenise on spaces, commas, dashes and colons.
         var tokens: [Substring] = []
@@ -100,7 +109,7 @@ public enum HTTPDate {
     /// A time outside 1900–9999 (what `parse` accepts; NaN is 1970) prints as the nearest end of
     /// that range: stored times are read back from disk, where anything can be.
     public static func format(_ seconds: Double) -> String {
-        var time = time_t(seconds.isNaN ? 0 : min(max(seconds, -2_208_988_800), 253_402_300_799))
+        var time = time_t(seconds.isNaN ? 0 : min(max(seconds, -2_208_988_800), latest))
         var parts = tm()
         gmtime_r(&time, &parts)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
