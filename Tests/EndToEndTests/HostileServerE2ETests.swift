@@ -44,7 +44,13 @@ import TestSupport
         let big = try #require(Self.terminal(result, urls[0]))
         #expect(big["format"] as? String == "svg" && big["width"] == nil, "a size no image has is unknown: \(big)")
         #expect(Self.summary(result)?["success"] as? Int == urls.count)
-        #expect(FetchE2ETests.storedFiles(cli).allSatisfy { !$0.contains("tmp") }, "\(FetchE2ETests.storedFiles(cli))")
+        // Only entries (a 32-hex key, maybe a metadata sidecar) and no temporary file remain.
+        let files = FetchE2ETests.storedFiles(cli)
+        #expect(files.count >= urls.count && files.allSatisfy { path in
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            let key = name.hasSuffix(".meta") ? String(name.dropLast(5)) : name
+            return !path.contains("tmp") && key.count == 32 && key.allSatisfy(\.isHexDigit)
+        }, "\(files)")
     }
 
     /// Item 2: malformed status lines are `network`, "malformed response from the
