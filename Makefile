@@ -8,7 +8,7 @@ SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
 APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash libisal-dev pkg-config nginx curl python3 \
-  python3-venv strace python3-pip imagemagick
+  python3-venv strace python3-pip imagemagick python3-brotli zstd
 # Python packages: the decoders the image differential test compares against
 # (Pillow, with HEIF/AVIF and JPEG XL plugins), for the python3 on PATH.
 PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin
@@ -19,8 +19,11 @@ MOTO_VERSION := 5.2.5
 BENCH_PACKAGES := wget aria2 gcc time
 BENCH_ARGS ?=
 DEMO_PORT ?= 0
+# `make fuzz`: seconds per target, and which targets (all of Fuzz/targets when empty).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 
-.PHONY: all deps bench-deps build build-debug test demo install uninstall bench clean
+.PHONY: all deps bench-deps build build-debug test fuzz demo install uninstall bench clean
 
 all: build
 
@@ -61,6 +64,11 @@ build-debug: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) test --skip-build --no-parallel $(SWIFT_BUILD_FLAGS)
+
+## fuzz: every libFuzzer target in Fuzz/targets for FUZZ_SECONDS seconds each
+## (swiftc -sanitize=fuzzer,address; build and corpora in .build/fuzz; fails on a crash)
+fuzz: deps
+	bash Fuzz/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 ## demo: serve Fixtures/ on 127.0.0.1 and run a cold, a warm and an --offline pass
 demo: build

@@ -60,45 +60,40 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The full normalisation (see the type's comment), building a new string.
+    /// It splits the URL at its ASCII delimiters byte by byte, as URL
+    /// validation and libcurl do: a `Character` search would miss a "/"
+    /// followed by a combining mark ("/\u{33F}"), take part of the path for
+    /// the host and lowercase it (found by the `url` fuzz target).
     static func normalizeFully(_ url: String) throws(DiskCacheError) -> String {
-        guard let colon = url.firstIndex(of: ":"), colon > url.startIndex, url[colon...].hasPrefix("://") else {
-            throw DiskCacheError(.invalidURL, path: "", message: "not an absolute URL (expected scheme://host/…)")
-        }
-        let scheme = url[..<colon].lowercased()
-        var rest = url[url.index(colon, offsetBy: 3)...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        let tail = rest[authorityEnd...]
-        var userinfo = ""
-        var hostPort = authority
-        if let at = authority.lastIndex(of: "@") {
-            userinfo = String(authority[...at])
-            hostPort = authority[authority.index(after: at)...]
-        }
-        var host = hostPort
-        var port: Substring = ""
-        if hostPort.hasPrefix("[") {
-            guard let close = hostPort.firstIndex(of: "]") else {
-                throw DiskCacheError(.invalidURL, path: "", message: "unterminated IPv6 address")
+        let b = Array(url.utf8)
+        func text(_ range: Range<Int>) -> String { String(decoding: b[range], as: UTF8.self) }
+        func invalid(_ message: String) -> DiskCacheError { DiskCacheError(.invalidURL, path: "", message: message) }
+        guard let colon = b.firstIndex(of: 0x3A), colon > 0, b.count - colon >= 3, b[colon + 1] == 0x2F, b[colon + 2] == 0x2F
+        else { throw invalid("not an absolute URL (expected scheme://host/…)") }
+        let scheme = text(0..<colon).lowercased()
+        let restStart = colon + 3
+        let restEnd = b[restStart...].firstIndex(of: 0x23) ?? b.count                     // '#': the fragment goes
+        let authorityEnd = b[restStart..<restEnd].firstIndex { $0 == 0x2F || $0 == 0x3F } ?? restEnd
+        let hostStart = b[restStart..<authorityEnd].lastIndex(of: 0x40).map { $0 + 1 } ?? restStart   // after '@'
+        var hostEnd = authorityEnd
+        var port = authorityEnd..<authorityEnd
+        if hostStart < authorityEnd && b[hostStart] == 0x5B {                                // '[' IPv6 ']'
+            guard let close = b[hostStart..<authorityEnd].firstIndex(of: 0x5D) else { throw invalid("unterminated IPv6 address") }
+            hostEnd = close + 1
+            if hostEnd < authorityEnd {
+                guard b[hostEnd] == 0x3A else { throw invalid("malformed host") }
+                port = (hostEnd + 1)..<authorityEnd
             }
-            host = hostPort[...close]
-            let after = hostPort[hostPort.index(after: close)...]
-            if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty {
-                throw DiskCacheError(.invalidURL, path: "", message: "malformed host")
-            }
-        } else if let colon = hostPort.lastIndex(of: ":") {
-            host = hostPort[..<colon]
-            port = hostPort[hostPort.index(after: colon)...]
+        } else if let portColon = b[hostStart..<authorityEnd].lastIndex(of: 0x3A) {
+            hostEnd = portColon
+            port = (portColon + 1)..<authorityEnd
         }
-        guard !host.isEmpty else { throw DiskCacheError(.invalidURL, path: "", message: "no host") }
-        guard port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber) else {
-            throw DiskCacheError(.invalidURL, path: "", message: "malformed port '\(port)'")
-        }
+        guard hostEnd > hostStart else { throw invalid("no host") }
+        guard b[port].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw invalid("malformed port '\(text(port))'") }
         let defaultPort = scheme == "http" ? "80" : scheme == "https" ? "443" : nil
-        var normalized = scheme + "://" + userinfo + host.lowercased()
-        if !port.isEmpty && String(port) != defaultPort { normalized += ":" + port }
-        normalized += tail
+        var normalized = scheme + "://" + text(restStart..<hostStart) + text(hostStart..<hostEnd).lowercased()
+        if !port.isEmpty && text(port) != defaultPort { normalized += ":" + text(port) }
+        normalized += text(authorityEnd..<restEnd)
         return normalized
     }
 

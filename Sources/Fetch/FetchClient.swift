@@ -34,9 +34,12 @@ public final class FetchClient: Sendable {
         }
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
-        let spec = TransferSpec(url: request.url, headerLines: headerLines(for: request),
-                                maxSize: configuration.maxSize, sink: sink, progress: configuration.progress,
-                                method: request.method, body: request.body)
+        let lines = headerLines(for: request)
+        let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
+                                     maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
+                                     method: request.method, body: request.body)
+        var spec = firstSpec
+        var redirectsBefore = 0
         var attempt = 0
         while true {
             attempt += 1
@@ -46,12 +49,35 @@ public final class FetchClient: Sendable {
             } else {
                 switch await Self.attempt(spec, on: loop) {
                 case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
-                    return try Self.deliver(response, of: request, to: sink, attempts: attempt)
+                    return try Self.deliver(response, of: request, to: sink, attempts: attempt,
+                                            redirectsBefore: redirectsBefore, resumedAt: spec.url)
                 case .response(let response):
                     error = FetchError(.http, url: request.url, status: response.status,
                                        headers: HTTPHeaders(parsing: response.rawHeaders))
-                case .failure(let failure):
+                case .interrupted(_, let url, let redirects)
+                    where redirectsBefore + redirects <= configuration.maxRedirects:
+                    // A redirect chain on a server that closes idle connections: go on
+                    // from the hop that died, on a fresh connection, with what is left
+                    // of the redirect budget (so a loop is still `redirects` after 10 hops).
+                    // This is not a retry: each resume follows at least one more hop.
+                    redirectsBefore += redirects
+                    spec = TransferSpec(url: url, headerLines: Self.linesForRedirect(lines, from: request.url, to: url),
+                                        maxSize: configuration.maxSize,
+                                        maxRedirects: configuration.maxRedirects - redirectsBefore, sink: sink,
+                                        progress: configuration.progress, method: request.method, body: request.body)
+                    attempt -= 1
+                    do { try sink.reset() } catch {
+                        throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)",
+                                         attempts: attempt)
+                    }
+                    continue
+                case .interrupted(let failure, _, _), .failure(let failure):
                     error = failure
+                }
+                if error.kind == .redirects && redirectsBefore > 0 {
+                    // libcurl counted only the hops since the chain was resumed.
+                    error = FetchError(.redirects, url: request.url, curlCode: error.curlCode,
+                                       curlMessage: "Maximum (\(configuration.maxRedirects)) redirects followed")
                 }
             }
             error.attempts = attempt
@@ -64,6 +90,8 @@ public final class FetchClient: Sendable {
             do { try sink.reset() } catch {
                 throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempt)
             }
+            spec = firstSpec
+            redirectsBefore = 0
         }
     }
 
@@ -89,7 +117,7 @@ public final class FetchClient: Sendable {
     /// Completes a successful attempt on the awaiting task: hands a body the
     /// loop held in memory to the sink, parses headers, redacts URLs.
     private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
-                                attempts: Int) throws(FetchError) -> FetchResponse {
+                                attempts: Int, redirectsBefore: Int, resumedAt: String) throws(FetchError) -> FetchResponse {
         let headers = HTTPHeaders(parsing: response.rawHeaders)
         // A body that streamed was begun by the loop thread; one held in memory is begun here.
         if (200..<300).contains(response.status) && Int64(response.bufferedBody.count) == response.bodyBytes {
@@ -102,9 +130,9 @@ public final class FetchClient: Sendable {
         }
         let url = redactURL(request.url)
         return FetchResponse(
-            url: url, effectiveURL: response.redirectedURL.map(redactURL) ?? url, status: response.status,
+            url: url, effectiveURL: redactURL(response.redirectedURL ?? resumedAt), status: response.status,
             headers: headers, bodyBytes: response.bodyBytes, attempts: attempts,
-            redirects: response.redirects, httpVersion: response.httpVersion, timings: response.timings)
+            redirects: redirectsBefore + response.redirects, httpVersion: response.httpVersion, timings: response.timings)
     }
 
     private func runningLoop() throws(FetchError) -> CurlLoop {

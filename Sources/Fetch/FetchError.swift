@@ -30,6 +30,8 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public let detail: String?
     /// Attempts made, retries included.
     public internal(set) var attempts: Int
+    /// The server's response broke HTTP (`.network`): `detail` says how.
+    public let isMalformedResponse: Bool
 
     public init(
         _ kind: Kind, url: String, status: Int? = nil, headers: HTTPHeaders? = nil,
@@ -43,6 +45,21 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         self.curlMessage = curlMessage
         self.detail = detail
         self.attempts = attempts
+        isMalformedResponse = false
+    }
+
+    /// A response that breaks HTTP: `network`, "malformed response from the
+    /// server: " and `what` was wrong.
+    init(malformed what: String, url: String, curlCode: Int? = nil, curlMessage: String? = nil) {
+        self.kind = .network
+        self.url = redactURL(url)
+        status = nil
+        headers = nil
+        self.curlCode = curlCode
+        self.curlMessage = curlMessage
+        detail = what
+        attempts = 1
+        isMalformedResponse = true
     }
 
     /// A sentence a person understands, without the URL (callers print it beside
@@ -68,6 +85,7 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         case .redirects: return "too many redirects" + curlSays
         case .cancelled: return "cancelled"
         case .io: return "I/O error" + suffix(detail ?? curlMessage)
+        case .network where isMalformedResponse: return "malformed response from the server" + suffix(detail)
         case .network: return "network error" + curlSays
         }
     }

@@ -22,12 +22,19 @@ import Darwin
 /// past). The day name is not checked against the date (§5.6.7 calls it
 /// redundant). Years before 1900 are refused too (no HTTP date is that old).
 public enum HTTPDate {
+    /// The first and last seconds `format` prints: 1900-01-01 00:00:00 and
+    /// 9999-12-31 23:59:59. A leap second after the last ("23:59:60") reads
+    /// as it, so every parsed date prints and reads back the same (found by
+    /// the `httpdate` fuzz target).
+    static let earliest: Double = -2_208_988_800
+    static let latest: Double = 253_402_300_799
+
     public static func parse(_ text: String) -> Double? {
         var text = text
         return text.withUTF8 { bytes -> Double? in
             let reader = HTTPDateReader(bytes)
             return reader.imfFixdate() ?? reader.rfc850Date() ?? reader.asctimeDate()
-        }
+        }.map { min($0, latest) }
     }
 
     /// Unix seconds of a civil date and time (UTC), or nil when the fields
@@ -57,9 +64,10 @@ public enum HTTPDate {
         return year
     }
 
-    /// IMF-fixdate for Unix seconds.
+    /// IMF-fixdate for Unix seconds, clamped to the years `parse` reads (a
+    /// stored time from a damaged or hostile record never traps).
     public static func format(_ seconds: Double) -> String {
-        var time = time_t(seconds)
+        var time = time_t(seconds.isNaN ? 0 : min(max(seconds, earliest), latest))
         var parts = tm()
         gmtime_r(&time, &parts)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]

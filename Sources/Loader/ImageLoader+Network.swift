@@ -111,8 +111,11 @@ extension ImageLoader {
         var info = ImageInfo.sniff(writer.head)
         if let structure {
             guard let sniffed = info else {
-                let type = response.headers["Content-Type"].map { " (Content-Type: \($0))" } ?? ""
-                return .failure(LoadError(kind: .notAnImage, message: "not an image\(type)", status: response.status,
+                // The server's label is quoted as the claim the bytes refute, never as proof.
+                let label = response.headers["Content-Type"].map { "; the server labelled it \($0)" } ?? ""
+                return .failure(LoadError(kind: .notAnImage,
+                                          message: "not an image: the body is in no supported image format\(label)",
+                                          status: response.status,
                                           attempts: response.attempts))
             }
             if let problem = structure.problem {

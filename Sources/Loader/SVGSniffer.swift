@@ -27,8 +27,8 @@ enum SVGSniffer {
         if width == nil || height == nil, let box = attribute("viewBox", in: tag) {
             let parts = box.split(whereSeparator: { $0 == " " || $0 == "," }).compactMap { Double($0) }
             if parts.count == 4 {
-                width = width ?? Int(parts[2].rounded())
-                height = height ?? Int(parts[3].rounded())
+                width = width ?? pixels(parts[2])
+                height = height ?? pixels(parts[3])
             }
         }
         return ImageInfo(format: "svg", width: width, height: height)
@@ -60,7 +60,16 @@ enum SVGSniffer {
     private static func length(_ value: String) -> Int? {
         var number = Substring(value)
         if number.hasSuffix("px") { number = number.dropLast(2) }
-        guard let parsed = Double(number), parsed.isFinite, parsed >= 0 else { return nil }
-        return Int(parsed.rounded())
+        return Double(number).flatMap(pixels)
+    }
+
+    /// Largest size believed: the numbers come from the document, and a
+    /// converted `9.3e18` or `1e30` would trap (SVG sizes are not bounded).
+    static let maxPixels: Double = 1e15
+
+    /// A size in whole pixels; nil for what no image has (negative, NaN, huge).
+    static func pixels(_ value: Double) -> Int? {
+        guard value.isFinite, value >= 0, value <= maxPixels else { return nil }
+        return Int(value.rounded())
     }
 }

@@ -52,6 +52,7 @@ extension CacheCommand {
     }
 
     private static func utcParts(_ seconds: Double) -> (String, String) {
+        guard seconds.isFinite, seconds.magnitude < 1e13 else { return ("????-??-??", "??:??:??") }
         var t = time_t(seconds.rounded(.down))
         var parts = tm()
         guard gmtime_r(&t, &parts) != nil else { return ("????-??-??", "??:??:??") }

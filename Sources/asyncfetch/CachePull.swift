@@ -41,7 +41,7 @@ extension CacheCommand {
             let tier = RemoteOptions.open(location, fetch: FetchConfiguration(), verbose: verbose) {
                 Console.error("asyncfetch: warning: " + $0)
             }
-            var list = URLList(arguments: urls, input: try input.map { try InputLines(path: $0) }, shard: shard)
+            var list = URLList(arguments: urls, inputs: try input.map { [try InputLines(path: $0)] } ?? [], shard: shard)
                 .makeAsyncIterator()
             var counts = (pulled: 0, present: 0, missing: 0)
             await withTaskGroup(of: (String, Bool?).self) { group in

@@ -85,6 +85,13 @@ public struct ScriptedResponse: Sendable {
     /// Close the connection after this response even if the client wants keep-alive
     /// (adds "Connection: close").
     public var closeConnection = false
+    /// Send exactly these bytes instead of a response built from the fields above (status
+    /// line, headers and body included), then close the connection: for malformed responses.
+    public var raw: [UInt8]? = nil
+    /// Keep the connection open after this response (no "Connection: close"), then read the
+    /// next request on it and close the connection without answering: a server that closes
+    /// idle keep-alive connections just as the client reuses them.
+    public var dropNextRequest = false
 
     public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -119,6 +126,18 @@ public struct ScriptedResponse: Sendable {
     /// 304 Not Modified with optional extra headers (e.g. ETag, Cache-Control).
     public static func notModified(headers: [(String, String)] = []) -> ScriptedResponse {
         ScriptedResponse(status: 304, headers: headers, body: [])
+    }
+
+    /// Exactly `bytes` on the wire, then the connection closes.
+    public static func rawBytes(_ bytes: [UInt8]) -> ScriptedResponse {
+        var response = ScriptedResponse()
+        response.raw = bytes
+        return response
+    }
+
+    /// Exactly `text` (UTF-8) on the wire, then the connection closes.
+    public static func rawText(_ text: String) -> ScriptedResponse {
+        rawBytes(Array(text.utf8))
     }
 
     /// Returns a copy with `delayBeforeHeaders` set.

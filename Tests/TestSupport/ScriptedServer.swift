@@ -547,10 +547,11 @@ private struct ConnectionHandler {
 
     private mutating func serve() {
         var index = 0
+        var dropNext = false
         while !core.isStopped {
             var head: ParsedHead?
             switch readHead(&head) {
-            case .ok: break
+            case .ok: if dropNext { return }
             case .closed: return
             case .tooLarge:
                 sendSimple(431, "request head too large\n")
@@ -597,6 +598,7 @@ private struct ConnectionHandler {
 
             core.beginRequest(request)
             let response = core.response(for: request)
+            dropNext = response.dropNextRequest
             let ok = send(response, for: request, keepAlive: &keepAlive)
             core.endRequest()
             if !ok || !keepAlive { return }
@@ -797,6 +799,10 @@ private struct ConnectionHandler {
     private func send(_ response: ScriptedResponse, for request: RecordedRequest, keepAlive: inout Bool) -> Bool {
         if response.delayBeforeHeaders > 0 {
             if !wake.sleep(response.delayBeforeHeaders) { return false }
+        }
+        if let raw = response.raw {
+            keepAlive = false
+            return sendAll(raw)
         }
         let status = response.status
         let isHead = request.method.uppercased() == "HEAD"

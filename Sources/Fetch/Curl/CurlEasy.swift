@@ -13,19 +13,21 @@ final class CurlEasy {
     private var hasHeaderList = false
     /// Whether the last transfer was not a plain GET (its method options must be undone).
     private var changedMethod = false
+    private var currentMaxRedirects: Int
 
     /// Creates and configures a handle; nil with the reason when libcurl refuses.
     static func make(_ config: FetchConfiguration) -> Result<CurlEasy, CurlOptionFailure> {
         guard let handle = curl_easy_init() else {
             return .failure(CurlOptionFailure(call: "curl_easy_init", code: CURLE_OUT_OF_MEMORY))
         }
-        let easy = CurlEasy(handle: handle)
+        let easy = CurlEasy(handle: handle, maxRedirects: config.maxRedirects)
         if let failure = easy.configure(config) { return .failure(failure) }
         return .success(easy)
     }
 
-    private init(handle: UnsafeMutableRawPointer) {
+    private init(handle: UnsafeMutableRawPointer, maxRedirects: Int) {
         self.handle = handle
+        currentMaxRedirects = maxRedirects
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -59,6 +61,11 @@ final class CurlEasy {
         // write callback catches bodies without one.
         check("MAXFILESIZE_LARGE", ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(config.maxSize)))
         check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
+        // Offer every coding this libcurl decodes (gzip, deflate, br, zstd) and
+        // decode the body as it arrives, so a sink only ever sees the decoded
+        // body and `maxSize` bounds the decoded size. libcurl decodes whatever
+        // a response declares, also when a request header replaced the offer.
+        check("ACCEPT_ENCODING", ccurl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         // HTTP/2 only where TLS negotiates it by ALPN (h2c prior knowledge breaks reuse in 7.88.1).
         check("HTTP_VERSION", ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
         check("BUFFERSIZE", ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, Defaults.receiveBufferSize))
@@ -86,7 +93,7 @@ final class CurlEasy {
 
     /// Points the handle at one transfer: its URL, its request headers and
     /// the callback context (`userdata`, unretained: see `CurlTransfer`).
-    func prepare(url: String, headers: UnsafeMutablePointer<curl_slist>?, waitForMultiplexing: Bool,
+    func prepare(url: String, headers: UnsafeMutablePointer<curl_slist>?, maxRedirects: Int, waitForMultiplexing: Bool,
                  userdata: UnsafeMutableRawPointer) -> CurlOptionFailure? {
         errorBuffer[0] = 0
         var failed: CurlOptionFailure?
@@ -94,6 +101,10 @@ final class CurlEasy {
             if rc != CURLE_OK && failed == nil { failed = CurlOptionFailure(call: "setting CURLOPT_" + name, code: rc) }
         }
         check("URL", ccurl_easy_setopt_string(handle, CURLOPT_URL, url))
+        if maxRedirects != currentMaxRedirects {
+            check("MAXREDIRS", ccurl_easy_setopt_long(handle, CURLOPT_MAXREDIRS, maxRedirects))
+            currentMaxRedirects = maxRedirects
+        }
         check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
         // Over TLS, wait for a connection being set up to say whether it multiplexes

@@ -10,14 +10,21 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
 }
 
 /// CURLOPT_HEADERFUNCTION: keeps the raw lines of the latest response (a
-/// status line starts a new one, so redirects and 100-continue are dropped).
+/// status line starts a new one, so redirects and 100-continue are dropped),
+/// after `ResponseHeadCheck` has checked each one; a malformed line aborts
+/// the transfer (libcurl then reports CURLE_WRITE_ERROR, which
+/// `CurlTransfer.outcome` explains from `head.problem`).
 let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     guard let userdata, let data else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
     let line = UnsafeRawBufferPointer(start: data, count: size * count)
-    if line.starts(with: "HTTP/".utf8) {
+    switch transfer.head.accept(line) {
+    case .status:
         transfer.rawHeaders.removeAll(keepingCapacity: true)
         transfer.bodyStatusChecked = false
+    case .field: break
+    case .trailer: return line.count
+    case .malformed: return 0
     }
     transfer.rawHeaders.append(contentsOf: line)
     return line.count

@@ -4,6 +4,9 @@ import CCurl
 enum AttemptOutcome: Sendable {
     case response(AttemptResponse)
     case failure(FetchError)
+    /// A redirect chain broke on a connection that died when reused, after
+    /// `redirects` hops: the fetch goes on from `url` (see `FetchClient.fetch`).
+    case interrupted(FetchError, url: String, redirects: Int)
 }
 
 /// A finished attempt, raw: the loop thread only copies bytes out of libcurl;
@@ -27,6 +30,8 @@ struct TransferSpec: Sendable {
     let url: String
     let headerLines: [String]
     let maxSize: Int64
+    /// Redirects this attempt may still follow (CURLOPT_MAXREDIRS).
+    let maxRedirects: Int
     let sink: BodySink
     var progress: TransferProgress?
     var method: FetchRequest.Method = .get
@@ -68,6 +73,7 @@ final class CurlTransfer: @unchecked Sendable {
     // Loop-thread state.
     var easy: CurlEasy?
     var rawHeaders: [UInt8] = []
+    var head = ResponseHeadCheck()
     var bodyStatusChecked = false
     var deliverBody = false
     var streaming = false
@@ -125,7 +131,8 @@ final class CurlTransfer: @unchecked Sendable {
         self.easy = easy
         let waitForMultiplexing = spec.url.utf8.starts(with: "https:".utf8)
             || spec.url.utf8.starts(with: "HTTPS:".utf8)
-        if let failure = easy.prepare(url: spec.url, headers: headerList, waitForMultiplexing: waitForMultiplexing,
+        if let failure = easy.prepare(url: spec.url, headers: headerList, maxRedirects: spec.maxRedirects,
+                                      waitForMultiplexing: waitForMultiplexing,
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {
             return failure.error(url: spec.url)
         }
@@ -137,10 +144,17 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Reads the result of a finished attempt off its handle.
     func outcome(code: CURLcode, easy: CurlEasy) -> AttemptOutcome {
-        if code != CURLE_OK {
-            return .failure(error(for: code, easy: easy))
-        }
         let redirects = easy.long(CURLINFO_REDIRECT_COUNT)
+        if code != CURLE_OK {
+            let failure = error(for: code, easy: easy)
+            if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
+                return .interrupted(failure, url: url, redirects: redirects)
+            }
+            return .failure(failure)
+        }
+        guard head.isComplete else {
+            return .failure(FetchError(malformed: "the connection closed inside the response headers", url: spec.url))
+        }
         let versionText: String
         switch easy.long(CURLINFO_HTTP_VERSION) {
         case Int(CURL_HTTP_VERSION_1_0): versionText = "1.0"
@@ -178,12 +192,51 @@ final class CurlTransfer: @unchecked Sendable {
                 return FetchError(.io, url: spec.url, curlCode: curlCode, curlMessage: text, detail: detail)
             }
         }
+        if let problem = head.problem {
+            return FetchError(malformed: problem, url: spec.url, curlCode: curlCode, curlMessage: text)
+        }
         if code == CURLE_UNSUPPORTED_PROTOCOL {
-            // The first URL was checked before any I/O, so this is a redirect's target.
-            let target = easy.string(CURLINFO_EFFECTIVE_URL).map { redactURL($0) }
-            let detail = target.map { "redirect to \($0)" } ?? "redirect to an unsupported scheme"
-            return FetchError(.unsupportedScheme, url: spec.url, curlCode: curlCode, curlMessage: text, detail: detail)
+            // libcurl says this both for a redirect it refused and for a response
+            // it could not parse. The first URL was checked before any I/O, so it
+            // is a refused redirect only when the last response redirects to
+            // another scheme; the message then names that target.
+            if let target = refusedRedirectTarget() {
+                return FetchError(.unsupportedScheme, url: spec.url, curlCode: curlCode, curlMessage: text,
+                                  detail: "redirect to \(redactURL(target))")
+            }
+            return FetchError(malformed: lowercasingFirst(text), url: spec.url, curlCode: curlCode, curlMessage: text)
+        }
+        if code == CURLE_WEIRD_SERVER_REPLY || code == CURLE_BAD_CONTENT_ENCODING {
+            return FetchError(malformed: lowercasingFirst(text), url: spec.url, curlCode: curlCode, curlMessage: text)
         }
         return FetchError(FetchError.Kind(curlCode: code), url: spec.url, curlCode: curlCode, curlMessage: text)
     }
+
+    /// The `Location` of the last response when it is a redirect to a scheme
+    /// other than http and https (a relative reference keeps the scheme).
+    private func refusedRedirectTarget() -> String? {
+        guard (300..<400).contains(head.status),
+              let location = HTTPHeaders(parsing: rawHeaders)["Location"].map(trimWhitespace), !location.isEmpty
+        else { return nil }
+        guard let colon = location.utf8.firstIndex(of: 0x3A) else { return nil }
+        let scheme = location.utf8[..<colon]
+        guard let first = scheme.first, (0x61...0x7A).contains(first | 0x20),
+              scheme.allSatisfy({ byte in
+                  (0x30...0x39).contains(byte) || (0x61...0x7A).contains(byte | 0x20) || byte == 0x2B || byte == 0x2D || byte == 0x2E
+              }) else { return nil }
+        let lower = String(decoding: scheme, as: UTF8.self).lowercased()
+        return lower == "http" || lower == "https" ? nil : location
+    }
+
+    /// A request on a reused connection that the server had closed: libcurl
+    /// retries on a fresh connection itself, but only five times per transfer
+    /// (redirect hops included), then gives up with one of these.
+    private func diedOnReuse(_ code: CURLcode) -> Bool {
+        code == CURLE_SEND_ERROR || code == CURLE_RECV_ERROR || code == CURLE_GOT_NOTHING
+    }
+}
+
+private func lowercasingFirst(_ text: String) -> String {
+    guard let first = text.first, first.isUppercase, !(text.dropFirst().first?.isUppercase ?? false) else { return text }
+    return first.lowercased() + text.dropFirst()
 }

@@ -1,0 +1,124 @@
+/// Checks the response header lines libcurl hands to the header callback,
+/// one line at a time, because libcurl 7.88 accepts what RFC 9110 forbids:
+/// a response cut inside its headers counts as complete, and an invalid
+/// `Content-Length` ("5abc", "1e3", "5, 74") is read as its numeric prefix.
+///
+/// A plain value with no I/O (fuzzed by `Fuzz/`): the transfer feeds it
+/// every line and aborts the transfer when it reports a problem.
+struct ResponseHeadCheck {
+    enum Line: Equatable {
+        /// A status line: a new response starts (a redirect or 1xx went before).
+        case status
+        /// A header field, or the blank line that ends the block.
+        case field
+        /// A trailer field after a final response's body: not a header.
+        case trailer
+        /// The response is malformed; `problem` says how. Abort the transfer.
+        case malformed
+    }
+
+    private enum State { case expectingStatus, inHeaders, afterHeaders }
+
+    private var state = State.expectingStatus
+    /// The current response's status code.
+    private(set) var status = 0
+    /// What was wrong, once a line was malformed.
+    private(set) var problem: String?
+    private var contentLength: [UInt8]?
+
+    /// Whether the last response's header block ended with its blank line.
+    var isComplete: Bool { state == .afterHeaders && problem == nil }
+
+    /// Classifies one line (with its CRLF) and checks it.
+    mutating func accept(_ line: UnsafeRawBufferPointer) -> Line {
+        if problem != nil { return .malformed }
+        let text = Self.trimmingLineEnd(line)
+        switch state {
+        case .afterHeaders where status >= 200 && !text.starts(with: "HTTP/".utf8):
+            return .trailer
+        case .expectingStatus, .afterHeaders:
+            guard let code = Self.statusCode(text) else {
+                return fail("invalid status line \"\(Self.quoted(text))\"")
+            }
+            status = code
+            contentLength = nil
+            state = .inHeaders
+            return .status
+        case .inHeaders:
+            if text.isEmpty {
+                state = .afterHeaders
+                return .field
+            }
+            if let value = Self.value(of: "content-length", in: text), let failure = checkContentLength(value) {
+                return fail(failure)
+            }
+            return .field
+        }
+    }
+
+    private mutating func fail(_ text: String) -> Line {
+        problem = text
+        return .malformed
+    }
+
+    /// RFC 9110 §8.6: 1*DIGIT; a list of identical values may be read as one.
+    /// Every other form is an unrecoverable error, and so are two fields that differ.
+    private mutating func checkContentLength(_ value: ArraySlice<UInt8>) -> String? {
+        let shown = Self.quoted(Self.trimmingSpaces(value))
+        let invalid = "invalid Content-Length \"\(shown)\""
+        var first: ArraySlice<UInt8>?
+        for member in value.split(separator: 0x2C, omittingEmptySubsequences: false) {
+            let digits = Self.trimmingSpaces(member)
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return invalid }
+            if let first, first != digits { return invalid }
+            first = digits
+        }
+        guard let digits = first else { return invalid }
+        let significant = digits.drop { $0 == 0x30 }
+        if significant.count > 18 { return "Content-Length \"\(shown)\" is out of range" }
+        if let previous = contentLength, previous != Array(significant) {
+            return "two different Content-Length values"
+        }
+        contentLength = Array(significant)
+        return nil
+    }
+
+    /// `HTTP/1.0`, `HTTP/1.1`, `HTTP/2` or `HTTP/3`, a space, three digits
+    /// (100–599), then nothing or a space and a reason phrase.
+    static func statusCode(_ text: ArraySlice<UInt8>) -> Int? {
+        let versions = ["HTTP/1.1 ", "HTTP/1.0 ", "HTTP/2 ", "HTTP/3 "]
+        guard let version = versions.first(where: { text.starts(with: $0.utf8) }) else { return nil }
+        let rest = text.dropFirst(version.utf8.count)
+        let digits = rest.prefix(3)
+        guard digits.count == 3, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        if let after = rest.dropFirst(3).first, after != 0x20 { return nil }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        return (100...599).contains(code) ? code : nil
+    }
+
+    /// The value of a field named `name` (lowercase), or nil for other fields.
+    static func value(of name: String, in text: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let colon = text.firstIndex(of: 0x3A), colon - text.startIndex == name.utf8.count else { return nil }
+        for (byte, wanted) in zip(text[..<colon], name.utf8) where byte | 0x20 != wanted { return nil }
+        return text[(colon + 1)...]
+    }
+
+    private static func trimmingLineEnd(_ line: UnsafeRawBufferPointer) -> ArraySlice<UInt8> {
+        var text = Array(line)[...]
+        while let last = text.last, last == 0x0A || last == 0x0D { text.removeLast() }
+        return text
+    }
+
+    private static func trimmingSpaces(_ text: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var text = text
+        while let first = text.first, first == 0x20 || first == 0x09 { text.removeFirst() }
+        while let last = text.last, last == 0x20 || last == 0x09 { text.removeLast() }
+        return text
+    }
+
+    /// At most 60 bytes of `text`, printable ASCII kept, anything else as `?`.
+    private static func quoted(_ text: ArraySlice<UInt8>) -> String {
+        let shown = text.prefix(60).map { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 ? Character(UnicodeScalar($0)) : "?" }
+        return String(shown) + (text.count > 60 ? "…" : "")
+    }
+}
