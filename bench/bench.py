@@ -359,9 +359,13 @@ def run_remote(args, fs, base):
     shutil.rmtree(base, ignore_errors=True)
     os.makedirs(f"{base}/www/small")
     variants = [png(64, 64, seed) for seed in range(16)]
+    # Dated 30 days back, as in `run`: nginx's Last-Modified then keeps them fresh for 3 days
+    # (RFC 9111 §4.2.2), so the warm run is answered by the tier, not revalidated with the origin.
+    old = time.time() - 30 * 86400
     for i in range(args.small):
         with open(f"{base}/www/small/s{i:06d}.png", "wb") as f:
             f.write(variants[i % len(variants)])
+        os.utime(f"{base}/www/small/s{i:06d}.png", (old, old))
     store = f"{base}/store"
     os.makedirs(store); os.chmod(store, 0o777)      # nginx's workers (nobody) write here
     origin = Nginx(f"{base}/www", f"{base}/nginx")
