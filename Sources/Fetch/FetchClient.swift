@@ -37,7 +37,7 @@ public final class FetchClient: Sendable {
         let lines = headerLines(for: request)
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
-                                     method: request.method, body: request.body)
+                                     method: request.method, body: request.body, bodyFile: request.bodyFile)
         var spec = firstSpec
         var redirectsBefore = 0
         var attempt = 0
@@ -64,7 +64,7 @@ public final class FetchClient: Sendable {
                     spec = TransferSpec(url: url, headerLines: Self.linesForRedirect(lines, from: request.url, to: url),
                                         maxSize: configuration.maxSize,
                                         maxRedirects: configuration.maxRedirects - redirectsBefore, sink: sink,
-                                        progress: configuration.progress, method: request.method, body: request.body)
+                                        progress: configuration.progress, method: request.method, body: request.body, bodyFile: request.bodyFile)
                     attempt -= 1
                     do { try sink.reset() } catch {
                         throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)",

@@ -149,13 +149,14 @@ public final class RemoteCache: Sendable {
     }
 
     private func put(key: String, url: String, from store: DiskCacheStore) async {
-        // The entry as it is now (a later 304 of this run may have refreshed it); its body read whole.
-        guard let entry = store.lookup(key, url: url, accessTime: false), entry.metadata.hasBody,
-              let body = try? readWhole(entry.bodyPath), Int64(body.count) == entry.metadata.bodyLength else { return }
-        let object = RemoteObject.encode(record: entry.metadata.encoded(), body: body)
+        // The entry as it is now (a later 304 of this run may have refreshed it). The body
+        // streams from the file (memory stays flat), which must still be this entry's inode.
+        guard let entry = store.lookup(key, url: url, accessTime: false), entry.metadata.hasBody else { return }
+        let header = RemoteObject.header(record: entry.metadata.encoded())
+        let body = FetchRequest.BodyFile(path: entry.bodyPath, length: entry.metadata.bodyLength, inode: entry.inode)
         let target = location.objectURL(key)
         do {
-            _ = try await client.fetch(FetchRequest(url: target, method: .put, body: object), into: DiscardSink())
+            _ = try await client.fetch(FetchRequest(url: target, method: .put, body: header, bodyFile: body), into: DiscardSink())
             lock.withLock {
                 counters.uploads += 1
                 failuresInARow = 0

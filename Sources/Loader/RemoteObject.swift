@@ -23,13 +23,14 @@ enum RemoteObject {
     /// The header line is at most this long (magic, up to 20 digits, newline).
     static let headerLimit = 64
 
+    /// What precedes the body in the object: the header line and the record.
+    static func header(record: [UInt8]) -> [UInt8] {
+        Array((magic + String(record.count) + "\n").utf8) + record
+    }
+
     /// The object for a stored entry whose body is `body`.
     static func encode(record: [UInt8], body: [UInt8]) -> [UInt8] {
-        var out = Array((magic + String(record.count) + "\n").utf8)
-        out.reserveCapacity(out.count + record.count + body.count)
-        out += record
-        out += body
-        return out
+        header(record: record) + body
     }
 }
 
@@ -123,22 +124,4 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
     func abandon() {
         writer?.abandon()
     }
-}
-
-/// The whole content of a (cache body) file, read with `pread` until its end.
-func readWhole(_ path: String) throws(RemoteObjectError) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw RemoteObjectError(description: "open \(path): \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { throw RemoteObjectError(description: "stat \(path): \(String(cString: strerror(errno)))") }
-    var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-    var done = 0
-    while done < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { throw RemoteObjectError(description: "read \(path): \(n < 0 ? String(cString: strerror(errno)) : "file shrank")") }
-        done += n
-    }
-    return bytes
 }

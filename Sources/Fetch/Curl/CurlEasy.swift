@@ -118,9 +118,9 @@ final class CurlEasy {
     }
 
     /// Sets the request method: a GET undoes what a previous PUT set; a PUT
-    /// sends `body` (POSTFIELDS, which libcurl does not copy: the transfer
-    /// owns the bytes until it is freed, after the handle was released).
-    func prepareMethod(_ method: FetchRequest.Method, body: UnsafeMutableRawPointer?, count: Int) -> CurlOptionFailure? {
+    /// uploads `length` bytes that `curlReadCallback` reads from the transfer
+    /// (`userdata`, unretained: the transfer outlives its use of the handle).
+    func prepareMethod(_ method: FetchRequest.Method, length: Int64, userdata: UnsafeMutableRawPointer) -> CurlOptionFailure? {
         var failed: CurlOptionFailure?
         func check(_ name: String, _ rc: CURLcode) {
             if rc != CURLE_OK && failed == nil { failed = CurlOptionFailure(call: "setting CURLOPT_" + name, code: rc) }
@@ -128,15 +128,16 @@ final class CurlEasy {
         switch method {
         case .get:
             guard changedMethod else { return nil }
-            check("POSTFIELDS", ccurl_easy_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil))
-            check("CUSTOMREQUEST", ccurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, nil))
+            check("UPLOAD", ccurl_easy_setopt_long(handle, CURLOPT_UPLOAD, 0))
+            check("READDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_READDATA, nil))
             check("HTTPGET", ccurl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1))
             changedMethod = false
         case .put:
             changedMethod = true
-            check("POSTFIELDSIZE_LARGE", ccurl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(count)))
-            check("POSTFIELDS", ccurl_easy_setopt_pointer(handle, CURLOPT_POSTFIELDS, body))
-            check("CUSTOMREQUEST", ccurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, "PUT"))
+            check("UPLOAD", ccurl_easy_setopt_long(handle, CURLOPT_UPLOAD, 1))   // a PUT
+            check("INFILESIZE_LARGE", ccurl_easy_setopt_off_t(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length)))
+            check("READFUNCTION", ccurl_easy_setopt_data_callback(handle, CURLOPT_READFUNCTION, curlReadCallback))
+            check("READDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_READDATA, userdata))
         }
         return failed
     }

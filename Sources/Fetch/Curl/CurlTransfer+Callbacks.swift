@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// CURLOPT_WRITEFUNCTION. Returning less than asked aborts the transfer
 /// (libcurl then reports CURLE_WRITE_ERROR, which `CurlTransfer.outcome`
@@ -30,7 +33,47 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     return line.count
 }
 
+/// CURLOPT_READFUNCTION: a PUT's body, from the transfer (`sendBody`).
+/// CURL_READFUNC_ABORT stops the transfer (`uploadError` says why).
+let curlReadCallback: ccurl_data_callback = { data, size, count, userdata in
+    guard let userdata, let data else { return Int(CURL_READFUNC_ABORT) }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.sendBody(into: UnsafeMutableRawBufferPointer(start: data, count: size * count))
+}
+
 extension CurlTransfer {
+    /// Opens the file a PUT sends after `spec.body`, checked against what the
+    /// request says it is; a sentence saying what is wrong, or nil.
+    func openBodyFile(_ file: FetchRequest.BodyFile) -> String? {
+        let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return "cannot read \(file.path): \(String(cString: strerror(errno)))" }
+        var info = stat()
+        guard fstat(fd, &info) == 0, UInt64(info.st_ino) == file.inode, Int64(info.st_size) == file.length else {
+            _ = close(fd)
+            return "\(file.path) changed before it could be sent"
+        }
+        uploadFD = fd
+        return nil
+    }
+
+    /// Fills `buffer` with the next bytes of a PUT's body: `spec.body`, then
+    /// the open file. 0 at the end; CURL_READFUNC_ABORT when the file cannot be read.
+    func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        var sent = 0
+        if uploadOffset < spec.body.count {
+            sent = min(buffer.count, spec.body.count - uploadOffset)
+            spec.body.withUnsafeBytes { base.copyMemory(from: $0.baseAddress! + uploadOffset, byteCount: sent) }
+            uploadOffset += sent
+        }
+        guard sent < buffer.count, uploadFD >= 0 else { return sent }
+        while true {
+            let n = read(uploadFD, base + sent, buffer.count - sent)
+            if n >= 0 { return sent + n }
+            if errno != EINTR { return Int(CURL_READFUNC_ABORT) }
+        }
+    }
+
     /// One chunk of the body; returns the bytes consumed (fewer aborts the transfer).
     func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Int {
         if !bodyStatusChecked, let easy {

@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one attempt produced, as handed from the loop thread to the waiting task.
 enum AttemptOutcome: Sendable {
@@ -36,6 +39,7 @@ struct TransferSpec: Sendable {
     var progress: TransferProgress?
     var method: FetchRequest.Method = .get
     var body: [UInt8] = []
+    var bodyFile: FetchRequest.BodyFile?
 }
 
 /// One attempt of one request, owned by the `CurlLoop`.
@@ -67,8 +71,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// while the transfer runs and `CurlEasy.detach` forgets it before this frees it.
     let headerList: UnsafeMutablePointer<curl_slist>?
     let headerListFailed: Bool
-    /// A PUT's body, owned here (libcurl reads it in place while the transfer runs).
-    let uploadBody: UnsafeMutableRawBufferPointer?
+    /// A PUT's body as it is sent (`curlReadCallback`): bytes of `spec.body`
+    /// sent so far, then the open `spec.bodyFile` (closed by `deinit`).
+    var uploadOffset = 0
+    var uploadFD: Int32 = -1
 
     // Loop-thread state.
     var easy: CurlEasy?
@@ -97,19 +103,11 @@ final class CurlTransfer: @unchecked Sendable {
         }
         headerList = list
         headerListFailed = failed
-        if spec.method == .put {
-            // At least one byte: an empty PUT still needs a non-NULL POSTFIELDS (else libcurl reads stdin).
-            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, spec.body.count), alignment: 1)
-            copy.copyBytes(from: spec.body)
-            uploadBody = copy
-        } else {
-            uploadBody = nil
-        }
     }
 
     deinit {
         if let headerList { curl_slist_free_all(headerList) }
-        uploadBody?.deallocate()
+        if uploadFD >= 0 { _ = close(uploadFD) }   // read-only: nothing to report
     }
 
     /// Resumes the awaiting task; a second call is a no-op.
@@ -136,7 +134,12 @@ final class CurlTransfer: @unchecked Sendable {
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {
             return failure.error(url: spec.url)
         }
-        if let failure = easy.prepareMethod(spec.method, body: uploadBody?.baseAddress, count: spec.body.count) {
+        var uploadLength = Int64(spec.body.count)
+        if spec.method == .put, let file = spec.bodyFile {
+            if let problem = openBodyFile(file) { return FetchError(.io, url: spec.url, detail: problem) }
+            uploadLength += file.length
+        }
+        if let failure = easy.prepareMethod(spec.method, length: uploadLength, userdata: Unmanaged.passUnretained(self).toOpaque()) {
             return failure.error(url: spec.url)
         }
         return nil
