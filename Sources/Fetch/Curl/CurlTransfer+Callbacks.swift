@@ -45,7 +45,10 @@ extension CurlTransfer {
     /// Opens the file a PUT sends after `spec.body`, checked against what the
     /// request says it is; a sentence saying what is wrong, or nil.
     func openBodyFile(_ file: FetchRequest.BodyFile) -> String? {
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // O_NOATIME (a GNU flag Swift does not import): sending a cache entry is not a use of it
+        // (its atime is the LRU clock); refused on another owner's file, which is read anyway.
+        var fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | 0o1000000)
+        if fd < 0 && errno == EPERM { fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard fd >= 0 else { return "cannot read \(file.path): \(String(cString: strerror(errno)))" }
         var info = stat()
         guard fstat(fd, &info) == 0, UInt64(info.st_ino) == file.inode, Int64(info.st_size) == file.length else {
