@@ -176,10 +176,9 @@ public final class DiskCacheStore: Sendable {
             return current
         }
         var lastAccess = updated.lastAccess
-        // A revalidation is a use.
-        let updatedEntry = CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta, lastAccess: lastAccess,
-                                      inode: entry.inode, recordOnBody: updated.recordOnBody)
-        if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, setAccessTime(accessName(updatedEntry)) {
+        // A revalidation is a use (recorded on the body, or on a sidecar-only entry's sidecar).
+        let accessName = meta.hasBody || updated.recordOnBody ? entry.key : entry.key + CacheFileName.metadataSuffix
+        if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, setAccessTime(accessName) {
             lastAccess = meta.storedAt
         }
         return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta, lastAccess: lastAccess,
