@@ -9,8 +9,12 @@ let package = Package(
     name: "asyncfetch",
     platforms: [.macOS(.v13)],
     products: [
+        .library(name: "Support", targets: ["Support"]),
+        .library(name: "ImageFormats", targets: ["ImageFormats"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "DiskCache", targets: ["DiskCache"]),
+        .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
+        .library(name: "RemoteCache", targets: ["RemoteCache"]),
         .library(name: "Loader", targets: ["Loader"]),
         .executable(name: "asyncfetch", targets: ["asyncfetch"]),
     ],
@@ -29,18 +33,31 @@ let package = Package(
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
         // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/Loader/ImageStructure+CRC.swift imports it.
         .target(name: "CCRC", linkerSettings: [.linkedLibrary("isal")]),
-        .target(name: "Fetch", dependencies: ["CCurl"], swiftSettings: strict),
-        .target(name: "DiskCache", dependencies: ["CCrypto", "CXXHash"], swiftSettings: strict),
-        .target(name: "Loader", dependencies: ["Fetch", "DiskCache", "CCRC"], swiftSettings: strict),
+        // The module graph is one-way (README, "Layout"):
+        //   Support (locks, clocks, ASCII) under everything but the C corners;
+        //   CCRC -> ImageFormats (pure: no I/O);
+        //   Fetch, DiskCache -> HTTPCaching (pure RFC 9111 rules), RemoteCache (the tier);
+        //   all of them -> Loader (phases, batches) -> the asyncfetch executable.
+        .target(name: "Support", swiftSettings: strict),
+        .target(name: "ImageFormats", dependencies: ["CCRC"], swiftSettings: strict),
+        .target(name: "Fetch", dependencies: ["CCurl", "Support"], swiftSettings: strict),
+        .target(name: "DiskCache", dependencies: ["CCrypto", "CXXHash", "Support"], swiftSettings: strict),
+        .target(name: "HTTPCaching", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
+        .target(name: "RemoteCache", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
+        .target(
+            name: "Loader",
+            dependencies: ["Support", "ImageFormats", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache", "CCRC"],
+            swiftSettings: strict),
         .executableTarget(
             name: "asyncfetch",
             dependencies: [
-                "Loader", "Fetch", "DiskCache",
+                "Loader", "Support", "ImageFormats", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(
