@@ -2,6 +2,7 @@ import ArgumentParser
 import DiskCache
 import Fetch
 import Loader
+import enum Support.HumanUnits
 
 extension CacheCommand {
     /// `cache list [--json]`: every intact entry, sorted by URL.
@@ -48,7 +49,7 @@ extension CacheCommand {
                     line.add("status", meta.status)
                     out.line(line.rendered)
                 } else {
-                    let size = meta.hasBody ? formatBytes(meta.bodyLength) : "HTTP \(meta.status)"
+                    let size = meta.hasBody ? HumanUnits.bytes(meta.bodyLength) : "HTTP \(meta.status)"
                     let type = meta.header("Content-Type") ?? "-"
                     out.line("\(fresh ? "fresh" : "stale")  \(CacheCommand.humanTimestamp(meta.storedAt))  "
                              + "\(CacheCommand.padded(size, 10))  \(type.padding(toLength: typeWidth))  \(redactURL(meta.url))")

@@ -1,4 +1,7 @@
 import Fetch
+import Loader
+import enum Support.HumanUnits
+import func Support.startDetachedThread
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -91,7 +94,7 @@ final class Interruption: @unchecked Sendable {
     private func startGraceTimer(_ signo: Int32) {
         let started: Void? = try? startDetachedThread(name: "asyncfetch-grace") { [self] in
             usleep(useconds_t(Defaults.interruptGrace * 1_000_000))
-            exitNow(signo, reason: "the interrupted run did not end within \(formatDuration(Defaults.interruptGrace)): exiting")
+            exitNow(signo, reason: "the interrupted run did not end within \(HumanUnits.duration(Defaults.interruptGrace)): exiting")
         }
         if started == nil { exitNow(signo, reason: "cannot wait for the interrupted run: exiting") }
     }

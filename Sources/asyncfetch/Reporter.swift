@@ -1,5 +1,6 @@
 import Fetch
 import Loader
+import enum Support.HumanUnits
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -202,7 +203,7 @@ final class Reporter: @unchecked Sendable {
             tier = "; remote cache: \(r.hits) hits, \(r.misses) misses, \(r.uploads) uploads, \(r.errors) errors"
         }
         let noun = s.total == 1 ? "URL" : "URLs"
-        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))" + tier
+        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(HumanUnits.bytes(s.bytes)) in \(HumanUnits.duration(duration))" + tier
     }
 
     private func summaryJSON(duration: Double, interruptedBy signo: Int32?) -> String {
