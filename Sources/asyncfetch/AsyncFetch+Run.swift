@@ -73,8 +73,7 @@ enum FetchRun {
         // The last lines (cache hits, the summary) are written by `finish`.
         if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
         if let (name, problem) = ending.inputError { throw RuntimeFailure("reading --input \(name): \(problem)") }
-        let code = reporter.summary.exitCode
-        if code != 0 { throw ExitCode(code) }
+        if !reporter.summary.allSucceeded { throw ExitCode(1) }
     }
 
     /// `--output-dir DIR` opened, its problems worded for the command line.

@@ -33,7 +33,7 @@ final class Reporter: @unchecked Sendable {
     // Guarded by `lock`.
     /// The URL column's width so far (`appendURLColumn`).
     var urlColumn = 0
-    private var counted = Summary()
+    private var counted = BatchTotals()
     private var progressMode: ProgressMode
     private var bar = ProgressBar()
     private var barDrawn = false
@@ -55,7 +55,7 @@ final class Reporter: @unchecked Sendable {
         out.beforeWrite = { [unowned self] in eraseBarLocked() }
     }
 
-    var summary: Summary { lock.withLock { counted } }
+    var summary: BatchTotals { lock.withLock { counted } }
 
     /// The results can no longer be written (stdout was a pipe whose reader
     /// went away, as with `| head`): the run should stop.

@@ -58,3 +58,25 @@ import TestSupport
         #expect(ending.inputError?.problem == "Input/output error")
     }
 }
+
+/// The summary's numbers, counted from phases.
+@Suite struct BatchTotalsTests {
+    @Test func terminalPhasesAreCountedBySourceAndBytes() async throws {
+        let harness = try LoaderHarness()
+        harness.server.route("/a.png", .ok(LoaderHarness.png))
+        var totals = BatchTotals()
+        let loader = harness.loader()
+        for phase in [await loader.load(harness.server.url("/a.png")), await loader.load(harness.server.url("/a.png")),
+                      await loader.load(harness.server.url("/missing.png")), .loading(nil)] {
+            totals.count(phase)
+        }
+        let offline = harness.loader { $0.offline = true }
+        totals.count(await offline.load(harness.server.url("/never.png")))
+        #expect(totals.total == 4 && totals.success == 2 && totals.failure == 1 && totals.empty == 1)
+        #expect(totals.network == 1 && totals.cache == 1 && totals.bytes == 2 * Int64(LoaderHarness.png.count))
+        #expect(!totals.allSucceeded)
+        var good = BatchTotals()
+        good.count(await loader.load(harness.server.url("/a.png")))
+        #expect(good.allSucceeded)
+    }
+}

@@ -1,5 +1,6 @@
 import DiskCache
 import Foundation
+import ImageFormats
 @testable import Loader
 import Testing
 import TestSupport
@@ -9,24 +10,25 @@ import TestSupport
     static let md5 = "0123456789abcdef0123456789abcdef"
 
     static func name(_ url: String, template: String = OutputName.defaultTemplate, given: String? = nil,
-                     format: String? = nil) -> String {
+                     format: ImageFormat? = nil) -> String {
         OutputName(template: template).components(url: url, given: given, md5: md5, format: format).joined(separator: "/")
     }
 
     @Test func theSniffedFormatGivesTheExtension() {
-        #expect(OutputName.fileExtension(format: "jpeg", name: "photo") == "jpg")
-        #expect(OutputName.fileExtension(format: "png", name: "photo.jpeg") == "png")
+        // A JPEG is saved as .jpg: the typed format carries its file extension.
+        #expect(OutputName.fileExtension(format: .jpeg, name: "photo") == "jpg")
+        #expect(OutputName.fileExtension(format: .png, name: "photo.jpeg") == "png")
         #expect(OutputName.fileExtension(format: nil, name: "photo.webp") == "webp")
         #expect(OutputName.fileExtension(format: nil, name: "archive.tar-gz") == "bin")
         #expect(OutputName.fileExtension(format: nil, name: "README") == "bin")
-        #expect(Self.name("https://a/x/photo", template: "{md5}.{ext}", format: "jpeg") == "\(Self.md5).jpg")
+        #expect(Self.name("https://a/x/photo", template: "{md5}.{ext}", format: .jpeg) == "\(Self.md5).jpg")
     }
 
     @Test func templatesExpandFromTheURL() {
         let url = "https://User:pw@Example.COM:8443/a/b/cat.png?size=2#top"
         #expect(Self.name(url) == "cat.png")
         #expect(Self.name(url, template: "{host}/{path}") == "example.com_8443/a/b/cat.png")
-        #expect(Self.name(url, template: "{host}-{md5}.{ext}", format: "gif") == "example.com_8443-\(Self.md5).gif")
+        #expect(Self.name(url, template: "{host}-{md5}.{ext}", format: .gif) == "example.com_8443-\(Self.md5).gif")
         let parts = URLParts(url)
         #expect(parts.host == "example.com_8443" && parts.path == "a/b/cat.png" && parts.lastSegment == "cat.png")
         #expect(OutputName.problem(with: "{host}/{name}") == nil)
@@ -40,7 +42,7 @@ import TestSupport
         #expect(Self.name("https://a/x", given: "tab\there\\back") == "tab_here_back")
         #expect(Self.name("https://a/%41%42.png") == "AB.png")
         // Nothing left: the key and the extension.
-        #expect(Self.name("https://a/", format: "png") == "\(Self.md5).png")
+        #expect(Self.name("https://a/", format: .png) == "\(Self.md5).png")
         #expect(Self.name("https://a/x", given: "..") == "\(Self.md5).bin")
     }
 
@@ -57,7 +59,7 @@ import TestSupport
         let temp = try TempDirectory(prefix: "asyncfetch-output")
         let body = try temp.write("cache/body", Array("image bytes".utf8))
         let folder = try OutputDirectory(path: temp.file("out"), name: OutputName(template: "{name}"))
-        let result = LoadResult(path: nil, source: .network, bytes: 11, status: 200, contentType: "image/png", format: "png",
+        let result = LoadResult(path: nil, source: .network, bytes: 11, status: 200, contentType: "image/png", format: .png,
                                 width: nil, height: nil, attempts: 1, httpVersion: nil, redirects: 0, effectiveURL: nil)
         let first = try folder.receive(url: "https://a/cat.png", body: body, result: result)
         let second = try folder.receive(url: "https://b/cat.png", body: body, result: result)

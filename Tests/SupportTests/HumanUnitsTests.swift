@@ -38,12 +38,11 @@ import Testing
 
     @Test func sizeArguments() {
         #expect(HumanUnits.byteCount("65536") == 65536)
-        #expect(HumanUnits.byteCount("512K") == 512 * 1024)
-        #expect(HumanUnits.byteCount("64m") == 64 << 20)
-        #expect(HumanUnits.byteCount("1.5G") == 1536 << 20)
+        #expect(HumanUnits.byteCount("512K") == 524_288)
+        #expect(HumanUnits.byteCount("64m") == 67_108_864)
+        #expect(HumanUnits.byteCount("1.5G") == 1_610_612_736)
         #expect(HumanUnits.byteCount("2KiB") == 2048 && HumanUnits.byteCount("2kb") == 2048)
-        #expect(HumanUnits.byteCount("10B") == 10)
-        for bad in ["", "-1", "1T", "K", "9000000000G", "B"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
+        for bad in ["", "-1", "1T", "K", "9000000000G", "B", "10B"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
         #expect(HumanUnits.byteCountArgument(64 << 20) == "64M")
         #expect(HumanUnits.byteCountArgument(1000) == "1000")
     }
