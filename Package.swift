@@ -60,9 +60,13 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),
+        .testTarget(
+            name: "RemoteCacheTests", dependencies: ["RemoteCache", "Fetch", "DiskCache", "Support", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "LoaderTests",
-            dependencies: ["Loader", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["Loader", "HTTPCaching", "RemoteCache", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strict),

@@ -3,7 +3,7 @@
 #
 #   Fuzz/fuzz.sh [SECONDS] [TARGET...]     # every target when none is named
 #
-# Build: the library modules (Fetch, DiskCache, Loader, and the C targets they
+# Build: the library modules (Support … Loader in MODULES, and the C targets they
 # import) are compiled once with `swiftc -sanitize=fuzzer,address` into
 # .build/fuzz, then each target file is linked against them; libFuzzer gives
 # the main. Nothing here touches SwiftPM's own build folders.
@@ -20,7 +20,7 @@ out=$root/.build/fuzz
 mkdir -p "$out/obj" "$out/corpus" "$out/crashes"
 
 # The library modules the targets import, in dependency order.
-MODULES=(Fetch DiskCache Loader)
+MODULES=(Support ImageFormats Fetch DiskCache HTTPCaching RemoteCache Loader)
 SWIFT_FLAGS=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g -enable-testing)
 
 CFLAGS=()

@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import HTTPCaching
 
 /// Joins the fetch engine and the disk cache and reports phases.
 ///
