@@ -1,0 +1,104 @@
+import ImageFormats
+
+/// A URL that ended in `success`.
+///
+/// A value type whose fields live in one shared, immutable box: a phase is
+/// copied several times on its way from the lookup to the output, and a
+/// copy then retains one object instead of every string (a changed field
+/// gets a box of its own).
+public struct LoadResult: Sendable {
+    /// The body in the cache, or nil for a `no-store` response (not kept;
+    /// pass a `Delivery` to get its bytes).
+    public var path: String? { fields.path }
+    public var source: Source { fields.source }
+    public var bytes: Int64 { fields.bytes }
+    public var status: Int? { fields.status }
+    public var contentType: String? { fields.contentType }
+    public var format: ImageFormat? { fields.format }
+    public var width: Int? { fields.width }
+    public var height: Int? { fields.height }
+    /// Requests made, retries included: 0 for a cache hit; for a stale copy
+    /// served after a failure (`--stale-if-error`), the failed attempts.
+    public internal(set) var attempts: Int {
+        get { fields.attempts }
+        set { change { $0.attempts = newValue } }
+    }
+    /// HTTP detail for `-v`.
+    public var httpVersion: String? { fields.httpVersion }
+    public var redirects: Int { fields.redirects }
+    public var effectiveURL: String? { fields.effectiveURL }
+    /// Something the user should hear about although the URL succeeded:
+    /// why a stale copy was served (`--stale-if-error`).
+    public internal(set) var warning: String? {
+        get { fields.warning }
+        set { change { $0.warning = newValue } }
+    }
+    /// Where a `Delivery.receiver` put the body, and how.
+    public internal(set) var receipt: DeliveryReceipt? {
+        get { fields.receipt }
+        set { change { $0.receipt = newValue } }
+    }
+    /// Why the body is not in the cache although it was downloaded (the
+    /// cache could not be written): it was only delivered (`-o`, `-P`).
+    public internal(set) var storeFailure: String? {
+        get { fields.storeFailure }
+        set { change { $0.storeFailure = newValue } }
+    }
+    /// Why a `stale` copy was served: `stale-while-revalidate` (RFC 5861),
+    /// `stale-if-error` (the network failed), `offline` (no network was
+    /// asked for). JSON `reason`.
+    public internal(set) var reason: String? {
+        get { fields.reason }
+        set { change { $0.reason = newValue } }
+    }
+    /// The temporary file of a `no-store` body until it has been delivered.
+    var transientBody: TransientBody? {
+        get { fields.transientBody }
+        set {
+            if newValue == nil && fields.transientBody == nil { return }   // the usual case: nothing to change
+            change { $0.transientBody = newValue }
+        }
+    }
+
+    private var box: Box
+    private var fields: Fields { box.fields }
+
+    init(path: String?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: ImageFormat?,
+         width: Int?, height: Int?, attempts: Int, httpVersion: String?, redirects: Int, effectiveURL: String?,
+         warning: String? = nil, transientBody: TransientBody? = nil) {
+        box = Box(Fields(path: path, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
+                         width: width, height: height, attempts: attempts, httpVersion: httpVersion, redirects: redirects,
+                         effectiveURL: effectiveURL, warning: warning, reason: nil, transientBody: transientBody))
+    }
+
+    private mutating func change(_ edit: (inout Fields) -> Void) {
+        var changed = fields
+        edit(&changed)
+        box = Box(changed)
+    }
+
+    private struct Fields: Sendable {
+        var path: String?
+        var source: Source
+        var bytes: Int64
+        var status: Int?
+        var contentType: String?
+        var format: ImageFormat?
+        var width: Int?
+        var height: Int?
+        var attempts: Int
+        var httpVersion: String?
+        var redirects: Int
+        var effectiveURL: String?
+        var warning: String?
+        var reason: String?
+        var transientBody: TransientBody?
+        var receipt: DeliveryReceipt?
+        var storeFailure: String?
+    }
+
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+}
