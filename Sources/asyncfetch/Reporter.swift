@@ -1,5 +1,6 @@
 import Fetch
 import Loader
+import RemoteCache
 import enum Support.HumanUnits
 #if canImport(Glibc)
 import Glibc

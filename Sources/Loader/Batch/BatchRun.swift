@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import RemoteCache
 
 /// One run of a URL list through the cache, with the lifecycle the
 /// `asyncfetch` tool gives it, so that a Swift program gets the same:

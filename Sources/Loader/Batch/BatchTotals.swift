@@ -1,3 +1,5 @@
+import RemoteCache
+
 /// Totals over a batch's terminal phases: how many URLs ended in each
 /// phase and came from each source, and the bytes delivered (the tool's
 /// summary line, SPEC §3).
