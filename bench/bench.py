@@ -21,17 +21,7 @@ import argparse, os, shutil, socket, statistics, struct, subprocess, sys, time, 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import internet  # noqa: E402  (bench/internet.py: the internet-like case, issue 21)
-
-
-def png(width, height, seed):
-    """A real PNG of noise (incompressible, so the size is predictable)."""
-    rnd = random.Random(seed)
-    raw = b"".join(b"\x00" + rnd.randbytes(width * 3) for _ in range(height))
-    def chunk(kind, data):
-        c = struct.pack(">I", len(data)) + kind + data
-        return c + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b"")
+from internet import png  # noqa: E402  (a real PNG of noise)
 
 
 def free_port():

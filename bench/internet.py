@@ -41,6 +41,7 @@ MEDIAN_RTT_MS, MIN_RTT_MS, MAX_RTT_MS, BUSIEST_RTT_MS = 60, 20, 200, 130
 # --- the preset generator ----------------------------------------------------
 
 def png(width, height, seed):
+    """A real PNG of noise (incompressible, so the size is predictable)."""
     rnd = random.Random(seed)
     raw = b"".join(b"\x00" + rnd.randbytes(width * 3) for _ in range(height))
 
@@ -48,7 +49,7 @@ def png(width, height, seed):
         c = struct.pack(">I", len(data)) + kind + data
         return c + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b"")
 
 
 def make_images(folder, seed):
@@ -342,7 +343,12 @@ def measure(ns, argv, folder, limit, env=None):
                 os.killpg(proc.pid, signal.SIGKILL)
     t = threading.Thread(target=sample, daemon=True)
     t.start()
-    _, status, ru = os.wait4(proc.pid, 0)
+    try:
+        _, status, ru = os.wait4(proc.pid, 0)
+    except BaseException:          # Ctrl-C of the bench: the tool (its own session) goes too
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     wall = time.perf_counter() - start
     stop.set(); t.join()
     out.close(); err.close()
@@ -427,7 +433,8 @@ def run_case(args, ns, folder, tls, generated, certs):
     scheme_args = {"asyncfetch": ["--cacert", certs["ca"]] if tls else [],
                    "curl": ["--cacert", certs["ca"]] if tls else [],
                    "aria2c": [f"--ca-certificate={certs['ca']}"] if tls else []}
-    env = dict(os.environ, SSL_CERT_FILE=certs["ca"]) if tls else None
+    # albumentations (an img2dataset dependency) looks up its latest version online unless told not to
+    env = dict(os.environ, NO_ALBUMENTATIONS_UPDATE="1", **({"SSL_CERT_FILE": certs["ca"]} if tls else {}))
     out = f"{folder}/out"
     cfg = f"{folder}/curl.cfg"
     with open(cfg, "w") as f:
@@ -464,7 +471,7 @@ def run_case(args, ns, folder, tls, generated, certs):
             "--output_folder", out, "--output_format", "files", "--processes_count", "2", "--thread_count", str(t),
             "--timeout", str(ATTEMPT_TIMEOUT), "--retries", str(RETRIES), "--disable_all_reencoding", "True",
             "--resize_mode", "no", "--number_sample_per_shard", str(shard), "--enable_wandb", "False",
-            "--incremental_mode", "overwrite", "--disallowed_header_directives", "[]"])))
+            "--disallowed_header_directives", "[]"])))
     if args.tools:
         runs = [r for r in runs if any(r[0].startswith(t) for t in args.tools)]
     rows = []
