@@ -174,7 +174,7 @@ def polite_floor(world, sizes, tls):
         per = rtt + body / bw + (SLOW_THINK if h["kind"] == "slow" else 0)
         t = (3 if tls else 1) * rtt + math.ceil(reqs / PER_HOST_LIMIT) * per
         if t > best:
-            best, label = t, f"{h['name']}: {reqs} requests at {h['rtt_ms']} ms"
+            best, label = t, f"{h['name']} ({h['kind']}): {reqs} requests at {h['rtt_ms']} ms"
     holes = any(h["kind"] == "blackhole" for h in world["hosts"])
     hole = (CONNECT_TIMEOUT if tls else ATTEMPT_TIMEOUT) if holes else 0
     if hole > best:
@@ -464,7 +464,9 @@ def run_case(args, ns, folder, tls, generated, certs):
                                     "--summary-interval=0", *scheme_args["aria2c"]])),
     ]
     threads = args.img2dataset_threads if not tls else args.img2dataset_threads[-1:]
-    shard = max(100, math.ceil(len(urls) / 8))
+    # One shard per process: a shard ends with its slowest URL (a black hole's 3 × 10 s), so smaller
+    # shards queue those waits one after another.
+    shard = math.ceil(len(urls) / 2)
     for t in threads:
         runs.append((f"img2dataset 2 proc x {t} threads", ("img2dataset", [
             f"{VENV}/bin/img2dataset", "--url_list", f"{folder}/urls.txt", "--input_format", "txt",
