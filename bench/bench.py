@@ -120,7 +120,7 @@ def main():
     ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
     ap.add_argument("--remote-only", action="store_true",
                     help="only the remote cache tier's case (issue 17): cold from the origin vs warm from an nginx WebDAV tier")
-    ap.add_argument("--no-internet", action="store_true", help="skip the internet-like case (issue 21)")
+    ap.add_argument("--no-internet", action="store_true", help="skip the internet-like case (issue 21; --quick skips it too)")
     ap.add_argument("--internet-only", action="store_true",
                     help="only the internet-like case (issue 21): many hosts with latency, 429s and failures, in a network namespace")
     internet.add_arguments(ap)
@@ -133,7 +133,7 @@ def main():
     tables = [runner(args, label, base) for label, base in places if args.only in (None, label)]
     if not args.remote_only and not args.quick and args.only in (None, "tmpfs"):
         tables.append(run_remote(args, "tmpfs", places[0][1]))
-    if not args.remote_only and not args.no_internet:
+    if not args.remote_only and not args.quick and not args.no_internet:
         tables.append(internet.run(args))
     for table in tables:
         print("\n" + table)
