@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import Support
 
 extension ImageLoader {
     /// The network path with the remote tier in front of the origin: a local

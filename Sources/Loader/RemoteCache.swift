@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import Support
 
 /// The shared cache tier behind the local one (`--remote-cache`): one object
 /// per entry (`RemoteObject`) on a plain HTTP object store or S3.
@@ -19,15 +20,16 @@ public final class RemoteCache: Sendable {
     public let location: RemoteLocation
     let client: FetchClient
     private let onError: @Sendable (String) -> Void
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private nonisolated(unsafe) var counters = Stats()
-    private nonisolated(unsafe) var failuresInARow = 0
-    private nonisolated(unsafe) var transportFailures = 0
-    private nonisolated(unsafe) var queue: [(key: String, url: String)] = []
-    private nonisolated(unsafe) var queueHead = 0
-    private nonisolated(unsafe) var uploading = 0
-    private nonisolated(unsafe) var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    private let state = Locked(State())
+
+    private struct State {
+        var counters = Stats()
+        var failuresInARow = 0
+        var transportFailures = 0
+        var queue = FIFO<(key: String, url: String)>()
+        var uploading = 0
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    }
 
     /// What the tier did in this run.
     public struct Stats: Sendable, Equatable {
@@ -50,7 +52,7 @@ public final class RemoteCache: Sendable {
         self.onError = onError
     }
 
-    public var stats: Stats { lock.withLock { counters } }
+    public var stats: Stats { state.withLock { $0.counters } }
 
     // MARK: - Reading
 
@@ -64,22 +66,22 @@ public final class RemoteCache: Sendable {
 
     /// Fetches the object of `key`, checks it while it streams, and stores it in `store`.
     public func read(_ key: CacheKey, into store: DiskCacheStore) async -> Read {
-        if lock.withLock({ counters.disabled }) { return .unavailable }
+        if state.withLock({ $0.counters.disabled }) { return .unavailable }
         let url = location.objectURL(key.hex)
         let sink = RemoteObjectSink(store: store, key: key.hex)
         do {
             _ = try await client.fetch(FetchRequest(url: url), into: sink)
             let entry = try sink.finish(url: key.storedURL)
-            lock.withLock {
-                counters.hits += 1
-                failuresInARow = 0
+            state.withLock { state in
+                state.counters.hits += 1
+                state.failuresInARow = 0
             }
             return .stored(entry)
         } catch let error as FetchError where error.kind == .http && error.status == 404 {
             sink.abandon()
-            lock.withLock {
-                counters.misses += 1
-                failuresInARow = 0
+            state.withLock { state in
+                state.counters.misses += 1
+                state.failuresInARow = 0
             }
             return .unavailable
         } catch let error as FetchError where error.kind == .cancelled {
@@ -96,11 +98,11 @@ public final class RemoteCache: Sendable {
 
     /// Queues the entry of `key` (as stored now, under `url` without password) for upload.
     public func upload(key: String, url: String, from store: DiskCacheStore) {
-        let start = lock.withLock { () -> Bool in
-            guard !counters.disabled else { return false }
-            queue.append((key, url))
-            guard uploading < Defaults.remoteUploads else { return false }
-            uploading += 1
+        let start = state.withLock { state -> Bool in
+            guard !state.counters.disabled else { return false }
+            state.queue.append((key, url))
+            guard state.uploading < Defaults.remoteUploads else { return false }
+            state.uploading += 1
             return true
         }
         if start { Task.detached { await self.uploadLoop(store) } }
@@ -109,9 +111,9 @@ public final class RemoteCache: Sendable {
     /// Waits until every queued upload has finished (or failed).
     public func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = lock.withLock { () -> Bool in
-                if uploading == 0 { return true }
-                drainWaiters.append(continuation)
+            let idle = state.withLock { state -> Bool in
+                if state.uploading == 0 { return true }
+                state.drainWaiters.append(continuation)
                 return false
             }
             if idle { continuation.resume() }
@@ -126,22 +128,13 @@ public final class RemoteCache: Sendable {
 
     /// The next queued upload, or nil after marking this worker done (waking `drain` when it was the last).
     private func nextUpload() -> (key: String, url: String)? {
-        let (next, waiters) = lock.withLock { () -> ((key: String, url: String)?, [CheckedContinuation<Void, Never>]) in
-            if queueHead < queue.count && !counters.disabled {
-                let item = queue[queueHead]
-                queueHead += 1
-                if queueHead > 1024 && queueHead * 2 > queue.count {
-                    queue.removeFirst(queueHead)
-                    queueHead = 0
-                }
-                return (item, [])
-            }
-            queue.removeAll()
-            queueHead = 0
-            uploading -= 1
-            guard uploading == 0 else { return (nil, []) }
-            let waiting = drainWaiters
-            drainWaiters = []
+        let (next, waiters) = state.withLock { state -> ((key: String, url: String)?, [CheckedContinuation<Void, Never>]) in
+            if !state.counters.disabled, let item = state.queue.popFirst() { return (item, []) }
+            state.queue.removeAll()
+            state.uploading -= 1
+            guard state.uploading == 0 else { return (nil, []) }
+            let waiting = state.drainWaiters
+            state.drainWaiters = []
             return (nil, waiting)
         }
         for waiter in waiters { waiter.resume() }
@@ -157,9 +150,9 @@ public final class RemoteCache: Sendable {
         let target = location.objectURL(key)
         do {
             _ = try await client.fetch(FetchRequest(url: target, method: .put, body: header, bodyFile: body), into: DiscardSink())
-            lock.withLock {
-                counters.uploads += 1
-                failuresInARow = 0
+            state.withLock { state in
+                state.counters.uploads += 1
+                state.failuresInARow = 0
             }
         } catch {
             failed(error, reading: false, what: "PUT \(redactURL(target))")
@@ -176,14 +169,14 @@ public final class RemoteCache: Sendable {
             transport = false
             text = "\(error)"
         }
-        let gaveUp = lock.withLock { () -> Bool in
-            if reading { counters.readErrors += 1 } else { counters.uploadErrors += 1 }
+        let gaveUp = state.withLock { state -> Bool in
+            if reading { state.counters.readErrors += 1 } else { state.counters.uploadErrors += 1 }
             guard transport else { return false }
-            failuresInARow += 1
-            transportFailures += 1
-            guard failuresInARow >= Defaults.remoteFailureLimit || transportFailures >= Defaults.remoteFailureTotal,
-                  !counters.disabled else { return false }
-            counters.disabled = true
+            state.failuresInARow += 1
+            state.transportFailures += 1
+            guard state.failuresInARow >= Defaults.remoteFailureLimit || state.transportFailures >= Defaults.remoteFailureTotal,
+                  !state.counters.disabled else { return false }
+            state.counters.disabled = true
             return true
         }
         onError("remote cache: \(what): \(text)")

@@ -11,8 +11,8 @@ import Darwin
 /// A pthread mutex rather than `Synchronization.Mutex`: Thread Sanitizer
 /// reports false races inside the latter on this toolchain (FACTS.md).
 public final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    fileprivate var value: Value
 
     public init(_ value: Value) {
         self.value = value
@@ -36,16 +36,18 @@ public final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
-    /// Takes the lock if it comes free within `seconds` and never gives it
-    /// back; true when taken. Only for a process on its way to `_exit` (the
-    /// reporter's second Ctrl-C), so that it never exits halfway through a
-    /// line another thread is writing.
-    public func acquireForever(within seconds: Double) -> Bool {
+    /// Takes the lock if it comes free within `seconds`, runs `last` with
+    /// the value, and never gives the lock back; true when taken. Only for a
+    /// process on its way to `_exit` (the reporter's second Ctrl-C), so that
+    /// it never exits halfway through a line another thread is writing.
+    public func acquireForever(within seconds: Double, _ last: (inout Value) -> Void = { _ in }) -> Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let nanos = Int(now.tv_nsec) + Int(seconds * 1e9)
         var deadline = timespec(tv_sec: now.tv_sec + nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
-        return pthread_mutex_timedlock(mutex, &deadline) == 0
+        guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return false }
+        last(&value)
+        return true
     }
 }
 
@@ -56,5 +58,45 @@ extension Locked where Value == Void {
     @inline(__always)
     public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         try withLock { (_: inout Void) throws(E) -> T in try body() }
+    }
+}
+
+/// A condition variable for a `Locked` value: a thread waits in
+/// `withLock(when:…)` until the value is ready; whoever changes it calls
+/// `signal()` (inside `withLock`, so the wake-up cannot be missed).
+public final class LockCondition: @unchecked Sendable {
+    fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        let rc = pthread_cond_init(condition, nil)
+        precondition(rc == 0, "pthread_cond_init failed: \(rc)")
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+    }
+
+    /// Wakes one thread waiting on this condition.
+    public func signal() {
+        pthread_cond_signal(condition)
+    }
+}
+
+extension Locked {
+    /// Takes the lock, waits on `condition` (the lock released meanwhile)
+    /// until `ready` returns true, then runs `body`, all without giving the
+    /// value up in between. `ready` may note that a thread waits.
+    public func withLock<T>(when condition: LockCondition, _ ready: (inout Value) -> Bool,
+                            _ body: (inout Value) -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !ready(&value) {
+            pthread_cond_wait(condition.condition, mutex)
+        }
+        return body(&value)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiskCache
 import Fetch
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif

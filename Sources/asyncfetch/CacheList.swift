@@ -2,6 +2,7 @@ import ArgumentParser
 import DiskCache
 import Fetch
 import Loader
+import Support
 
 extension CacheCommand {
     /// `cache list [--json]`: every intact entry, sorted by URL.

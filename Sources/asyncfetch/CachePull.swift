@@ -2,6 +2,7 @@ import ArgumentParser
 import DiskCache
 import Fetch
 import Loader
+import Support
 
 extension CacheCommand {
     /// `cache pull --remote-cache URL [-i FILE] [URL...]`: brings entries from

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiskCache
 import Fetch
+import Support
 
 extension CacheCommand {
     /// `cache rm URL...`

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fetch
 import Loader
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,12 +45,11 @@ struct RemoteOptions: ParsableArguments {
 }
 
 /// True the first time only.
-final class WarnOnce: @unchecked Sendable {
-    private let lock = Lock()
-    private var done = false
+final class WarnOnce: Sendable {
+    private let done = Locked(false)
 
     func first() -> Bool {
-        lock.withLock {
+        done.withLock { done in
             defer { done = true }
             return !done
         }

@@ -1,5 +1,6 @@
 import Fetch
 import Loader
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif

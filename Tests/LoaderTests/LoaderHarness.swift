@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import Foundation
 import Loader
+import Support
 import TestSupport
 
 /// A scripted server, a private cache directory and loaders over it, for
