@@ -1,4 +1,3 @@
-import Fetch
 import Support
 
 /// The `Cache-Control` directives a private cache acts on (RFC 9111 §5.2,

@@ -1,5 +1,4 @@
 import DiskCache
-import Fetch
 import Support
 
 extension ImageLoader {

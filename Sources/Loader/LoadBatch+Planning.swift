@@ -1,5 +1,4 @@
 import DiskCache
-import Fetch
 import Support
 
 /// One URL of a chunk, looked up: what the batch needs to drop it as a

@@ -1,5 +1,4 @@
 import DiskCache
-import Fetch
 import Support
 
 /// A batch run: the events of many URLs as each changes phase, with at most

@@ -1,4 +1,3 @@
-import Fetch
 import Support
 
 /// Normalising the value of a request header that a `Vary` names, in the

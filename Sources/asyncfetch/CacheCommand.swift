@@ -1,6 +1,5 @@
 import ArgumentParser
 import DiskCache
-import Fetch
 import Support
 #if canImport(Glibc)
 import Glibc
