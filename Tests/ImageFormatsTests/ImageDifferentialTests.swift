@@ -1,5 +1,5 @@
 import Foundation
-import Loader
+import ImageFormats
 import Testing
 import TestSupport
 
@@ -16,7 +16,7 @@ import TestSupport
 /// It fails on any false rejection (a whole image, with or without trailing
 /// data, or a damaged one every decoder reads, that asyncfetch refuses), on
 /// any accepted cut that every decoder refuses, and on a wrong format or
-/// size (the corpus holds none of the cases the README says pass undecided). Where the
+/// size (the corpus holds none of the cases docs/images.md says pass undecided). Where the
 /// decoders disagree, either verdict is fine. The per-format confusion
 /// matrix is printed.
 @Suite(.serialized) struct ImageDifferentialTests {
@@ -76,8 +76,8 @@ import TestSupport
                 if !accepted {
                     tally.falseRejections += 1
                     failures.append("\(body.file): rejected (\(why)), but the image is all there")
-                } else if info?.format != body.format {
-                    failures.append("\(body.file): format \(info?.format ?? "none"), expected \(body.format)")
+                } else if info?.format.name != body.format {
+                    failures.append("\(body.file): format \(info?.format.name ?? "none"), expected \(body.format)")
                 } else if body.width > 0, info?.width != body.width || info?.height != body.height {
                     tally.wrongSize += 1
                     failures.append("\(body.file): size \(info?.width ?? 0)×\(info?.height ?? 0), decoders say \(body.width)×\(body.height)")

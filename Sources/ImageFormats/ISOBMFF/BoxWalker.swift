@@ -13,6 +13,8 @@ struct BoxWalker: StructureWalker {
     private enum State { case header, largeSize, content, jxlpIndex, skipping }
     private var state = State.header
     private var type = ""
+    /// A header's first 8 bytes while its largesize is gathered.
+    private var firstHalf: [UInt8] = []
     private var boxStart: Int64 = 0
     private var boxEnd: Int64 = 0
     private var isJXL = false
@@ -29,16 +31,17 @@ struct BoxWalker: StructureWalker {
         switch state {
         case .header:
             boxes += 1
-            guard let size = bytes.u32be(0) else { return .undecidable }
-            type = String(decoding: bytes.slice(4, 4), as: UTF8.self)
             boxStart = offset
+            type = Box.Header.type(bytes, at: 0)
             if boxes == 1 { isJXL = type == "JXL " }
-            if size == 1 { state = .largeSize; return .need(8) }
-            if size == 0 { return .undecidable }   // runs to the end of the file: nothing to check against
-            return box(size: Int64(size), header: 8)
+            if Box.Header.hasLargeSize(bytes) {
+                firstHalf = bytes.slice(0, 8)
+                state = .largeSize
+                return .need(8)
+            }
+            return box(Box.Header(bytes, at: 0))
         case .largeSize:
-            guard let size = bytes.u64be(0) else { return .undecidable }
-            return box(size: Int64(size), header: 16)
+            return (firstHalf + bytes.slice(0, 8)).withUnsafeBufferPointer { box(Box.Header(Bytes($0), at: 0)) }
         case .content:
             if type == "meta" { readMeta(bytes, at: offset) }
             return after(position: offset + Int64(bytes.count))
@@ -51,10 +54,13 @@ struct BoxWalker: StructureWalker {
         }
     }
 
-    private mutating func box(size: Int64, header: Int64) -> WalkStep {
-        guard size >= header else { return .failed("\(family) has a malformed \(type.debugDescription) box (size \(size))") }
+    private mutating func box(_ header: Box.Header?) -> WalkStep {
+        guard let header else { return .undecidable }
+        guard let whole = header.size else { return .undecidable }   // runs to the end of the file: nothing to check against
+        let size = Int64(whole)
+        guard !header.isMalformed else { return .failed("\(family) has a malformed \(type.debugDescription) box (size \(size))") }
         boxEnd = boxStart.addingReportingOverflow(size).overflow ? Int64.max : boxStart + size
-        let content = size - header
+        let content = size - Int64(header.length)
         if type == "meta" && !isJXL {
             state = .content
             return .need(Int(min(content, Int64(ImageStructure.gatherLimit) + 1)))
@@ -88,13 +94,13 @@ struct BoxWalker: StructureWalker {
     private mutating func readMeta(_ b: Bytes, at offset: Int64) {
         metaSeen = true
         required = max(required, boxEnd)
-        let children = ImageInfo.boxes(b, from: 4, to: b.count)
+        let children = Box.boxes(b, from: 4, to: b.count)
         guard let iloc = children.first(where: { $0.type == "iloc" }) else { return }
         for end in Self.extentEnds(b, iloc: iloc) { required = max(required, end) }
     }
 
     /// The end offset of every file-based extent in an `iloc` box (ISO/IEC 14496-12 §8.11.3).
-    static func extentEnds(_ b: Bytes, iloc: ImageInfo.Box) -> [Int64] {
+    static func extentEnds(_ b: Bytes, iloc: Box) -> [Int64] {
         var i = iloc.start
         guard let version = b.at(i), let sizes = b.at(i + 4), let sizes2 = b.at(i + 5) else { return [] }
         let offsetSize = Int(sizes >> 4), lengthSize = Int(sizes & 15), baseSize = Int(sizes2 >> 4)
