@@ -16,17 +16,10 @@ public final class Locked<Value>: @unchecked Sendable {
 
     public init(_ value: Value) {
         self.value = value
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let rc = pthread_mutex_init(mutex, nil)
-        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+        mutex = makePthreadObject(pthread_mutex_t()) { pthread_mutex_init($0, nil) }
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
+    deinit { freePthreadObject(mutex) { pthread_mutex_destroy($0) } }
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
@@ -68,17 +61,10 @@ public final class LockCondition: @unchecked Sendable {
     fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
 
     public init() {
-        condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        let rc = pthread_cond_init(condition, nil)
-        precondition(rc == 0, "pthread_cond_init failed: \(rc)")
+        condition = makePthreadObject(pthread_cond_t()) { pthread_cond_init($0, nil) }
     }
 
-    deinit {
-        pthread_cond_destroy(condition)
-        condition.deinitialize(count: 1)
-        condition.deallocate()
-    }
+    deinit { freePthreadObject(condition) { pthread_cond_destroy($0) } }
 
     /// Wakes one thread waiting on this condition.
     public func signal() {
@@ -99,4 +85,20 @@ extension Locked {
         }
         return body(&value)
     }
+}
+
+/// A pthread mutex or condition at a fixed address (they must not move),
+/// initialised by `initialise`, which must succeed.
+private func makePthreadObject<T>(_ blank: T, _ initialise: (UnsafeMutablePointer<T>) -> Int32) -> UnsafeMutablePointer<T> {
+    let object = UnsafeMutablePointer<T>.allocate(capacity: 1)
+    object.initialize(to: blank)
+    let rc = initialise(object)
+    precondition(rc == 0, "pthread initialisation failed: \(rc)")
+    return object
+}
+
+private func freePthreadObject<T>(_ object: UnsafeMutablePointer<T>, _ destroy: (UnsafeMutablePointer<T>) -> Int32) {
+    _ = destroy(object)   // EBUSY only for one held for good (`acquireForever`)
+    object.deinitialize(count: 1)
+    object.deallocate()
 }

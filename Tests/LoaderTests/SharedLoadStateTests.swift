@@ -26,13 +26,20 @@ import Testing
         return false
     }
 
-    @Test func everyWaiterGetsTheResultOnce() throws {
+    /// A load with two tickets, both waiting: the creator's ("first") and a second one ("second").
+    static func twoWaiting() throws -> (Machine, second: UInt64) {
         var machine = Machine()
-        let secondTicket = machine.join()
-        let second = try #require(secondTicket)
+        let ticket = machine.join()
+        let second = try #require(ticket)
         #expect(second != Machine.firstWaiter)
         #expect(Self.answers(machine.wait(Machine.firstWaiter, "first")).isEmpty)
         #expect(Self.answers(machine.wait(second, "second")).isEmpty)
+        return (machine, second)
+    }
+
+    @Test func everyWaiterGetsTheResultOnce() throws {
+        let (start, second) = try Self.twoWaiting()
+        var machine = start
         let (action, sharers) = machine.complete(Self.result)
         #expect(Self.answers(action) == ["first": "result", "second": "result"])
         #expect(sharers == 2)
@@ -57,11 +64,8 @@ import Testing
     }
 
     @Test func oneLeavingDoesNotCancelTheOthers() throws {
-        var machine = Machine()
-        let secondTicket = machine.join()
-        let second = try #require(secondTicket)
-        _ = machine.wait(Machine.firstWaiter, "first")
-        _ = machine.wait(second, "second")
+        let (start, _) = try Self.twoWaiting()
+        var machine = start
         let leave = machine.leave(Machine.firstWaiter)
         #expect(Self.answers(leave) == ["first": "cancelled"])
         #expect(!Self.cancelsLoad(leave))
@@ -82,11 +86,8 @@ import Testing
     }
 
     @Test func theLastToLeaveCancelsTheLoadAndDrainsIt() throws {
-        var machine = Machine()
-        let secondTicket = machine.join()
-        let second = try #require(secondTicket)
-        _ = machine.wait(Machine.firstWaiter, "first")
-        _ = machine.wait(second, "second")
+        let (start, second) = try Self.twoWaiting()
+        var machine = start
         #expect(!Self.cancelsLoad(machine.leave(second)))
         let last = machine.leave(Machine.firstWaiter)
         #expect(Self.cancelsLoad(last))
