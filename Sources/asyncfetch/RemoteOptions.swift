@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fetch
 import Loader
+import RemoteCache
 import Support
 #if canImport(Glibc)
 import Glibc

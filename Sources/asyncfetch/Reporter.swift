@@ -1,5 +1,6 @@
 import Fetch
 import Loader
+import RemoteCache
 import Support
 #if canImport(Glibc)
 import Glibc

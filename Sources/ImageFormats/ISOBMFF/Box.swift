@@ -40,6 +40,46 @@ struct Box {
         var isMalformed: Bool { size.map { $0 < length } ?? false }
     }
 
+    /// Where the children of a container box start (after a full box's
+    /// version and flags, and `iinf`'s entry count); nil for a box that
+    /// holds data, not boxes. The containers a HEIF `meta` box holds.
+    static func childrenStart(of box: Box, in b: Bytes) -> Int? {
+        switch box.type {
+        case "meta", "iref": return box.start + 4
+        case "iprp", "ipco", "dinf", "grpl": return box.start
+        case "iinf": return b.at(box.start).map { box.start + 4 + ($0 == 0 ? 2 : 4) }
+        default: return nil
+        }
+    }
+
+    /// The first box between `from` and `to`, at any depth of the
+    /// containers there, whose size claims more bytes than the box around
+    /// it (`parent`) holds, said as a sentence; nil when every box fits.
+    /// Checked arithmetic: a largesize of 2^64-1 is compared, never added.
+    static func overrun(_ b: Bytes, from: Int, to: Int, parent: String, depth: Int = 0) -> String? {
+        var offset = from
+        var count = 0
+        while count < 512, to - offset >= 8 {
+            count += 1
+            guard let header = Header(b, at: offset) else {   // a largesize the box around it cannot hold
+                return Header.hasLargeSize(b.dropFirst(offset)) ? "its \(Header.type(b, at: offset)) box's largesize runs past the \(parent) box around it" : nil
+            }
+            let room = to - offset
+            let claimed = header.size ?? room                       // size 0: to the end of the box around it
+            if header.length > room || claimed > room {
+                return "its \(header.type) box claims more bytes than the \(parent) box around it holds (\(room))"
+            }
+            guard claimed >= header.length else { return nil }     // malformed: the walk and the sniff stop there
+            let box = Box(type: header.type, start: offset + header.length, end: offset + claimed)
+            if depth < 8, let inner = childrenStart(of: box, in: b), inner <= box.end,
+               let problem = overrun(b, from: inner, to: box.end, parent: box.type, depth: depth + 1) {
+                return problem
+            }
+            offset = box.end
+        }
+        return nil
+    }
+
     /// The boxes between `from` and `to`; stops at the first malformed header.
     /// A box that runs past `to` (the end of the head read) is cut there.
     static func boxes(_ b: Bytes, from: Int, to: Int) -> [Box] {

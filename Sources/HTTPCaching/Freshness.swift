@@ -17,7 +17,7 @@ public struct Freshness: Sendable {
     /// The 10 % rule of §4.2.2 (`--no-heuristic` turns it off).
     public var heuristic: Bool
 
-    public init(defaultTTL: Double = Defaults.defaultTTL, maxAgeOverride: Double? = nil, heuristic: Bool = true) {
+    public init(defaultTTL: Double = CachingDefaults.defaultTTL, maxAgeOverride: Double? = nil, heuristic: Bool = true) {
         self.defaultTTL = defaultTTL
         self.maxAgeOverride = maxAgeOverride
         self.heuristic = heuristic
@@ -131,7 +131,7 @@ public struct Freshness: Sendable {
 
     /// `Age` (RFC 9111 §5.1): a non-negative integer; of a list, the first
     /// member counts; anything else is ignored.
-    static func ageSeconds(_ value: String) -> Double? {
+    public static func ageSeconds(_ value: String) -> Double? {
         let first = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return CacheControl.deltaSeconds(trimWhitespace(first)).map(Double.init)
     }

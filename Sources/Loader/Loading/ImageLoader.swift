@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import HTTPCaching
 import ImageFormats
 import Support
 
