@@ -1,5 +1,7 @@
-/// Every tunable limit of asyncfetch, in one place. The command line, the
-/// loader and the fetch engine all start from these values.
+/// The transfer limits of asyncfetch, in one place. The command line, the
+/// loader and the fetch engine all start from these values. The cache
+/// policy's defaults live with their owners: `CachingDefaults`
+/// (HTTPCaching), `CacheDefaults` (DiskCache), `RemoteDefaults` (RemoteCache).
 public enum Defaults {
     /// The version reported in `User-Agent` and `--version`.
     public static let version = "0.1.0"
