@@ -3,7 +3,7 @@ import DiskCache
 import Fetch
 import HTTPCaching
 import Loader
-import enum Support.HumanUnits
+import Support
 
 extension CacheCommand {
     /// `cache list [--json]`: every intact entry, sorted by URL.

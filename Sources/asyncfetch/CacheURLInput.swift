@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fetch
 import Loader
+import Support
 
 /// The URLs of `cache path` and `cache rm`: arguments, then the lines of each
 /// `-i FILE` (as `--input` reads them: blank lines and `#` comments skipped),
