@@ -67,6 +67,7 @@ public struct RemoteLocation: Sendable, Equatable {
         config.retries = 0
         config.caFile = origin.caFile
         config.insecure = origin.insecure
+        config.userAgent = origin.userAgent
         config.maxConnections = origin.maxConnections + Defaults.remoteUploads
         config.awsSigV4 = sigV4
         config.userPassword = userPassword

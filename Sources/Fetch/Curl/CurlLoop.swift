@@ -37,6 +37,15 @@ final class CurlLoop: @unchecked Sendable {
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasy] = []
     private let maxIdleHandles: Int
+    private let share: CurlShare
+    private let certificates: CertificateStore
+    /// Hosts ("host:port" of https URLs) whose last transfer in this loop came
+    /// over HTTP/2: only their new transfers wait for a connection being set up
+    /// to multiplex on it (CURLOPT_PIPEWAIT). A host that has not completed a
+    /// handshake yet, or whose last attempt could not connect, gets a connection
+    /// per transfer instead, so a host that never completes its handshake holds
+    /// up nothing but its own transfers, each for its own connect timeout.
+    private var multiplexingHosts: Set<Substring> = []
     private var thread = pthread_t()
     private var threadStarted = false
 
@@ -47,6 +56,13 @@ final class CurlLoop: @unchecked Sendable {
         }
         self.multi = multi
         self.configuration = configuration
+        switch CurlShare.make() {
+        case .success(let share): self.share = share
+        case .failure(let error):
+            curl_multi_cleanup(multi)
+            throw error
+        }
+        certificates = CertificateStore(configuration)
         maxIdleHandles = max(8, configuration.maxConnections * 2)
         maxActive = max(1, configuration.maxConcurrentTransfers ?? Int.max)
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
@@ -220,14 +236,15 @@ final class CurlLoop: @unchecked Sendable {
         if let idle = idleHandles.popLast() {
             easy = idle
         } else {
-            switch CurlEasy.make(configuration) {
+            switch CurlEasy.make(configuration, share: share, certificates: certificates) {
             case .success(let made): easy = made
             case .failure(let failure):
                 transfer.finish(.failure(failure.error(url: transfer.spec.url)))
                 return
             }
         }
-        if let error = transfer.attach(easy) {
+        let wait = Self.multiplexingHost(transfer.spec.url).map { multiplexingHosts.contains($0) } ?? false
+        if let error = transfer.attach(easy, waitForMultiplexing: wait) {
             release(easy, from: transfer)
             transfer.finish(.failure(error))
             return
@@ -265,6 +282,7 @@ final class CurlLoop: @unchecked Sendable {
                   let easy = transfer.easy else { continue }
             active.removeValue(forKey: ObjectIdentifier(transfer))
             let outcome = transfer.outcome(code: message.result, easy: easy)
+            noteMultiplexing(transfer.spec.url, code: message.result, easy: easy)
             _ = curl_multi_remove_handle(multi, handle)
             release(easy, from: transfer)
             transfer.finish(outcome)
@@ -292,5 +310,30 @@ final class CurlLoop: @unchecked Sendable {
         easy.detach()
         transfer.easy = nil
         if idleHandles.count < maxIdleHandles { idleHandles.append(easy) }
+    }
+
+    /// Remembers whether `url`'s host answered over HTTP/2 (see `multiplexingHosts`).
+    private func noteMultiplexing(_ url: String, code: CURLcode, easy: CurlEasy) {
+        guard let host = Self.multiplexingHost(url) else { return }
+        if code == CURLE_OK && easy.long(CURLINFO_HTTP_VERSION) == Int(CURL_HTTP_VERSION_2_0) {
+            if multiplexingHosts.count >= Defaults.multiplexingHostsRemembered { multiplexingHosts.removeAll() }
+            multiplexingHosts.insert(host)
+        } else if code != CURLE_OK {
+            switch FetchError.Kind(curlCode: code) {
+            case .connect, .timeout, .tls, .dns: multiplexingHosts.remove(host)
+            default: break
+            }
+        }
+    }
+
+    /// "host:port" of an https URL, as written (nil for any other scheme): the key of `multiplexingHosts`.
+    static func multiplexingHost(_ url: String) -> Substring? {
+        let bytes = url.utf8
+        guard bytes.count > 8, bytes.prefix(8).map({ $0 | 0x20 }).elementsEqual("https://".utf8.map { $0 | 0x20 }) else { return nil }
+        let start = url.utf8.index(url.utf8.startIndex, offsetBy: 8)
+        let end = url.utf8[start...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? url.utf8.endIndex
+        let authority = url[start..<end]
+        guard let at = authority.lastIndex(of: "@") else { return authority }
+        return authority[authority.index(after: at)...]
     }
 }
