@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Gaps found by auditing the built binary against SPEC.md and the README
+/// Gaps found by auditing the built binary against SPEC.md and the docs (README.md, docs/)
 /// the way a new user would: each test is one sentence of the contract that
 /// did not hold.
 @Suite struct AuditE2ETests {
@@ -12,7 +12,7 @@ import TestSupport
         try #require(CLI.jsonLines(result.stdout), "stdout: \(result.stdout)")
     }
 
-    /// README: `attempts` is the number of requests made, "0 when no
+    /// docs/output.md: `attempts` is the number of requests made, "0 when no
     /// request was needed". A URL refused before any I/O made none.
     @Test func urlsRefusedBeforeAnyRequestCountNoAttempts() async throws {
         let cli = try CLI()

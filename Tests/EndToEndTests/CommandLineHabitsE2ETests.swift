@@ -35,12 +35,13 @@ import TestSupport
         }
     }
 
-    /// Every habitual flag of the README's curl/wget table gets its one-line
-    /// answer (exit 2), and the table names each of them.
+    /// Every habitual flag of the curl/wget table (docs/habits.md) gets its
+    /// one-line answer (exit 2), and the table names each of them.
     @Test func everyHabitualFlagGetsItsAnswer() throws {
-        let readme = try String(contentsOfFile: Paths.packageRoot + "/README.md", encoding: .utf8)
-        let table = readme.components(separatedBy: "### asyncfetch for curl and wget users").last?
+        let habits = try String(contentsOfFile: Paths.packageRoot + "/docs/habits.md", encoding: .utf8)
+        let table = habits.components(separatedBy: "\n## asyncfetch for curl and wget users\n").dropFirst().first?
             .components(separatedBy: "\n## ").first ?? ""
+        #expect(table.contains("| habitual option | what asyncfetch says |"), "docs/habits.md has the table")
         let rows: [(String, String)] = [
             ("-k", "use --insecure"), ("--no-check-certificate", "use --insecure"), ("--ca-certificate", "use --cacert"),
             ("-s", "use -q"), ("--silent", "use -q"), ("-S", "always on"), ("-L", "always on: redirects are followed"),
@@ -68,7 +69,7 @@ import TestSupport
             #expect(result.stderr == "asyncfetch: \(flag): \(answer)" + result.stderr.dropFirst("asyncfetch: \(flag): \(answer)".count),
                     "\(flag): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
-            #expect(table.contains("`\(flag)"), "the README's curl/wget table names \(flag)")
+            #expect(table.contains("`\(flag)"), "the curl/wget table in docs/habits.md names \(flag)")
         }
         let wget = try cli.run(["-O", "cat.png", "http://127.0.0.1:9/x.png"])
         #expect(wget.status == 2 && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(wget.stderr)")
@@ -77,7 +78,7 @@ import TestSupport
         #expect(try cli.run(["-P", cli.cache.path + "/d", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
     }
 
-    /// The asyncfetch column of every row of the README's curl/wget table
+    /// The asyncfetch column of every row of the curl/wget table (docs/habits.md)
     /// runs as written; the curl/wget column's flags get their answers.
     @Test func everyRowOfTheCurlAndWgetTableWorks() throws {
         let server = try ScriptedServer()

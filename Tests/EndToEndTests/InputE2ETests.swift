@@ -91,7 +91,7 @@ import TestSupport
         #expect(lines[1]["url"] as? String == next && lines[1]["phase"] as? String == "empty")
     }
 
-    /// A million lines in the release build is measured by hand (README);
+    /// A million lines in the release build is measured by hand (docs/performance.md);
     /// here 100,000 long lines (23 MB) in the debug build: the whole list,
     /// or all its events, held in memory would add more than 23 MB.
     @Test func aLongListStreamsThroughInBoundedMemory() async throws {

@@ -122,7 +122,7 @@ import TestSupport
     }
 
     /// A batch of 1,000 URLs into a folder, as copies and as hard links (the
-    /// 10,000-URL figures are in the README, measured with the release build).
+    /// 10,000-URL figures are in docs/performance.md, measured with the release build).
     @Test func aThousandURLBatchIntoAFolder() throws {
         for index in 1...1000 { server.route("/many/img\(index).png", ScriptedResponse.ok(png, headers: [("Cache-Control", "max-age=600")])) }
         let urls = (1...1000).map { server.url("/many/img\($0).png") }

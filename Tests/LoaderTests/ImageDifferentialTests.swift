@@ -16,7 +16,7 @@ import TestSupport
 /// It fails on any false rejection (a whole image, with or without trailing
 /// data, or a damaged one every decoder reads, that asyncfetch refuses), on
 /// any accepted cut that every decoder refuses, and on a wrong format or
-/// size (the corpus holds none of the cases the README says pass undecided). Where the
+/// size (the corpus holds none of the cases docs/images.md says pass undecided). Where the
 /// decoders disagree, either verdict is fine. The per-format confusion
 /// matrix is printed.
 @Suite(.serialized) struct ImageDifferentialTests {
