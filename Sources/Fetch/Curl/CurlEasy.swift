@@ -120,16 +120,20 @@ final class CurlEasy {
         }
         check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
-        // Wait for a connection being set up to say whether it multiplexes (HTTP/2)
-        // instead of opening one per transfer: only for hosts this loop has seen
-        // answer over HTTP/2 (CurlLoop.multiplexingHosts). A host that never
-        // completes its handshake would otherwise hold every transfer queued behind it.
-        check("PIPEWAIT", ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, waitForMultiplexing ? 1 : 0))
+        if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
         if headers != nil || hasHeaderList {
             check("HTTPHEADER", ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
             hasHeaderList = headers != nil
         }
         return failed
+    }
+
+    /// Whether this transfer waits for a connection being set up to say whether
+    /// it multiplexes (HTTP/2) instead of opening its own (CURLOPT_PIPEWAIT;
+    /// see `CurlLoop.unconnectedHosts` for when it must not).
+    func waitForMultiplexing(_ wait: Bool) -> CurlOptionFailure? {
+        let rc = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, wait ? 1 : 0)
+        return rc == CURLE_OK ? nil : CurlOptionFailure(call: "setting CURLOPT_PIPEWAIT", code: rc)
     }
 
     /// Sets the request method: a GET undoes what a previous PUT set; a PUT
