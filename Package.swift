@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/BodyHash.swift imports it.
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
-        // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/Loader/ImageStructure+CRC.swift imports it.
+        // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/ImageFormats/Common/CRC32.swift imports it.
         .target(name: "CCRC", linkerSettings: [.linkedLibrary("isal")]),
         // The module graph is one-way (README, "Layout"):
         //   Support (locks, clocks, ASCII) under everything but the C corners;
@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "RemoteCache", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
         .target(
             name: "Loader",
-            dependencies: ["Support", "ImageFormats", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache", "CCRC"],
+            dependencies: ["Support", "ImageFormats", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache"],
             swiftSettings: strict),
         .executableTarget(
             name: "asyncfetch",
@@ -58,11 +58,15 @@ let package = Package(
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+        .testTarget(
+            name: "ImageFormatsTests",
+            dependencies: ["ImageFormats", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "LoaderTests",
-            dependencies: ["Loader", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["Loader", "ImageFormats", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strict),

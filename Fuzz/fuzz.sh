@@ -3,10 +3,12 @@
 #
 #   Fuzz/fuzz.sh [SECONDS] [TARGET...]     # every target when none is named
 #
-# Build: the library modules (Fetch, DiskCache, Loader, and the C targets they
-# import) are compiled once with `swiftc -sanitize=fuzzer,address` into
-# .build/fuzz, then each target file is linked against them; libFuzzer gives
-# the main. Nothing here touches SwiftPM's own build folders.
+# Build: the library modules (Support, ImageFormats, Fetch, DiskCache,
+# HTTPCaching, RemoteCache, Loader, and the C targets they import) are
+# compiled once with `swiftc -sanitize=fuzzer,address` into .build/fuzz, then
+# each target file is linked against the modules it imports and theirs, no
+# more (the image targets: ImageFormats and CCRC); libFuzzer gives the main.
+# Nothing here touches SwiftPM's own build folders.
 # Run: each target starts from its seeds (Fuzz/seeds/TARGET, plus Fixtures/
 # for the image targets) and the corpus it grew before (.build/fuzz/corpus),
 # for SECONDS seconds. A crash leaves its input in .build/fuzz/crashes and
@@ -19,8 +21,14 @@ shift || true
 out=$root/.build/fuzz
 mkdir -p "$out/obj" "$out/corpus" "$out/crashes"
 
-# The library modules the targets import, in dependency order.
-MODULES=(Fetch DiskCache Loader)
+# The library modules the targets import, in dependency order, and what each
+# one imports (Package.swift's graph), so a target links only what it needs.
+MODULES=(Support ImageFormats Fetch DiskCache HTTPCaching RemoteCache Loader)
+declare -A IMPORTS=(
+    [Support]="" [ImageFormats]="CCRC" [Fetch]="CCurl Support" [DiskCache]="CCrypto CXXHash Support"
+    [HTTPCaching]="Fetch DiskCache Support" [RemoteCache]="Fetch DiskCache Support"
+    [Loader]="Support ImageFormats Fetch DiskCache HTTPCaching RemoteCache"
+)
 SWIFT_FLAGS=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g -enable-testing)
 
 CFLAGS=()
@@ -49,12 +57,32 @@ build_all() {
         swiftc "${SWIFT_FLAGS[@]}" "${CFLAGS[@]}" -I "$out/obj" -module-name "$module" -wmo \
             -emit-module -emit-module-path "$out/obj/$module.swiftmodule" -c -o "$out/obj/$module.o" $(sources "$module")
     done
-    mapfile -t links < <(grep -o 'linkedLibrary("[^"]*")' Package.swift | sed 's/linkedLibrary("\(.*\)")/-l\1/' | sort -u)
     for file in Fuzz/targets/*.swift; do
-        local target; target=$(basename "$file" .swift)
+        local target objects=() links=() module
+        target=$(basename "$file" .swift)
+        # shellcheck disable=SC2046
+        for module in $(closure $(sed -n 's/^\(@testable \)\{0,1\}import \([A-Za-z]*\).*/\2/p' "$file") | sort -u); do
+            [[ -f $out/obj/$module.o ]] || continue          # Foundation, Glibc, …
+            objects+=("$out/obj/$module.o")
+            # A C corner's libraries, from its line in Package.swift.
+            mapfile -t -O "${#links[@]}" links < <(grep "name: \"$module\"" Package.swift \
+                | grep -o 'linkedLibrary("[^"]*")' | sed 's/linkedLibrary("\(.*\)")/-l\1/')
+        done
+        echo "fuzz: $target links ${objects[*]##*/} ${links[*]}"
         swiftc "${SWIFT_FLAGS[@]}" "${CFLAGS[@]}" -I "$out/obj" -module-name "Fuzz$target" "$file" \
-            "$out"/obj/*.o "${links[@]}" -o "$out/$target"
+            "${objects[@]}" "${links[@]}" -o "$out/$target"
     done
+}
+
+# The modules named and every module they import, one per line.
+closure() {
+    local module
+    for module in "$@"; do
+        echo "$module"
+        # shellcheck disable=SC2086
+        [[ -n ${IMPORTS[$module]:-} ]] && closure ${IMPORTS[$module]}
+    done
+    true
 }
 
 # Seeds: the checked-in ones, the fixtures for image targets, and the files

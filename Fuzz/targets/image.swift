@@ -1,6 +1,6 @@
 // libFuzzer target: the image sniffers and the streaming structure check
 // (every format's walker, SVG included), on any bytes, fed in two pieces.
-@testable import Loader
+@testable import ImageFormats
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzImage(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

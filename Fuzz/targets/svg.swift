@@ -1,5 +1,5 @@
 // libFuzzer target: the SVG sniffer alone (text input: seeds are SVG documents).
-@testable import Loader
+@testable import ImageFormats
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSVG(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import ImageFormats
 
 /// Feeds a transfer's body into a cache writer (unpublished file + digest)
 /// and, unless any content may be stored, into the image structure check,

@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import ImageFormats
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -108,21 +109,22 @@ extension ImageLoader {
     /// `no-store`, keep it only until it is delivered).
     private func stored(_ writer: ReceivedBody, structure: ImageStructure?, key: CacheKey, entry: CacheEntry?,
                         response: FetchResponse, requestTime: Double, responseTime: Double) -> Phase {
-        var info = ImageInfo.sniff(writer.head)
-        if let structure {
-            guard let sniffed = info else {
-                // The server's label is quoted as the claim the bytes refute, never as proof.
-                let label = response.headers["Content-Type"].map { "; the server labelled it \($0)" } ?? ""
-                return .failure(LoadError(kind: .notAnImage,
-                                          message: "not an image: the body is in no supported image format\(label)",
-                                          status: response.status,
-                                          attempts: response.attempts))
-            }
-            if let problem = structure.problem {
-                return .failure(LoadError(kind: .notAnImage, message: problem, status: response.status,
-                                          attempts: response.attempts))
-            }
-            info = sniffed.completed(by: structure)
+        let info: ImageInfo?
+        switch structure?.inspection(head: writer.head) {
+        case nil:
+            info = ImageInfo.sniff(writer.head)   // any content may be stored (--any): the format only labels it
+        case .notAnImage:
+            // The server's label is quoted as the claim the bytes refute, never as proof.
+            let label = response.headers["Content-Type"].map { "; the server labelled it \($0)" } ?? ""
+            return .failure(LoadError(kind: .notAnImage,
+                                      message: "not an image: the body is in no supported image format\(label)",
+                                      status: response.status,
+                                      attempts: response.attempts))
+        case .broken(_, let problem):
+            return .failure(LoadError(kind: .notAnImage, message: problem, status: response.status,
+                                      attempts: response.attempts))
+        case .image(let checked, _):
+            info = checked
         }
         if !Self.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
@@ -140,7 +142,7 @@ extension ImageLoader {
             headers: response.headers.filter { Self.isStored($0.name) }
                 .map { CacheMetadata.Header($0.name, $0.value) },
             varyRequest: varyValues(response.headers),
-            format: info?.format, width: info?.width, height: info?.height)
+            format: info?.format.name, width: info?.width, height: info?.height)
         do {
             let entry = try writer.commit(meta)
             return .success(result(entry, source: .network, response: response))
@@ -220,7 +222,7 @@ extension ImageLoader {
         let meta = entry.metadata
         return LoadResult(
             path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: response.status,
-            contentType: meta.header("Content-Type"), format: meta.format, width: meta.width, height: meta.height,
+            contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL)
     }

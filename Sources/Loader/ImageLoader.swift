@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import ImageFormats
 
 /// Joins the fetch engine and the disk cache and reports phases.
 ///
@@ -165,7 +166,7 @@ public final class ImageLoader: Sendable {
         }
         return .success(LoadResult(
             path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: meta.status,
-            contentType: meta.header("Content-Type"), format: meta.format, width: meta.width, height: meta.height,
+            contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil))
     }
 }

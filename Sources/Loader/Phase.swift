@@ -1,3 +1,5 @@
+import ImageFormats
+
 /// Where a URL's result came from (SPEC §3).
 public enum Source: String, Sendable {
     /// Fresh stored copy, no network.
@@ -61,7 +63,7 @@ public struct LoadResult: Sendable {
     public var bytes: Int64 { fields.bytes }
     public var status: Int? { fields.status }
     public var contentType: String? { fields.contentType }
-    public var format: String? { fields.format }
+    public var format: ImageFormat? { fields.format }
     public var width: Int? { fields.width }
     public var height: Int? { fields.height }
     /// Requests made, retries included: 0 for a cache hit; for a stale copy
@@ -110,7 +112,7 @@ public struct LoadResult: Sendable {
     private var box: Box
     private var fields: Fields { box.fields }
 
-    init(path: String?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: String?,
+    init(path: String?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: ImageFormat?,
          width: Int?, height: Int?, attempts: Int, httpVersion: String?, redirects: Int, effectiveURL: String?,
          warning: String? = nil, transientBody: TransientBody? = nil) {
         box = Box(Fields(path: path, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
@@ -130,7 +132,7 @@ public struct LoadResult: Sendable {
         var bytes: Int64
         var status: Int?
         var contentType: String?
-        var format: String?
+        var format: ImageFormat?
         var width: Int?
         var height: Int?
         var attempts: Int

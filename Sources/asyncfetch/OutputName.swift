@@ -1,3 +1,5 @@
+import ImageFormats
+
 /// The name a URL's file gets in `--output-dir`: a `--name` template
 /// expanded (default `{name}`: the URL's last path segment), or the name
 /// an input line gave (`URL<TAB>name`), made safe. Pure: no I/O.
@@ -30,7 +32,7 @@ struct OutputName {
 
     /// The path components for `url`, safe to create under the directory.
     /// `md5` is the cache key; `format` the image format, if known.
-    func components(url: String, given: String?, md5: String, format: String?) -> [String] {
+    func components(url: String, given: String?, md5: String, format: ImageFormat?) -> [String] {
         let parts = URLParts(url)
         let ext = Self.fileExtension(format: format, name: parts.lastSegment)
         let text: String
@@ -75,8 +77,8 @@ struct OutputName {
     }
 
     /// `png`, `jpg`, … from the sniffed format, else the name's own, else `bin`.
-    static func fileExtension(format: String?, name: String) -> String {
-        if let format { return format == "jpeg" ? "jpg" : format }
+    static func fileExtension(format: ImageFormat?, name: String) -> String {
+        if let format { return format.fileExtension }
         if let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex {
             let ext = name[name.index(after: dot)...]
             if ext.count <= 8, ext.allSatisfy({ $0.isLetter || $0.isNumber }) { return String(ext) }

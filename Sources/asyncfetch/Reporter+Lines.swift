@@ -1,4 +1,5 @@
 import Fetch
+import ImageFormats
 import Loader
 
 /// The lines themselves: SPEC §3's human line and JSON objects.
@@ -43,7 +44,7 @@ extension Reporter {
             if let reason = result.reason { append(reason, ", ", to: &line) }
             appendBytesText(result.bytes, to: &line)
             if let format = result.format {
-                append(", ", format, to: &line)
+                append(", ", format.name, to: &line)
                 if let w = result.width, let h = result.height {
                     line.append(0x20)
                     JSONLine.appendDecimal(Int64(w), to: &line)
@@ -122,7 +123,7 @@ extension Reporter {
             line.add("bytes", result.bytes)
             line.add("status", result.status)
             line.add("contentType", result.contentType)
-            line.add("format", result.format)
+            line.add("format", result.format?.name)
             line.add("width", result.width)
             line.add("height", result.height)
             line.add("attempts", result.attempts)

@@ -1,8 +1,9 @@
 import DiskCache
 import Fetch
+import ImageFormats
 import Loader
-import Testing
 import TestSupport
+import Testing
 
 /// RFC 9111 §4.2 freshness, each rule as a user sees it: run the loader
 /// twice against the scripted server and count what reached the network.
@@ -77,7 +78,7 @@ import TestSupport
         let h = try LoaderHarness()
         h.server.revalidating("/secret.png", headers: [("Cache-Control", "no-store, max-age=600")])
         let first = try #require(await h.load("/secret.png").result)
-        #expect(first.source == .network && first.path == nil && first.format == "png" && first.width == 64)
+        #expect(first.source == .network && first.path == nil && first.format == .png && first.width == 64)
         #expect(try h.entry("/secret.png") == nil)
         #expect(await h.load("/secret.png").source == .network)
         #expect(h.server.requestCount("/secret.png") == 2)

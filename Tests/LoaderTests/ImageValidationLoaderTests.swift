@@ -1,18 +1,19 @@
 import DiskCache
 import Fetch
 import Foundation
+import ImageFormats
 import Loader
-import Testing
 import TestSupport
+import Testing
 
 /// Only images are stored (unless `acceptAnyContent`), and only whole ones.
 @Suite struct ImageValidationLoaderTests {
-    @Test(arguments: ImageInfoTests.manifest.filter { $0.file != "images/truncated.png" })
-    func everyFixtureIsStoredWithItsFormatAndSize(row: ImageInfoTests.Row) async throws {
+    @Test(arguments: ImageFixture.manifest.filter { $0.file != "images/truncated.png" })
+    func everyFixtureIsStoredWithItsFormatAndSize(row: ImageFixture) async throws {
         let h = try LoaderHarness()
         h.server.serveDirectory(Paths.fixtures)
         let result = try #require(await h.load("/" + row.file).result)
-        #expect(result.format == row.format && result.width == row.width && result.height == row.height)
+        #expect(result.format?.name == row.format && result.width == row.width && result.height == row.height)
         let stored = try #require(try h.entry("/" + row.file))
         #expect(stored.metadata.format == row.format && stored.metadata.width == row.width)
         #expect(try Data(contentsOf: URL(fileURLWithPath: stored.bodyPath))
@@ -39,7 +40,7 @@ import TestSupport
         #expect(error.message == "PNG cut inside IDAT chunk 1")
         #expect(try h.entry("/images/truncated.png") == nil)
         #expect(h.temporaryFiles.isEmpty)
-        #expect(await h.load("/images/truncated.png") { $0.acceptAnyContent = true }.result?.format == "png")
+        #expect(await h.load("/images/truncated.png") { $0.acceptAnyContent = true }.result?.format == .png)
     }
 
     @Test func aTruncatedLargeJPEGIsCaughtWhileItStreams() async throws {
@@ -65,7 +66,7 @@ import TestSupport
         h.server.route("/trailing.gif", .ok(gif, contentType: "image/gif"))
         for (path, body, format) in [("/trailing.png", png, "png"), ("/motion.jpg", motionPhoto, "jpeg"), ("/trailing.gif", gif, "gif")] {
             let result = try #require(await h.load(path).result, "\(path)")
-            #expect(result.format == format && result.bytes == Int64(body.count), "\(path)")
+            #expect(result.format?.name == format && result.bytes == Int64(body.count), "\(path)")
             let stored = try #require(try h.entry(path))
             #expect(try Data(contentsOf: URL(fileURLWithPath: stored.bodyPath)) == Data(body), "stored byte for byte")
         }

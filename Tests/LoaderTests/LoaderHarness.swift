@@ -51,12 +51,10 @@ struct LoaderHarness {
         (try? FileManager.default.contentsOfDirectory(atPath: temp.file("cache/.tmp"))) ?? []
     }
 
-    static let png = fixture("images/red-64x48.png")
-    static let jpeg = fixture("images/photo-120x80.jpg")
+    static let png = ImageFixture.png
+    static let jpeg = ImageFixture.jpeg
 
-    static func fixture(_ name: String) -> [UInt8] {
-        (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/" + name)))) ?? []
-    }
+    static func fixture(_ name: String) -> [UInt8] { ImageFixture.bytes(name) }
 }
 
 extension Phase {

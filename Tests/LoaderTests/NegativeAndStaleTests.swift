@@ -1,8 +1,9 @@
 import DiskCache
 import Fetch
+import ImageFormats
 import Loader
-import Testing
 import TestSupport
+import Testing
 
 /// Remembered error statuses and `--stale-if-error`, against the scripted server.
 @Suite struct NegativeAndStaleTests {
@@ -58,7 +59,7 @@ import TestSupport
         let failure = try #require(await h.load("/flaky.png").error)
         #expect(failure.kind == .http && failure.status == 503)
         let stale = try #require(await h.load("/flaky.png") { $0.staleIfError = true }.result)
-        #expect(stale.source == .stale && stale.path == path && stale.format == "png")
+        #expect(stale.source == .stale && stale.path == path && stale.format == .png)
         #expect(stale.warning?.contains("HTTP 503") == true)
         #expect(stale.warning?.contains("stale") == true)
     }

@@ -1,9 +1,10 @@
 import DiskCache
 import Fetch
 import Foundation
+import ImageFormats
 import Loader
-import Testing
 import TestSupport
+import Testing
 
 /// RFC 9111 §4.3 (validation) and §4.1 (Vary) against the scripted server.
 @Suite struct RevalidationTests {
@@ -29,7 +30,7 @@ import TestSupport
         let before = try #require(try h.entry("/u.png"))
         let second = try #require(await h.load("/u.png").result)
         #expect(second.source == .revalidated && second.path == stored && second.status == 304)
-        #expect(second.format == "png" && second.width == 64 && second.bytes == Int64(LoaderHarness.png.count))
+        #expect(second.format == .png && second.width == 64 && second.bytes == Int64(LoaderHarness.png.count))
         let after = try #require(try h.entry("/u.png"))
         #expect(after.metadata.bodyInode == before.metadata.bodyInode && after.metadata.bodyDigest == before.metadata.bodyDigest)
         #expect(after.metadata.headers.filter { $0.name.lowercased() == "cache-control" }.map(\.value) == ["max-age=600"])
@@ -49,7 +50,7 @@ import TestSupport
         ])
         _ = await h.load("/r.img")
         let second = try #require(await h.load("/r.img").result)
-        #expect(second.source == .network && second.format == "jpeg" && second.width == 120)
+        #expect(second.source == .network && second.format == .jpeg && second.width == 120)
         #expect(h.server.requests("/r.img").last?.header("If-None-Match") == "\"one\"")
         let entry = try #require(try h.entry("/r.img"))
         #expect(entry.metadata.header("ETag") == "\"two\"")

@@ -1,8 +1,9 @@
 import DiskCache
 import Fetch
+import ImageFormats
 import Loader
-import Testing
 import TestSupport
+import Testing
 
 /// RFC 5861 §3 `stale-while-revalidate`: inside the window a stale copy is
 /// reported at once (`success`, source `stale`, reason
@@ -76,7 +77,7 @@ import TestSupport
             Issue.record("loading without the stored copy: \(phases.map(\.name))")
             return
         }
-        #expect(stored.path == path && stored.source == .stale && stored.format == "png")
+        #expect(stored.path == path && stored.source == .stale && stored.format == .png)
         #expect(phases.last?.result?.source == .revalidated)
         // A URL with nothing stored loads with nothing to show.
         h.server.revalidating("/new.png")

@@ -1,7 +1,8 @@
 import Fetch
+import ImageFormats
 import Loader
-import Testing
 import TestSupport
+import Testing
 
 /// RFC 9111 §4.1: a stored response with `Vary` answers a request whose
 /// selecting headers (`-H`) match after normalisation; `Vary: *` never
@@ -69,7 +70,7 @@ import TestSupport
             .ok(LoaderHarness.jpeg, headers: [("Cache-Control", "max-age=600"), ("Vary", "Bar")]),
         ])
         _ = await h.load("/r.png", Self.sending([("Foo", "1")]))
-        #expect(await h.load("/r.png", Self.sending([("Foo", "2"), ("Bar", "x")])).result?.format == "jpeg")
+        #expect(await h.load("/r.png", Self.sending([("Foo", "2"), ("Bar", "x")])).result?.format == .jpeg)
         let meta = try #require(try h.entry("/r.png")?.metadata)
         #expect(meta.header("Vary") == "Bar" && meta.varyRequest.map(\.name) == ["bar"])
         #expect(await h.load("/r.png", Self.sending([("Foo", "9"), ("Bar", "x")])).source == .cache)

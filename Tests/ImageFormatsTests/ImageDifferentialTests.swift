@@ -1,5 +1,5 @@
 import Foundation
-import Loader
+import ImageFormats
 import Testing
 import TestSupport
 
@@ -76,8 +76,8 @@ import TestSupport
                 if !accepted {
                     tally.falseRejections += 1
                     failures.append("\(body.file): rejected (\(why)), but the image is all there")
-                } else if info?.format != body.format {
-                    failures.append("\(body.file): format \(info?.format ?? "none"), expected \(body.format)")
+                } else if info?.format.name != body.format {
+                    failures.append("\(body.file): format \(info?.format.name ?? "none"), expected \(body.format)")
                 } else if body.width > 0, info?.width != body.width || info?.height != body.height {
                     tally.wrongSize += 1
                     failures.append("\(body.file): size \(info?.width ?? 0)×\(info?.height ?? 0), decoders say \(body.width)×\(body.height)")

@@ -13,6 +13,11 @@ struct Bytes {
         return none.withUnsafeBufferPointer { body(Bytes($0)) }
     }
 
+    /// The bytes from `offset` on (none when `offset` is past the end).
+    func dropFirst(_ offset: Int) -> Bytes {
+        Bytes(UnsafeBufferPointer(rebasing: base[min(max(0, offset), count)...]))
+    }
+
     /// The byte at `i`, or nil outside the buffer.
     func at(_ i: Int) -> UInt8? { i >= 0 && i < count ? base[i] : nil }
 

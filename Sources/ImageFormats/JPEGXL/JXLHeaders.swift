@@ -154,7 +154,8 @@ enum JXLHeaders {
         return Frame(isLast: isLast, dataLength: length)
     }
 
-    private static func size(_ bits: inout JXLBits) throws(Stop) -> (Int, Int) {
+    /// The SizeHeader (§D.2): width and height. The header sniff reads it too.
+    static func size(_ bits: inout JXLBits) throws(Stop) -> (width: Int, height: Int) {
         let small = try bits.bool()
         let height = small ? 8 * (1 + (try bits.u(5))) : try bits.u32((1, 9), (1, 13), (1, 18), (1, 30))
         let ratio = try bits.u(3)

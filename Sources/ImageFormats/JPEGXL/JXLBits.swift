@@ -1,6 +1,8 @@
 /// JPEG XL's bit fields over gathered bytes: least-significant bit first,
 /// with the codestream's composite encodings (U32, U64, Enum). Running out
-/// of bytes throws `needMore`, so a walker can wait for the next chunk.
+/// of bytes throws `needMore`, so a walker can wait for the next chunk (and
+/// the header sniff, which has all the bytes it will get, gives up). The
+/// only bit reader: the sniff and the structure walk share it.
 struct JXLBits {
     private let bytes: Bytes
     private(set) var position = 0   // in bits

@@ -1,4 +1,4 @@
-import Loader
+import ImageFormats
 import Testing
 
 /// Image headers whose numbers no `Int` holds (issue 14 item 1; also the
@@ -11,13 +11,13 @@ import Testing
     ])
     func svgSizesNoImageHasAreUnknown(document: String) {
         let info = ImageInfo.sniff(Array(document.utf8))
-        #expect(info?.format == "svg")
+        #expect(info?.format == .svg)
         #expect(info?.width == nil || info?.width == 0)
         #expect((info?.height ?? 0) <= 1)
     }
 
     @Test func svgSizesStillReadWhenSane() {
-        #expect(ImageInfo.sniff(Array(#"<svg width="1e3" height="20.4px"/>"#.utf8)) == ImageInfo(format: "svg", width: 1000, height: 20))
-        #expect(ImageInfo.sniff(Array(#"<svg viewBox="0 0 1e15 2"/>"#.utf8)) == ImageInfo(format: "svg", width: 1_000_000_000_000_000, height: 2))
+        #expect(ImageInfo.sniff(Array(#"<svg width="1e3" height="20.4px"/>"#.utf8)) == ImageInfo(format: .svg, width: 1000, height: 20))
+        #expect(ImageInfo.sniff(Array(#"<svg viewBox="0 0 1e15 2"/>"#.utf8)) == ImageInfo(format: .svg, width: 1_000_000_000_000_000, height: 2))
     }
 }

@@ -10,9 +10,11 @@
 /// without a `meta` box ends once its `moov` and `mdat` are whole. A box that runs to
 /// the end of the file (size 0) cannot be checked: the body passes.
 struct BoxWalker: StructureWalker {
-    private enum State { case header, largeSize, content, jxlpIndex, skipping }
+    private enum State { case header, largeSize, content, hugeMeta, jxlpIndex, skipping }
     private var state = State.header
     private var type = ""
+    /// A header's first 8 bytes while its largesize is gathered.
+    private var firstHalf: [UInt8] = []
     private var boxStart: Int64 = 0
     private var boxEnd: Int64 = 0
     private var isJXL = false
@@ -29,19 +31,22 @@ struct BoxWalker: StructureWalker {
         switch state {
         case .header:
             boxes += 1
-            guard let size = bytes.u32be(0) else { return .undecidable }
-            type = String(decoding: bytes.slice(4, 4), as: UTF8.self)
             boxStart = offset
+            type = Box.Header.type(bytes, at: 0)
             if boxes == 1 { isJXL = type == "JXL " }
-            if size == 1 { state = .largeSize; return .need(8) }
-            if size == 0 { return .undecidable }   // runs to the end of the file: nothing to check against
-            return box(size: Int64(size), header: 8)
+            if Box.Header.hasLargeSize(bytes) {
+                firstHalf = bytes.slice(0, 8)
+                state = .largeSize
+                return .need(8)
+            }
+            return box(Box.Header(bytes, at: 0))
         case .largeSize:
-            guard let size = bytes.u64be(0) else { return .undecidable }
-            return box(size: Int64(size), header: 16)
+            return (firstHalf + bytes.slice(0, 8)).withUnsafeBufferPointer { box(Box.Header(Bytes($0), at: 0)) }
         case .content:
-            if type == "meta" { readMeta(bytes, at: offset) }
+            if type == "meta", let problem = readMeta(bytes, at: offset) { return .failed(problem) }
             return after(position: offset + Int64(bytes.count))
+        case .hugeMeta:
+            return .undecidable   // whole, but too large to read for its item locations
         case .jxlpIndex:
             lastPart = (bytes.at(0) ?? 0) & 0x80 != 0
             state = .skipping
@@ -51,13 +56,22 @@ struct BoxWalker: StructureWalker {
         }
     }
 
-    private mutating func box(size: Int64, header: Int64) -> WalkStep {
-        guard size >= header else { return .failed("\(family) has a malformed \(type.debugDescription) box (size \(size))") }
+    private mutating func box(_ header: Box.Header?) -> WalkStep {
+        guard let header else { return .undecidable }
+        guard let whole = header.size else { return .undecidable }   // runs to the end of the file: nothing to check against
+        let size = Int64(whole)
+        guard !header.isMalformed else { return .failed("\(family) has a malformed \(type.debugDescription) box (size \(size))") }
         boxEnd = boxStart.addingReportingOverflow(size).overflow ? Int64.max : boxStart + size
-        let content = size - header
+        let content = size - Int64(header.length)
         if type == "meta" && !isJXL {
+            guard content <= Int64(ImageStructure.gatherLimit) else {
+                // Passed over, not gathered: a body that ends inside it was cut (a size of
+                // 0xFFFFFFFF or a largesize of 2^64-1 on a short body); a whole one passes.
+                state = .hugeMeta
+                return .skip(content, crcSeed: nil)
+            }
             state = .content
-            return .need(Int(min(content, Int64(ImageStructure.gatherLimit) + 1)))
+            return .need(Int(content))
         }
         if type == "jxlp" && content >= 4 {
             state = .jxlpIndex
@@ -84,17 +98,21 @@ struct BoxWalker: StructureWalker {
 
     private var family: String { isJXL ? "JPEG XL" : "HEIF" }
 
-    /// `meta` (a full box) holds `iloc`: where each item's data lies.
-    private mutating func readMeta(_ b: Bytes, at offset: Int64) {
+    /// `meta` (a full box) holds `iloc`: where each item's data lies. A box
+    /// inside it, at any depth, that claims more than the box around it holds
+    /// means the body was cut (or its sizes lie): the returned problem.
+    private mutating func readMeta(_ b: Bytes, at offset: Int64) -> String? {
         metaSeen = true
         required = max(required, boxEnd)
-        let children = ImageInfo.boxes(b, from: 4, to: b.count)
-        guard let iloc = children.first(where: { $0.type == "iloc" }) else { return }
+        if let overrun = Box.overrun(b, from: 4, to: b.count, parent: "meta") { return "AVIF/HEIF cut: \(overrun)" }
+        let children = Box.boxes(b, from: 4, to: b.count)
+        guard let iloc = children.first(where: { $0.type == "iloc" }) else { return nil }
         for end in Self.extentEnds(b, iloc: iloc) { required = max(required, end) }
+        return nil
     }
 
     /// The end offset of every file-based extent in an `iloc` box (ISO/IEC 14496-12 §8.11.3).
-    static func extentEnds(_ b: Bytes, iloc: ImageInfo.Box) -> [Int64] {
+    static func extentEnds(_ b: Bytes, iloc: Box) -> [Int64] {
         var i = iloc.start
         guard let version = b.at(i), let sizes = b.at(i + 4), let sizes2 = b.at(i + 5) else { return [] }
         let offsetSize = Int(sizes >> 4), lengthSize = Int(sizes & 15), baseSize = Int(sizes2 >> 4)
@@ -139,7 +157,7 @@ struct BoxWalker: StructureWalker {
             if isJXL { return "\(name) cut before its last codestream box" }
             return metaSeen ? "\(name) cut before the end of its item data (\(length) of \(required) bytes)"
                             : "\(name) cut before its meta box"
-        case .content, .jxlpIndex, .skipping:
+        case .content, .hugeMeta, .jxlpIndex, .skipping:
             return "\(name) cut inside its \(type) box (\(length) of \(boxEnd) bytes)"
         }
     }

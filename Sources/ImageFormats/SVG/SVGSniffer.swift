@@ -31,7 +31,7 @@ enum SVGSniffer {
                 height = height ?? pixels(parts[3])
             }
         }
-        return ImageInfo(format: "svg", width: width, height: height)
+        return ImageInfo(format: .svg, width: width, height: height)
     }
 
     private static func find(_ needle: String, in text: Substring) -> Substring.Index? {

@@ -4,12 +4,12 @@ import Glibc
 /// that a parser reading even one byte past the end — or before the start —
 /// of its buffer dies with SIGSEGV instead of silently reading a neighbour.
 /// The property tests run every parser over such buffers.
-enum GuardedMemory {
-    static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+public enum GuardedMemory {
+    public static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
-    enum Placement { case flushWithEnd, flushWithStart }
+    public enum Placement { case flushWithEnd, flushWithStart }
 
-    static func with<R>(_ bytes: [UInt8], _ placement: Placement = .flushWithEnd,
+    public static func with<R>(_ bytes: [UInt8], _ placement: Placement = .flushWithEnd,
                         _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         let dataPages = max(1, (bytes.count + pageSize - 1) / pageSize)
         let total = (dataPages + 2) * pageSize

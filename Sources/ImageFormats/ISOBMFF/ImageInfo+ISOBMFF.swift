@@ -13,62 +13,31 @@ extension ImageInfo {
             brands.append(String(decoding: b.slice(offset, 4), as: UTF8.self))
             offset += 4
         }
-        let format: String
+        let format: ImageFormat
         if brands.contains(where: avifBrands.contains) {
-            format = "avif"
+            format = .avif
         } else if brands.contains(where: heifBrands.contains) {
-            format = "heif"
+            format = .heif
         } else {
             return nil   // MP4 video, QuickTime, raw camera files…: not an image we accept
         }
-        guard let meta = boxes(b, from: ftypSize, to: b.count).first(where: { $0.type == "meta" }) else {
+        guard let meta = Box.boxes(b, from: ftypSize, to: b.count).first(where: { $0.type == "meta" }) else {
             return ImageInfo(format: format)
         }
         let size = primarySize(b, meta: meta)
         return ImageInfo(format: format, width: size?.width, height: size?.height)
     }
 
-    struct Box {
-        let type: String
-        /// Offset of the box's content (after size, type and any largesize) and its end.
-        let start: Int
-        let end: Int
-    }
-
-    /// The boxes between `from` and `to`; stops at the first malformed header.
-    /// A box that runs past `to` (the end of the head read) is cut there.
-    static func boxes(_ b: Bytes, from: Int, to: Int) -> [Box] {
-        var out: [Box] = []
-        var offset = from
-        while out.count < 512, let size32 = b.u32be(offset), offset + 8 <= to {
-            let type = String(decoding: b.slice(offset + 4, 4), as: UTF8.self)
-            var header = 8
-            var size = size32
-            if size32 == 1 {
-                guard let large = b.u64be(offset + 8) else { break }
-                size = large
-                header = 16
-            } else if size32 == 0 {
-                size = to - offset
-            }
-            guard size >= header else { break }
-            let end = size > to - offset ? to : offset + size
-            out.append(Box(type: type, start: offset + header, end: end))
-            offset = end
-        }
-        return out
-    }
-
     private static func primarySize(_ b: Bytes, meta: Box) -> (width: Int?, height: Int?)? {
-        let children = boxes(b, from: meta.start + 4, to: meta.end)   // meta is a FullBox
+        let children = Box.boxes(b, from: meta.start + 4, to: meta.end)   // meta is a FullBox
         var primary: Int?
         if let pitm = children.first(where: { $0.type == "pitm" }) {
             primary = b.at(pitm.start) == 0 ? b.u16be(pitm.start + 4) : b.u32be(pitm.start + 4)
         }
         guard let iprp = children.first(where: { $0.type == "iprp" }) else { return nil }
-        let iprpChildren = boxes(b, from: iprp.start, to: iprp.end)
+        let iprpChildren = Box.boxes(b, from: iprp.start, to: iprp.end)
         guard let ipco = iprpChildren.first(where: { $0.type == "ipco" }) else { return nil }
-        let properties = boxes(b, from: ipco.start, to: ipco.end)
+        let properties = Box.boxes(b, from: ipco.start, to: ipco.end)
         func ispe(_ box: Box) -> (width: Int?, height: Int?) { (b.u32be(box.start + 4), b.u32be(box.start + 8)) }
         if let primary, let ipma = iprpChildren.first(where: { $0.type == "ipma" }) {
             let associated = associations(b, ipma: ipma, item: primary)

@@ -1,5 +1,6 @@
-import Loader
+import ImageFormats
 import Testing
+import TestSupport
 
 /// The structure check on known vectors: where each format's image ends,
 /// what a cut or a damaged body is told, and that trailing bytes pass.
@@ -29,7 +30,7 @@ import Testing
 
     @Test(arguments: ImageInfoTests.manifest.filter { $0.file != "images/truncated.png" })
     func everyWholeFixtureEndsWhereItsStructureDoes(row: ImageInfoTests.Row) {
-        let bytes = LoaderHarness.fixture(row.file)
+        let bytes = ImageFixture.bytes(row.file)
         // An SVG ends with its root element's ">" (its last newline is trailing).
         let end = row.format == "svg" ? (bytes.lastIndex(of: UInt8(ascii: ">")) ?? 0) + 1 : bytes.count
         let expected: ImageStructure.Verdict = .complete(end: Int64(end))
@@ -40,11 +41,11 @@ import Testing
     }
 
     @Test func theTruncatedFixtureIsCaught() {
-        #expect(problem(LoaderHarness.fixture("images/truncated.png")) == "PNG cut inside IDAT chunk 1")
+        #expect(problem(ImageFixture.bytes("images/truncated.png")) == "PNG cut inside IDAT chunk 1")
     }
 
     @Test func png() {
-        let png = LoaderHarness.png
+        let png = ImageFixture.png
         #expect(problem(Array(png.dropLast(1))) == "PNG cut inside the CRC of IEND chunk")
         #expect(problem(Array(png.dropLast(12))) == "PNG cut before its IEND chunk (after IDAT chunk 1)")
         #expect(problem(Array(png.prefix(8))) == "PNG cut before its IHDR chunk")
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func gif() {
-        let gif = LoaderHarness.fixture("images/anim-33x17.gif")
+        let gif = ImageFixture.bytes("images/anim-33x17.gif")
         #expect(problem(Array(gif.dropLast())) == "GIF cut before its trailer (after 2 images)")
         #expect(problem(Array(gif.prefix(11))) == "GIF cut inside its header")
         #expect(problem(gif + Array("garbage;\n".utf8)) == nil, "non-blank bytes after the trailer")
@@ -88,35 +89,35 @@ import Testing
     }
 
     @Test func jpegWithAppendedDataEndsAtEOI() {
-        let photo = LoaderHarness.jpeg
+        let photo = ImageFixture.jpeg
         #expect(problem(photo + [UInt8](repeating: 0, count: 4096)) == nil, "zeros")
         #expect(problem(photo + Self.html + Self.html) == nil, "HTML")
         // A motion photo: the MP4 follows EOI, nothing in the header announces it.
         let mp4 = h.box("ftyp", Array("mp42isom".utf8)) + h.box("mdat", [0xFF, 0xD8, 0xFF, 0xC0, 0xFF, 0xDA] + [UInt8](repeating: 0x42, count: 5000))
         #expect(verdict(photo + mp4) == .complete(end: Int64(photo.count)))
-        #expect(problem(Array(LoaderHarness.fixture("images/progressive-90x60.jpg").dropLast(30)))?
+        #expect(problem(Array(ImageFixture.bytes("images/progressive-90x60.jpg").dropLast(30)))?
             .hasPrefix("JPEG ends inside scan data") == true)
     }
 
     @Test func webp() {
-        let webp = LoaderHarness.fixture("images/lossy-50x40.webp")
+        let webp = ImageFixture.bytes("images/lossy-50x40.webp")
         #expect(problem(Array(webp.dropLast(10))) == "WebP cut at \(webp.count - 10) of \(webp.count) bytes (its RIFF size)")
         #expect(problem(webp + Self.html) == nil)
     }
 
     @Test func bmp() {
-        let bmp = LoaderHarness.fixture("images/bitmap-30x20.bmp")
+        let bmp = ImageFixture.bytes("images/bitmap-30x20.bmp")
         #expect(problem(Array(bmp.dropLast(1))) == "BMP cut inside its pixel data (\(bmp.count - 1) of \(bmp.count) bytes)")
         #expect(problem(Array(bmp.prefix(20))) == "BMP cut inside its header")
     }
 
     @Test func ico() {
-        let ico = LoaderHarness.fixture("images/favicon-16x16.ico")
+        let ico = ImageFixture.bytes("images/favicon-16x16.ico")
         #expect(problem(Array(ico.dropLast(1))) == "ICO cut inside image 1 of 1")
     }
 
     @Test func tiffStripsMustLieInsideTheBody() {
-        let tiff = LoaderHarness.fixture("images/scan-25x35.tiff")
+        let tiff = ImageFixture.bytes("images/scan-25x35.tiff")
         #expect(problem(Array(tiff.dropLast(1)))?.hasPrefix("TIFF cut") == true)
         #expect(problem(Array(tiff.prefix(6))) == "TIFF cut inside its header")
     }
@@ -135,16 +136,16 @@ import Testing
         let tiff = tiffWithDirectoryAt(70_000, width: 350, height: 200)
         let head = Array(tiff.prefix(64 * 1024))
         let info = try #require(ImageInfo.sniff(head))
-        #expect(info == ImageInfo(format: "tiff"), "the head alone gives no size")
+        #expect(info == ImageInfo(format: .tiff), "the head alone gives no size")
         var structure = ImageStructure()
         tiff.withUnsafeBytes { structure.feed($0) }
         #expect(structure.verdict == .complete(end: Int64(tiff.count)))
-        #expect(info.completed(by: structure) == ImageInfo(format: "tiff", width: 350, height: 200))
+        #expect(info.completed(by: structure) == ImageInfo(format: .tiff, width: 350, height: 200))
         #expect(problem(Array(tiff.dropLast(3))) == "TIFF cut before or inside its directory 1")
     }
 
     @Test func avifAndHeif() {
-        let avif = LoaderHarness.fixture("images/photo-70x45.avif")
+        let avif = ImageFixture.bytes("images/photo-70x45.avif")
         #expect(problem(Array(avif.dropLast(1)))?.hasPrefix("AVIF/HEIF cut inside its mdat box") == true)
         #expect(problem(avif + Self.html) == nil)
         #expect(problem(Array(avif.prefix(100)))?.hasPrefix("AVIF/HEIF cut") == true)
@@ -164,8 +165,8 @@ import Testing
     }
 
     @Test func heifSizeAppliesCleanApertureAndRotationAsLibheif() {
-        #expect(ImageInfo.sniff(heif(rotated: false)) == ImageInfo(format: "heif", width: 171, height: 302))
-        #expect(ImageInfo.sniff(heif(rotated: true)) == ImageInfo(format: "heif", width: 302, height: 171))
+        #expect(ImageInfo.sniff(heif(rotated: false)) == ImageInfo(format: .heif, width: 171, height: 302))
+        #expect(ImageInfo.sniff(heif(rotated: true)) == ImageInfo(format: .heif, width: 302, height: 171))
     }
 
     @Test func heifEndsAfterEveryItemExtent() {
@@ -191,7 +192,7 @@ import Testing
     }
 
     @Test func jpegXL() {
-        let bare = LoaderHarness.fixture("images/still-36x28.jxl")
+        let bare = ImageFixture.bytes("images/still-36x28.jxl")
         #expect(problem(Array(bare.dropLast(5))) == "JPEG XL cut inside the data of frame 1")
         #expect(problem(Array(bare.prefix(4))) == "JPEG XL cut inside its headers")
         #expect(verdict(bare + Self.html, piece: 1) == .complete(end: Int64(bare.count)), "the TOC gives the frame's end")
@@ -213,7 +214,7 @@ import Testing
         w.put(1, 1); w.put(0, 2); w.put(1, 1)               // 16-bit buffers, no extra channels, XYB
         w.put(0, 1); w.put(1, 1)                            // colour encoding: not all default, want_icc
         let codestream = [0xFF, 0x0A] + w.bytes + [UInt8](repeating: 0x55, count: 100)
-        #expect(ImageInfo.sniff(codestream) == ImageInfo(format: "jxl", width: 32, height: 32))
+        #expect(ImageInfo.sniff(codestream) == ImageInfo(format: .jxl, width: 32, height: 32))
         #expect(verdict(codestream) == .undecided, "the profile is entropy-coded: no cheap way to its end")
     }
 
