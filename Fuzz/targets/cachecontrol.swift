@@ -1,5 +1,5 @@
 // libFuzzer target: Cache-Control and Age, as stored or received.
-@testable import Loader
+import HTTPCaching
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCacheControl(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -18,4 +18,7 @@ public enum CacheDefaults {
     public static let commitLockTimeout: Double = 2
     /// Metadata files larger than this (1 MiB) are foreign, not ours.
     public static let maxMetadataSize = 1 << 20
+    /// A transfer cut off after at least this much (1 MiB) of its body keeps
+    /// it, to be resumed with `Range` by a later run (SPEC §5).
+    public static let resumeMinimum: Int64 = 1 << 20
 }

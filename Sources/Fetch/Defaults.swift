@@ -25,11 +25,6 @@ public enum Defaults {
     public static let retryBaseDelay: Double = 0.25
     /// Largest backoff, and the cap applied to a server's `Retry-After`.
     public static let retryMaxDelay: Double = 10
-    /// Freshness given to a response with no explicit freshness (`--default-ttl`): 7 days.
-    public static let defaultTTL: Double = 7 * 24 * 3600
-    /// A transfer cut off after at least this much (1 MiB) of its body keeps
-    /// it, to be resumed with `Range` by a later run (SPEC §5).
-    public static let resumeMinimum: Int64 = 1 << 20
     /// libcurl's receive buffer per transfer (CURLOPT_BUFFERSIZE): fewer,
     /// larger write callbacks for big bodies.
     public static let receiveBufferSize = 64 * 1024

@@ -1,3 +1,7 @@
+import DiskCache
+import Fetch
+import Support
+
 /// RemoteCache: the shared cache tier on object storage (`--remote-cache`).
 ///
 /// It owns where an entry's object lives (WebDAV or S3 locations, signing),
@@ -6,4 +10,203 @@
 /// writes the local cache only through `DiskCache`, never decides freshness
 /// (HTTPCaching does), and a failing tier never fails a URL: it is a source,
 /// never the only one.
-public enum RemoteCache {}
+///
+/// One object per entry (`RemoteObject`) on a plain HTTP object store or S3.
+///
+/// It never fails a URL. A read that goes wrong (unreachable, slow, 5xx,
+/// 403, a corrupt or foreign object) is a miss; an upload that goes wrong is
+/// dropped. Each such error is counted and passed to `onError` (the command
+/// line warns once and shows each with `-v`); after
+/// `RemoteDefaults.failureLimit` transport failures in a row, or
+/// `RemoteDefaults.failureTotal` in all, the tier is left alone for the rest
+/// of the run (queued uploads are dropped).
+///
+/// Transfers run on the tier's own `FetchClient` (its own libcurl thread and
+/// connections), so uploads never take a `--jobs` slot. Uploads run in the
+/// background, at most `RemoteDefaults.uploads` at once; `drain` waits for them.
+public final class RemoteCache: Sendable {
+    public let location: RemoteLocation
+    let client: FetchClient
+    private let onError: @Sendable (String) -> Void
+    private let state = Locked(State())
+
+    /// Everything the tier changes while it runs, behind one lock.
+    private struct State {
+        var counters = Stats()
+        var failuresInARow = 0
+        var transportFailures = 0
+        var queue: [(key: String, url: String)] = []
+        var queueHead = 0
+        var uploading = 0
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// What the tier did in this run.
+    public struct Stats: Sendable, Equatable {
+        /// Intact objects stored locally.
+        public var hits = 0
+        /// Objects the tier does not have (404).
+        public var misses = 0
+        /// Reads that failed or were refused (the origin was used).
+        public var readErrors = 0
+        public var uploads = 0
+        public var uploadErrors = 0
+        /// Whether the tier was given up for the rest of the run.
+        public var disabled = false
+        public var errors: Int { readErrors + uploadErrors }
+    }
+
+    public init(location: RemoteLocation, fetch: FetchConfiguration, onError: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.location = location
+        client = FetchClient(configuration: location.fetchConfiguration(from: fetch))
+        self.onError = onError
+    }
+
+    public var stats: Stats { state.withLock { $0.counters } }
+
+    // MARK: - Reading
+
+    /// The outcome of asking the tier for one key.
+    public enum Read: Sendable {
+        /// An intact object, now stored in the local cache.
+        case stored(CacheEntry)
+        /// The tier does not have it, or could not be used.
+        case unavailable
+    }
+
+    /// Fetches the object of `key`, checks it while it streams, and stores it in `store`.
+    public func read(_ key: CacheKey, into store: DiskCacheStore) async -> Read {
+        if state.withLock({ $0.counters.disabled }) { return .unavailable }
+        let url = location.objectURL(key.hex)
+        let sink = RemoteObjectSink(store: store, key: key.hex)
+        do {
+            _ = try await client.fetch(FetchRequest(url: url), into: sink)
+            let entry = try sink.finish(url: key.storedURL)
+            state.withLock { s in
+                s.counters.hits += 1
+                s.failuresInARow = 0
+            }
+            return .stored(entry)
+        } catch let error as FetchError where error.kind == .http && error.status == 404 {
+            sink.abandon()
+            state.withLock { s in
+                s.counters.misses += 1
+                s.failuresInARow = 0
+            }
+            return .unavailable
+        } catch let error as FetchError where error.kind == .cancelled {
+            sink.abandon()
+            return .unavailable
+        } catch {
+            sink.abandon()
+            failed(error, reading: true, what: "GET \(redactURL(url))")
+            return .unavailable
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Queues the entry of `key` (as stored now, under `url` without password) for upload.
+    public func upload(key: String, url: String, from store: DiskCacheStore) {
+        let start = state.withLock { s -> Bool in
+            guard !s.counters.disabled else { return false }
+            s.queue.append((key, url))
+            guard s.uploading < RemoteDefaults.uploads else { return false }
+            s.uploading += 1
+            return true
+        }
+        if start { Task.detached { await self.uploadLoop(store) } }
+    }
+
+    /// Waits until every queued upload has finished (or failed).
+    public func drain() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { s -> Bool in
+                if s.uploading == 0 { return true }
+                s.drainWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    private func uploadLoop(_ store: DiskCacheStore) async {
+        while let next = nextUpload() {
+            await put(key: next.key, url: next.url, from: store)
+        }
+    }
+
+    /// The next queued upload, or nil after marking this worker done (waking `drain` when it was the last).
+    private func nextUpload() -> (key: String, url: String)? {
+        let (next, waiters) = state.withLock { s -> ((key: String, url: String)?, [CheckedContinuation<Void, Never>]) in
+            if s.queueHead < s.queue.count && !s.counters.disabled {
+                let item = s.queue[s.queueHead]
+                s.queueHead += 1
+                if s.queueHead > 1024 && s.queueHead * 2 > s.queue.count {
+                    s.queue.removeFirst(s.queueHead)
+                    s.queueHead = 0
+                }
+                return (item, [])
+            }
+            s.queue.removeAll()
+            s.queueHead = 0
+            s.uploading -= 1
+            guard s.uploading == 0 else { return (nil, []) }
+            let waiting = s.drainWaiters
+            s.drainWaiters = []
+            return (nil, waiting)
+        }
+        for waiter in waiters { waiter.resume() }
+        return next
+    }
+
+    private func put(key: String, url: String, from store: DiskCacheStore) async {
+        // The entry as it is now (a later 304 of this run may have refreshed it). The body
+        // streams from the file (memory stays flat), which must still be this entry's inode.
+        guard let entry = store.lookup(key, url: url, accessTime: false), entry.metadata.hasBody else { return }
+        let header = RemoteObject.header(record: entry.metadata.encoded())
+        let body = FetchRequest.BodyFile(path: entry.bodyPath, length: entry.metadata.bodyLength, inode: entry.inode)
+        let target = location.objectURL(key)
+        do {
+            _ = try await client.fetch(FetchRequest(url: target, method: .put, body: header, bodyFile: body), into: DiscardSink())
+            state.withLock { s in
+                s.counters.uploads += 1
+                s.failuresInARow = 0
+            }
+        } catch {
+            failed(error, reading: false, what: "PUT \(redactURL(target))")
+        }
+    }
+
+    private func failed(_ error: Error, reading: Bool, what: String) {
+        let transport: Bool
+        let text: String
+        if let fetchError = error as? FetchError {
+            transport = [.dns, .connect, .timeout, .tls, .network].contains(fetchError.kind)
+            text = fetchError.message
+        } else {
+            transport = false
+            text = "\(error)"
+        }
+        let gaveUp = state.withLock { s -> Bool in
+            if reading { s.counters.readErrors += 1 } else { s.counters.uploadErrors += 1 }
+            guard transport else { return false }
+            s.failuresInARow += 1
+            s.transportFailures += 1
+            guard s.failuresInARow >= RemoteDefaults.failureLimit || s.transportFailures >= RemoteDefaults.failureTotal,
+                  !s.counters.disabled else { return false }
+            s.counters.disabled = true
+            return true
+        }
+        onError("remote cache: \(what): \(text)")
+        if gaveUp {
+            onError("remote cache: too many connection failures or timeouts; not used for the rest of this run")
+        }
+    }
+}
+
+/// Drops a response body (the answer to a PUT).
+final class DiscardSink: BodySink, @unchecked Sendable {
+    func write(_ bytes: UnsafeRawBufferPointer) throws {}
+    func reset() throws {}
+}

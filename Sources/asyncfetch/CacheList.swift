@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiskCache
 import Fetch
+import HTTPCaching
 import Loader
 
 extension CacheCommand {
@@ -20,7 +21,7 @@ extension CacheCommand {
 
         @Option(name: .customLong("default-ttl"), parsing: .unconditional, help: ArgumentHelp(
             "Freshness of responses that gave none, as for fetching.", valueName: "duration"))
-        var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
+        var defaultTTL = DurationValue(seconds: CachingDefaults.defaultTTL)
 
         @Flag(name: .customLong("no-heuristic"), help: "Do not count Last-Modified heuristics as freshness, as for fetching.")
         var noHeuristic = false

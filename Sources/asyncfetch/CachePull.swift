@@ -2,6 +2,7 @@ import ArgumentParser
 import DiskCache
 import Fetch
 import Loader
+import RemoteCache
 
 extension CacheCommand {
     /// `cache pull --remote-cache URL [-i FILE] [URL...]`: brings entries from
@@ -41,40 +42,18 @@ extension CacheCommand {
             let tier = RemoteOptions.open(location, fetch: FetchConfiguration(), verbose: verbose) {
                 Console.error("asyncfetch: warning: " + $0)
             }
-            var list = URLList(arguments: urls, inputs: try input.map { [try InputLines(path: $0)] } ?? [], shard: shard)
-                .makeAsyncIterator()
-            var counts = (pulled: 0, present: 0, missing: 0)
-            await withTaskGroup(of: (String, Bool?).self) { group in
-                var running = 0
-                func record(_ result: (String, Bool?)) {
-                    switch result.1 {
-                    case true?: counts.pulled += 1; print("pulled   \(redactURL(result.0))")
-                    case false?: counts.missing += 1; Console.error("asyncfetch: \(redactURL(result.0)): not in the remote cache")
-                    case nil: counts.present += 1
-                    }
+            let list = URLList(arguments: urls, inputs: try input.map { [try InputLines(path: $0)] } ?? [], shard: shard)
+            let counts = await tier.pull(list, into: store, jobs: jobs) { url, outcome in
+                switch outcome {
+                case .pulled: print("pulled   \(redactURL(url))")
+                case .missing: Console.error("asyncfetch: \(redactURL(url)): not in the remote cache")
+                case .present: break
                 }
-                while let url = await list.next() {
-                    if running >= jobs, let done = await group.next() {
-                        running -= 1
-                        record(done)
-                    }
-                    running += 1
-                    group.addTask { (url, await Self.pull(url, store: store, tier: tier)) }
-                }
-                for await done in group { record(done) }
             }
             let stats = tier.stats
             Console.error("\(counts.pulled) pulled, \(counts.present) already cached, \(counts.missing) not pulled"
                           + " (remote cache: \(stats.misses) misses, \(stats.errors) errors)")
             if counts.missing > 0 { throw ExitCode(1) }
-        }
-
-        /// true: pulled; false: not available; nil: already cached locally.
-        private static func pull(_ url: String, store: DiskCacheStore, tier: RemoteCache) async -> Bool? {
-            guard let key = try? CacheKey(url: url) else { return false }
-            if let entry = store.lookup(key.hex, url: key.storedURL, accessTime: false), entry.metadata.hasBody { return nil }
-            if case .stored = await tier.read(key, into: store) { return true }
-            return false
         }
     }
 }

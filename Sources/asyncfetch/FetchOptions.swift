@@ -1,5 +1,6 @@
 import ArgumentParser
 import Fetch
+import HTTPCaching
 import Loader
 #if canImport(Glibc)
 import Glibc
@@ -77,7 +78,7 @@ struct FetchOptions: ParsableArguments {
 
     @Option(name: .customLong("default-ttl"), parsing: .unconditional, help: ArgumentHelp(
         "Freshness of responses that give none (0 disables default caching).", valueName: "duration"))
-    var defaultTTL = DurationValue(seconds: Defaults.defaultTTL)
+    var defaultTTL = DurationValue(seconds: CachingDefaults.defaultTTL)
 
     @Flag(name: .customLong("no-heuristic"), help: ArgumentHelp(
         "Do not treat a response with Last-Modified (and no max-age or Expires) as fresh for 10% of its age."))

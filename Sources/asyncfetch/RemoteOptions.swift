@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fetch
 import Loader
+import RemoteCache
 #if canImport(Glibc)
 import Glibc
 #endif

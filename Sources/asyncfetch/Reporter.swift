@@ -1,5 +1,6 @@
 import Fetch
 import Loader
+import RemoteCache
 #if canImport(Glibc)
 import Glibc
 #endif

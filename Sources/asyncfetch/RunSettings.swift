@@ -1,4 +1,5 @@
 import Fetch
+import HTTPCaching
 import Loader
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,7 @@ struct RunSettings: Sendable, Equatable {
     var connectTimeout = Defaults.connectTimeout
     var timeout = Defaults.timeout
     var retries = Defaults.retries
-    var defaultTTL = Defaults.defaultTTL
+    var defaultTTL = CachingDefaults.defaultTTL
     var heuristic = true
     var maxAge: Double?
     var refresh = false

@@ -1,4 +1,5 @@
 import Loader
+import RemoteCache
 
 /// Totals over a run, printed last (SPEC §3).
 struct Summary {

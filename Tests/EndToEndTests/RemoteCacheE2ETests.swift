@@ -9,31 +9,8 @@ import TestSupport
 @Suite(.serialized) struct RemoteCacheE2ETests {
     static let png = (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
 
-    /// nginx with the WebDAV module: GET, PUT (creating directories), DELETE below /cache/.
-    struct Store {
-        let directory: TempDirectory
-        let nginx: NginxServer
-        var url: String { nginx.url("/cache/") }
-
-        init() throws {
-            directory = try TempDirectory(prefix: "asyncfetch-remote")
-            // nginx's workers run as nobody: they must be able to create files here,
-            // and a PUT's body always goes through a temporary file first.
-            chmod(directory.path, 0o777)
-            nginx = try NginxServer(root: directory.path, extraConfig: """
-                client_body_temp_path \(directory.path)/.bodies;
-                location /cache/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; }
-                """)
-        }
-
-        func objects() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/cache")) ?? []).sorted()
-        }
-
-        func objectPath(_ url: String) throws -> String { directory.path + "/cache/" + (try CLI.md5sum(url)) }
-
-        func puts() -> Int { nginx.accessLog().filter { $0.method == "PUT" }.count }
-    }
+    /// nginx with the WebDAV module (TestSupport), with what these tests ask of it.
+    typealias Store = WebDAVStore
 
     /// An origin serving the same PNG at /img/N.png (max-age 600), counting requests.
     static func origin(count: Int, delay: Double = 0) -> (ScriptedServer, [String])? {
@@ -268,4 +245,14 @@ import TestSupport
         #expect(origin.requests("/v.png").last?.header("If-None-Match") == "\"v1\"")
         #expect(Self.waitForPuts(store, 2), "the refreshed metadata goes back to the tier")
     }
+}
+
+extension WebDAVStore {
+    func objects() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path + "/cache")) ?? []).sorted()
+    }
+
+    func objectPath(_ url: String) throws -> String { directory.path + "/cache/" + (try CLI.md5sum(url)) }
+
+    func puts() -> Int { nginx.accessLog().filter { $0.method == "PUT" }.count }
 }

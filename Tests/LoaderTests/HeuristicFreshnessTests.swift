@@ -1,5 +1,6 @@
 import Fetch
 import Loader
+import HTTPCaching
 import Testing
 import TestSupport
 

@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import Foundation
 import Loader
+import HTTPCaching
 import TestSupport
 
 /// A scripted server, a private cache directory and loaders over it, for

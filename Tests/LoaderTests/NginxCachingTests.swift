@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import Foundation
 import Loader
+import HTTPCaching
 import Testing
 import TestSupport
 

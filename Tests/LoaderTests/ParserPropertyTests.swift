@@ -1,6 +1,7 @@
 import DiskCache
 import Fetch
 import Loader
+import HTTPCaching
 import PropertyBased
 import Testing
 import TestSupport

@@ -1,6 +1,7 @@
 import Fetch
 import ImageFormats
 import Loader
+import HTTPCaching
 import TestSupport
 import Testing
 

@@ -44,7 +44,7 @@ public struct RemoteLocation: Sendable, Equatable {
         guard let keyID = variable("AWS_ACCESS_KEY_ID"), let secret = variable("AWS_SECRET_ACCESS_KEY") else {
             throw Invalid(message: "--remote-cache \(text) needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
         }
-        let region = variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? Defaults.awsRegion
+        let region = variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? RemoteDefaults.awsRegion
         let tail = prefix.isEmpty ? "" : prefix + "/"
         let base: String
         if var endpoint = variable("AWS_ENDPOINT_URL_S3") ?? variable("AWS_ENDPOINT_URL") {
@@ -61,14 +61,14 @@ public struct RemoteLocation: Sendable, Equatable {
     /// retries (the origin is the fallback), signing for S3.
     func fetchConfiguration(from origin: FetchConfiguration) -> FetchConfiguration {
         var config = FetchConfiguration()
-        config.maxSize = origin.maxSize + Int64(Defaults.remoteRecordLimit) + 64
-        config.connectTimeout = Defaults.remoteConnectTimeout
-        config.timeout = Defaults.remoteTimeout
+        config.maxSize = origin.maxSize + Int64(RemoteDefaults.recordLimit) + 64
+        config.connectTimeout = RemoteDefaults.connectTimeout
+        config.timeout = RemoteDefaults.timeout
         config.retries = 0
         config.caFile = origin.caFile
         config.insecure = origin.insecure
         config.userAgent = origin.userAgent
-        config.maxConnections = origin.maxConnections + Defaults.remoteUploads
+        config.maxConnections = origin.maxConnections + RemoteDefaults.uploads
         config.awsSigV4 = sigV4
         config.userPassword = userPassword
         if sigV4 != nil {

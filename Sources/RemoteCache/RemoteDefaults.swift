@@ -1,21 +1,20 @@
-import Fetch
-
-/// Named defaults of the remote cache tier (`--remote-cache`).
-extension Defaults {
+/// The remote tier's limits (`--remote-cache`), in one place. (Fetch's
+/// `Defaults` holds the transfer limits, `CacheDefaults` the local cache's.)
+public enum RemoteDefaults {
     /// Uploads running at once, on the tier's own transfer thread (never in a `--jobs` slot).
-    public static let remoteUploads = 4
+    public static let uploads = 4
     /// Time allowed to connect to the remote tier: a tier that is down must not hold URLs up.
-    public static let remoteConnectTimeout: Double = 3
+    public static let connectTimeout: Double = 3
     /// Time allowed for one remote GET or PUT: a slow tier costs at most this per URL.
-    public static let remoteTimeout: Double = 10
+    public static let timeout: Double = 10
     /// Transport failures in a row (connect, DNS, timeout) after which the
     /// tier is left alone for the rest of the run.
-    public static let remoteFailureLimit = 3
+    public static let failureLimit = 3
     /// Transport failures in all after which the tier is left alone for the
     /// rest of the run (a tier that answers now and then but mostly times out).
-    public static let remoteFailureTotal = 10
+    public static let failureTotal = 10
     /// Longest metadata record accepted in a remote object.
-    public static let remoteRecordLimit = 1024 * 1024
+    public static let recordLimit = 1024 * 1024
     /// AWS region when neither `AWS_REGION` nor `AWS_DEFAULT_REGION` names one.
     public static let awsRegion = "us-east-1"
 }

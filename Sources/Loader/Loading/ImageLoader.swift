@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import HTTPCaching
 import ImageFormats
 
 /// Joins the fetch engine and the disk cache and reports phases.

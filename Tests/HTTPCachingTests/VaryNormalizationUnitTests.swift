@@ -1,4 +1,4 @@
-@testable import Loader
+import HTTPCaching
 import Testing
 
 /// RFC 9111 §4.1's normalisations of a selecting header value, without I/O.

@@ -7,11 +7,11 @@ import Fetch
 /// and for the `Accept-*` headers case and member order are too (language
 /// tags, codings and charsets are case-insensitive; preference comes from
 /// the q-values, and `q=1` is the default).
-enum VaryNormalization {
+public enum VaryNormalization {
     /// Headers whose members are case-insensitive tokens and whose order does not matter.
-    static let unorderedCaseInsensitive: Set<String> = ["accept-language", "accept-encoding", "accept-charset"]
+    public static let unorderedCaseInsensitive: Set<String> = ["accept-language", "accept-encoding", "accept-charset"]
 
-    static func normalize(_ value: String, name: String) -> String {
+    public static func normalize(_ value: String, name: String) -> String {
         var members = listMembers(value).map(normalizeParameters)
         if unorderedCaseInsensitive.contains(name.lowercased()) {
             members = members.map { $0.lowercased() }.sorted()
@@ -22,7 +22,7 @@ enum VaryNormalization {
     /// Whether the most preferred language range of an `Accept-Language`
     /// value (highest q, first on a tie; RFC 9110 §12.5.4) matches
     /// `language` (the tag, or a prefix of it ending at a "-").
-    static func firstChoice(ofAcceptLanguage value: String, is language: String) -> Bool {
+    public static func firstChoice(ofAcceptLanguage value: String, is language: String) -> Bool {
         var best: (range: String, q: Double)?
         for member in listMembers(value) {
             let parts = member.split(separator: ";").map { trimWhitespaceLower($0) }
@@ -37,7 +37,7 @@ enum VaryNormalization {
 
     /// The comma-separated members of a list, trimmed, empty ones dropped;
     /// commas inside quoted strings do not split.
-    static func listMembers(_ value: String) -> [String] {
+    public static func listMembers(_ value: String) -> [String] {
         var members: [String] = []
         var current: [UInt8] = []
         var quoted = false, escaped = false

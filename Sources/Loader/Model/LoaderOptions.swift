@@ -1,4 +1,6 @@
 import Fetch
+import HTTPCaching
+import RemoteCache
 
 /// How an `ImageLoader` treats the cache and the network. Defaults come from `Defaults`.
 public struct LoaderOptions: Sendable {

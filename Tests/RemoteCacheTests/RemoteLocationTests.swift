@@ -1,7 +1,7 @@
-@testable import Loader
+@testable import RemoteCache
 import Testing
 
-/// Where `--remote-cache` objects live, and which responses may go there.
+/// Where `--remote-cache` objects live, and the objects' format.
 @Suite struct RemoteLocationTests {
     static let keys = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret"]
 
@@ -38,13 +38,6 @@ import Testing
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("ftp://x/", environment: [:]) }
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: [:]) }
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3:///p", environment: Self.keys) }
-    }
-
-    @Test func credentialsInTheURLAreNeverShared() {
-        #expect(ImageLoader.hasUserInfo("http://user:pw@host/a.png"))
-        #expect(ImageLoader.hasUserInfo("https://user@host/a.png"))
-        #expect(!ImageLoader.hasUserInfo("https://host/a@b.png"))
-        #expect(!ImageLoader.hasUserInfo("https://host/a.png?u=x@y"))
     }
 
     @Test func objectsCarryTheirRecordLength() {

@@ -1,33 +1,19 @@
 import DiskCache
 import Fetch
+import HTTPCaching
 import ImageFormats
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension ImageLoader {
-    /// Response headers worth keeping: what freshness, revalidation, Vary
-    /// and reporting need. Cookies and the like are never stored.
-    static let storedHeaders: [String] = [
-        "date", "etag", "last-modified", "cache-control", "expires", "age", "content-type",
-        "vary", "pragma", "content-encoding", "content-location", "content-language",
-    ]
-
-    /// Whether a response header is one of `storedHeaders` (any case), without lowercased copies.
-    static func isStored(_ name: String) -> Bool {
-        storedHeaders.contains { asciiCaseInsensitiveEqual($0, name) }
-    }
-
     /// Downloads or revalidates one URL and stores the result (RFC 9111 §3,
     /// §4.3). `entry` is the stored entry the plan found (Vary-matched), if any.
     func network(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
         var request = FetchRequest(url: url)
         let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
-        if let conditional {
-            if let etag = conditional.header("ETag") { request.headers.set(name: "If-None-Match", value: etag) }
-            if let modified = conditional.header("Last-Modified"), HTTPDate.parse(modified) != nil {
-                request.headers.set(name: "If-Modified-Since", value: modified)   // verbatim: nginx compares exactly
-            }
+        for header in conditional.map(Revalidation.conditionalHeaders) ?? [] {
+            request.headers.set(name: header.name, value: header.value)
         }
         // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
         let partial = entry == nil ? cache.partial(for: key.hex, url: key.storedURL) : nil
@@ -44,10 +30,9 @@ extension ImageLoader {
             response = try await client.fetch(request, into: sink)
         } catch let error as FetchError {
             if error.kind == .network || error.kind == .timeout {
-                let kept = CacheMetadata(url: key.storedURL, status: 200, requestTime: requestTime, responseTime: currentUnixTime(),
-                                         headers: sink.headers.filter { Self.isStored($0.name) }
-                                            .map { CacheMetadata.Header($0.name, $0.value) })
-                _ = sink.keepPartial(kept, minimum: Defaults.resumeMinimum)
+                let kept = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
+                                                     responseTime: currentUnixTime())
+                _ = sink.keepPartial(kept, minimum: CacheDefaults.resumeMinimum)
             }
             if error.status == 416, partial != nil {
                 // The kept part no longer fits the resource (it shrank): drop it and ask for the whole body.
@@ -64,7 +49,7 @@ extension ImageLoader {
                 return .failure(LoadError(kind: .http, message: "HTTP 304 Not Modified to an unconditional request",
                                           status: 304, attempts: response.attempts))
             }
-            guard Self.validatorMatches(response.headers, conditional) else {
+            guard Revalidation.validatorMatches(response.headers, conditional) else {
                 // §4.3.4: the 304 names another representation; ours cannot be updated. Ask again, unconditionally.
                 return await network(url: url, key: key, entry: nil)
             }
@@ -82,16 +67,10 @@ extension ImageLoader {
                       requestTime: requestTime, responseTime: responseTime)
     }
 
-    /// A 304: keep the body; every header the 304 carries replaces the stored
-    /// one of that name, the others stay (RFC 9111 §3.2).
+    /// A 304: the stored record merged with it (`Revalidation.merged`), the body kept.
     private func revalidated(_ entry: CacheEntry, response: FetchResponse, requestTime: Double, responseTime: Double) -> Phase {
-        var meta = entry.metadata
-        meta.requestTime = requestTime
-        meta.responseTime = responseTime
-        let updates = response.headers.filter { Self.isStored($0.name) }
-        meta.headers.removeAll { stored in updates.contains { asciiCaseInsensitiveEqual($0.name, stored.name) } }
-        meta.headers += updates.map { CacheMetadata.Header($0.name, $0.value) }
-        if updates.contains(where: { asciiCaseInsensitiveEqual($0.name, "vary") }) { meta.varyRequest = varyValues(response.headers) }
+        let meta = Revalidation.merged(entry.metadata, with: response.headers, varyRequest: varyRequest,
+                                       requestTime: requestTime, responseTime: responseTime)
         do {
             let updated = try cache.updateMetadata(of: entry, to: meta)
             return .success(result(updated, source: .revalidated, response: response))
@@ -126,7 +105,7 @@ extension ImageLoader {
         case .image(let checked, _):
             info = checked
         }
-        if !Self.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
+        if !Storability.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
             return unstored(writer, info: info, response: response, storeFailure: nil)
@@ -135,14 +114,10 @@ extension ImageLoader {
             // The cache could not be written: the body is only delivered (-o, --output-dir), with a warning.
             return unstored(writer, info: info, response: response, storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
-        let meta = CacheMetadata(
-            // A resumed body is the whole 200 response it continues.
-            url: key.storedURL, status: response.status == 206 ? 200 : response.status, requestTime: requestTime,
-            responseTime: responseTime,
-            headers: response.headers.filter { Self.isStored($0.name) }
-                .map { CacheMetadata.Header($0.name, $0.value) },
-            varyRequest: varyValues(response.headers),
-            format: info?.format.name, width: info?.width, height: info?.height)
+        let meta = Storability.record(url: key.storedURL, status: response.status, headers: response.headers,
+                                      varyRequest: varyRequest.values(for: response.headers),
+                                      requestTime: requestTime, responseTime: responseTime,
+                                      format: info?.format.name, width: info?.width, height: info?.height)
         do {
             let entry = try writer.commit(meta)
             return .success(result(entry, source: .network, response: response))
@@ -173,10 +148,8 @@ extension ImageLoader {
     /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
     /// `--stale-if-error` allows.
     private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
-        let serverFailed = error.kind == .http && [500, 502, 503, 504].contains(error.status ?? 0)
-        let networkFailed = [.dns, .connect, .tls, .timeout, .network].contains(error.kind) || serverFailed
-        let requestWindow = options.fetch.headers.combined("Cache-Control").flatMap { CacheControl([$0]).staleIfError }
-        if options.staleIfError, networkFailed, let entry, entry.metadata.hasBody,
+        let requestWindow = Freshness.requestStaleWindow(options.fetch.headers)
+        if options.staleIfError, Freshness.staleMayAnswer(error), let entry, entry.metadata.hasBody,
            options.freshness.mayServeStale(entry.metadata, now: currentUnixTime(), requestWindow: requestWindow),
            case .success(var result) = hitPhase(entry, source: .stale) {
             // The stored copy stays: the error is not remembered over it.
@@ -191,31 +164,15 @@ extension ImageLoader {
         return .failure(LoadError(error))
     }
 
-    /// Stores a final error status without its body when it is fresh now
-    /// and may be stored; otherwise nothing is stored (an older entry stays
-    /// until a response replaces it).
+    /// Stores a final error status without its body when the rules allow
+    /// (`Storability.errorRecord`); otherwise nothing is stored (an older
+    /// entry stays until a response replaces it).
     private func remember(status: Int, headers: HTTPHeaders, key: CacheKey, requestTime: Double) {
-        guard status >= 200 else { return }
-        let cc = CacheControl(headers.values("Cache-Control"))
-        guard Self.mayStore(status: status, cc), !cc.noCache else { return }
-        let meta = CacheMetadata(
-            url: key.storedURL, status: status, requestTime: requestTime, responseTime: currentUnixTime(),
-            headers: headers.filter { Self.isStored($0.name) }
-                .map { CacheMetadata.Header($0.name, $0.value) },
-            varyRequest: varyValues(headers), hasBody: false)
-        // The user's freshness settings (--no-heuristic) apply; no default lifetime for errors.
-        var freshness = options.freshness
-        freshness.maxAgeOverride = nil
-        guard freshness.isFresh(meta, now: currentUnixTime()) else { return }
+        let now = currentUnixTime()
+        guard let meta = Storability.errorRecord(
+            url: key.storedURL, status: status, headers: headers, varyRequest: varyRequest.values(for: headers),
+            requestTime: requestTime, responseTime: now, freshness: options.freshness, now: now) else { return }
         _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
-    }
-
-    /// RFC 9111 §3 with §5.2.2.3 and §5.2.2.5: `no-store` forbids storing,
-    /// unless `must-understand` comes with a status code asyncfetch
-    /// understands; `must-understand` with any other status forbids it too.
-    static func mayStore(status: Int, _ cc: CacheControl) -> Bool {
-        if cc.mustUnderstand { return StatusCacheability.understood.contains(status) }
-        return !cc.noStore
     }
 
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {
@@ -225,18 +182,6 @@ extension ImageLoader {
             contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL)
-    }
-
-    /// RFC 9111 §4.3.4: a 304 updates the stored response only if its strong
-    /// validator (when it sends one) is the stored one. Compared weakly, as
-    /// servers add or drop `W/` when they compress.
-    static func validatorMatches(_ headers: HTTPHeaders, _ stored: CacheMetadata) -> Bool {
-        guard let new = headers["ETag"], let old = stored.header("ETag") else { return true }
-        func opaque(_ tag: String) -> Substring {
-            let trimmed = Substring(trimWhitespace(tag))
-            return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
-        }
-        return opaque(new) == opaque(old)
     }
 }
 

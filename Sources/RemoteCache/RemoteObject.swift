@@ -67,7 +67,7 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
             rest = rest[(newline + 1)...]
             let line = String(decoding: header, as: UTF8.self)
             guard line.hasPrefix(RemoteObject.magic), let length = Int(line.dropFirst(RemoteObject.magic.count)),
-                  length > 0, length <= Defaults.remoteRecordLimit else {
+                  length > 0, length <= RemoteDefaults.recordLimit else {
                 throw RemoteObjectError(description: "not an asyncfetch object (header '\(line.prefix(RemoteObject.headerLimit))')")
             }
             recordLength = length

@@ -63,7 +63,7 @@ public struct CacheControl: Sendable, Equatable {
 
     /// The directives of one field value: lowercased names, arguments with
     /// any quoting removed. Commas inside quoted strings do not split.
-    static func directives(in value: String) -> [(name: String, argument: String?)] {
+    public static func directives(in value: String) -> [(name: String, argument: String?)] {
         var out: [(name: String, argument: String?)] = []
         var name: [UInt8] = [], argument: [UInt8] = []
         var inArgument = false, quoted = false, escaped = false, hadArgument = false
@@ -95,7 +95,7 @@ public struct CacheControl: Sendable, Equatable {
     }
 
     /// `delta-seconds` (RFC 9111 §1.2.2): one or more ASCII digits.
-    static func deltaSeconds(_ text: String) -> Int? {
+    public static func deltaSeconds(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int(text) ?? Int.max
     }

@@ -1,0 +1,69 @@
+import DiskCache
+import Fetch
+
+/// What a private cache stores of a response, and with which headers (RFC
+/// 9111 §3, §5.2.2.3, §5.2.2.5): the records a download, a remembered error
+/// status and a kept partial body are stored with.
+public enum Storability {
+    /// Response headers worth keeping: what freshness, revalidation, Vary
+    /// and reporting need. Cookies and the like are never stored.
+    public static let storedHeaderNames: [String] = [
+        "date", "etag", "last-modified", "cache-control", "expires", "age", "content-type",
+        "vary", "pragma", "content-encoding", "content-location", "content-language",
+    ]
+
+    /// Whether a response header is one of `storedHeaderNames` (any case), without lowercased copies.
+    public static func isStored(_ name: String) -> Bool {
+        storedHeaderNames.contains { asciiCaseInsensitiveEqual($0, name) }
+    }
+
+    /// The headers of a response that are stored, in their order, as received.
+    public static func storedHeaders(_ headers: HTTPHeaders) -> [CacheMetadata.Header] {
+        headers.filter { isStored($0.name) }.map { CacheMetadata.Header($0.name, $0.value) }
+    }
+
+    /// §3 with §5.2.2.3 and §5.2.2.5: `no-store` forbids storing, unless
+    /// `must-understand` comes with a status code asyncfetch understands;
+    /// `must-understand` with any other status forbids it too.
+    public static func mayStore(status: Int, _ cc: CacheControl) -> Bool {
+        if cc.mustUnderstand { return StatusCacheability.understood.contains(status) }
+        return !cc.noStore
+    }
+
+    /// The record of a response stored with its body. A resumed body (206)
+    /// is the whole 200 response it continues.
+    public static func record(url: String, status: Int, headers: HTTPHeaders, varyRequest: [CacheMetadata.Header],
+                              requestTime: Double, responseTime: Double,
+                              format: String? = nil, width: Int? = nil, height: Int? = nil) -> CacheMetadata {
+        CacheMetadata(url: url, status: status == 206 ? 200 : status, requestTime: requestTime, responseTime: responseTime,
+                      headers: storedHeaders(headers), varyRequest: varyRequest,
+                      format: format, width: width, height: height)
+    }
+
+    /// The record of a body cut off by the network, kept to be resumed: the
+    /// headers that arrived (their validator decides whether it may continue).
+    public static func partialRecord(url: String, headers: HTTPHeaders, requestTime: Double,
+                                     responseTime: Double) -> CacheMetadata {
+        CacheMetadata(url: url, status: 200, requestTime: requestTime, responseTime: responseTime,
+                      headers: storedHeaders(headers))
+    }
+
+    /// The record of a final error status to remember without its body, or
+    /// nil when it must not be: only when it may be stored, is not
+    /// `no-cache`, and is fresh now by its own headers (explicit freshness,
+    /// or the heuristic for 404, 405, 410, 414, 501). The user's freshness
+    /// settings apply (`--no-heuristic`), but not `--max-age`, and errors get
+    /// no default lifetime.
+    public static func errorRecord(url: String, status: Int, headers: HTTPHeaders, varyRequest: [CacheMetadata.Header],
+                                   requestTime: Double, responseTime: Double, freshness: Freshness,
+                                   now: Double) -> CacheMetadata? {
+        guard status >= 200 else { return nil }
+        let cc = CacheControl(headers.values("Cache-Control"))
+        guard mayStore(status: status, cc), !cc.noCache else { return nil }
+        let meta = CacheMetadata(url: url, status: status, requestTime: requestTime, responseTime: responseTime,
+                                 headers: storedHeaders(headers), varyRequest: varyRequest, hasBody: false)
+        var own = freshness
+        own.maxAgeOverride = nil
+        return own.isFresh(meta, now: now) ? meta : nil
+    }
+}

@@ -1,0 +1,62 @@
+import DiskCache
+import Fetch
+
+/// RFC 9111 §4.1: a stored response whose `Vary` names request headers is
+/// reused only for requests that send the same values for those headers,
+/// compared after normalisation (`VaryNormalization`). A `VaryRequest` is
+/// the request side: the headers this client sends.
+public struct VaryRequest: Sendable {
+    /// The request headers given (`-H`), and the `User-Agent` sent when none is.
+    public var headers: HTTPHeaders
+    public var userAgent: String
+
+    public init(headers: HTTPHeaders, userAgent: String) {
+        self.headers = headers
+        self.userAgent = userAgent
+    }
+
+    /// The value sent for request header `name`, normalised: every line of
+    /// that name combined, else what libcurl sends by default (`User-Agent`,
+    /// `Accept: */*`), else "" (not sent).
+    public func value(_ name: String) -> String {
+        let lines = headers.values(name)
+        if !lines.isEmpty { return VaryNormalization.normalize(lines.joined(separator: ","), name: name) }
+        switch name.lowercased() {
+        case "user-agent": return userAgent
+        case "accept": return "*/*"
+        default: return ""
+        }
+    }
+
+    /// The header names a `Vary` field value lists, lowercased.
+    public static func names(_ vary: String) -> [String] {
+        vary.split(separator: ",").map { trimWhitespaceLower($0) }.filter { !$0.isEmpty }
+    }
+
+    /// What to store beside a response: the values this request sent for each
+    /// header its `Vary` names (`*` is kept in `Vary` itself and never matches).
+    public func values(for response: HTTPHeaders) -> [CacheMetadata.Header] {
+        guard let vary = response.combined("Vary") else { return [] }
+        return Self.names(vary).filter { $0 != "*" }.map { CacheMetadata.Header($0, value($0)) }
+    }
+
+    /// Whether a stored response may answer this request: every header its
+    /// `Vary` names has the stored value now (both normalised), or, for
+    /// `Accept-Language`, the request's first choice is the stored response's
+    /// `Content-Language` (the language the server would select). `Vary: *`
+    /// never matches.
+    public func matches(_ stored: CacheMetadata) -> Bool {
+        let fields = stored.headers.filter { $0.name.lowercased() == "vary" }
+        guard !fields.isEmpty else { return true }
+        for name in Self.names(fields.map(\.value).joined(separator: ",")) {
+            if name == "*" { return false }
+            let then = stored.varyRequest.first { $0.name.lowercased() == name }?.value ?? ""
+            let now = value(name)
+            if now == VaryNormalization.normalize(then, name: name) { continue }
+            if name == "accept-language", let language = stored.header("Content-Language"),
+               VaryNormalization.firstChoice(ofAcceptLanguage: now, is: language) { continue }
+            return false
+        }
+        return true
+    }
+}

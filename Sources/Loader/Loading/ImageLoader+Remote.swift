@@ -1,0 +1,30 @@
+import DiskCache
+import Fetch
+import HTTPCaching
+import RemoteCache
+
+extension ImageLoader {
+    /// The network path with the remote tier in front of the origin: a local
+    /// miss asks the tier first; an intact fresh object is the answer (source
+    /// `remote`), a stale one is revalidated with the origin like a local
+    /// entry. What the origin sends (a download, a 304) is then uploaded in
+    /// the background, unless it must not be shared (`TierSharing`).
+    func tiered(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
+        guard let remote = options.remote else { return await network(url: url, key: key, entry: entry) }
+        var base = entry
+        if base == nil, case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched) {
+            if !options.refresh, options.freshness.isFresh(fetched.metadata, now: currentUnixTime()) {
+                return hitPhase(fetched, source: .remote)
+            }
+            base = fetched
+        }
+        let phase = await network(url: url, key: key, entry: base)
+        if case .success(let result) = phase, result.source == .network || result.source == .revalidated,
+           result.path != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
+            if let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false), TierSharing.shareable(stored.metadata) {
+                remote.upload(key: key.hex, url: key.storedURL, from: cache)
+            }
+        }
+        return phase
+    }
+}

@@ -1,0 +1,67 @@
+import DiskCache
+
+/// `cache pull`: entries brought from the tier into the local cache, without
+/// contacting any origin.
+extension RemoteCache {
+    /// What `pull` did with one URL.
+    public enum PullOutcome: Sendable, Equatable {
+        /// An intact object is now stored locally.
+        case pulled
+        /// The local cache already held a body for it; the tier was not asked.
+        case present
+        /// Not pulled: the tier does not have it, refused it, or failed (or the URL has no cache key).
+        case missing
+    }
+
+    /// How many URLs ended each way.
+    public struct PullCounts: Sendable, Equatable {
+        public var pulled = 0
+        public var present = 0
+        public var missing = 0
+
+        public init(pulled: Int = 0, present: Int = 0, missing: Int = 0) {
+            self.pulled = pulled
+            self.present = present
+            self.missing = missing
+        }
+    }
+
+    /// Pulls each URL of `urls` into `store`, at most `jobs` at once, and
+    /// calls `each` with every URL's outcome (in completion order, one call at
+    /// a time). URLs already cached locally are left alone. Each object is
+    /// checked (key, URL, length, XXH3-128) before it is stored (`read`).
+    public func pull<URLs: AsyncSequence>(
+        _ urls: URLs, into store: DiskCacheStore, jobs: Int,
+        each: (String, PullOutcome) -> Void = { _, _ in }
+    ) async -> PullCounts where URLs.Element == String, URLs.Failure == Never {
+        var counts = PullCounts()
+        func record(_ url: String, _ outcome: PullOutcome) {
+            switch outcome {
+            case .pulled: counts.pulled += 1
+            case .present: counts.present += 1
+            case .missing: counts.missing += 1
+            }
+            each(url, outcome)
+        }
+        await withTaskGroup(of: (String, PullOutcome).self) { group in
+            var running = 0
+            for await url in urls {
+                if running >= max(1, jobs), let done = await group.next() {
+                    running -= 1
+                    record(done.0, done.1)
+                }
+                running += 1
+                group.addTask { (url, await self.pullOne(url, into: store)) }
+            }
+            for await done in group { record(done.0, done.1) }
+        }
+        return counts
+    }
+
+    private func pullOne(_ url: String, into store: DiskCacheStore) async -> PullOutcome {
+        guard let key = try? CacheKey(url: url) else { return .missing }
+        if let entry = store.lookup(key.hex, url: key.storedURL, accessTime: false), entry.metadata.hasBody { return .present }
+        if case .stored = await read(key, into: store) { return .pulled }
+        return .missing
+    }
+}

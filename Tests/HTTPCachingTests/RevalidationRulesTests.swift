@@ -1,0 +1,60 @@
+import DiskCache
+import Fetch
+import HTTPCaching
+import Testing
+
+/// Conditional requests, validator matching and the 304 merge (RFC 9111 §4.3).
+@Suite struct RevalidationRulesTests {
+    func stored(_ headers: [(String, String)], varyRequest: [CacheMetadata.Header] = [], hasBody: Bool = true) -> CacheMetadata {
+        CacheMetadata(url: "https://x.test/a.png", status: 200, requestTime: 10, responseTime: 11,
+                      headers: headers.map { CacheMetadata.Header($0.0, $0.1) }, varyRequest: varyRequest, hasBody: hasBody,
+                      bodyLength: 42, bodyDigest: "abc", format: "png", width: 1, height: 2)
+    }
+
+    @Test func theConditionalRequestSendsTheStoredValidatorsVerbatim() {
+        let modified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        let both = Revalidation.conditionalHeaders(stored([("ETag", "W/\"x\""), ("Last-Modified", modified)]))
+        #expect(both.map(\.name) == ["If-None-Match", "If-Modified-Since"])
+        #expect(both.map(\.value) == ["W/\"x\"", modified])
+        #expect(Revalidation.conditionalHeaders(stored([("Last-Modified", "yesterday")])).isEmpty, "an invalid date is not sent")
+        #expect(Revalidation.conditionalHeaders(stored([("ETag", "\"x\"")], hasBody: false)).isEmpty, "a remembered error is not revalidated")
+        #expect(Revalidation.conditionalHeaders(stored([])).isEmpty)
+    }
+
+    @Test func aValidatorMatchesWeaklyAndAMissingOneMatches() {
+        let meta = stored([("ETag", "\"v1\"")])
+        #expect(Revalidation.validatorMatches(HTTPHeaders([("ETag", "\"v1\"")]), meta))
+        #expect(Revalidation.validatorMatches(HTTPHeaders([("ETag", "W/\"v1\"")]), meta), "W/ added by compression")
+        #expect(Revalidation.validatorMatches(HTTPHeaders([("ETag", " \"v1\" ")]), meta))
+        #expect(!Revalidation.validatorMatches(HTTPHeaders([("ETag", "\"v2\"")]), meta), "another representation")
+        #expect(Revalidation.validatorMatches(HTTPHeaders(), meta), "a 304 without ETag")
+        #expect(Revalidation.validatorMatches(HTTPHeaders([("ETag", "\"v2\"")]), stored([])), "nothing stored to compare")
+    }
+
+    @Test func a304ReplacesTheHeadersItCarriesAndKeepsTheRest() {
+        let old = stored([("ETag", "\"v1\""), ("Cache-Control", "max-age=60"), ("Cache-Control", "public"),
+                          ("Content-Type", "image/png"), ("Date", "old")])
+        let update = HTTPHeaders([("cache-control", "max-age=600"), ("Date", "new"), ("Set-Cookie", "no"), ("ETag", "\"v1\"")])
+        let request = VaryRequest(headers: HTTPHeaders(), userAgent: "ua")
+        let merged = Revalidation.merged(old, with: update, varyRequest: request, requestTime: 20, responseTime: 21)
+        #expect(merged.headers == [CacheMetadata.Header("Content-Type", "image/png"),
+                                   CacheMetadata.Header("cache-control", "max-age=600"), CacheMetadata.Header("Date", "new"),
+                                   CacheMetadata.Header("ETag", "\"v1\"")])
+        #expect(merged.requestTime == 20 && merged.responseTime == 21)
+        // The body and what was learnt of it stay.
+        #expect(merged.hasBody && merged.bodyLength == 42 && merged.bodyDigest == "abc" && merged.status == 200)
+        #expect(merged.format == "png" && merged.width == 1 && merged.height == 2 && merged.url == old.url)
+    }
+
+    @Test func a304WithVaryRecordsTheRequestValuesAnew() {
+        let old = stored([("Vary", "Accept")], varyRequest: [CacheMetadata.Header("accept", "image/png")])
+        let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "de")]), userAgent: "ua")
+        let without = Revalidation.merged(old, with: HTTPHeaders([("Date", "d")]), varyRequest: request,
+                                          requestTime: 1, responseTime: 2)
+        #expect(without.varyRequest == old.varyRequest, "no Vary in the 304: the recorded values stay")
+        let with = Revalidation.merged(old, with: HTTPHeaders([("Vary", "Accept-Language, User-Agent")]),
+                                       varyRequest: request, requestTime: 1, responseTime: 2)
+        #expect(with.varyRequest == [CacheMetadata.Header("accept-language", "de"), CacheMetadata.Header("user-agent", "ua")])
+        #expect(with.header("Vary") == "Accept-Language, User-Agent")
+    }
+}

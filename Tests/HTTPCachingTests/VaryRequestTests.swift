@@ -1,0 +1,43 @@
+import DiskCache
+import Fetch
+import HTTPCaching
+import Testing
+
+/// The request side of `Vary` (RFC 9111 §4.1), without I/O.
+@Suite struct VaryRequestTests {
+    func stored(vary: String?, request: [(String, String)], language: String? = nil) -> CacheMetadata {
+        var headers: [CacheMetadata.Header] = []
+        if let vary { headers.append(CacheMetadata.Header("Vary", vary)) }
+        if let language { headers.append(CacheMetadata.Header("Content-Language", language)) }
+        return CacheMetadata(url: "https://x.test/a", status: 200, requestTime: 0, responseTime: 0, headers: headers,
+                             varyRequest: request.map { CacheMetadata.Header($0.0, $0.1) })
+    }
+
+    @Test func theValueSentIsTheCombinedHeaderElseLibcurlsDefault() {
+        let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "en"), ("accept-language", "DE")]), userAgent: "ua/1")
+        #expect(request.value("Accept-Language") == "de, en")
+        #expect(request.value("User-Agent") == "ua/1")
+        #expect(request.value("Accept") == "*/*")
+        #expect(request.value("X-Other") == "")
+        #expect(VaryRequest.names(" Accept ,,USER-agent,") == ["accept", "user-agent"])
+    }
+
+    @Test func theValuesStoredAreThoseTheVaryNames() {
+        let request = VaryRequest(headers: HTTPHeaders([("Accept", "image/webp")]), userAgent: "ua")
+        #expect(request.values(for: HTTPHeaders([("Vary", "Accept, *"), ("Vary", "X-Missing")])) ==
+                [CacheMetadata.Header("accept", "image/webp"), CacheMetadata.Header("x-missing", "")])
+        #expect(request.values(for: HTTPHeaders()).isEmpty)
+    }
+
+    @Test func aStoredResponseAnswersOnlyTheSameNormalisedValues() {
+        let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "de ;q=1.0, en;q=0.5")]), userAgent: "ua")
+        #expect(request.matches(stored(vary: nil, request: [])))
+        #expect(request.matches(stored(vary: "accept-language", request: [("accept-language", "EN;q=0.5,de")])))
+        #expect(!request.matches(stored(vary: "Accept-Language", request: [("accept-language", "fr")])))
+        #expect(!request.matches(stored(vary: "*", request: [])), "Vary: * never matches")
+        #expect(request.matches(stored(vary: "Accept-Language", request: [("accept-language", "fr")], language: "de")),
+                "the first choice is the language the server chose")
+        #expect(request.matches(stored(vary: "User-Agent, Accept", request: [("user-agent", "ua"), ("accept", "*/*")])))
+        #expect(!request.matches(stored(vary: "User-Agent", request: [("user-agent", "other")])))
+    }
+}
