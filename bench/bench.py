@@ -10,21 +10,18 @@ repetition of each at a time, so that a slow spell of this shared VM hits
 all of them alike. Files (nginx's, the cache, the peers' outputs) live on
 the file system being measured. These are figures to report, not pass/fail
 tests.
+
+Then the internet-like case (bench/internet.py, issue 21): many simulated
+hosts with latency, connection limits and failures in a network namespace,
+asyncfetch beside curl, aria2c and img2dataset (--no-internet skips it,
+--internet-only runs it alone).
 """
 import argparse, os, shutil, socket, statistics, struct, subprocess, sys, time, zlib, random
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def png(width, height, seed):
-    """A real PNG of noise (incompressible, so the size is predictable)."""
-    rnd = random.Random(seed)
-    raw = b"".join(b"\x00" + rnd.randbytes(width * 3) for _ in range(height))
-    def chunk(kind, data):
-        c = struct.pack(">I", len(data)) + kind + data
-        return c + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b"")
+sys.path.insert(0, HERE)
+import internet  # noqa: E402  (bench/internet.py: the internet-like case, issue 21)
+from internet import png  # noqa: E402  (a real PNG of noise)
 
 
 def free_port():
@@ -123,12 +120,21 @@ def main():
     ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
     ap.add_argument("--remote-only", action="store_true",
                     help="only the remote cache tier's case (issue 17): cold from the origin vs warm from an nginx WebDAV tier")
+    ap.add_argument("--no-internet", action="store_true", help="skip the internet-like case (issue 21; --quick skips it too)")
+    ap.add_argument("--internet-only", action="store_true",
+                    help="only the internet-like case (issue 21): many hosts with latency, 429s and failures, in a network namespace")
+    internet.add_arguments(ap)
     args = ap.parse_args()
+    if args.internet_only:
+        internet.run(args)
+        return
     places = [("tmpfs", "/dev/shm/asyncfetch-bench"), ("disk", "/var/tmp/asyncfetch-bench")]
     runner = run_remote if args.remote_only else run
     tables = [runner(args, label, base) for label, base in places if args.only in (None, label)]
     if not args.remote_only and not args.quick and args.only in (None, "tmpfs"):
         tables.append(run_remote(args, "tmpfs", places[0][1]))
+    if not args.remote_only and not args.quick and not args.no_internet:
+        tables.append(internet.run(args))
     for table in tables:
         print("\n" + table)
 
