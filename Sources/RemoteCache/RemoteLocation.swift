@@ -1,4 +1,5 @@
 import Fetch
+import Support
 
 /// Where the remote cache tier lives, parsed from `--remote-cache` /
 /// `ASYNCFETCH_REMOTE_CACHE`, and how to talk to it.

@@ -1,6 +1,7 @@
 import Fetch
 import HTTPCaching
 import Loader
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import CCurl
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,7 +7,7 @@ import Glibc
 /// One thread that owns one libcurl multi handle and every easy handle in it.
 ///
 /// Other threads talk to it only through `submit` and `cancel`, which append
-/// to a queue under `lock` and, if the loop sleeps in `curl_multi_poll`, call
+/// to a queue in `shared` and, if the loop sleeps in `curl_multi_poll`, call
 /// `curl_multi_wakeup` (thread-safe), so the loop reacts within a millisecond
 /// or two instead of at the next poll timeout. The loop itself repeats: drain the queue, `curl_multi_perform`,
 /// collect finished transfers, `curl_multi_poll`.
@@ -20,19 +21,33 @@ final class CurlLoop: @unchecked Sendable {
         case cancel(CurlTransfer)
     }
 
-    private let lock = Lock()
-    private var queue: [Message] = []          // guarded by lock
-    private var stopping = false               // guarded by lock
-    /// The loop thread is in (or about to enter) `curl_multi_poll`. Guarded by lock.
-    private var polling = false
+    /// What other threads share with the loop thread.
+    private struct Shared {
+        var queue: [Message] = []
+        var stopping = false
+        /// The loop thread is in (or about to enter) `curl_multi_poll`.
+        var polling = false
+
+        /// Appends; true when the caller must wake the loop. Only a loop that
+        /// has committed to sleeping needs waking, and only once: while it
+        /// works it takes the whole queue before it polls again (see `run`),
+        /// which saves a syscall and a spurious poll round per transfer when busy.
+        mutating func enqueue(_ message: Message) -> Bool {
+            queue.append(message)
+            guard polling else { return false }
+            polling = false
+            return true
+        }
+    }
+
+    private let shared = Locked(Shared())
     private let multi: UnsafeMutableRawPointer
     private let configuration: FetchConfiguration
 
     // Loop-thread state.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
-    /// Submitted transfers beyond `maxActive`, oldest first (`waitingHead` is the next).
-    private var waiting: [CurlTransfer] = []
-    private var waitingHead = 0
+    /// Submitted transfers beyond `maxActive`, oldest first.
+    private var waiting = FIFO<CurlTransfer>()
     private let maxActive: Int
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasy] = []
@@ -100,9 +115,9 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Queues a transfer; its continuation must already be set.
     func submit(_ transfer: CurlTransfer) {
-        let (accepted, wake) = lock.withLock { () -> (Bool, Bool) in
-            guard !stopping else { return (false, false) }
-            return (true, enqueue(.add(transfer)))
+        let (accepted, wake) = shared.withLock { shared -> (Bool, Bool) in
+            guard !shared.stopping else { return (false, false) }
+            return (true, shared.enqueue(.add(transfer)))
         }
         if wake { curl_multi_wakeup(multi) }
         if !accepted { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
@@ -111,22 +126,11 @@ final class CurlLoop: @unchecked Sendable {
     /// Asks the loop to abort a transfer. Safe before, during or after its
     /// registration: the flag covers a cancel that overtakes the `add`.
     func cancel(_ transfer: CurlTransfer) {
-        let wake = lock.withLock { () -> Bool in
-            transfer.cancelRequested = true
-            return enqueue(.cancel(transfer))
+        let wake = shared.withLock { shared -> Bool in
+            transfer.cancelRequested.store(true, ordering: .releasing)
+            return shared.enqueue(.cancel(transfer))
         }
         if wake { curl_multi_wakeup(multi) }
-    }
-
-    /// Appends under `lock`; true when the caller must wake the loop. Only a
-    /// loop that has committed to sleeping needs waking, and only once: while
-    /// it works it takes the whole queue before it polls again (see `run`),
-    /// which saves a syscall and a spurious poll round per transfer when busy.
-    private func enqueue(_ message: Message) -> Bool {
-        queue.append(message)
-        guard polling else { return false }
-        polling = false
-        return true
     }
 
     /// A peer that closes a socket mid-write must be an error (EPIPE), not the
@@ -145,9 +149,9 @@ final class CurlLoop: @unchecked Sendable {
         // The wake-up happens under the lock: the loop sees `stopping` only
         // after taking it, so it cannot have freed the multi handle (which
         // it does right after) before this call has used it.
-        let wasStopping = lock.withLock { () -> Bool in
-            let was = stopping
-            stopping = true
+        let wasStopping = shared.withLock { shared -> Bool in
+            let was = shared.stopping
+            shared.stopping = true
             if !was && threadStarted { curl_multi_wakeup(multi) }
             return was
         }
@@ -164,9 +168,9 @@ final class CurlLoop: @unchecked Sendable {
     private func run() {
         var drained: [Message] = []   // swapped with `queue`: no copy, no allocation per round
         while true {
-            let stop = lock.withLock { () -> Bool in
-                swap(&queue, &drained)
-                return stopping
+            let stop = shared.withLock { shared -> Bool in
+                swap(&shared.queue, &drained)
+                return shared.stopping
             }
             for message in drained {
                 switch message {
@@ -185,23 +189,22 @@ final class CurlLoop: @unchecked Sendable {
             collectFinished()
             // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us;
             // not at all when messages arrived meanwhile (nobody would wake us for them).
-            let mayPoll = lock.withLock { () -> Bool in
-                polling = queue.isEmpty && !stopping
-                return polling
+            let mayPoll = shared.withLock { shared -> Bool in
+                shared.polling = shared.queue.isEmpty && !shared.stopping
+                return shared.polling
             }
             if mayPoll {
                 _ = curl_multi_poll(multi, nil, 0, Defaults.pollTimeoutMs, nil)
-                lock.withLock { polling = false }
+                shared.withLock { $0.polling = false }
             }
         }
         // Shutting down: every waiter gets its one answer.
-        for transfer in waiting[waitingHead...] { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
+        for transfer in waiting.elements { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
         waiting.removeAll()
-        waitingHead = 0
         for transfer in Array(active.values) { abort(transfer) }
-        lock.withLock {
-            for case .add(let transfer) in queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
-            queue.removeAll()
+        shared.withLock { shared in
+            for case .add(let transfer) in shared.queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
+            shared.queue.removeAll()
         }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
@@ -209,7 +212,7 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Starts `transfer`, or queues it while `maxActive` transfers run.
     private func start(_ transfer: CurlTransfer) {
-        if lock.withLock({ transfer.cancelRequested }) {
+        if transfer.cancelRequested.load(ordering: .acquiring) {
             transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             return
         }
@@ -223,17 +226,8 @@ final class CurlLoop: @unchecked Sendable {
     /// Fills free slots from the waiting queue, right where a transfer ended:
     /// the next one starts without a round trip through the awaiting tasks.
     private func startWaiting() {
-        while active.count < maxActive && waitingHead < waiting.count {
-            let next = waiting[waitingHead]
-            waitingHead += 1
+        while active.count < maxActive, let next = waiting.popFirst() {
             start(next)
-        }
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead >= 1024 && waitingHead * 2 >= waiting.count {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
         }
     }
 
@@ -268,8 +262,7 @@ final class CurlLoop: @unchecked Sendable {
 
     private func abort(_ transfer: CurlTransfer) {
         guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else {
-            if let index = waiting[waitingHead...].firstIndex(where: { $0 === transfer }) {
-                waiting.remove(at: index)
+            if waiting.remove(firstWhere: { $0 === transfer }) != nil {
                 transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             }
             return
