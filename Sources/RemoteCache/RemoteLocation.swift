@@ -68,6 +68,7 @@ public struct RemoteLocation: Sendable, Equatable {
         config.retries = 0
         config.caFile = origin.caFile
         config.insecure = origin.insecure
+        config.userAgent = origin.userAgent
         config.maxConnections = origin.maxConnections + RemoteDefaults.uploads
         config.awsSigV4 = sigV4
         config.userPassword = userPassword

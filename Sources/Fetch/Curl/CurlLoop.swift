@@ -52,6 +52,21 @@ final class CurlLoop: @unchecked Sendable {
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasy] = []
     private let maxIdleHandles: Int
+    private let share: CurlShare
+    private let certificates: CertificateStore
+    /// Hosts ("host:port" of https URLs) whose last attempt in this loop could
+    /// not complete a connection (connect, TLS handshake, connect timeout).
+    ///
+    /// Transfers to any other https host wait for a connection being set up
+    /// to say whether it multiplexes (CURLOPT_PIPEWAIT), so a burst to a new
+    /// HTTP/2 host shares one connection. But libcurl 7.88 releases the
+    /// transfers waiting that way one at a time, each when another transfer
+    /// ends: behind a host that never completes its handshake they would fail
+    /// one connect timeout after another. So when a handshake fails, the
+    /// host's transfers that have not sent their request yet start over, each
+    /// on a connection of its own, and the host's later transfers do not
+    /// wait: its URLs fail after two connect timeouts, not one per URL.
+    private var unconnectedHosts: Set<Substring> = []
     private var thread = pthread_t()
     private var threadStarted = false
 
@@ -62,6 +77,13 @@ final class CurlLoop: @unchecked Sendable {
         }
         self.multi = multi
         self.configuration = configuration
+        switch CurlShare.make() {
+        case .success(let share): self.share = share
+        case .failure(let error):
+            curl_multi_cleanup(multi)
+            throw error
+        }
+        certificates = CertificateStore(configuration)
         maxIdleHandles = max(8, configuration.maxConnections * 2)
         maxActive = max(1, configuration.maxConcurrentTransfers ?? Int.max)
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
@@ -214,14 +236,15 @@ final class CurlLoop: @unchecked Sendable {
         if let idle = idleHandles.popLast() {
             easy = idle
         } else {
-            switch CurlEasy.make(configuration) {
+            switch CurlEasy.make(configuration, share: share, certificates: certificates) {
             case .success(let made): easy = made
             case .failure(let failure):
                 transfer.finish(.failure(failure.error(url: transfer.spec.url)))
                 return
             }
         }
-        if let error = transfer.attach(easy) {
+        let wait = Self.multiplexingHost(transfer.spec.url).map { !unconnectedHosts.contains($0) } ?? false
+        if let error = transfer.attach(easy, waitForMultiplexing: wait) {
             release(easy, from: transfer)
             transfer.finish(.failure(error))
             return
@@ -253,15 +276,18 @@ final class CurlLoop: @unchecked Sendable {
 
     private func collectFinished() {
         var message = ccurl_message()
+        var failedHosts: Set<Substring> = []
         while ccurl_multi_next_message(multi, &message) != 0 {
             guard let handle = message.easy, let transfer = byHandle.removeValue(forKey: handle),
                   let easy = transfer.easy else { continue }
             active.removeValue(forKey: ObjectIdentifier(transfer))
             let outcome = transfer.outcome(code: message.result, easy: easy)
+            if let host = noteConnection(transfer.spec.url, code: message.result, easy: easy) { failedHosts.insert(host) }
             _ = curl_multi_remove_handle(multi, handle)
             release(easy, from: transfer)
             transfer.finish(outcome)
         }
+        if !failedHosts.isEmpty { restartWaiting(for: failedHosts) }
         startWaiting()
     }
 
@@ -285,5 +311,61 @@ final class CurlLoop: @unchecked Sendable {
         easy.detach()
         transfer.easy = nil
         if idleHandles.count < maxIdleHandles { idleHandles.append(easy) }
+    }
+
+    /// Updates `unconnectedHosts` from a finished attempt; the host when its
+    /// connection failed before the TLS handshake completed.
+    private func noteConnection(_ url: String, code: CURLcode, easy: CurlEasy) -> Substring? {
+        guard let host = Self.multiplexingHost(url) else { return nil }
+        if code == CURLE_OK {
+            unconnectedHosts.remove(host)
+            return nil
+        }
+        switch FetchError.Kind(curlCode: code) {
+        case .connect, .timeout, .tls:
+            guard easy.seconds(CURLINFO_APPCONNECT_TIME) == 0 else { return nil }   // a handshake did complete
+            if unconnectedHosts.count >= Defaults.unconnectedHostsRemembered { unconnectedHosts.removeAll() }
+            unconnectedHosts.insert(host)
+            return host
+        default:
+            return nil
+        }
+    }
+
+    /// Starts over, each on a connection of its own, the transfers to `hosts`
+    /// that have not sent their request yet (those waiting to share a
+    /// connection that will never complete; see `unconnectedHosts`).
+    private func restartWaiting(for hosts: Set<Substring>) {
+        let stalled = active.values.filter { transfer in
+            guard let easy = transfer.easy, let host = Self.multiplexingHost(transfer.spec.url), hosts.contains(host) else { return false }
+            return easy.seconds(CURLINFO_PRETRANSFER_TIME) == 0
+        }
+        for transfer in stalled {
+            guard let easy = transfer.easy else { continue }
+            // A handle libcurl will not remove is still in the multi handle: left as it is.
+            guard curl_multi_remove_handle(multi, easy.handle) == CURLM_OK else { continue }
+            // If this option cannot be set, the transfer only waits as before: started over all the same.
+            _ = easy.waitForMultiplexing(false)
+            let rc = curl_multi_add_handle(multi, easy.handle)
+            guard rc == CURLM_OK else {
+                active.removeValue(forKey: ObjectIdentifier(transfer))
+                byHandle.removeValue(forKey: easy.handle)
+                release(easy, from: transfer)
+                transfer.finish(.failure(FetchError(.network, url: transfer.spec.url, curlCode: Int(rc.rawValue),
+                                                    curlMessage: "curl_multi_add_handle: " + String(cString: curl_multi_strerror(rc)))))
+                continue
+            }
+        }
+    }
+
+    /// "host:port" of an https URL, as written (nil for any other scheme): the key of `unconnectedHosts`.
+    static func multiplexingHost(_ url: String) -> Substring? {
+        let bytes = url.utf8
+        guard bytes.count > 8, bytes.prefix(8).map({ $0 | 0x20 }).elementsEqual("https://".utf8.map { $0 | 0x20 }) else { return nil }
+        let start = url.utf8.index(url.utf8.startIndex, offsetBy: 8)
+        let end = url.utf8[start...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? url.utf8.endIndex
+        let authority = url[start..<end]
+        guard let at = authority.lastIndex(of: "@") else { return authority }
+        return authority[authority.index(after: at)...]
     }
 }

@@ -124,14 +124,12 @@ final class CurlTransfer: @unchecked Sendable {
         continuation.resume(returning: outcome)
     }
 
-    /// Points `easy` at this transfer.
-    func attach(_ easy: CurlEasy) -> FetchError? {
+    /// Points `easy` at this transfer; `waitForMultiplexing` sets CURLOPT_PIPEWAIT.
+    func attach(_ easy: CurlEasy, waitForMultiplexing: Bool) -> FetchError? {
         if headerListFailed {
             return FetchError(.network, url: spec.url, detail: "out of memory building request headers")
         }
         self.easy = easy
-        let waitForMultiplexing = spec.url.utf8.starts(with: "https:".utf8)
-            || spec.url.utf8.starts(with: "HTTPS:".utf8)
         if let failure = easy.prepare(url: spec.url, headers: headerList, maxRedirects: spec.maxRedirects,
                                       waitForMultiplexing: waitForMultiplexing,
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {
