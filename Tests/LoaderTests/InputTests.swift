@@ -1,6 +1,7 @@
 import Fetch
 import Foundation
 import Loader
+import Support
 import Testing
 import TestSupport
 
