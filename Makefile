@@ -15,8 +15,9 @@ PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin
 # The S3-compatible server the remote cache tier's tests start (moto, from PyPI), in a venv under .build.
 S3_VENV := .build/s3-venv
 MOTO_VERSION := 5.2.5
-# Peers and tools for `make bench` only.
-BENCH_PACKAGES := wget aria2 gcc time
+# Peers and tools for `make bench` only (iproute2 and openssl: the internet-like case's network
+# namespace and private CA; its img2dataset, uvloop and h2 go into .build/bench-venv, made by the bench).
+BENCH_PACKAGES := wget aria2 gcc time iproute2 openssl
 BENCH_ARGS ?=
 DEMO_PORT ?= 0
 # `make fuzz`: seconds per target, and which targets (all of Fuzz/targets when empty).
@@ -89,7 +90,10 @@ install: build
 	"$$bin" --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/asyncfetch.fish"; \
 	echo "installed $(DESTDIR)$(PREFIX)/bin/asyncfetch, its man page and bash/zsh/fish completions"
 
-## bench: asyncfetch side by side with curl --parallel (and wget, aria2c) on a local nginx, on tmpfs and on the disk (BENCH_ARGS="--quick", "--only tmpfs|disk", "--reps N")
+## bench: asyncfetch side by side with curl --parallel (and wget, aria2c) on a local nginx, on tmpfs and on the disk,
+## then the internet-like case (issue 21: many simulated hosts in a network namespace, beside curl, aria2c and
+## img2dataset; needs root) (BENCH_ARGS="--quick", "--only tmpfs|disk", "--reps N", "--no-internet", "--internet-only",
+## "--internet-preset small|issue|huge")
 bench: build bench-deps
 	python3 bench/bench.py --bin .build/release/asyncfetch $(BENCH_ARGS)
 

@@ -10,21 +10,18 @@ repetition of each at a time, so that a slow spell of this shared VM hits
 all of them alike. Files (nginx's, the cache, the peers' outputs) live on
 the file system being measured. These are figures to report, not pass/fail
 tests.
+
+Then the internet-like case (bench/internet.py, issue 21): many simulated
+hosts with latency, connection limits and failures in a network namespace,
+asyncfetch beside curl, aria2c and img2dataset (--no-internet skips it,
+--internet-only runs it alone).
 """
 import argparse, os, shutil, socket, statistics, struct, subprocess, sys, time, zlib, random
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def png(width, height, seed):
-    """A real PNG of noise (incompressible, so the size is predictable)."""
-    rnd = random.Random(seed)
-    raw = b"".join(b"\x00" + rnd.randbytes(width * 3) for _ in range(height))
-    def chunk(kind, data):
-        c = struct.pack(">I", len(data)) + kind + data
-        return c + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b"")
+sys.path.insert(0, HERE)
+import internet  # noqa: E402  (bench/internet.py: the internet-like case, issue 21)
+from internet import png  # noqa: E402  (a real PNG of noise)
 
 
 def free_port():
@@ -123,12 +120,21 @@ def main():
     ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
     ap.add_argument("--remote-only", action="store_true",
                     help="only the remote cache tier's case (issue 17): cold from the origin vs warm from an nginx WebDAV tier")
+    ap.add_argument("--no-internet", action="store_true", help="skip the internet-like case (issue 21; --quick skips it too)")
+    ap.add_argument("--internet-only", action="store_true",
+                    help="only the internet-like case (issue 21): many hosts with latency, 429s and failures, in a network namespace")
+    internet.add_arguments(ap)
     args = ap.parse_args()
+    if args.internet_only:
+        internet.run(args)
+        return
     places = [("tmpfs", "/dev/shm/asyncfetch-bench"), ("disk", "/var/tmp/asyncfetch-bench")]
     runner = run_remote if args.remote_only else run
     tables = [runner(args, label, base) for label, base in places if args.only in (None, label)]
     if not args.remote_only and not args.quick and args.only in (None, "tmpfs"):
         tables.append(run_remote(args, "tmpfs", places[0][1]))
+    if not args.remote_only and not args.quick and not args.no_internet:
+        tables.append(internet.run(args))
     for table in tables:
         print("\n" + table)
 
@@ -311,36 +317,53 @@ def run(args, fs, base):
                 return r
         return None
 
-    lines = [f"Ratios on {fs} (asyncfetch median wall / reference median wall; min / min in brackets; CPU alongside)",
-             f"{'case':<40} {'ratio':>7} {'(min)':>7} {'target':>8}   asyncfetch        reference"]
+    urls_in = {name: len(urls) for name, urls in sets.items()}
+    urls_in["1 URL"] = 1
+    large_mb = 20 * len(big) / 1e6
+    # label, mode, set, reference (a label prefix in the same mode, or (mode, prefix)), wall target, CPU target
     checks = [
-        ("cold 1k vs curl p8", "cold", "1k", "asyncfetch", "curl --parallel-max 8", None),
-        (f"cold {small_big} vs curl p8", "cold", small_big, "asyncfetch", "curl --parallel-max 8", 0.8),
-        (f"cold {small_big} vs curl p32", "cold", small_big, "asyncfetch", "curl --parallel-max 32", None),
-        ("cold 20x10MiB vs curl p8", "cold", "20x10MiB", "asyncfetch", "curl --parallel-max 8", 1.1),
-        (f"fresh {small_big} vs curl etag pass", "fresh", small_big, "asyncfetch", ("revalidate", "curl p8"), 0.1),
-        (f"revalidate {small_big} vs curl etag pass", "revalidate", small_big, "asyncfetch", ("revalidate", "curl p8"), 0.8),
-        (f"offline {small_big} vs md5+stat C loop", "offline", small_big, "asyncfetch", "C loop: ", 2.0),
-        (f"offline {small_big} vs C loop with MD5()", "offline", small_big, "asyncfetch", "C loop, MD5()", None),
-        ("one cached URL vs curl file://", "startup", "1 URL", "asyncfetch", "curl", 1.0),
+        ("cold 1k vs curl p8", "cold", "1k", "curl --parallel-max 8", None, None),
+        (f"cold {small_big} vs curl p8", "cold", small_big, "curl --parallel-max 8", 0.8, 1.2 if fs == "tmpfs" else None),
+        (f"cold {small_big} vs curl p32", "cold", small_big, "curl --parallel-max 32", None, None),
+        ("cold 20x10MiB vs curl p8", "cold", "20x10MiB", "curl --parallel-max 8", 1.1, None),
+        (f"fresh {small_big} vs curl etag pass", "fresh", small_big, ("revalidate", "curl p8"), 0.1, None),
+        (f"revalidate {small_big} vs curl etag pass", "revalidate", small_big, ("revalidate", "curl p8"), 0.8, None),
+        (f"offline {small_big} vs md5+stat C loop", "offline", small_big, "C loop: ", 2.0, None),
+        (f"offline {small_big} vs C loop with MD5()", "offline", small_big, "C loop, MD5()", None, None),
+        ("one cached URL vs curl file://", "startup", "1 URL", "curl", 1.0, None),
     ]
-    for label, mode, setname, mine, ref, target in checks:
-        a = row(mode, setname, mine)
+
+    def us(seconds, per):
+        v = seconds / per * 1e6
+        return f"{v:7.1f}" if v < 1000 else f"{v:7.0f}"
+
+    def cpu_cells(a, b, per):
+        """asyncfetch's and the reference's CPU per unit in µs, median (min), and their ratio."""
+        ma, mb = statistics.median(a.cpus), statistics.median(b.cpus)
+        return (f"{us(ma, per)} ({us(min(a.cpus), per)})  {us(mb, per)} ({us(min(b.cpus), per)})  "
+                f"{ma / mb:5.2f} ({min(a.cpus) / min(b.cpus):4.2f})")
+
+    def verdict(name, ratio, target):
+        return [] if target is None else [f"{name} ≤ {target:.2f} {'ok' if ratio <= target else 'MISSED'}"]
+
+    lines = [f"Ratios on {fs}, median of {args.reps} (min in brackets). wall: asyncfetch / reference;",
+             "CPU per URL: user+sys of the whole process / URLs, in µs, asyncfetch and the reference, and their ratio",
+             f"{'':<40} {'wall ratio':^13} {'':>7}  {'wall, median':^20}    {'CPU per URL, µs: median (min)':^56}".rstrip(),
+             f"{'case':<40} {'median (min)':>13} {'target':>7}  {'asyncfetch':>10} {'reference':>9}    "
+             f"{'asyncfetch':>17}  {'reference':>17}  {'ratio':>12}"]
+    for label, mode, setname, ref, target, cpu_target in checks:
+        a = row(mode, setname, "asyncfetch")
         b = row(ref[0], setname, ref[1]) if isinstance(ref, tuple) else row(mode, setname, ref)
         if not a or not b:
             continue
         ratio = a.wall / b.wall
-        mark = "" if target is None else ("  ok" if ratio <= target else "  MISSED")
-        lines.append(f"{label:<40} {ratio:7.2f} {min(a.walls) / min(b.walls):7.2f} {('≤ %.2f' % target) if target else '':>8}   "
-                     f"{fmt(a.wall):>9} {fmt(statistics.median(a.cpus)):>9} cpu   {fmt(b.wall):>9} {fmt(statistics.median(b.cpus)):>9} cpu{mark}")
-    a, b = row("cold", small_big, "asyncfetch"), row("cold", small_big, "curl --parallel-max 8")
-    if a and b:
-        ratio = statistics.median(a.cpus) / statistics.median(b.cpus)
-        target = 1.2 if fs == "tmpfs" else None
-        mark = "" if target is None else ("  ok" if ratio <= target else "  MISSED")
-        per = lambda r: statistics.median(r.cpus) / len(sets[small_big]) * 1e6
-        lines.append(f"{'CPU per cold URL vs curl p8':<40} {ratio:7.2f} {min(a.cpus) / min(b.cpus):7.2f} "
-                     f"{('≤ %.2f' % target) if target else '':>8}   {per(a):7.1f} µs/URL       {per(b):7.1f} µs/URL{mark}")
+        marks = verdict("wall", ratio, target) + verdict("CPU ratio", statistics.median(a.cpus) / statistics.median(b.cpus), cpu_target)
+        lines.append(f"{label:<40} {ratio:6.2f} ({min(a.walls) / min(b.walls):4.2f}) {('≤ %.2f' % target) if target else '':>7}  "
+                     f"{fmt(a.wall):>10} {fmt(b.wall):>9}    {cpu_cells(a, b, urls_in[setname])}"
+                     f"{'  ' + ', '.join(marks) if marks else ''}")
+        if setname == "20x10MiB":
+            lines.append(f"{'  the same, CPU per MB (not per URL)':<40} {'':>6} {'':>6} {'':>7}  {'':>10} {'':>9}    "
+                         f"{cpu_cells(a, b, large_mb)}")
     worst = max((max(r.rss), r.name, m, s) for m, s, r in results if r.name.startswith("asyncfetch"))
     lines.append(f"{'asyncfetch peak RSS, worst case':<40} {worst[0]:6.1f} MiB (≤ 30)  [{worst[2]} {worst[3]}: {worst[1]}]")
     shutil.rmtree(base, ignore_errors=True)

@@ -105,6 +105,19 @@ public struct Freshness: Sendable {
         return windows.contains { over <= Double($0) }
     }
 
+    /// RFC 5861 §4: the failures a stale copy may stand in for: no answer at
+    /// all (DNS, connect, TLS, timeout, a broken transfer) or a 500, 502, 503
+    /// or 504. Any other status is the server's answer and stands.
+    public static func staleMayAnswer(_ error: FetchError) -> Bool {
+        if error.kind == .http { return [500, 502, 503, 504].contains(error.status ?? 0) }
+        return [.dns, .connect, .tls, .timeout, .network].contains(error.kind)
+    }
+
+    /// The request's own `stale-if-error=N` (`-H 'Cache-Control: stale-if-error=N'`), if any.
+    public static func requestStaleWindow(_ requestHeaders: HTTPHeaders) -> Int? {
+        requestHeaders.combined("Cache-Control").flatMap { CacheControl([$0]).staleIfError }
+    }
+
     /// RFC 5861 §3: the entry is stale, but less than its `stale-while-revalidate`
     /// window past its lifetime: it may be used at once while it is revalidated.
     /// Never for `no-cache` or `must-revalidate`, nor with `--max-age`.

@@ -89,4 +89,14 @@ import Testing
         #expect(f.mayServeStale(meta([("Cache-Control", "max-age=0")])))
         #expect(!f.mayServeStale(meta([("Cache-Control", "no-cache")])))
     }
+
+    @Test func aStaleCopyMayStandInOnlyForNoAnswerOrAServerFailure() {
+        func error(_ kind: FetchError.Kind, _ status: Int? = nil) -> FetchError { FetchError(kind, url: "https://x.test/a", status: status) }
+        for kind in [FetchError.Kind.dns, .connect, .tls, .timeout, .network] { #expect(Freshness.staleMayAnswer(error(kind)), "\(kind)") }
+        for status in [500, 502, 503, 504] { #expect(Freshness.staleMayAnswer(error(.http, status)), "\(status)") }
+        for status in [404, 403, 501, 505] { #expect(!Freshness.staleMayAnswer(error(.http, status)), "\(status)") }
+        #expect(!Freshness.staleMayAnswer(error(.cancelled)))
+        #expect(Freshness.requestStaleWindow(HTTPHeaders([("Cache-Control", "max-age=0"), ("cache-control", "stale-if-error=30")])) == 30)
+        #expect(Freshness.requestStaleWindow(HTTPHeaders([("Accept", "*/*")])) == nil)
+    }
 }

@@ -1,54 +1,5 @@
 import ImageFormats
 
-/// Where a URL's result came from (SPEC §3).
-public enum Source: String, Sendable {
-    /// Fresh stored copy, no network.
-    case cache
-    /// Downloaded now.
-    case network
-    /// The server answered 304; the stored body was reused.
-    case revalidated
-    /// A stale stored copy was served: the network failed (`staleIfError`),
-    /// `stale-while-revalidate` allowed it, or the run was `offline`;
-    /// `LoadResult.reason` says which when the loader knows.
-    case stale
-    /// Fresh copy from the shared remote cache tier (`--remote-cache`), now stored locally; no origin request.
-    case remote
-}
-
-/// Why a URL ended in `empty`.
-public enum EmptyReason: String, Sendable {
-    /// `--offline` and no intact stored entry.
-    case notCached = "not-cached"
-    /// A cancellation stopped the work before this URL started.
-    case cancelled
-}
-
-/// The phase of one URL: `empty → loading → success | failure` (SPEC §2).
-public enum Phase: Sendable {
-    case empty(EmptyReason)
-    /// A transfer or revalidation is under way. It carries the stored copy
-    /// (source `stale`) when there is one, so that a UI can keep showing it
-    /// while the refresh runs; nil when nothing usable is stored.
-    case loading(LoadResult?)
-    case success(LoadResult)
-    case failure(LoadError)
-
-    public var name: String {
-        switch self {
-        case .empty: return "empty"
-        case .loading: return "loading"
-        case .success: return "success"
-        case .failure: return "failure"
-        }
-    }
-
-    public var isTerminal: Bool {
-        if case .loading = self { return false }
-        return true
-    }
-}
-
 /// A URL that ended in `success`.
 ///
 /// A value type whose fields live in one shared, immutable box: a phase is
@@ -150,18 +101,4 @@ public struct LoadResult: Sendable {
         let fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
-}
-
-/// A phase change of one URL, as a batch reports it.
-public struct LoadEvent: Sendable {
-    /// The URL as given, with any password removed.
-    public let url: String
-    public let phase: Phase
-    /// Seconds since this URL started (0 for `loading`).
-    public let duration: Double
-    /// Not a phase change: the outcome of a background revalidation
-    /// (`stale-while-revalidate`) of a URL already reported `success`/`stale`.
-    /// `phase` is then that outcome (`success` from `revalidated` or
-    /// `network`, or `failure`); it comes after the URL's terminal event.
-    public var refreshed = false
 }

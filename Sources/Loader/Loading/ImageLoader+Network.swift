@@ -148,10 +148,8 @@ extension ImageLoader {
     /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
     /// `--stale-if-error` allows.
     private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
-        let serverFailed = error.kind == .http && [500, 502, 503, 504].contains(error.status ?? 0)
-        let networkFailed = [.dns, .connect, .tls, .timeout, .network].contains(error.kind) || serverFailed
-        let requestWindow = options.fetch.headers.combined("Cache-Control").flatMap { CacheControl([$0]).staleIfError }
-        if options.staleIfError, networkFailed, let entry, entry.metadata.hasBody,
+        let requestWindow = Freshness.requestStaleWindow(options.fetch.headers)
+        if options.staleIfError, Freshness.staleMayAnswer(error), let entry, entry.metadata.hasBody,
            options.freshness.mayServeStale(entry.metadata, now: currentUnixTime(), requestWindow: requestWindow),
            case .success(var result) = hitPhase(entry, source: .stale) {
             // The stored copy stays: the error is not remembered over it.

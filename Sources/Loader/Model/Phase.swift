@@ -1,0 +1,48 @@
+/// Where a URL's result came from (SPEC §3).
+public enum Source: String, Sendable {
+    /// Fresh stored copy, no network.
+    case cache
+    /// Downloaded now.
+    case network
+    /// The server answered 304; the stored body was reused.
+    case revalidated
+    /// A stale stored copy was served: the network failed (`staleIfError`),
+    /// `stale-while-revalidate` allowed it, or the run was `offline`;
+    /// `LoadResult.reason` says which when the loader knows.
+    case stale
+    /// Fresh copy from the shared remote cache tier (`--remote-cache`), now stored locally; no origin request.
+    case remote
+}
+
+/// Why a URL ended in `empty`.
+public enum EmptyReason: String, Sendable {
+    /// `--offline` and no intact stored entry.
+    case notCached = "not-cached"
+    /// A cancellation stopped the work before this URL started.
+    case cancelled
+}
+
+/// The phase of one URL: `empty → loading → success | failure` (SPEC §2).
+public enum Phase: Sendable {
+    case empty(EmptyReason)
+    /// A transfer or revalidation is under way. It carries the stored copy
+    /// (source `stale`) when there is one, so that a UI can keep showing it
+    /// while the refresh runs; nil when nothing usable is stored.
+    case loading(LoadResult?)
+    case success(LoadResult)
+    case failure(LoadError)
+
+    public var name: String {
+        switch self {
+        case .empty: return "empty"
+        case .loading: return "loading"
+        case .success: return "success"
+        case .failure: return "failure"
+        }
+    }
+
+    public var isTerminal: Bool {
+        if case .loading = self { return false }
+        return true
+    }
+}
