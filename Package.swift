@@ -77,7 +77,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "ImageDecodingTests", dependencies: ["ImageDecoding", "ImageFormats", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "Support", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),
         .testTarget(
@@ -85,7 +85,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "LoaderTests",
-            dependencies: ["Loader", "ImageFormats", "HTTPCaching", "RemoteCache", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["Loader", "ImageFormats", "HTTPCaching", "RemoteCache", "Support", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strict),

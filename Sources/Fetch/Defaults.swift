@@ -1,5 +1,7 @@
-/// Every tunable limit of asyncfetch, in one place. The command line, the
-/// loader and the fetch engine all start from these values.
+/// The transfer limits of asyncfetch, in one place. The command line, the
+/// loader and the fetch engine all start from these values. The cache
+/// policy's defaults live with their owners: `CachingDefaults`
+/// (HTTPCaching), `CacheDefaults` (DiskCache), `RemoteDefaults` (RemoteCache).
 public enum Defaults {
     /// The version reported in `User-Agent` and `--version`.
     public static let version = "0.1.0"
@@ -7,6 +9,22 @@ public enum Defaults {
     public static let userAgent = "asyncfetch/\(version)"
     /// Concurrent transfers (`--jobs`).
     public static let jobs = 8
+    /// Concurrent transfers to one host (`--jobs-per-host`), as browsers
+    /// allow over HTTP/1.1; a host that answers 429 gets fewer.
+    public static let jobsPerHost = 6
+    /// Connect failures or timeouts in a row after which a host's queued
+    /// and later URLs fail at once, for the rest of the run.
+    public static let hostGiveUpAfter = 3
+    /// A host that answers 429 or 503 without `Retry-After` is paused this
+    /// long, doubling with each pushback in a row.
+    public static let hostPauseBase: Double = 1
+    /// The longest a host is paused, its `Retry-After` included.
+    public static let hostPauseMax: Double = 30
+    /// Answers in a row after which a host's reduced limit grows by one.
+    public static let hostGrowAfter = 4
+    /// Times one URL may be pushed back by its host's 429 or 503 (each waits
+    /// out the host's pause) before it fails; these do not use `--retries`.
+    public static let hostPushbackRetries = 5
     /// Largest body accepted (`--max-size`): 64 MiB.
     public static let maxSize: Int64 = 64 * 1024 * 1024
     /// Seconds allowed to establish a connection (`--connect-timeout`).
@@ -32,6 +50,15 @@ public enum Defaults {
     /// the awaiting task, off the transfer thread; a larger one streams.
     /// Memory held at most: this times the concurrent transfers.
     public static let bufferedBodyLimit = 64 * 1024
+    /// The system's CA bundle, one file (Debian's `ca-certificates`): the CA
+    /// store is built from it once per transfer loop, not once per connection.
+    public static let systemCABundle = "/etc/ssl/certs/ca-certificates.crt"
+    /// Seconds a transfer loop keeps its parsed CA store (CURLOPT_CA_CACHE_TIMEOUT; libcurl's own default).
+    public static let caStoreLifetime = 24 * 3600
+    /// Hosts a transfer loop remembers as failing to complete a connection,
+    /// whose new transfers do not wait to share one (CURLOPT_PIPEWAIT); past
+    /// this many the memory starts afresh.
+    public static let unconnectedHostsRemembered = 4096
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000

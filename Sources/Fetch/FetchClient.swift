@@ -1,3 +1,5 @@
+import Support
+
 /// Runs HTTP GET transfers through one libcurl multi handle, each awaited
 /// from a Swift task. Cancelling the awaiting task aborts its transfer.
 ///
@@ -10,14 +12,14 @@
 /// Every error thrown is a `FetchError`.
 public final class FetchClient: Sendable {
     public let configuration: FetchConfiguration
-    private let lock = Lock()
-    private nonisolated(unsafe) var loop: CurlLoop?   // guarded by lock; created on first use
+    /// The transfer thread, created on first use.
+    private let loop = Locked<CurlLoop?>(nil)
 
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
         self.configuration = configuration
     }
 
-    deinit { loop?.shutdown() }
+    deinit { loop.withLock { $0 }?.shutdown() }
 
     /// libcurl's version, e.g. "7.88.1".
     public static var curlVersion: String { CurlGlobal.version }
@@ -136,7 +138,7 @@ public final class FetchClient: Sendable {
     }
 
     private func runningLoop() throws(FetchError) -> CurlLoop {
-        let result = lock.withLock { () -> Result<CurlLoop, FetchError> in
+        let result = loop.withLock { loop -> Result<CurlLoop, FetchError> in
             if let loop { return .success(loop) }
             do throws(FetchError) {
                 let created = try CurlLoop(configuration: configuration)

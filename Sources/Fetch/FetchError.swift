@@ -1,3 +1,5 @@
+import Support
+
 /// Why a fetch failed. One type for the whole module: the `kind` is the
 /// machine-readable word of SPEC §3, `description` a sentence for people.
 public struct FetchError: Error, Sendable, CustomStringConvertible {

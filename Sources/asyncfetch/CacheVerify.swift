@@ -1,8 +1,8 @@
 import ArgumentParser
 import DiskCache
-import Fetch
 import ImageDecoding
 import ImageFormats
+import Support
 
 extension CacheCommand {
     /// `cache verify`: reread every entry, remove the corrupt ones.

@@ -50,7 +50,7 @@ enum HabitHints {
         (["-x", "--proxy", "-e", "--execute"], "not supported as an option, because proxies come from http_proxy, https_proxy and no_proxy; set those"),
         (["-X", "--request", "-d", "--data", "-F", "--form", "--post-data"], "not supported, because asyncfetch only downloads (GET); aria2's -d DIR is -P DIR"),
         (["-I", "--head", "--spider"], "not supported, because a HEAD request has no body to cache; --offline shows what is stored"),
-        (["-A", "--user-agent", "-U"], "use -H 'User-Agent: …'"),
+        (["-A", "-U"], "use --user-agent STRING"),
         (["--referer"], "use -H 'Referer: …'"),
         (["-b", "--cookie"], "use -H 'Cookie: …' (response cookies are never stored)"),
         (["-r", "--range"], "not supported, because the cache keeps whole bodies"),

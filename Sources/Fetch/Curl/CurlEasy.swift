@@ -14,19 +14,25 @@ final class CurlEasy {
     /// Whether the last transfer was not a plain GET (its method options must be undone).
     private var changedMethod = false
     private var currentMaxRedirects: Int
+    /// Held so that the share and the CA file outlive this handle (see `CurlShare`, `CertificateStore`).
+    private let share: CurlShare
+    private let certificates: CertificateStore
 
     /// Creates and configures a handle; nil with the reason when libcurl refuses.
-    static func make(_ config: FetchConfiguration) -> Result<CurlEasy, CurlOptionFailure> {
+    static func make(_ config: FetchConfiguration, share: CurlShare,
+                     certificates: CertificateStore) -> Result<CurlEasy, CurlOptionFailure> {
         guard let handle = curl_easy_init() else {
             return .failure(CurlOptionFailure(call: "curl_easy_init", code: CURLE_OUT_OF_MEMORY))
         }
-        let easy = CurlEasy(handle: handle, maxRedirects: config.maxRedirects)
+        let easy = CurlEasy(handle: handle, maxRedirects: config.maxRedirects, share: share, certificates: certificates)
         if let failure = easy.configure(config) { return .failure(failure) }
         return .success(easy)
     }
 
-    private init(handle: UnsafeMutableRawPointer, maxRedirects: Int) {
+    private init(handle: UnsafeMutableRawPointer, maxRedirects: Int, share: CurlShare, certificates: CertificateStore) {
         self.handle = handle
+        self.share = share
+        self.certificates = certificates
         currentMaxRedirects = maxRedirects
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -72,9 +78,16 @@ final class CurlEasy {
         check("ERRORBUFFER", ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
-        if let caFile = config.caFile {
-            check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
+        // TLS: DNS answers and sessions shared across the loop's handles; the
+        // CA store built once per loop from one file and kept (CertificateStore).
+        check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
+        if let caInfo = certificates.caInfo {
+            check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caInfo))
         }
+        if certificates.clearsCAPath {
+            check("CAPATH", ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil))
+        }
+        check("CA_CACHE_TIMEOUT", ccurl_easy_setopt_long(easy, CURLOPT_CA_CACHE_TIMEOUT, Defaults.caStoreLifetime))
         if config.insecure {
             check("SSL_VERIFYPEER", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
             check("SSL_VERIFYHOST", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
@@ -107,14 +120,20 @@ final class CurlEasy {
         }
         check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
-        // Over TLS, wait for a connection being set up to say whether it multiplexes
-        // (HTTP/2) instead of opening one per transfer; plain HTTP/1.1 gains nothing by waiting.
-        check("PIPEWAIT", ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, waitForMultiplexing ? 1 : 0))
+        if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
         if headers != nil || hasHeaderList {
             check("HTTPHEADER", ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
             hasHeaderList = headers != nil
         }
         return failed
+    }
+
+    /// Whether this transfer waits for a connection being set up to say whether
+    /// it multiplexes (HTTP/2) instead of opening its own (CURLOPT_PIPEWAIT;
+    /// see `CurlLoop.unconnectedHosts` for when it must not).
+    func waitForMultiplexing(_ wait: Bool) -> CurlOptionFailure? {
+        let rc = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, wait ? 1 : 0)
+        return rc == CURLE_OK ? nil : CurlOptionFailure(call: "setting CURLOPT_PIPEWAIT", code: rc)
     }
 
     /// Sets the request method: a GET undoes what a previous PUT set; a PUT

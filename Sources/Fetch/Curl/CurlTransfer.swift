@@ -1,4 +1,6 @@
 import CCurl
+import Support
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,7 +49,7 @@ struct TransferSpec: Sendable {
 /// Ownership and threading: the awaiting task creates it, sets
 /// `continuation`, and hands it to the loop through the loop's queue; from
 /// then on only the loop thread touches its fields, except
-/// `cancelRequested`, which is guarded by the loop's lock. The loop resumes
+/// `cancelRequested`, which `CurlLoop.cancel` sets from any thread. The loop resumes
 /// `continuation` exactly once (`finish`).
 ///
 /// Callback lifetime: the write and header callbacks receive
@@ -65,8 +67,9 @@ struct TransferSpec: Sendable {
 final class CurlTransfer: @unchecked Sendable {
     let spec: TransferSpec
     var continuation: CheckedContinuation<AttemptOutcome, Never>?
-    /// Guarded by the loop's lock.
-    var cancelRequested = false
+    /// Set (once) by `CurlLoop.cancel`, read by the loop before it starts the
+    /// transfer: a cancel that overtakes the `add` still stops it.
+    let cancelRequested = Atomic<Bool>(false)
     /// The request header list, built by the creating task; libcurl reads it
     /// while the transfer runs and `CurlEasy.detach` forgets it before this frees it.
     let headerList: UnsafeMutablePointer<curl_slist>?
@@ -121,14 +124,12 @@ final class CurlTransfer: @unchecked Sendable {
         continuation.resume(returning: outcome)
     }
 
-    /// Points `easy` at this transfer.
-    func attach(_ easy: CurlEasy) -> FetchError? {
+    /// Points `easy` at this transfer; `waitForMultiplexing` sets CURLOPT_PIPEWAIT.
+    func attach(_ easy: CurlEasy, waitForMultiplexing: Bool) -> FetchError? {
         if headerListFailed {
             return FetchError(.network, url: spec.url, detail: "out of memory building request headers")
         }
         self.easy = easy
-        let waitForMultiplexing = spec.url.utf8.starts(with: "https:".utf8)
-            || spec.url.utf8.starts(with: "HTTPS:".utf8)
         if let failure = easy.prepare(url: spec.url, headers: headerList, maxRedirects: spec.maxRedirects,
                                       waitForMultiplexing: waitForMultiplexing,
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {

@@ -3,6 +3,7 @@ import Fetch
 import HTTPCaching
 import ImageDecoding
 import ImageFormats
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,0 +1,18 @@
+/// What a scheduler tells its owner to report (`-v`): not part of its state.
+public enum HostNote: Sendable, Equatable {
+    case paused(HostKey, seconds: Double, status: Int)
+    case limitChanged(HostKey, from: Int, to: Int)
+    case gaveUp(HostKey, HostFailure)
+}
+
+/// Run totals of a scheduler, for the summary and the progress display.
+public struct HostCounts: Sendable, Equatable {
+    /// Distinct hosts scheduled.
+    public var hosts = 0
+    /// Hosts paused at least once.
+    public var hostsPaused = 0
+    /// Hosts given up on.
+    public var hostsGivenUp = 0
+
+    public init() {}
+}

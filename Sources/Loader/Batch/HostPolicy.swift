@@ -1,0 +1,126 @@
+import Fetch
+
+/// The scheduler's settings and its four decisions, as pure functions of
+/// the numbers they need: which host starts next, how long a host that
+/// pushed back is paused, how its connection limit adapts, and when it is
+/// given up on. `HostScheduler` keeps the state and applies them; nothing
+/// here reads a clock or touches a socket.
+public struct HostPolicy: Sendable, Equatable {
+    /// Transfers at once over all hosts (`--jobs`).
+    public var jobs: Int
+    /// Transfers at once to one host (`--jobs-per-host`): its starting limit
+    /// and the ceiling it grows back to.
+    public var jobsPerHost: Int
+    /// Connect failures or timeouts in a row after which a host is given up on.
+    public var giveUpAfter: Int = Defaults.hostGiveUpAfter
+    /// A pause without `Retry-After`: this many seconds, doubling with each
+    /// pushback in a row.
+    public var pauseBase: Double = Defaults.hostPauseBase
+    /// The longest pause, `Retry-After` included.
+    public var pauseMax: Double = Defaults.hostPauseMax
+    /// Answers in a row after which a reduced limit grows by one.
+    public var growAfter: Int = Defaults.hostGrowAfter
+
+    public init(jobs: Int = Defaults.jobs, jobsPerHost: Int = Defaults.jobsPerHost) {
+        self.jobs = max(1, jobs)
+        self.jobsPerHost = max(1, jobsPerHost)
+    }
+
+    // MARK: Pick next
+
+    /// A host that could start a transfer now: it has queued work, is not
+    /// paused or given up, and is below its limit.
+    public struct Candidate: Sendable, Equatable {
+        public var queued: Int
+        public var running: Int
+        /// When it last started a transfer (or was first seen): smaller is longer ago.
+        public var served: UInt64
+
+        public init(queued: Int, running: Int, served: UInt64) {
+            self.queued = queued
+            self.running = running
+            self.served = served
+        }
+    }
+
+    /// The index of the candidate to start next, on the scheduler's `turn`
+    /// (it counts starts). Even turns go to the host with the most queued
+    /// work per running transfer: the largest host bounds the batch's wall
+    /// time, so its slots fill from the start. Odd turns go to the host
+    /// served longest ago (round robin): whatever `jobs` is, no host waits
+    /// for a large one to drain. Ties go to the host served longest ago.
+    public static func pick(_ candidates: [Candidate], turn: Int) -> Int? {
+        guard var best = candidates.indices.first else { return nil }
+        let byBacklog = turn % 2 == 0
+        for index in candidates.indices.dropFirst() {
+            let c = candidates[index], b = candidates[best]
+            if byBacklog {
+                // c.queued / (c.running + 1) against b's, without division.
+                let lhs = c.queued * (b.running + 1), rhs = b.queued * (c.running + 1)
+                if lhs > rhs || (lhs == rhs && c.served < b.served) { best = index }
+            } else if c.served < b.served {
+                best = index
+            }
+        }
+        return best
+    }
+
+    // MARK: Pause
+
+    /// Seconds a host that answered 429 or 503 is paused: its `Retry-After`
+    /// when given, else `pauseBase` doubled for each earlier pushback in a
+    /// row; never more than `pauseMax`.
+    public func pauseSeconds(retryAfter: Double?, pushbacksInARow: Int) -> Double {
+        if let retryAfter { return min(max(0, retryAfter), pauseMax) }
+        let doublings = min(max(0, pushbacksInARow - 1), 30)
+        return min(pauseMax, pauseBase * Double(1 << doublings))
+    }
+
+    // MARK: Adapt
+
+    /// The limit after a pushback: halved (at least 1) on a 429, which says
+    /// "too many"; a 503 says "not now" and only pauses.
+    public func limit(_ limit: Int, afterPushback status: Int) -> Int {
+        status == 429 ? max(1, limit / 2) : limit
+    }
+
+    /// The limit after an answer that was not a pushback, the `answersInARow`-th
+    /// in a row: one more after every `growAfter`, up to `jobsPerHost`.
+    public func limit(_ limit: Int, afterAnswers answersInARow: Int) -> Int {
+        guard limit < jobsPerHost, answersInARow > 0, answersInARow % max(1, growAfter) == 0 else { return limit }
+        return limit + 1
+    }
+
+    // MARK: Give up
+
+    /// Whether a host with this many connect failures or timeouts in a row
+    /// is given up on for the rest of the run.
+    public func givesUp(failuresInARow: Int) -> Bool { failuresInARow >= max(1, giveUpAfter) }
+
+    /// Why a host's URLs fail without being tried, after `timeouts` timeouts
+    /// and `refusals` connect failures in a row; the kind they report is
+    /// that of the failure that decided it (`last`).
+    public static func giveUp(host: HostKey, timeouts: Int, refusals: Int, last: HostFailure.Kind) -> HostFailure {
+        let what = refusals == 0 ? "\(timeouts) timeouts"
+            : timeouts == 0 ? "\(refusals) connect failures"
+            : "\(timeouts + refusals) connect failures or timeouts"
+        return HostFailure(kind: last, message: "host \(host.name) gave \(what) in a row; not tried again in this run")
+    }
+
+    /// Why a name that did not resolve fails its URLs without a second lookup.
+    public static func unresolved(host: HostKey) -> HostFailure {
+        HostFailure(kind: .dns, message: "host \(host.name) did not resolve; not tried again in this run")
+    }
+}
+
+/// Why a host's URLs fail at once: the kind their failures report, and the sentence.
+public struct HostFailure: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable { case connect, timeout, dns }
+    public let kind: Kind
+    public let message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+}

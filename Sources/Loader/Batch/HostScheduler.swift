@@ -1,0 +1,267 @@
+/// Which queued URL starts next, per host: a state machine with no clock,
+/// no sockets and no threads of its own. The owner (the batch) calls it
+/// with the time, and does what the returned actions say: start an item,
+/// fail it without trying, report a note. The decisions themselves are
+/// `HostPolicy`'s pure functions.
+///
+/// - One queue per host (`HostKey`); hosts with ready work share the
+///   `jobs` global slots (see `HostPolicy.pick`), each below its own limit.
+/// - An item waiting for its host holds no global slot: it stays queued
+///   until its host can take it.
+/// - A host's items start in order, back to back, so they reuse its warm
+///   connections.
+/// - A 429 or 503 pauses the whole host (its running transfers go on), and
+///   a 429 halves its limit; a run of answers grows it back by one.
+/// - `giveUpAfter` connect failures or timeouts in a row, or a name that
+///   does not resolve, and the host's queued and later items fail at once.
+///
+/// Memory: a host's state is dropped as soon as it has nothing queued or
+/// running and nothing to remember (see `HostState.isForgettable`), so only
+/// hosts with work, a pause, a reduced limit or a failure streak are held.
+///
+/// Meant to be held by one owner at a time (inside `Locked`). Issue 22's
+/// several transfer loops would each take a share of the hosts (a host's
+/// transfers on one loop, so its connections are reused): the `start`
+/// action names the host, which is what such an owner routes by.
+public struct HostScheduler<Item> {
+    /// How an attempt on a host ended, as far as the host is concerned.
+    public enum Outcome: Sendable, Equatable {
+        /// The server answered (any status but a pushback): it is up.
+        case answered
+        /// 429 or 503, with the `Retry-After` seconds when given.
+        case pushedBack(status: Int, retryAfter: Double?)
+        /// The connection was refused or dropped before an answer.
+        case refused
+        /// No answer in time (connect or transfer).
+        case timedOut
+        /// The name did not resolve.
+        case unresolved
+        /// Says nothing about the host (cancelled, too large, a local error).
+        case neutral
+    }
+
+    public enum Action {
+        /// Start this item now; it holds a slot until `finished`.
+        case start(Item, HostKey)
+        /// Fail this item at once, without trying it.
+        case fail(Item, HostKey, HostFailure)
+        case note(HostNote)
+    }
+
+    public let policy: HostPolicy
+    private var hosts: [HostKey: HostState<Item>] = [:]
+    /// Hashes of every host seen (8 bytes each), for `counts.hosts`.
+    private var seen = Set<Int>()
+    private var everPaused = Set<HostKey>()
+    private var order: UInt64 = 0
+    private var turn = 0
+    /// Items started and not yet finished, over all hosts.
+    public private(set) var running = 0
+    /// Items queued, over all hosts.
+    public private(set) var queued = 0
+    public private(set) var counts = HostCounts()
+
+    public init(policy: HostPolicy) {
+        self.policy = policy
+    }
+
+    // MARK: Input
+
+    /// Queues an item for its host; it starts at once if a slot is free, or
+    /// fails at once if the host was given up on.
+    public mutating func enqueue(_ item: Item, host: HostKey, now: Double) -> [Action] {
+        if seen.insert(host.hashValue).inserted { counts.hosts += 1 }
+        if let failure = hosts[host]?.givenUp { return [.fail(item, host, failure)] }
+        order += 1
+        hosts[host, default: HostState(limit: policy.jobsPerHost, served: order)].append(item)
+        queued += 1
+        return fill(now: now)
+    }
+
+    /// What an attempt on `host` said about it: pauses, limit changes and
+    /// give-ups, and the items that fail because of them. The item's slot is
+    /// still held; `finished` releases it.
+    public mutating func report(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
+        guard var state = hosts[host] else { return [] }
+        var actions: [Action] = []
+        switch outcome {
+        case .answered:
+            state.resolved = true
+            state.timeoutsInARow = 0
+            state.refusalsInARow = 0
+            state.pushbacksInARow = 0
+            state.answersInARow += 1
+            let grown = policy.limit(state.limit, afterAnswers: state.answersInARow)
+            if grown != state.limit {
+                actions.append(.note(.limitChanged(host, from: state.limit, to: grown)))
+                state.limit = grown
+            }
+        case .pushedBack(let status, let retryAfter):
+            state.resolved = true
+            state.answersInARow = 0
+            state.timeoutsInARow = 0
+            state.refusalsInARow = 0
+            // Transfers started before the pause answer during it: one pushback per pause counts.
+            if !state.isPaused(at: now) {
+                state.pushbacksInARow += 1
+                let seconds = policy.pauseSeconds(retryAfter: retryAfter, pushbacksInARow: state.pushbacksInARow)
+                state.pausedUntil = now + seconds
+                actions.append(.note(.paused(host, seconds: seconds, status: status)))
+                if everPaused.insert(host).inserted { counts.hostsPaused += 1 }
+                let halved = policy.limit(state.limit, afterPushback: status)
+                if halved != state.limit {
+                    actions.append(.note(.limitChanged(host, from: state.limit, to: halved)))
+                    state.limit = halved
+                }
+            }
+        case .refused, .timedOut:
+            state.resolved = true
+            state.answersInARow = 0
+            if outcome == .refused { state.refusalsInARow += 1 } else { state.timeoutsInARow += 1 }
+            if state.givenUp == nil && policy.givesUp(failuresInARow: state.failuresInARow) {
+                let failure = HostPolicy.giveUp(host: host, timeouts: state.timeoutsInARow, refusals: state.refusalsInARow,
+                                                last: outcome == .refused ? .connect : .timeout)
+                actions += giveUp(&state, host, failure)
+            }
+        case .unresolved:
+            if state.givenUp == nil { actions += giveUp(&state, host, HostPolicy.unresolved(host: host)) }
+        case .neutral:
+            break
+        }
+        hosts[host] = state
+        return actions + fill(now: now)
+    }
+
+    /// The item started on `host` is done with its slot. With `requeue` it
+    /// goes back to the front of the host's queue (a pushback: it is tried
+    /// again when the host's pause ends, before the host's later items), or
+    /// fails at once if the host has been given up on meanwhile.
+    public mutating func finished(host: HostKey, requeue: Item? = nil, now: Double) -> [Action] {
+        guard var state = hosts[host] else { return [] }
+        state.finish()
+        running = max(0, running - 1)
+        var actions: [Action] = []
+        if let requeue {
+            if let failure = state.givenUp {
+                actions.append(.fail(requeue, host, failure))
+            } else {
+                state.prepend(requeue)
+                queued += 1
+            }
+        }
+        store(state, host)
+        return actions + fill(now: now)
+    }
+
+    /// Time has passed: hosts whose pause has ended take work again.
+    public mutating func tick(now: Double) -> [Action] { fill(now: now) }
+
+    /// When the owner should call `tick` next: the earliest end of a pause
+    /// of a host with queued work; nil when no such pause is waiting. A time
+    /// already past needs no tick: the pause is over, and the host starts
+    /// when a slot frees (every call that frees one looks).
+    public var nextWake: Double? {
+        hosts.values.lazy.filter { $0.queued > 0 && $0.givenUp == nil }.compactMap(\.pausedUntil).min()
+    }
+
+    /// Removes every queued item, oldest first per host (the batch was
+    /// cancelled: each needs its terminal report). Running items stay counted.
+    public mutating func drain() -> [Item] {
+        var drained: [Item] = []
+        for key in Array(hosts.keys) {
+            guard var state = hosts[key] else { continue }
+            drained += state.removeAll()
+            store(state, key)
+        }
+        queued = 0
+        return drained
+    }
+
+    // MARK: Queries
+
+    /// Why `host`'s items fail at once, if it was given up on.
+    public func failure(of host: HostKey) -> HostFailure? { hosts[host]?.givenUp }
+
+    /// `host`'s limit now (`jobsPerHost` for a host with no state).
+    public func limit(of host: HostKey) -> Int { hosts[host]?.limit ?? policy.jobsPerHost }
+
+    /// Items of `host` running now.
+    public func running(on host: HostKey) -> Int { hosts[host]?.running ?? 0 }
+
+    /// Items of `host` queued now.
+    public func queued(on host: HostKey) -> Int { hosts[host]?.queued ?? 0 }
+
+    /// Hosts whose state is held now (with work, a pause, a reduced limit,
+    /// a failure streak or a give-up): what the scheduler's memory grows with.
+    public var hostsHeld: Int { hosts.count }
+
+    public func isPaused(_ host: HostKey, now: Double) -> Bool { hosts[host]?.isPaused(at: now) ?? false }
+
+    /// Hosts with a transfer running, and hosts paused now (the progress display).
+    public func activity(now: Double) -> (active: Int, paused: Int) {
+        var active = 0, paused = 0
+        for state in hosts.values {
+            if state.running > 0 { active += 1 }
+            if state.isPaused(at: now) && state.givenUp == nil { paused += 1 }
+        }
+        return (active, paused)
+    }
+
+    // MARK: Inside
+
+    private mutating func giveUp(_ state: inout HostState<Item>, _ host: HostKey, _ failure: HostFailure) -> [Action] {
+        state.givenUp = failure
+        state.pausedUntil = nil
+        counts.hostsGivenUp += 1
+        let dropped = state.removeAll()
+        queued -= dropped.count
+        return [.note(.gaveUp(host, failure))] + dropped.map { .fail($0, host, failure) }
+    }
+
+    private mutating func store(_ state: HostState<Item>, _ host: HostKey) {
+        if state.isForgettable(ceiling: policy.jobsPerHost) {
+            hosts[host] = nil
+        } else {
+            hosts[host] = state
+        }
+    }
+
+    /// Starts items while global slots are free and some host can take one.
+    private mutating func fill(now: Double) -> [Action] {
+        guard queued > 0, running < policy.jobs else { return [] }
+        var keys: [HostKey] = []
+        var candidates: [HostPolicy.Candidate] = []
+        var resumed: [HostKey] = []
+        for (key, state) in hosts {
+            if let until = state.pausedUntil {
+                if now < until { continue }
+                resumed.append(key)   // the pause is over, whether or not the host can start now
+            }
+            guard state.queued > 0, state.givenUp == nil, state.running < state.effectiveLimit else { continue }
+            keys.append(key)
+            candidates.append(HostPolicy.Candidate(queued: state.queued, running: state.running, served: state.served))
+        }
+        for key in resumed { hosts[key]?.pausedUntil = nil }
+        var actions: [Action] = []
+        while running < policy.jobs, let index = HostPolicy.pick(candidates, turn: turn) {
+            turn += 1
+            order += 1
+            let key = keys[index]
+            guard var state = hosts[key], let item = state.start(served: order) else { break }
+            running += 1
+            queued -= 1
+            actions.append(.start(item, key))
+            if state.queued > 0 && state.running < state.effectiveLimit {
+                candidates[index] = HostPolicy.Candidate(queued: state.queued, running: state.running, served: state.served)
+            } else {
+                candidates.remove(at: index)
+                keys.remove(at: index)
+            }
+            hosts[key] = state
+        }
+        return actions
+    }
+}
+
+extension HostScheduler: Sendable where Item: Sendable {}
+extension HostScheduler.Action: Sendable where Item: Sendable {}

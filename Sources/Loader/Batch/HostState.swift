@@ -1,0 +1,85 @@
+/// One host as the scheduler sees it: its queue (only what the input reader
+/// has handed over), its transfers running, its limit, and the counts its
+/// policy decisions read. A value type; `HostScheduler` owns every one.
+struct HostState<Item> {
+    /// Waiting items, oldest at `head` (popped by moving `head`, so a long
+    /// queue is not shifted on every start).
+    private var items: [Item?] = []
+    private var head = 0
+    private(set) var running = 0
+    /// The adaptive limit: `jobsPerHost` at first, halved on a 429.
+    var limit: Int
+    /// A first answer (of any kind but "did not resolve") came: until then the
+    /// host runs one transfer, so a name that does not resolve costs one lookup.
+    var resolved = false
+    /// No start before this time.
+    var pausedUntil: Double?
+    var pushbacksInARow = 0
+    var answersInARow = 0
+    var timeoutsInARow = 0
+    var refusalsInARow = 0
+    var givenUp: HostFailure?
+    /// When it last started a transfer, or was first seen (round robin).
+    var served: UInt64
+
+    init(limit: Int, served: UInt64) {
+        self.limit = limit
+        self.served = served
+    }
+
+    var queued: Int { items.count - head }
+    var failuresInARow: Int { timeoutsInARow + refusalsInARow }
+
+    /// The limit now: one until the name has resolved.
+    var effectiveLimit: Int { resolved ? limit : 1 }
+
+    func isPaused(at now: Double) -> Bool { pausedUntil.map { now < $0 } ?? false }
+
+    /// Nothing to remember: dropping the state loses nothing a later URL of
+    /// the host would need (memory stays flat in the number of hosts).
+    func isForgettable(ceiling: Int) -> Bool {
+        queued == 0 && running == 0 && pausedUntil == nil && failuresInARow == 0 && pushbacksInARow == 0
+            && limit == ceiling && givenUp == nil
+    }
+
+    mutating func append(_ item: Item) { items.append(item) }
+
+    /// Puts an item back at the front: it was started and is to go first again.
+    mutating func prepend(_ item: Item) {
+        if head > 0 {
+            head -= 1
+            items[head] = item
+        } else {
+            items.insert(item, at: 0)
+        }
+    }
+
+    /// Takes the oldest item and counts it as running.
+    mutating func start(served order: UInt64) -> Item? {
+        guard head < items.count, let item = items[head] else { return nil }
+        items[head] = nil
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: items.count <= 64)
+            head = 0
+        } else if head >= 64 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        running += 1
+        served = order
+        return item
+    }
+
+    mutating func finish() { running = max(0, running - 1) }
+
+    /// Empties the queue, oldest first.
+    mutating func removeAll() -> [Item] {
+        defer {
+            items = []
+            head = 0
+        }
+        return items[head...].compactMap { $0 }
+    }
+}
+extension HostState: Sendable where Item: Sendable {}

@@ -1,0 +1,386 @@
+import Fetch
+import Loader
+import Testing
+
+/// `HostScheduler` driven by a fake clock: no sockets, no real time.
+@Suite struct HostSchedulerTests {
+    typealias Scheduler = HostScheduler<Int>
+
+    static func host(_ name: String) -> HostKey { HostKey(origin: "http://" + name, name: name) }
+    static let a = host("a.example"), b = host("b.example"), c = host("c.example")
+
+    /// The scheduler and a fake clock, checking after every call that no
+    /// limit is exceeded (counted from the actions, not from the scheduler's word).
+    struct Harness {
+        var scheduler: Scheduler
+        var now = 0.0
+        var running: [HostKey: Int] = [:]
+        var started: [(Int, HostKey)] = []
+        var failed: [(Int, HostKey, HostFailure)] = []
+        var notes: [HostNote] = []
+        var mostAtOnce: [HostKey: Int] = [:]
+        var mostOverall = 0
+        /// Times a limit was exceeded (must stay 0).
+        var violations = 0
+
+        init(jobs: Int, perHost: Int, configure: (inout HostPolicy) -> Void = { _ in }) {
+            var policy = HostPolicy(jobs: jobs, jobsPerHost: perHost)
+            configure(&policy)
+            scheduler = Scheduler(policy: policy)
+        }
+
+        mutating func apply(_ actions: [Scheduler.Action]) {
+            for action in actions {
+                switch action {
+                case .start(let item, let host):
+                    started.append((item, host))
+                    running[host, default: 0] += 1
+                    mostAtOnce[host] = max(mostAtOnce[host] ?? 0, running[host] ?? 0)
+                case .fail(let item, let host, let failure):
+                    failed.append((item, host, failure))
+                case .note(let note):
+                    notes.append(note)
+                }
+            }
+            let total = running.values.reduce(0, +)
+            mostOverall = max(mostOverall, total)
+            if total > scheduler.policy.jobs { violations += 1 }
+            // A halved limit may sit below what already runs; `jobsPerHost` never may.
+            for (_, count) in running where count > scheduler.policy.jobsPerHost { violations += 1 }
+        }
+
+        mutating func enqueue(_ item: Int, _ host: HostKey) { apply(scheduler.enqueue(item, host: host, now: now)) }
+
+        /// Reports an outcome for one running item of `host` and frees its slot.
+        mutating func complete(_ host: HostKey, _ outcome: Scheduler.Outcome, requeue: Int? = nil) {
+            apply(scheduler.report(outcome, host: host, now: now))
+            running[host, default: 0] -= 1
+            if running[host] == 0 { running[host] = nil }
+            apply(scheduler.finished(host: host, requeue: requeue, now: now))
+        }
+
+        mutating func advance(to time: Double) {
+            now = time
+            apply(scheduler.tick(now: now))
+        }
+
+        func startedItems(on host: HostKey) -> [Int] { started.filter { $0.1 == host }.map(\.0) }
+    }
+
+    // MARK: Host key
+
+    @Test func hostKeyIsSchemeHostAndPortWithoutUserInfo() throws {
+        let plain = try #require(HostKey(normalizedURL: "https://img.example.com/a/b.png?x=1"))
+        #expect(plain.origin == "https://img.example.com")
+        #expect(plain.name == "img.example.com")
+        #expect(HostKey(normalizedURL: "https://user:pw@img.example.com/c.png") == plain)
+        #expect(HostKey(normalizedURL: "https://img.example.com?q") == plain)
+        #expect(HostKey(normalizedURL: "http://img.example.com/a.png") != plain)   // another scheme, another port
+        let port = try #require(HostKey(normalizedURL: "https://img.example.com:8443/a.png"))
+        #expect(port != plain)
+        #expect(port.name == "img.example.com:8443")
+        #expect(HostKey(normalizedURL: "not a url") == nil)
+        #expect(HostKey(normalizedURL: "http:///path") == nil)
+    }
+
+    // MARK: Limits
+
+    @Test func limitsAreNeverExceededUnderRandomOutcomes() {
+        var random = SeededGenerator(seed: 21)
+        var harness = Harness(jobs: 10, perHost: 3)
+        let hosts = (0..<25).map { Self.host("h\($0).example") }
+        var next = 0
+        // Items arrive over time; each running item ends with a random outcome.
+        for round in 0..<2000 {
+            if next < 3000, random.next() % 3 != 0 {
+                harness.enqueue(next, hosts[Int(random.next() % 25)])
+                next += 1
+            }
+            let busy = harness.running.filter { $0.value > 0 }.map(\.key)
+            if let host = busy.randomElement(using: &random), random.next() % 2 == 0 {
+                let outcomes: [Scheduler.Outcome] = [.answered, .answered, .answered, .answered, .neutral,
+                                                     .pushedBack(status: 429, retryAfter: 0.5), .timedOut, .refused]
+                harness.complete(host, outcomes[Int(random.next() % UInt64(outcomes.count))])
+            }
+            harness.advance(to: Double(round) * 0.01)
+        }
+        #expect(harness.violations == 0)
+        #expect(harness.mostOverall == 10)
+        #expect(harness.mostAtOnce.values.allSatisfy { $0 <= 3 })
+        #expect(harness.mostAtOnce.values.contains(3))
+    }
+
+    @Test func aURLWaitingForItsHostHoldsNoGlobalSlot() {
+        var harness = Harness(jobs: 4, perHost: 2)
+        for item in 0..<10 { harness.enqueue(item, Self.a) }
+        harness.complete(Self.a, .answered)   // the name resolved: the host may open its 2
+        #expect(harness.running[Self.a] == 2)
+        harness.enqueue(100, Self.b)
+        harness.enqueue(101, Self.c)
+        // a's 7 queued URLs wait without a slot: b and c start at once.
+        #expect(harness.startedItems(on: Self.b) == [100])
+        #expect(harness.startedItems(on: Self.c) == [101])
+        #expect(harness.scheduler.running == 4)
+        #expect(harness.scheduler.queued == 7)
+    }
+
+    @Test func aHostsURLsStartInOrderBackToBack() {
+        var harness = Harness(jobs: 8, perHost: 2)
+        for item in 0..<6 { harness.enqueue(item, Self.a) }
+        harness.complete(Self.a, .answered)
+        for _ in 0..<4 { harness.complete(Self.a, .answered) }
+        #expect(harness.startedItems(on: Self.a) == [0, 1, 2, 3, 4, 5])
+    }
+
+    // MARK: Pick next
+
+    @Test func hostsWithEqualWorkAreServedInTurn() {
+        var harness = Harness(jobs: 1, perHost: 6)
+        for item in 0..<10 {
+            harness.enqueue(item, Self.a)
+            harness.enqueue(10 + item, Self.b)
+            harness.enqueue(20 + item, Self.c)
+        }
+        for _ in 0..<29 { harness.complete(harness.started.last!.1, .answered) }
+        let order = harness.started.map(\.1)
+        #expect(order.count == 30)
+        // At every point, no host is more than two starts ahead of another.
+        var counts: [HostKey: Int] = [Self.a: 0, Self.b: 0, Self.c: 0]
+        for host in order {
+            counts[host, default: 0] += 1
+            #expect(counts.values.max()! - counts.values.min()! <= 2, "\(order.map(\.name))")
+        }
+        #expect(harness.violations == 0)
+    }
+
+    @Test func theBusiestHostsSlotsFillFromTheStart() {
+        var harness = Harness(jobs: 16, perHost: 6)
+        let small = (0..<40).map { Self.host("small\($0).example") }
+        for (index, host) in small.enumerated() { harness.enqueue(index, host) }   // listed first: 16 start
+        let big = Self.host("big.example")
+        for item in 1000..<1300 { harness.enqueue(item, big) }
+        // Of the next starts, every other goes to the big host: its probe first…
+        for host in small.prefix(2) { harness.complete(host, .answered) }
+        #expect(harness.running[big] == 1)
+        harness.complete(big, .answered)
+        // …then its other slots, long before the 24 small hosts still waiting have all started.
+        for host in small.prefix(16).dropFirst(2) where harness.running[host] == 1 { harness.complete(host, .answered) }
+        #expect(harness.running[big] == 6)
+        #expect(small.filter { harness.startedItems(on: $0).isEmpty }.count >= 10)
+        #expect(harness.violations == 0)
+    }
+
+    @Test func oneHugeHostDoesNotStarveTheRest() {
+        // Even with the global limit below the host limit, small hosts start
+        // every other turn: not after the huge host's 1,000 URLs.
+        var harness = Harness(jobs: 2, perHost: 6)
+        let huge = Self.host("huge.example")
+        for item in 0..<1000 { harness.enqueue(item, huge) }
+        harness.complete(huge, .answered)
+        let small = (0..<10).map { Self.host("s\($0).example") }
+        for (index, host) in small.enumerated() { harness.enqueue(5000 + index, host) }
+        var steps = 0
+        while small.contains(where: { harness.startedItems(on: $0).isEmpty }) && steps < 100 {
+            let host = harness.running.first { $0.value > 0 }!.key
+            harness.complete(host, .answered)
+            steps += 1
+        }
+        #expect(small.allSatisfy { !harness.startedItems(on: $0).isEmpty })
+        #expect(harness.startedItems(on: huge).count <= 25)
+    }
+
+    // MARK: Pause
+
+    @Test func a429PausesOnlyThatHostForItsRetryAfter() {
+        var harness = Harness(jobs: 8, perHost: 2)
+        for item in 0..<5 {
+            harness.enqueue(item, Self.a)
+            harness.enqueue(10 + item, Self.b)
+        }
+        harness.complete(Self.a, .answered)
+        harness.complete(Self.b, .answered)
+        let aStarted = harness.startedItems(on: Self.a).count
+        harness.now = 1
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 3), requeue: 1)
+        #expect(harness.notes.contains(.paused(Self.a, seconds: 3, status: 429)))
+        #expect(harness.scheduler.isPaused(Self.a, now: 1))
+        #expect(!harness.scheduler.isPaused(Self.b, now: 1))
+        #expect(harness.scheduler.nextWake == 4)
+        // b goes on; a starts nothing during its pause.
+        harness.complete(Self.b, .answered)
+        harness.advance(to: 3.9)
+        harness.complete(Self.a, .answered)   // the one in flight when the 429 came
+        #expect(harness.startedItems(on: Self.a).count == aStarted)
+        #expect(harness.startedItems(on: Self.b).count == 4)
+        harness.advance(to: 4)
+        // The pushed-back URL goes first again.
+        #expect(Array(harness.startedItems(on: Self.a).dropFirst(aStarted)) == [1])
+        #expect(harness.scheduler.counts.hostsPaused == 1)
+    }
+
+    @Test func pausesAreCappedAndBackOffExponentiallyWithoutRetryAfter() {
+        var policy = HostPolicy(jobs: 8, jobsPerHost: 6)
+        policy.pauseBase = 1
+        policy.pauseMax = 30
+        #expect(policy.pauseSeconds(retryAfter: 7, pushbacksInARow: 1) == 7)
+        #expect(policy.pauseSeconds(retryAfter: 3600, pushbacksInARow: 1) == 30)
+        #expect(policy.pauseSeconds(retryAfter: -5, pushbacksInARow: 1) == 0)
+        #expect((1...6).map { policy.pauseSeconds(retryAfter: nil, pushbacksInARow: $0) } == [1, 2, 4, 8, 16, 30])
+        #expect(policy.pauseSeconds(retryAfter: nil, pushbacksInARow: 500) == 30)
+    }
+
+    @Test func pushbacksInARowLengthenThePause() {
+        var harness = Harness(jobs: 8, perHost: 1)
+        for item in 0..<5 { harness.enqueue(item, Self.a) }
+        harness.complete(Self.a, .pushedBack(status: 503, retryAfter: nil), requeue: 0)
+        harness.advance(to: 1)
+        harness.complete(Self.a, .pushedBack(status: 503, retryAfter: nil), requeue: 0)
+        #expect(harness.scheduler.nextWake == 3)
+        harness.advance(to: 3)
+        harness.complete(Self.a, .answered)   // an answer ends the run
+        harness.complete(Self.a, .pushedBack(status: 503, retryAfter: nil), requeue: 1)
+        #expect(harness.scheduler.nextWake == 4)
+        // A 503 pauses without changing the limit.
+        #expect(!harness.notes.contains { if case .limitChanged = $0 { true } else { false } })
+    }
+
+    // MARK: Adapt
+
+    @Test func a429HalvesTheLimitOncePerPauseAndAnswersGrowItBack() {
+        var harness = Harness(jobs: 32, perHost: 6) { $0.growAfter = 4 }
+        for item in 0..<200 { harness.enqueue(item, Self.a) }
+        harness.complete(Self.a, .answered)
+        #expect(harness.running[Self.a] == 6)
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 1), requeue: 1)
+        // The other five were started before the pause: their 429s do not halve again.
+        for _ in 0..<5 { harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 1), requeue: 2) }
+        #expect(harness.scheduler.limit(of: Self.a) == 3)
+        #expect(harness.notes.filter { if case .limitChanged = $0 { true } else { false } } == [.limitChanged(Self.a, from: 6, to: 3)])
+        harness.advance(to: 1)
+        #expect(harness.running[Self.a] == 3)
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 1))
+        #expect(harness.scheduler.limit(of: Self.a) == 1)
+        harness.advance(to: 2)
+        // Every 4 answers in a row: one more, up to 6.
+        var limits: [Int] = []
+        for _ in 0..<24 {
+            let host = harness.running.first { $0.value > 0 }!.key
+            harness.complete(host, .answered)
+            limits.append(harness.scheduler.limit(of: Self.a))
+        }
+        #expect(limits.first == 1)
+        #expect(limits[3] == 2)
+        #expect(limits.last == 6)
+        #expect(harness.mostAtOnce[Self.a]! <= 6)
+        #expect(harness.notes.contains(.limitChanged(Self.a, from: 5, to: 6)))
+    }
+
+    @Test func adaptIsAPureFunction() {
+        let policy = HostPolicy(jobs: 8, jobsPerHost: 6)
+        #expect(policy.limit(6, afterPushback: 429) == 3)
+        #expect(policy.limit(1, afterPushback: 429) == 1)
+        #expect(policy.limit(6, afterPushback: 503) == 6)
+        #expect(policy.limit(3, afterAnswers: Defaults.hostGrowAfter) == 4)
+        #expect(policy.limit(3, afterAnswers: Defaults.hostGrowAfter - 1) == 3)
+        #expect(policy.limit(6, afterAnswers: Defaults.hostGrowAfter) == 6)
+    }
+
+    // MARK: Give up
+
+    @Test func threeTimeoutsInARowGiveTheHostUp() {
+        var harness = Harness(jobs: 8, perHost: 3)
+        for item in 0..<10 { harness.enqueue(item, Self.a) }
+        harness.complete(Self.a, .answered)
+        harness.complete(Self.a, .timedOut)
+        harness.complete(Self.a, .timedOut)
+        #expect(harness.failed.isEmpty)
+        harness.complete(Self.a, .timedOut)
+        let message = "host a.example gave 3 timeouts in a row; not tried again in this run"
+        // Every queued URL fails at once, with the same kind and the reason.
+        #expect(harness.failed.count == 10 - harness.started.count)
+        #expect(harness.failed.allSatisfy { $0.2 == HostFailure(kind: .timeout, message: message) })
+        #expect(harness.notes.contains(.gaveUp(Self.a, HostFailure(kind: .timeout, message: message))))
+        // Later URLs fail without a slot; pushed-back ones too.
+        harness.enqueue(99, Self.a)
+        #expect(harness.failed.last?.0 == 99)
+        #expect(harness.scheduler.failure(of: Self.a)?.message == message)
+        #expect(harness.scheduler.counts.hostsGivenUp == 1)
+        #expect(harness.scheduler.queued == 0)
+    }
+
+    @Test func anAnswerBreaksTheStreakAndMixedFailuresSaySo() {
+        var harness = Harness(jobs: 8, perHost: 1)
+        for item in 0..<10 { harness.enqueue(item, Self.a) }
+        harness.complete(Self.a, .timedOut)
+        harness.complete(Self.a, .timedOut)
+        harness.complete(Self.a, .answered)
+        harness.complete(Self.a, .timedOut)
+        harness.complete(Self.a, .refused)
+        #expect(harness.failed.isEmpty)
+        harness.complete(Self.a, .refused)
+        #expect(harness.failed.first?.2 == HostFailure(
+            kind: .connect, message: "host a.example gave 3 connect failures or timeouts in a row; not tried again in this run"))
+        #expect(HostPolicy.giveUp(host: Self.b, timeouts: 0, refusals: 3, last: .connect).message
+            == "host b.example gave 3 connect failures in a row; not tried again in this run")
+    }
+
+    @Test func aNameThatDoesNotResolveCostsOneLookup() {
+        var harness = Harness(jobs: 8, perHost: 6)
+        for item in 0..<5 { harness.enqueue(item, Self.a) }
+        harness.enqueue(50, Self.b)
+        // Until its name has resolved, a host runs one transfer.
+        #expect(harness.startedItems(on: Self.a) == [0])
+        harness.complete(Self.a, .unresolved)
+        #expect(harness.failed.map(\.0) == [1, 2, 3, 4])
+        #expect(harness.failed.allSatisfy { $0.2.kind == .dns && $0.2.message == "host a.example did not resolve; not tried again in this run" })
+        harness.enqueue(6, Self.a)
+        #expect(harness.failed.last?.0 == 6)
+        #expect(harness.startedItems(on: Self.a) == [0])
+        #expect(harness.startedItems(on: Self.b) == [50])
+    }
+
+    // MARK: Memory and cancellation
+
+    @Test func memoryStaysFlatInHosts() {
+        var harness = Harness(jobs: 16, perHost: 6)
+        var mostHeld = 0
+        for item in 0..<10_000 {
+            harness.enqueue(item, Self.host("h\(item).example"))
+            mostHeld = max(mostHeld, harness.scheduler.hostsHeld)
+            if harness.scheduler.running == 16 {
+                let host = harness.running.first { $0.value > 0 }!.key
+                harness.complete(host, .answered)
+            }
+        }
+        while let host = harness.running.first(where: { $0.value > 0 })?.key { harness.complete(host, .answered) }
+        #expect(harness.started.count == 10_000)
+        #expect(mostHeld <= 17)
+        #expect(harness.scheduler.hostsHeld == 0)
+        #expect(harness.scheduler.counts.hosts == 10_000)
+    }
+
+    @Test func drainReturnsEveryQueuedItemWhilePaused() {
+        var harness = Harness(jobs: 8, perHost: 2)
+        for item in 0..<6 {
+            harness.enqueue(item, Self.a)
+            harness.enqueue(10 + item, Self.b)
+        }
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 30), requeue: 0)
+        #expect(harness.scheduler.activity(now: 0) == (active: 1, paused: 1))
+        let drained = harness.scheduler.drain()
+        #expect(Set(drained).union(harness.started.map(\.0)).count == 12)
+        #expect(harness.scheduler.queued == 0)
+        #expect(harness.scheduler.nextWake == nil)
+    }
+}
+
+/// A seeded generator (Knuth's MMIX linear congruential step, high bits),
+/// so that a failure repeats.
+private struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state ^ (state >> 29)
+    }
+}
