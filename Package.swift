@@ -28,6 +28,11 @@ let package = Package(
         // loaded on first use (dlopen), so cache-only runs start fast. Only
         // Sources/Fetch/Curl imports it.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        // C corner: streaming gzip/deflate (zlib), br (libbrotli) and zstd (libzstd)
+        // decoders that report a stream cut before its end. Only Sources/Fetch/ContentDecoder.swift imports it.
+        .target(name: "CDecode", linkerSettings: [
+            .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd"),
+        ]),
         // C corner: OpenSSL MD5 (keys), extended attributes, O_TMPFILE, syncfs. Only DiskCache imports it.
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/Record/BodyHash.swift imports it.
@@ -53,7 +58,7 @@ let package = Package(
         .target(name: "Support", swiftSettings: strict),
         .target(name: "ImageFormats", dependencies: ["CCRC"], swiftSettings: strict),
         .target(name: "ImageDecoding", dependencies: ["CVips", "ImageFormats"], swiftSettings: strict),
-        .target(name: "Fetch", dependencies: ["CCurl", "Support"], swiftSettings: strict),
+        .target(name: "Fetch", dependencies: ["CCurl", "CDecode", "Support"], swiftSettings: strict),
         .target(name: "DiskCache", dependencies: ["CCrypto", "CXXHash", "Support"], swiftSettings: strict),
         .target(name: "HTTPCaching", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
         .target(name: "RemoteCache", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),

@@ -59,6 +59,11 @@ public enum Defaults {
     /// whose new transfers do not wait to share one (CURLOPT_PIPEWAIT); past
     /// this many the memory starts afresh.
     public static let unconnectedHostsRemembered = 4096
+    /// The content codings offered (`Accept-Encoding`) and undone by `ContentDecoder`
+    /// (the offer libcurl 7.88 made for `CURLOPT_ACCEPT_ENCODING ""`).
+    public static let acceptEncoding = "deflate, gzip, br, zstd"
+    /// Content codings stacked on one body that are undone, at most (libcurl's limit too).
+    public static let maxContentCodings = 5
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000

@@ -55,7 +55,8 @@ public final class FetchClient: Sendable {
                                             redirectsBefore: redirectsBefore, resumedAt: spec.url)
                 case .response(let response):
                     error = FetchError(.http, url: request.url, status: response.status,
-                                       headers: HTTPHeaders(parsing: response.rawHeaders))
+                                       headers: HTTPHeaders(parsing: response.rawHeaders),
+                                       detail: response.bodyProblem.map { "the body was also malformed: " + $0 })
                 case .interrupted(_, let url, let redirects)
                     where redirectsBefore + redirects <= configuration.maxRedirects:
                     // A redirect chain on a server that closes idle connections: go on
@@ -98,6 +99,7 @@ public final class FetchClient: Sendable {
     }
 
     /// "Name: value" lines: the client's headers, overridden by the request's.
+    /// For a GET, the codings `ContentDecoder` undoes are offered unless a header asked otherwise.
     private func headerLines(for request: FetchRequest) -> [String] {
         if request.method == .put {
             // "Expect:" turns off 100-continue (one round trip per upload), except
@@ -108,13 +110,14 @@ public final class FetchClient: Sendable {
             lines.append("Content-Type: application/octet-stream")
             return configuration.awsSigV4 == nil ? lines + ["Expect:"] : lines
         }
-        if configuration.headers.isEmpty {
-            return request.headers.map { "\($0.name): \($0.value)" }
-        }
         var merged = configuration.headers
         for field in request.headers { merged.set(name: field.name, value: field.value) }
-        return merged.map { "\($0.name): \($0.value)" }
+        var lines = merged.map { "\($0.name): \($0.value)" }
+        if merged["Accept-Encoding"] == nil { lines.append(Self.acceptEncodingLine) }
+        return lines
     }
+
+    private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
 
     /// Completes a successful attempt on the awaiting task: hands a body the
     /// loop held in memory to the sink, parses headers, redacts URLs.

@@ -33,7 +33,7 @@ enum HabitHints {
         (["-J", "--remote-header-name"], "not supported, because a name chosen by the server is not safe to trust; names come from the URL, --name or 'URL<TAB>name' lines"),
         (["--create-dirs"], "always on: -P creates the directories a --name template asks for"),
         (["-C", "--continue-at", "-c", "--continue"], "always on: a transfer cut off after 1 MiB keeps its partial body, and the next run asks for the rest"),
-        (["--compressed"], "always on: libcurl asks for gzip, deflate, br and zstd and the cache holds the decoded body"),
+        (["--compressed"], "always on: asyncfetch asks for gzip, deflate, br and zstd and the cache holds the decoded body"),
         (["-u", "--user", "--http-user", "--http-password"], "put the credentials in the URL (https://user:pass@host/…) or use -H 'Authorization: …'"),
         (["--netrc", "-n"], "not supported, because credentials are read only from the URL or an Authorization header (-H)"),
         (["-m", "--max-time"], "use --timeout DURATION (per attempt; e.g. 30, 90s, 5m)"),

@@ -67,11 +67,11 @@ final class CurlEasy {
         // write callback catches bodies without one.
         check("MAXFILESIZE_LARGE", ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(config.maxSize)))
         check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
-        // Offer every coding this libcurl decodes (gzip, deflate, br, zstd) and
-        // decode the body as it arrives, so a sink only ever sees the decoded
-        // body and `maxSize` bounds the decoded size. libcurl decodes whatever
-        // a response declares, also when a request header replaced the offer.
-        check("ACCEPT_ENCODING", ccurl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
+        // Content codings are undone by `ContentDecoder` (in the write callback),
+        // which, unlike libcurl 7.88, knows a stream cut before its end; the
+        // offer is a request header (`FetchClient.headerLines`). libcurl must
+        // hand over the bytes as they came.
+        check("HTTP_CONTENT_DECODING", ccurl_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0))
         // HTTP/2 only where TLS negotiates it by ALPN (h2c prior knowledge breaks reuse in 7.88.1).
         check("HTTP_VERSION", ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
         check("BUFFERSIZE", ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, Defaults.receiveBufferSize))

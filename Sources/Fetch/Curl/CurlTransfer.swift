@@ -28,6 +28,9 @@ struct AttemptResponse: Sendable {
     let redirects: Int
     let httpVersion: String
     let timings: FetchResponse.Timings
+    /// For an error status whose body then broke (framing, coding, an early
+    /// close): libcurl's words for it. The status still stands.
+    var bodyProblem: String?
 }
 
 /// Everything needed to run one attempt; a plain value handed to the loop thread.
@@ -90,6 +93,10 @@ final class CurlTransfer: @unchecked Sendable {
     var bodyBytes: Int64 = 0
     var exceededMaxSize = false
     var sinkError: Error?
+    /// Undoes the 2xx body's content codings (nil: none), made at its first byte.
+    var decoder: ContentDecoder?
+    /// Why the body could not be decoded (the write callback then aborted the transfer).
+    var decodeProblem: ContentDecoder.Problem?
     /// The declared length this attempt's body told `spec.progress` (nil: unknown), once started.
     var progressLength: Int64??
 
@@ -154,11 +161,34 @@ final class CurlTransfer: @unchecked Sendable {
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }
+            // A 4xx or 5xx whose status line and headers arrived intact, and
+            // whose body then broke: the status is what a user or a script
+            // needs (issue 23 item 4); the message adds the broken body.
+            if head.isComplete, head.status >= 400, Self.brokeTheBody(code) {
+                var response = attemptResponse(easy, redirects: redirects)
+                response.bodyProblem = lowercasingFirst(easy.errorText(for: code))
+                return .response(response)
+            }
             return .failure(failure)
         }
         guard head.isComplete else {
             return .failure(FetchError(malformed: "the connection closed inside the response headers", url: spec.url))
         }
+        if let decoder, !decoder.finished {
+            // The transfer ended (all the bytes announced, or the connection
+            // closed a body without a length) before its codings did.
+            return .failure(FetchError(.network, url: spec.url, detail: ContentDecoder.cutShort))
+        }
+        return .response(attemptResponse(easy, redirects: redirects))
+    }
+
+    /// Errors in a body whose response head was complete.
+    private static func brokeTheBody(_ code: CURLcode) -> Bool {
+        code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR || code == CURLE_BAD_CONTENT_ENCODING
+            || code == CURLE_WEIRD_SERVER_REPLY || code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM
+    }
+
+    private func attemptResponse(_ easy: CurlEasy, redirects: Int) -> AttemptResponse {
         let versionText: String
         switch easy.long(CURLINFO_HTTP_VERSION) {
         case Int(CURL_HTTP_VERSION_1_0): versionText = "1.0"
@@ -166,12 +196,12 @@ final class CurlTransfer: @unchecked Sendable {
         case Int(CURL_HTTP_VERSION_3): versionText = "3"
         default: versionText = "1.1"
         }
-        return .response(AttemptResponse(
+        return AttemptResponse(
             status: easy.long(CURLINFO_RESPONSE_CODE), rawHeaders: rawHeaders, bufferedBody: bufferedBody,
             bodyBytes: bodyBytes, redirectedURL: redirects > 0 ? easy.string(CURLINFO_EFFECTIVE_URL) : nil,
             redirects: redirects, httpVersion: versionText,
             timings: .init(nameLookup: easy.seconds(CURLINFO_NAMELOOKUP_TIME), connect: easy.seconds(CURLINFO_CONNECT_TIME),
-                           firstByte: easy.seconds(CURLINFO_STARTTRANSFER_TIME), total: easy.seconds(CURLINFO_TOTAL_TIME))))
+                           firstByte: easy.seconds(CURLINFO_STARTTRANSFER_TIME), total: easy.seconds(CURLINFO_TOTAL_TIME)))
     }
 
     /// A failed attempt as a `FetchError`: the kind from the one mapping, plus
@@ -194,6 +224,11 @@ final class CurlTransfer: @unchecked Sendable {
             if let sinkError {
                 let detail = (sinkError as? FetchError)?.detail ?? String(describing: sinkError)
                 return FetchError(.io, url: spec.url, curlCode: curlCode, curlMessage: text, detail: detail)
+            }
+            if let decodeProblem {
+                return decodeProblem.malformed
+                    ? FetchError(malformed: decodeProblem.detail, url: spec.url, curlCode: curlCode)
+                    : FetchError(.network, url: spec.url, curlCode: curlCode, detail: decodeProblem.detail)
             }
         }
         if let problem = head.problem {
