@@ -6,6 +6,8 @@ import Loader
 import Glibc
 #endif
 
+extension Shard: ExpressibleByArgument {}
+
 /// Every option of `asyncfetch URL...`, with its help text and default.
 struct FetchOptions: ParsableArguments {
     @Option(name: [.short, .customLong("input")], help: ArgumentHelp(
