@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(
             name: "ImageFormatsTests",
-            dependencies: ["ImageFormats", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["ImageFormats", "ImageDecoding", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "ImageDecodingTests", dependencies: ["ImageDecoding", "ImageFormats", "TestSupport"], swiftSettings: strict),
