@@ -50,7 +50,7 @@ let package = Package(
                 "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
             ])],
             linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
-        // The module graph is one-way (README, "Layout"):
+        // The module graph is one-way (docs/layout.md):
         //   Support (locks, clocks, ASCII) under everything but the C corners;
         //   CCRC -> ImageFormats (pure: no I/O);
         //   Fetch, DiskCache -> HTTPCaching (pure RFC 9111 rules), RemoteCache (the tier);
