@@ -34,7 +34,7 @@ import Glibc
 ///
 /// No `fsync`: after a power loss the newest entries may be missing or cut
 /// short; a hit's size check and `cache verify`'s digest check mean neither
-/// is served (the README says on which file systems that holds).
+/// is served (docs/cache.md says on which file systems that holds).
 ///
 /// Sidecar fallback (a file system without user extended attributes, or a
 /// record too large for one): the metadata, recording also the body's inode,
@@ -164,6 +164,10 @@ public final class CacheWriter: @unchecked Sendable {
     public var digest: (algorithm: DigestAlgorithm, hex: String) { (hash.algorithm, hash.hex()) }
 
     /// Up to `count` bytes of the body written so far, from `offset`.
+    /// A name another reader (a decoder) can open the unpublished body by,
+    /// read-only: the file's own path, or `/proc/self/fd/N` for an unnamed one.
+    public var readablePath: String { file.path ?? "/proc/self/fd/\(file.fd)" }
+
     public func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8] {
         try file.read(at: offset, count: count)
     }

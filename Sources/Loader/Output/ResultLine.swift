@@ -148,6 +148,7 @@ public struct ResultLine: Sendable {
             line.add("format", result.format?.name)
             line.add("width", result.width)
             line.add("height", result.height)
+            line.add("checked", result.checked?.rawValue)
             line.add("attempts", result.attempts)
             if result.redirects > 0 { line.add("effectiveUrl", result.effectiveURL.map(redactURL)) }
             line.add("output", result.receipt?.path)
