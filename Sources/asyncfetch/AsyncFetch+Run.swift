@@ -47,8 +47,8 @@ enum FetchRun {
         let loader = ImageLoader(cache: store, options: loaderOptions)
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
-        let batch = loader.batch(list, deliverTo: delivery)
-        reporter.attachProgress(transfers) {
+        let batch = loader.batch(list, deliverTo: delivery, hostNotes: { reporter.hostNote($0) })
+        reporter.attachProgress(transfers, hosts: { batch.hostActivity }) {
             let counts = batch.counts
             return (counts.distinct, list.progress.total.map { $0 - counts.duplicates })
         }
@@ -75,6 +75,7 @@ enum FetchRun {
             reporter.setRemoteStats(remote.stats)
         }
         ticker?.cancel()
+        reporter.setHostCounts(batch.hostCounts)
         if options.sync && !options.offline {
             // One flush of the cache's file system for the whole run (SPEC §4: no fsync per entry).
             do { try store.sync() } catch { reporter.warn("--sync: \(error.message)") }

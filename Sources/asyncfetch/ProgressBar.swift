@@ -16,6 +16,9 @@ struct ProgressBar {
     /// Distinct URLs in all, once the whole list is known.
     var total: Int?
     var elapsed: Double = 0
+    /// Hosts with a transfer running, and hosts paused (they answered 429 or 503).
+    var hostsActive = 0
+    var hostsPaused = 0
 
     /// The line, at most `width - 1` columns (a full-width line would wrap
     /// and could no longer be erased with a carriage return).
@@ -27,6 +30,9 @@ struct ProgressBar {
             parts.append("\(done)/\(max(known, done))+ URLs")
         }
         if failed > 0 { parts.append("\(failed) failed") }
+        if hostsActive > 1 || hostsPaused > 0 {
+            parts.append("\(hostsActive) hosts" + (hostsPaused > 0 ? ", \(hostsPaused) paused" : ""))
+        }
         let byteTotal = byteTotal
         parts.append(formatBytes(bytes) + (byteTotal.map { " of " + formatBytes($0) } ?? ""))
         let rate = elapsed >= 0.5 ? Double(bytes) / elapsed : 0

@@ -39,6 +39,7 @@ final class Reporter: @unchecked Sendable {
     private var barDrawn = false
     private var lastDraw = -Double.infinity
     private var progressSource: (@Sendable () -> (known: Int, total: Int?))?
+    private var hostSource: (@Sendable () -> (active: Int, paused: Int))?
     private var transfers: TransferProgress?
 
     init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool, progress: ProgressMode) {
@@ -62,13 +63,40 @@ final class Reporter: @unchecked Sendable {
     var outputBroken: Bool { lock.withLock { out.broken } }
     var outputError: Int32 { lock.withLock { out.writeError } }
 
-    /// Where the progress bar learns how many URLs there are, and how many
-    /// bytes have arrived (sampled at each redraw).
-    func attachProgress(_ transfers: TransferProgress?, _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
+    /// Where the progress bar learns how many URLs there are, how many
+    /// bytes have arrived, and how many hosts are active or paused (sampled
+    /// at each redraw).
+    func attachProgress(_ transfers: TransferProgress?, hosts: (@Sendable () -> (active: Int, paused: Int))? = nil,
+                        _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
         lock.withLock {
             progressSource = source
+            hostSource = hosts
             self.transfers = transfers
         }
+    }
+
+    /// `-v`: a host was paused, its limit changed, or it was given up on.
+    func hostNote(_ note: HostNote) {
+        guard verbose else { return }
+        let text: String
+        switch note {
+        case .paused(let host, let seconds, let status):
+            text = "host \(host.name) answered \(status): paused for \(formatDuration(seconds))"
+        case .limitChanged(let host, let from, let to):
+            text = "host \(host.name): at most \(to) transfers at once (was \(from))"
+        case .gaveUp(_, let failure):
+            text = failure.message
+        }
+        lock.withLock {
+            eraseBarLocked()
+            out.flush()
+            Console.error("asyncfetch: \(text)")
+        }
+    }
+
+    /// The host scheduler's totals, for the summary (set before `finish`).
+    func setHostCounts(_ counts: HostCounts) {
+        lock.withLock { counted.hosts = counts }
     }
 
     func report(_ event: LoadEvent) {
@@ -172,6 +200,10 @@ final class Reporter: @unchecked Sendable {
             bar.total = counts.total
         }
         bar.elapsed = now - started
+        if let hosts = hostSource?() {
+            bar.hostsActive = hosts.active
+            bar.hostsPaused = hosts.paused
+        }
         if let transfers {
             bar.bytes = transfers.receivedBytes
             bar.expectedBytes = transfers.unknownLengths == 0 ? transfers.expectedBytes : nil
@@ -202,6 +234,9 @@ final class Reporter: @unchecked Sendable {
             sources += ", remote \(s.remote)"
             tier = "; remote cache: \(r.hits) hits, \(r.misses) misses, \(r.uploads) uploads, \(r.errors) errors"
         }
+        if let h = s.hosts, h.hostsPaused > 0 || h.hostsGivenUp > 0 {
+            tier += "; hosts: \(h.hosts), \(h.hostsPaused) paused, \(h.hostsGivenUp) given up"
+        }
         let noun = s.total == 1 ? "URL" : "URLs"
         return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))" + tier
     }
@@ -230,6 +265,10 @@ final class Reporter: @unchecked Sendable {
         }
         s.add("bytes", c.bytes)
         s.add("durationMs", milliseconds: duration)
+        let hosts = c.hosts ?? HostCounts()
+        s.add("hosts", hosts.hosts)
+        s.add("hostsPaused", hosts.hostsPaused)
+        s.add("hostsGivenUp", hosts.hostsGivenUp)
         s.add("interrupted", signo.map(signalName))
         var line = JSONLine()
         line.add("summary", object: s)

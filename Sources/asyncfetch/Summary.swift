@@ -15,6 +15,8 @@ struct Summary {
     var bytes: Int64 = 0
     /// What the remote cache tier did, when there is one (`--remote-cache`).
     var remoteTier: RemoteCache.Stats?
+    /// What the host scheduler saw (hosts, paused, given up).
+    var hosts: HostCounts?
 
     mutating func count(_ phase: Phase) {
         switch phase {

@@ -72,6 +72,7 @@ final class CurlEasy {
         check("ERRORBUFFER", ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
+        check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
         if let caFile = config.caFile {
             check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
         }
@@ -107,6 +108,7 @@ final class CurlEasy {
         }
         check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
+        check("PREREQDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
         // Over TLS, wait for a connection being set up to say whether it multiplexes
         // (HTTP/2) instead of opening one per transfer; plain HTTP/1.1 gains nothing by waiting.
         check("PIPEWAIT", ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, waitForMultiplexing ? 1 : 0))
@@ -150,6 +152,7 @@ final class CurlEasy {
         }
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
+        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
     }
 
     /// libcurl's sentence about the last failure, or its generic text for `code`.
