@@ -27,6 +27,11 @@ let package = Package(
         // loaded on first use (dlopen), so cache-only runs start fast. Only
         // Sources/Fetch/Curl imports it.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        // C corner: streaming gzip/deflate (zlib), br (libbrotli) and zstd (libzstd)
+        // decoders that report a stream cut before its end. Only Sources/Fetch/ContentDecoder.swift imports it.
+        .target(name: "CDecode", linkerSettings: [
+            .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd"),
+        ]),
         // C corner: OpenSSL MD5 (keys), extended attributes, O_TMPFILE, syncfs. Only DiskCache imports it.
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/Record/BodyHash.swift imports it.
@@ -40,7 +45,7 @@ let package = Package(
         //   all of them -> Loader (phases, batches) -> the asyncfetch executable.
         .target(name: "Support", swiftSettings: strict),
         .target(name: "ImageFormats", dependencies: ["CCRC"], swiftSettings: strict),
-        .target(name: "Fetch", dependencies: ["CCurl", "Support"], swiftSettings: strict),
+        .target(name: "Fetch", dependencies: ["CCurl", "CDecode", "Support"], swiftSettings: strict),
         .target(name: "DiskCache", dependencies: ["CCrypto", "CXXHash", "Support"], swiftSettings: strict),
         .target(name: "HTTPCaching", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
         .target(name: "RemoteCache", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
@@ -62,7 +67,7 @@ let package = Package(
             name: "ImageFormatsTests",
             dependencies: ["ImageFormats", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "Support", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),
         .testTarget(
@@ -70,7 +75,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "LoaderTests",
-            dependencies: ["Loader", "ImageFormats", "HTTPCaching", "RemoteCache", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["Loader", "ImageFormats", "HTTPCaching", "RemoteCache", "Support", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strict),

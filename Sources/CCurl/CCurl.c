@@ -1,6 +1,8 @@
+#define _GNU_SOURCE   /* memfd_create */
 #include "CCurl.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stddef.h>
 
@@ -40,7 +42,11 @@
     X(CURLMcode, curl_multi_wakeup, (CURLM *m)) \
     X(const char *, curl_multi_strerror, (CURLMcode c)) \
     X(struct curl_slist *, curl_slist_append, (struct curl_slist *l, const char *s)) \
-    X(void, curl_slist_free_all, (struct curl_slist *l))
+    X(void, curl_slist_free_all, (struct curl_slist *l)) \
+    X(CURLSH *, curl_share_init, (void)) \
+    X(CURLSHcode, curl_share_setopt, (CURLSH *s, CURLSHoption o, ...)) \
+    X(CURLSHcode, curl_share_cleanup, (CURLSH *s)) \
+    X(const char *, curl_share_strerror, (CURLSHcode c))
 
 #define DECLARE_POINTER(ret, name, args) static ret (*p_##name) args;
 CCURL_SYMBOLS(DECLARE_POINTER)
@@ -90,6 +96,9 @@ CURLMcode curl_multi_wakeup(CURLM *m) { return p_curl_multi_wakeup(m); }
 const char *curl_multi_strerror(CURLMcode c) { return loaded ? p_curl_multi_strerror(c) : "libcurl not loaded"; }
 struct curl_slist *curl_slist_append(struct curl_slist *l, const char *s) { return p_curl_slist_append(l, s); }
 void curl_slist_free_all(struct curl_slist *l) { p_curl_slist_free_all(l); }
+CURLSH *curl_share_init(void) { return p_curl_share_init(); }
+CURLSHcode curl_share_cleanup(CURLSH *s) { return p_curl_share_cleanup(s); }
+const char *curl_share_strerror(CURLSHcode c) { return loaded ? p_curl_share_strerror(c) : "libcurl not loaded"; }
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return p_curl_easy_setopt(handle, option, value);
@@ -133,6 +142,10 @@ CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) 
     return p_curl_multi_setopt(multi, option, value);
 }
 
+CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return p_curl_share_setopt(share, option, value);
+}
+
 int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
     int queued = 0;
     CURLMsg *msg;
@@ -145,4 +158,8 @@ int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
         }
     }
     return 0;
+}
+
+int ccurl_memfd(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
 }

@@ -51,6 +51,20 @@ public enum Defaults {
     /// the awaiting task, off the transfer thread; a larger one streams.
     /// Memory held at most: this times the concurrent transfers.
     public static let bufferedBodyLimit = 64 * 1024
+    /// The system's CA bundle, one file (Debian's `ca-certificates`): the CA
+    /// store is built from it once per transfer loop, not once per connection.
+    public static let systemCABundle = "/etc/ssl/certs/ca-certificates.crt"
+    /// Seconds a transfer loop keeps its parsed CA store (CURLOPT_CA_CACHE_TIMEOUT; libcurl's own default).
+    public static let caStoreLifetime = 24 * 3600
+    /// Hosts a transfer loop remembers as failing to complete a connection,
+    /// whose new transfers do not wait to share one (CURLOPT_PIPEWAIT); past
+    /// this many the memory starts afresh.
+    public static let unconnectedHostsRemembered = 4096
+    /// The content codings offered (`Accept-Encoding`) and undone by `ContentDecoder`
+    /// (the offer libcurl 7.88 made for `CURLOPT_ACCEPT_ENCODING ""`).
+    public static let acceptEncoding = "deflate, gzip, br, zstd"
+    /// Content codings stacked on one body that are undone, at most (libcurl's limit too).
+    public static let maxContentCodings = 5
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000

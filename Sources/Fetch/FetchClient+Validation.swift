@@ -1,3 +1,5 @@
+import Support
+
 /// URL checks made before any I/O (SPEC §5): only http and https, a host,
 /// a valid port; nothing else reaches libcurl.
 extension FetchClient {

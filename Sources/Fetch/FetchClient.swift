@@ -1,3 +1,5 @@
+import Support
+
 /// Runs HTTP GET transfers through one libcurl multi handle, each awaited
 /// from a Swift task. Cancelling the awaiting task aborts its transfer.
 ///
@@ -10,14 +12,14 @@
 /// Every error thrown is a `FetchError`.
 public final class FetchClient: Sendable {
     public let configuration: FetchConfiguration
-    private let lock = Lock()
-    private nonisolated(unsafe) var loop: CurlLoop?   // guarded by lock; created on first use
+    /// The transfer thread, created on first use.
+    private let loop = Locked<CurlLoop?>(nil)
 
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
         self.configuration = configuration
     }
 
-    deinit { loop?.shutdown() }
+    deinit { loop.withLock { $0 }?.shutdown() }
 
     /// libcurl's version, e.g. "7.88.1".
     public static var curlVersion: String { CurlGlobal.version }
@@ -59,7 +61,8 @@ public final class FetchClient: Sendable {
                                             redirectsBefore: redirectsBefore, resumedAt: spec.url)
                 case .response(let response):
                     error = FetchError(.http, url: request.url, status: response.status,
-                                       headers: HTTPHeaders(parsing: response.rawHeaders))
+                                       headers: HTTPHeaders(parsing: response.rawHeaders),
+                                       detail: response.bodyProblem.map { "the body was also malformed: " + $0 })
                 case .interrupted(_, let url, let redirects)
                     where redirectsBefore + redirects <= configuration.maxRedirects:
                     // A redirect chain on a server that closes idle connections: go on
@@ -114,6 +117,7 @@ public final class FetchClient: Sendable {
     }
 
     /// "Name: value" lines: the client's headers, overridden by the request's.
+    /// For a GET, the codings `ContentDecoder` undoes are offered unless a header asked otherwise.
     private func headerLines(for request: FetchRequest) -> [String] {
         if request.method == .put {
             // "Expect:" turns off 100-continue (one round trip per upload), except
@@ -124,13 +128,14 @@ public final class FetchClient: Sendable {
             lines.append("Content-Type: application/octet-stream")
             return configuration.awsSigV4 == nil ? lines + ["Expect:"] : lines
         }
-        if configuration.headers.isEmpty {
-            return request.headers.map { "\($0.name): \($0.value)" }
-        }
         var merged = configuration.headers
         for field in request.headers { merged.set(name: field.name, value: field.value) }
-        return merged.map { "\($0.name): \($0.value)" }
+        var lines = merged.map { "\($0.name): \($0.value)" }
+        if merged["Accept-Encoding"] == nil { lines.append(Self.acceptEncodingLine) }
+        return lines
     }
+
+    private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
 
     /// Completes a successful attempt on the awaiting task: hands a body the
     /// loop held in memory to the sink, parses headers, redacts URLs.
@@ -154,7 +159,7 @@ public final class FetchClient: Sendable {
     }
 
     private func runningLoop() throws(FetchError) -> CurlLoop {
-        let result = lock.withLock { () -> Result<CurlLoop, FetchError> in
+        let result = loop.withLock { loop -> Result<CurlLoop, FetchError> in
             if let loop { return .success(loop) }
             do throws(FetchError) {
                 let created = try CurlLoop(configuration: configuration)

@@ -22,6 +22,9 @@ public struct FetchConfiguration: Sendable {
     public var maxConcurrentTransfers: Int?
     /// Extra CA bundle (`--cacert`).
     public var caFile: String?
+    /// The system's CA bundle, trusted besides `caFile` (nil or missing:
+    /// libcurl's own default CA locations). Tests point it at a private CA.
+    public var systemCABundle: String? = Defaults.systemCABundle
     /// Skip TLS verification (`--insecure`).
     public var insecure = false
     public var userAgent: String = Defaults.userAgent

@@ -1,3 +1,5 @@
+import Support
+
 /// Why a fetch failed. One type for the whole module: the `kind` is the
 /// machine-readable word of SPEC §3, `description` a sentence for people.
 public struct FetchError: Error, Sendable, CustomStringConvertible {
@@ -80,7 +82,8 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         case .timeout: return "timed out" + curlSays
         case .http:
             let code = status ?? 0
-            return "HTTP \(code) \(HTTPStatus.reason(code))"
+            // `detail`: the body that followed was broken too (a note; the status stands).
+            return "HTTP \(code) \(HTTPStatus.reason(code))" + (detail.map { " (\($0))" } ?? "")
         case .tooLarge: return "response too large" + suffix(detail ?? curlMessage)
         case .redirects: return "too many redirects" + curlSays
         case .cancelled: return "cancelled"

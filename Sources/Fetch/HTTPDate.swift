@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import Support
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -75,38 +76,4 @@ public enum HTTPDate {
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
         return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(monthNames[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
-}
-
-/// Seconds since the Unix epoch, from the system clock.
-/// Unix seconds, in whole microseconds: times stored in cache metadata then
-/// print in at most 16 digits, which the metadata decoder reads back exactly
-/// without `strtod` (every hit reads three of them).
-public func currentUnixTime() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Double(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec / 1000)) / 1e6
-}
-
-/// Seconds from an arbitrary start, never going backwards (for durations).
-public func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
-/// The string without leading and trailing spaces and tabs.
-public func trimWhitespace<S: StringProtocol>(_ text: S) -> String {
-    // Spaces and tabs are ASCII, so trimming works on the UTF-8 bytes; the
-    // common case (nothing to trim) copies the text once.
-    let substring = Substring(text)
-    let utf8 = substring.utf8
-    var start = utf8.startIndex
-    var end = utf8.endIndex
-    while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start = utf8.index(after: start) }
-    while end > start {
-        let before = utf8.index(before: end)
-        guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
-        end = before
-    }
-    return String(substring[start..<end])
 }

@@ -25,6 +25,9 @@ struct ResponseHeadCheck {
     /// What was wrong, once a line was malformed.
     private(set) var problem: String?
     private var contentLength: [UInt8]?
+    /// The current response's `Content-Encoding` fields, joined with ", " (nil: none),
+    /// noted here so the body's decoder needs no second parse of the header block.
+    private(set) var contentEncoding: String?
 
     /// Whether the last response's header block ended with its blank line.
     var isComplete: Bool { state == .afterHeaders && problem == nil }
@@ -42,6 +45,7 @@ struct ResponseHeadCheck {
             }
             status = code
             contentLength = nil
+            contentEncoding = nil
             state = .inHeaders
             return .status
         case .inHeaders:
@@ -51,6 +55,10 @@ struct ResponseHeadCheck {
             }
             if let value = Self.value(of: "content-length", in: text), let failure = checkContentLength(value) {
                 return fail(failure)
+            }
+            if let value = Self.value(of: "content-encoding", in: text) {
+                let coding = String(decoding: Self.trimmingSpaces(value), as: UTF8.self)
+                contentEncoding = contentEncoding.map { $0 + ", " + coding } ?? coding
             }
             return .field
         }

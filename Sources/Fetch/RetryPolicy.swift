@@ -1,3 +1,5 @@
+import Support
+
 /// When to try again, and how long to wait first.
 struct RetryPolicy: Sendable {
     let retries: Int

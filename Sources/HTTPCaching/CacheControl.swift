@@ -1,4 +1,4 @@
-import Fetch
+import Support
 
 /// The `Cache-Control` directives a private cache acts on (RFC 9111 §5.2,
 /// RFC 5861). `s-maxage`, `proxy-revalidate` and `private` concern shared
@@ -99,9 +99,4 @@ public struct CacheControl: Sendable, Equatable {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int(text) ?? Int.max
     }
-}
-
-/// Trimmed of spaces and tabs, then lowercased.
-func trimWhitespaceLower<S: StringProtocol>(_ s: S) -> String {
-    trimWhitespace(s).lowercased()
 }

@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import Support
 
 /// RFC 9111 §4.2 freshness for a private cache, computed from stored metadata.
 ///

@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import Support
 
 /// Revalidating a stored response (RFC 9111 §4.3): the conditional request,
 /// whether a `304` is about the stored representation, and the merge of its

@@ -1,4 +1,4 @@
-import Fetch
+import Support
 
 /// Normalising the value of a request header that a `Vary` names, in the
 /// ways RFC 9111 §4.1 allows ("in a way that is known to have identical

@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import Support
 
 /// RFC 9111 §4.1: a stored response whose `Vary` names request headers is
 /// reused only for requests that send the same values for those headers,

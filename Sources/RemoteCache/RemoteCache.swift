@@ -35,8 +35,7 @@ public final class RemoteCache: Sendable {
         var counters = Stats()
         var failuresInARow = 0
         var transportFailures = 0
-        var queue: [(key: String, url: String)] = []
-        var queueHead = 0
+        var queue = FIFO<(key: String, url: String)>()
         var uploading = 0
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -139,17 +138,8 @@ public final class RemoteCache: Sendable {
     /// The next queued upload, or nil after marking this worker done (waking `drain` when it was the last).
     private func nextUpload() -> (key: String, url: String)? {
         let (next, waiters) = state.withLock { s -> ((key: String, url: String)?, [CheckedContinuation<Void, Never>]) in
-            if s.queueHead < s.queue.count && !s.counters.disabled {
-                let item = s.queue[s.queueHead]
-                s.queueHead += 1
-                if s.queueHead > 1024 && s.queueHead * 2 > s.queue.count {
-                    s.queue.removeFirst(s.queueHead)
-                    s.queueHead = 0
-                }
-                return (item, [])
-            }
+            if !s.counters.disabled, let item = s.queue.popFirst() { return (item, []) }
             s.queue.removeAll()
-            s.queueHead = 0
             s.uploading -= 1
             guard s.uploading == 0 else { return (nil, []) }
             let waiting = s.drainWaiters

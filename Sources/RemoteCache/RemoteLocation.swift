@@ -1,4 +1,5 @@
 import Fetch
+import Support
 
 /// Where the remote cache tier lives, parsed from `--remote-cache` /
 /// `ASYNCFETCH_REMOTE_CACHE`, and how to talk to it.
@@ -67,6 +68,7 @@ public struct RemoteLocation: Sendable, Equatable {
         config.retries = 0
         config.caFile = origin.caFile
         config.insecure = origin.insecure
+        config.userAgent = origin.userAgent
         config.maxConnections = origin.maxConnections + RemoteDefaults.uploads
         config.awsSigV4 = sigV4
         config.userPassword = userPassword

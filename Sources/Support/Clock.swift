@@ -7,6 +7,7 @@ import Darwin
 /// Unix seconds from the system clock, in whole microseconds: times stored in
 /// cache metadata then print in at most 16 digits, which the metadata decoder
 /// reads back exactly without `strtod` (every hit reads three of them).
+@inlinable
 public func currentUnixTime() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
@@ -14,6 +15,7 @@ public func currentUnixTime() -> Double {
 }
 
 /// Seconds from an arbitrary start, never going backwards (for durations and deadlines).
+@inlinable
 public func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)

@@ -11,22 +11,15 @@ import Darwin
 /// A pthread mutex rather than `Synchronization.Mutex`: Thread Sanitizer
 /// reports false races inside the latter on this toolchain (FACTS.md).
 public final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    fileprivate var value: Value
 
     public init(_ value: Value) {
         self.value = value
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let rc = pthread_mutex_init(mutex, nil)
-        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+        mutex = makePthreadObject(pthread_mutex_t()) { pthread_mutex_init($0, nil) }
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
+    deinit { freePthreadObject(mutex) { pthread_mutex_destroy($0) } }
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
@@ -36,16 +29,18 @@ public final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
-    /// Takes the lock if it comes free within `seconds` and never gives it
-    /// back; true when taken. Only for a process on its way to `_exit` (the
-    /// reporter's second Ctrl-C), so that it never exits halfway through a
-    /// line another thread is writing.
-    public func acquireForever(within seconds: Double) -> Bool {
+    /// Takes the lock if it comes free within `seconds`, runs `last` with
+    /// the value, and never gives the lock back; true when taken. Only for a
+    /// process on its way to `_exit` (the reporter's second Ctrl-C), so that
+    /// it never exits halfway through a line another thread is writing.
+    public func acquireForever(within seconds: Double, _ last: (inout Value) -> Void = { _ in }) -> Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let nanos = Int(now.tv_nsec) + Int(seconds * 1e9)
         var deadline = timespec(tv_sec: now.tv_sec + nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
-        return pthread_mutex_timedlock(mutex, &deadline) == 0
+        guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return false }
+        last(&value)
+        return true
     }
 }
 
@@ -57,4 +52,53 @@ extension Locked where Value == Void {
     public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         try withLock { (_: inout Void) throws(E) -> T in try body() }
     }
+}
+
+/// A condition variable for a `Locked` value: a thread waits in
+/// `withLock(when:…)` until the value is ready; whoever changes it calls
+/// `signal()` (inside `withLock`, so the wake-up cannot be missed).
+public final class LockCondition: @unchecked Sendable {
+    fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        condition = makePthreadObject(pthread_cond_t()) { pthread_cond_init($0, nil) }
+    }
+
+    deinit { freePthreadObject(condition) { pthread_cond_destroy($0) } }
+
+    /// Wakes one thread waiting on this condition.
+    public func signal() {
+        pthread_cond_signal(condition)
+    }
+}
+
+extension Locked {
+    /// Takes the lock, waits on `condition` (the lock released meanwhile)
+    /// until `ready` returns true, then runs `body`, all without giving the
+    /// value up in between. `ready` may note that a thread waits.
+    public func withLock<T>(when condition: LockCondition, _ ready: (inout Value) -> Bool,
+                            _ body: (inout Value) -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !ready(&value) {
+            pthread_cond_wait(condition.condition, mutex)
+        }
+        return body(&value)
+    }
+}
+
+/// A pthread mutex or condition at a fixed address (they must not move),
+/// initialised by `initialise`, which must succeed.
+private func makePthreadObject<T>(_ blank: T, _ initialise: (UnsafeMutablePointer<T>) -> Int32) -> UnsafeMutablePointer<T> {
+    let object = UnsafeMutablePointer<T>.allocate(capacity: 1)
+    object.initialize(to: blank)
+    let rc = initialise(object)
+    precondition(rc == 0, "pthread initialisation failed: \(rc)")
+    return object
+}
+
+private func freePthreadObject<T>(_ object: UnsafeMutablePointer<T>, _ destroy: (UnsafeMutablePointer<T>) -> Int32) {
+    _ = destroy(object)   // EBUSY only for one held for good (`acquireForever`)
+    object.deinitialize(count: 1)
+    object.deallocate()
 }

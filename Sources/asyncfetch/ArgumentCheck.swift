@@ -9,6 +9,7 @@ enum ArgumentCheck {
     static let valueOptions: Set<String> = [
         "--input", "--output", "--cache-dir", "--jobs", "--max-size", "--connect-timeout", "--timeout",
         "--retries", "--default-ttl", "--max-age", "--header", "--cacert", "--output-dir", "--name",
+        "--user-agent",
     ]
     /// Flags whose repetition is reported too (`--no-progress` counts as `--progress`).
     static let flags: Set<String> = [

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DiskCache
-import Fetch
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif

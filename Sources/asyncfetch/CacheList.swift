@@ -3,6 +3,7 @@ import DiskCache
 import Fetch
 import HTTPCaching
 import Loader
+import Support
 
 extension CacheCommand {
     /// `cache list [--json]`: every intact entry, sorted by URL.

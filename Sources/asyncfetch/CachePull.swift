@@ -3,6 +3,7 @@ import DiskCache
 import Fetch
 import Loader
 import RemoteCache
+import Support
 
 extension CacheCommand {
     /// `cache pull --remote-cache URL [-i FILE] [URL...]`: brings entries from

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DiskCache
-import Fetch
+import Support
 
 extension CacheCommand {
     /// `cache rm URL...`

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Fetch
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif

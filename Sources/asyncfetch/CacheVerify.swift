@@ -1,6 +1,6 @@
 import ArgumentParser
 import DiskCache
-import Fetch
+import Support
 
 extension CacheCommand {
     /// `cache verify`: reread every entry, remove the corrupt ones.

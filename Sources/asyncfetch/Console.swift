@@ -38,9 +38,9 @@ final class LineOutput {
     private(set) var broken = false
     /// The `errno` of the failed write, when `broken`.
     private(set) var writeError: Int32 = 0
-    /// Runs before the buffer is written, whoever triggers it (the reporter
-    /// erases its progress bar here).
-    var beforeWrite: (() -> Void)?
+    /// A progress bar is drawn on stderr: it is erased before the buffer is
+    /// written, whoever triggers the write (the reporter draws it).
+    var barDrawn = false
 
     init(fd: Int32) {
         self.fd = fd
@@ -67,9 +67,15 @@ final class LineOutput {
 
     var hasPending: Bool { !buffer.isEmpty }
 
+    func eraseBar() {
+        guard barDrawn else { return }
+        Console.writeAll(2, Array("\r\u{1B}[K".utf8))
+        barDrawn = false
+    }
+
     func flush() {
         guard !buffer.isEmpty else { return }
-        beforeWrite?()
+        eraseBar()
         if !broken && !Console.writeAll(fd, buffer) {
             broken = true
             writeError = errno

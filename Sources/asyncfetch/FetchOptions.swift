@@ -117,6 +117,10 @@ struct FetchOptions: ParsableArguments {
     @Flag(help: "Do not verify TLS certificates (prints a warning).")
     var insecure = false
 
+    @Option(name: .customLong("user-agent"), help: ArgumentHelp(
+        "Send this User-Agent with every request. (default: \(Defaults.userAgent))", valueName: "string"))
+    var userAgent: String?
+
     /// The parsed options as plain values (what the run works from).
     func settings(urls: [String]) -> RunSettings {
         var settings = RunSettings()
@@ -148,6 +152,7 @@ struct FetchOptions: ParsableArguments {
         settings.header = header
         settings.cacert = cacert
         settings.insecure = insecure
+        if let userAgent { settings.userAgent = userAgent }
         settings.remoteCache = remote.remoteCache
         settings.shard = shard
         return settings

@@ -1,4 +1,5 @@
 import Fetch
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,20 +27,21 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
     private let isRegularFile: Bool
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let spaceFreed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let state = Locked(State())
+    /// Signalled when the consumer has taken lines the waiting reader needs room for.
+    private let spaceFreed = LockCondition()
 
-    // Guarded by `mutex`.
-    private var queue: [String] = []
-    private var head = 0
-    private var queuedBytes = 0
-    private var finished = false
-    private var draining = false
-    private var readerWaiting = false
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var readLines = 0
-    private var countedLines: Int?
-    private var failure: String?
+    private struct State {
+        var queue = FIFO<String>()
+        var queuedBytes = 0
+        var finished = false
+        var draining = false
+        var readerWaiting = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var readLines = 0
+        var countedLines: Int?
+        var failure: String?
+    }
 
     /// Opens `path` (`-` for stdin) and starts reading ahead. A file that
     /// cannot be opened, or a directory, is a usage error (exit 2).
@@ -70,12 +72,6 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
             problem = nil
         }
         isRegularFile = fd >= 0 && (info.st_mode & S_IFMT) == S_IFREG
-        mutex.initialize(to: pthread_mutex_t())
-        spaceFreed.initialize(to: pthread_cond_t())
-        let mutexRC = pthread_mutex_init(mutex, nil)
-        precondition(mutexRC == 0, "pthread_mutex_init failed: \(mutexRC)")
-        let condRC = pthread_cond_init(spaceFreed, nil)
-        precondition(condRC == 0, "pthread_cond_init failed: \(condRC)")
         if let problem {
             if closeWhenDone && fd >= 0 { close(fd) }
             close(wakeRead)
@@ -91,20 +87,16 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
         if closeWhenDone { close(fd) }
         close(wakeRead)
         close(wakeWrite)
-        pthread_cond_destroy(spaceFreed)
-        pthread_mutex_destroy(mutex)
-        spaceFreed.deallocate()
-        mutex.deallocate()
     }
 
     /// Lines delivered so far, and the number of URL lines in all when known
     /// (at the end of the input, or earlier from `countAhead()`).
     var progress: (read: Int, total: Int?) {
-        locked { (readLines, finished ? readLines + queue.count - head : countedLines) }
+        state.withLock { ($0.readLines, $0.finished ? $0.readLines + $0.queue.count : $0.countedLines) }
     }
 
     /// Why reading stopped early (an I/O error), once the sequence has ended.
-    var readError: String? { locked { failure } }
+    var readError: String? { state.withLock { $0.failure } }
 
     /// For a regular file, counts its URL lines on another thread (with
     /// `pread`, so the reader's offset is untouched): the progress bar can
@@ -125,7 +117,7 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
                 chunk.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) { _ in count += 1 } }
             }
             splitter.finish { _ in count += 1 }
-            locked { if countedLines == nil { countedLines = count } }
+            state.withLock { state in if state.countedLines == nil { state.countedLines = count } }
         }
     }
 
@@ -148,27 +140,21 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
     /// lock); empty at the end.
     func nextChunk(limit: Int) async -> [String] {
         while true {
-            let step: Step = locked {
-                if head < queue.count {
-                    let end = Swift.min(queue.count, head + Swift.max(1, limit))
-                    let lines = Array(queue[head..<end])
-                    for line in lines { queuedBytes -= line.utf8.count }
-                    readLines += lines.count
-                    head = end
-                    if head >= 1024 && head * 2 >= queue.count {
-                        queue.removeFirst(head)
-                        head = 0
-                    }
+            let step: Step = state.withLock { state in
+                if !state.queue.isEmpty {
+                    let lines = state.queue.popFirst(upTo: Swift.max(1, limit))
+                    for line in lines { state.queuedBytes -= line.utf8.count }
+                    state.readLines += lines.count
                     // The reader waits for half the buffer to drain, not for
                     // each line: one wake-up per 512 lines, not per line.
-                    if readerWaiting && queue.count - head <= Defaults.inputReadAheadLines / 2 {
-                        readerWaiting = false
-                        pthread_cond_signal(spaceFreed)
+                    if state.readerWaiting && state.queue.count <= Defaults.inputReadAheadLines / 2 {
+                        state.readerWaiting = false
+                        spaceFreed.signal()
                     }
                     return .lines(lines)
                 }
-                if finished { return .end }
-                if Task.isCancelled { requestDrainLocked() }
+                if state.finished { return .end }
+                if Task.isCancelled { requestDrain(&state) }
                 return .wait
             }
             switch step {
@@ -177,15 +163,15 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
             case .wait:
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let ready = locked { () -> Bool in
-                            if head < queue.count || finished { return true }
-                            waiter = continuation
+                        let ready = state.withLock { state -> Bool in
+                            if !state.queue.isEmpty || state.finished { return true }
+                            state.waiter = continuation
                             return false
                         }
                         if ready { continuation.resume() }
                     }
                 } onCancel: {
-                    locked { requestDrainLocked() }
+                    state.withLock { requestDrain(&$0) }
                 }
             }
         }
@@ -193,9 +179,9 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
 
     /// Switches the reader to "no more waiting"; it finishes once nothing
     /// more is readable at once. The waiter is resumed by the reader.
-    private func requestDrainLocked() {
-        guard !draining else { return }
-        draining = true
+    private func requestDrain(_ state: inout State) {
+        guard !state.draining else { return }
+        state.draining = true
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
     }
@@ -207,7 +193,7 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
         var chunk = [UInt8](repeating: 0, count: Defaults.inputChunkBytes)
         var error: String?
         reading: while true {
-            let drain = locked { draining }
+            let drain = state.withLock { $0.draining }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&fds, 2, drain ? 0 : -1)
@@ -234,11 +220,11 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
             }
         }
         splitter.finish { push($0) }
-        let resume = locked { () -> CheckedContinuation<Void, Never>? in
-            finished = true
-            failure = error
-            defer { waiter = nil }
-            return waiter
+        let resume = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.finished = true
+            state.failure = error
+            defer { state.waiter = nil }
+            return state.waiter
         }
         resume?.resume()
     }
@@ -251,24 +237,17 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
         case .overlong(let number):
             text = "<line \(number) of \(name): longer than \(formatBytes(Int64(Defaults.inputMaxLineBytes)))>"
         }
-        let resume = locked { () -> CheckedContinuation<Void, Never>? in
-            while head < queue.count
-                && (queue.count - head >= Defaults.inputReadAheadLines || queuedBytes >= Defaults.inputReadAheadBytes)
-            {
-                readerWaiting = true
-                pthread_cond_wait(spaceFreed, mutex)
-            }
-            queue.append(text)
-            queuedBytes += text.utf8.count
-            defer { waiter = nil }
-            return waiter
+        let resume = state.withLock(when: spaceFreed, { state in
+            let full = !state.queue.isEmpty
+                && (state.queue.count >= Defaults.inputReadAheadLines || state.queuedBytes >= Defaults.inputReadAheadBytes)
+            if full { state.readerWaiting = true }
+            return !full
+        }) { state -> CheckedContinuation<Void, Never>? in
+            state.queue.append(text)
+            state.queuedBytes += text.utf8.count
+            defer { state.waiter = nil }
+            return state.waiter
         }
         resume?.resume()
-    }
-
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
     }
 }

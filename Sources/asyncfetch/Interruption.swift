@@ -1,10 +1,13 @@
 import Fetch
+import Support
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The write end of the self-pipe; set once, before the handler is installed.
-private nonisolated(unsafe) var interruptionPipe: Int32 = -1
+/// The write end of the self-pipe; set once, before the handler is installed
+/// (an atomic: the handler may read it on any thread, and must not take a lock).
+private let interruptionPipe = Atomic<Int32>(-1)
 
 /// SIGINT and SIGTERM for a run (SPEC §6).
 ///
@@ -20,27 +23,30 @@ private nonisolated(unsafe) var interruptionPipe: Int32 = -1
 /// - a second signal, or a run still going `Defaults.interruptGrace`
 ///   seconds after the first: `onSecond` runs, then the process exits at
 ///   once with 128 + signal.
-final class Interruption: @unchecked Sendable {
-    private let lock = Lock()
-    private var first: Int32?                       // guarded by lock
-    private var onFirst: (@Sendable () -> Void)?    // guarded by lock
-    private var onSecond: (@Sendable () -> Void)?   // guarded by lock
+final class Interruption: Sendable {
+    private struct State {
+        var first: Int32?
+        var onFirst: (@Sendable () -> Void)?
+        var onSecond: (@Sendable () -> Void)?
+    }
+
+    private let state = Locked(State())
 
     /// The first signal received, if any.
-    var signal: Int32? { lock.withLock { first } }
+    var signal: Int32? { state.withLock { $0.first } }
 
     /// Installs the handlers for SIGINT and SIGTERM and starts the thread.
     init() throws {
         guard let pipe = SelfPipe() else {
             throw RuntimeFailure("cannot set up signal handling: pipe: \(String(cString: strerror(errno)))")
         }
-        interruptionPipe = pipe.writeFD
+        interruptionPipe.store(pipe.writeFD, ordering: .sequentiallyConsistent)
         for signo in [SIGINT, SIGTERM] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { signo in
                 let saved = errno
                 var byte = UInt8(truncatingIfNeeded: signo)
-                _ = write(interruptionPipe, &byte, 1)
+                _ = write(interruptionPipe.load(ordering: .sequentiallyConsistent), &byte, 1)
                 errno = saved
             }
             sigemptyset(&action.sa_mask)
@@ -55,16 +61,16 @@ final class Interruption: @unchecked Sendable {
 
     /// `action` runs on the first signal (at once if one already came).
     func onFirstSignal(_ action: @escaping @Sendable () -> Void) {
-        let already = lock.withLock { () -> Bool in
-            onFirst = action
-            return first != nil
+        let already = state.withLock { state -> Bool in
+            state.onFirst = action
+            return state.first != nil
         }
         if already { action() }
     }
 
     /// `action` runs just before the process exits on a second signal.
     func onSecondSignal(_ action: @escaping @Sendable () -> Void) {
-        lock.withLock { onSecond = action }
+        state.withLock { $0.onSecond = action }
     }
 
     private func watch(_ fd: Int32) {
@@ -74,10 +80,10 @@ final class Interruption: @unchecked Sendable {
             if n < 0 && errno == EINTR { continue }
             guard n == 1 else { return }
             let signo = Int32(byte)
-            let action = lock.withLock { () -> (@Sendable () -> Void)? in
-                guard first == nil else { return nil }
-                first = signo
-                return onFirst ?? {}
+            let action = state.withLock { state -> (@Sendable () -> Void)? in
+                guard state.first == nil else { return nil }
+                state.first = signo
+                return state.onFirst ?? {}
             }
             if let action {
                 action()
@@ -97,7 +103,7 @@ final class Interruption: @unchecked Sendable {
     }
 
     private func exitNow(_ signo: Int32, reason: String) -> Never {
-        lock.withLock { onSecond }?()
+        state.withLock { $0.onSecond }?()
         Console.error("asyncfetch: \(reason)")
         _exit(128 + signo)
     }

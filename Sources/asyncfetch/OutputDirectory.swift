@@ -1,5 +1,6 @@
 import DiskCache
 import Loader
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,11 +28,10 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     let hardLink: Bool
     let givenNames: GivenNames
     private let fd: Int32
-    private let lock = TimedLock()
     /// Names taken in this run: hash of the relative path -> hash of the URL
     /// (16 bytes a URL, so a list of millions stays small; a collision only
-    /// numbers a name that did not need it). Guarded by `lock`.
-    private var taken: [Int: Int] = [:]
+    /// numbers a name that did not need it).
+    private let taken = Locked<[Int: Int]>([:])
 
     /// Opens (creating it, mode 0755 before the umask) the directory; a
     /// directory that cannot be used is a usage error naming it, and so is
@@ -83,7 +83,7 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     /// The components with the last one made unique in this run.
     private func claim(_ components: [String], for url: String) -> [String] {
         let owner = url.hashValue
-        return lock.withLock {
+        return taken.withLock { taken in
             var candidate = components
             var number = 1
             while let holder = taken[candidate.joined(separator: "/").hashValue], holder != owner {
@@ -96,7 +96,7 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     }
 
     private func release(_ relative: String) {
-        lock.withLock { _ = taken.removeValue(forKey: relative.hashValue) }
+        taken.withLock { _ = $0.removeValue(forKey: relative.hashValue) }
     }
 
     /// `cat.png` → `cat-2.png`; `README` → `README-2`.

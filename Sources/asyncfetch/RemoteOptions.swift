@@ -2,6 +2,7 @@ import ArgumentParser
 import Fetch
 import Loader
 import RemoteCache
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,12 +46,11 @@ struct RemoteOptions: ParsableArguments {
 }
 
 /// True the first time only.
-final class WarnOnce: @unchecked Sendable {
-    private let lock = Lock()
-    private var done = false
+final class WarnOnce: Sendable {
+    private let done = Locked(false)
 
     func first() -> Bool {
-        lock.withLock {
+        done.withLock { done in
             defer { done = true }
             return !done
         }

@@ -1,9 +1,11 @@
 import Fetch
 import ImageFormats
 import Loader
+import Support
 
 /// The lines themselves: SPEC §3's human line and JSON objects.
 extension Reporter {
+    /// `urlColumn` is the URL column's width so far (`appendURLColumn`).
     /// `success  URL  PATH  (network, 153 B, png 64x48)`, `failure  URL
     /// MESSAGE`, `empty    URL  not cached`, appended to `line`; false (and
     /// nothing appended) for `loading` and, with `-q`, for successes. The
@@ -11,22 +13,22 @@ extension Reporter {
     /// `refresh  URL  …` line after the URL's own. `-v`
     /// appends the HTTP detail in brackets. Built as bytes: with 10,000 cache
     /// hits, string building was a large share of a run.
-    func humanLine(_ event: LoadEvent, into line: inout [UInt8]) -> Bool {
+    func humanLine(_ event: LoadEvent, urlColumn: inout Int, into line: inout [UInt8]) -> Bool {
         switch event.phase {
         case .loading:
             return false
         case .empty(let reason):
             paint("empty  ", "33", into: &line)
-            appendURLColumn(event.url, to: &line)
+            appendURLColumn(event.url, column: &urlColumn, to: &line)
             line.append(contentsOf: (reason == .notCached ? "not cached" : "cancelled before it started").utf8)
         case .failure(let error) where event.refreshed:
             if quiet { return false }
             paint("refresh", "33", into: &line)
-            appendURLColumn(event.url, to: &line)
+            appendURLColumn(event.url, column: &urlColumn, to: &line)
             append("background revalidation failed: ", error.message, "; the stored copy stays", to: &line)
         case .failure(let error):
             paint("failure", "31", into: &line)
-            appendURLColumn(event.url, to: &line)
+            appendURLColumn(event.url, column: &urlColumn, to: &line)
             line.append(contentsOf: error.message.utf8)
             if error.source == .cache && error.kind == .http { line.append(contentsOf: " (remembered)".utf8) }
             if verbose {
@@ -38,7 +40,7 @@ extension Reporter {
         case .success(let result):
             if quiet { return false }
             if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
-            appendURLColumn(event.url, to: &line)
+            appendURLColumn(event.url, column: &urlColumn, to: &line)
             line.append(contentsOf: (result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")).utf8)
             append("  (", result.source.rawValue, ", ", to: &line)
             if let reason = result.reason { append(reason, ", ", to: &line) }
@@ -68,7 +70,7 @@ extension Reporter {
     /// to a terminal (`alignURLs`; at most `Defaults.urlColumnMax`), so the
     /// next column starts in one place. A pipe or file gets single gaps, as
     /// before: scripts that split on two spaces see no change.
-    func appendURLColumn(_ url: String, to line: inout [UInt8]) {
+    func appendURLColumn(_ url: String, column urlColumn: inout Int, to line: inout [UInt8]) {
         append("  ", url, "  ", to: &line)
         guard alignURLs else { return }
         let width = url.count

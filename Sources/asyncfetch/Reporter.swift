@@ -1,6 +1,7 @@
 import Fetch
 import Loader
 import RemoteCache
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,52 +27,53 @@ final class Reporter: @unchecked Sendable {
     let color: Bool
     /// Pad the URL column to one width (on a terminal only: see `appendURLColumn`).
     let alignURLs: Bool
-    private let lock = TimedLock()
-    private let out: LineOutput
     private let started = monotonicSeconds()
+    /// Whether a progress bar may be shown at all (for `abandon`, which may not get the lock).
+    private let progressEnabled: Bool
+    private let state: Locked<State>
 
-    // Guarded by `lock`.
-    /// The URL column's width so far (`appendURLColumn`).
-    var urlColumn = 0
-    private var counted = Summary()
-    private var progressMode: ProgressMode
-    private var bar = ProgressBar()
-    private var barDrawn = false
-    private var lastDraw = -Double.infinity
-    private var progressSource: (@Sendable () -> (known: Int, total: Int?))?
-    private var hostSource: (@Sendable () -> (active: Int, paused: Int))?
-    private var transfers: TransferProgress?
+    /// Every write of results happens with `out` inside the lock; its buffer
+    /// also flushes itself when full, erasing the bar first (`barDrawn`).
+    private struct State {
+        let out: LineOutput
+        /// The URL column's width so far (`appendURLColumn`).
+        var urlColumn = 0
+        var counted = Summary()
+        var progressMode: ProgressMode
+        var bar = ProgressBar()
+        var lastDraw = -Double.infinity
+        var progressSource: (@Sendable () -> (known: Int, total: Int?))?
+        var hostSource: (@Sendable () -> (active: Int, paused: Int))?
+        var transfers: TransferProgress?
+    }
 
     init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool, progress: ProgressMode) {
         self.style = style
         self.quiet = quiet
         self.verbose = verbose
         let fd: Int32 = resultsToStderr ? 2 : 1
-        out = LineOutput(fd: fd)
         color = style == .human && Terminal.colorAllowed(on: fd)
         alignURLs = style == .human && Terminal.isTerminal(fd)
-        progressMode = progress
-        // Every write of results happens under `lock` (the buffer also
-        // flushes itself when full): the bar is erased first, always.
-        out.beforeWrite = { [unowned self] in eraseBarLocked() }
+        progressEnabled = progress != .off
+        state = Locked(State(out: LineOutput(fd: fd), progressMode: progress))
     }
 
-    var summary: Summary { lock.withLock { counted } }
+    var summary: Summary { state.withLock { $0.counted } }
 
     /// The results can no longer be written (stdout was a pipe whose reader
     /// went away, as with `| head`): the run should stop.
-    var outputBroken: Bool { lock.withLock { out.broken } }
-    var outputError: Int32 { lock.withLock { out.writeError } }
+    var outputBroken: Bool { state.withLock { $0.out.broken } }
+    var outputError: Int32 { state.withLock { $0.out.writeError } }
 
     /// Where the progress bar learns how many URLs there are, how many
     /// bytes have arrived, and how many hosts are active or paused (sampled
     /// at each redraw).
     func attachProgress(_ transfers: TransferProgress?, hosts: (@Sendable () -> (active: Int, paused: Int))? = nil,
                         _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
-        lock.withLock {
-            progressSource = source
-            hostSource = hosts
-            self.transfers = transfers
+        state.withLock { state in
+            state.progressSource = source
+            state.hostSource = hosts
+            state.transfers = transfers
         }
     }
 
@@ -87,84 +89,84 @@ final class Reporter: @unchecked Sendable {
         case .gaveUp(_, let failure):
             text = failure.message
         }
-        lock.withLock {
-            eraseBarLocked()
-            out.flush()
+        state.withLock { state in
+            state.out.eraseBar()
+            state.out.flush()
             Console.error("asyncfetch: \(text)")
         }
     }
 
     /// The host scheduler's totals, for the summary (set before `finish`).
     func setHostCounts(_ counts: HostCounts) {
-        lock.withLock { counted.hosts = counts }
+        state.withLock { $0.counted.hosts = counts }
     }
 
     func report(_ event: LoadEvent) {
-        lock.withLock {
+        state.withLock { state in
             // A background refresh's outcome is not a URL's report: the totals leave it out.
-            if !event.refreshed { counted.count(event.phase) }
-            bar.done = counted.total
-            bar.failed = counted.failure
+            if !event.refreshed { state.counted.count(event.phase) }
+            state.bar.done = state.counted.total
+            state.bar.failed = state.counted.failure
             switch style {
-            case .json: out.line { jsonLine(event).render(to: &$0); return true }
-            case .human: out.line { humanLine(event, into: &$0) }
+            case .json: state.out.line { jsonLine(event).render(to: &$0); return true }
+            case .human: state.out.line { humanLine(event, urlColumn: &state.urlColumn, into: &$0) }
             }
             // Network results are slow anyway: show them at once. Cache
             // answers stay in the buffer, so 10,000 hits cost few writes.
             var buffered = false
             switch event.phase {
             case .success(let result):
-                if let warning = result.warning { warnLocked("\(event.url): \(warning)") }
-                if let problem = result.storeFailure { warnLocked("\(event.url): the cache could not be updated: \(problem)") }
+                if let warning = result.warning { warn("\(event.url): \(warning)", to: state.out) }
+                if let problem = result.storeFailure { warn("\(event.url): the cache could not be updated: \(problem)", to: state.out) }
                 buffered = result.source == .cache
             case .empty:
                 buffered = true
             case .loading, .failure:
                 break
             }
-            if progressMode != .off {
-                refreshLocked()
+            if state.progressMode != .off {
+                refresh(&state)
                 return
             }
-            if !buffered { out.flush() }
+            if !buffered { state.out.flush() }
         }
     }
 
     /// Called about ten times a second while the batch runs: shows buffered
     /// lines and redraws the bar.
     func tick() {
-        lock.withLock { if progressMode != .off { refreshLocked() } }
+        state.withLock { state in if state.progressMode != .off { refresh(&state) } }
     }
 
     /// Erases the bar and prints the summary: a JSON line last, or one line
     /// on stderr for people (unless `-q`, or a single uninterrupted URL).
     func finish(interruptedBy signo: Int32?) {
-        lock.withLock {
-            eraseBarLocked()
-            progressMode = .off
+        state.withLock { state in
+            state.out.eraseBar()
+            state.progressMode = .off
             let duration = monotonicSeconds() - started
             switch style {
             case .json:
-                out.line(summaryJSON(duration: duration, interruptedBy: signo))
+                state.out.line(summaryJSON(state.counted, duration: duration, interruptedBy: signo))
             case .human:
-                out.flush()
+                state.out.flush()
                 if let signo {
-                    Console.error("asyncfetch: interrupted by \(signalName(signo)): " + summaryText(duration: duration))
-                } else if counted.total > 1 && !quiet {
-                    Console.error(summaryText(duration: duration))
+                    Console.error("asyncfetch: interrupted by \(signalName(signo)): " + summaryText(state.counted, duration: duration))
+                } else if state.counted.total > 1 && !quiet {
+                    Console.error(summaryText(state.counted, duration: duration))
                 }
             }
-            out.flush()
+            state.out.flush()
         }
     }
 
     func warn(_ message: String) {
-        lock.withLock { warnLocked(message) }
+        state.withLock { warn(message, to: $0.out) }
     }
 
     /// The remote tier's counts, for the summary (set before `finish`).
     func setRemoteStats(_ stats: RemoteCache.Stats) {
-        lock.withLock { counted.remoteTier = stats }
+        state.withLock { $0.counted.remoteTier = stats }
     }
 
     /// For a second Ctrl-C, on the way to `_exit`: waits briefly for a line
@@ -173,60 +175,55 @@ final class Reporter: @unchecked Sendable {
     func abandon() {
         // Lines already reported are whole under the lock: write them out, so
         // an abrupt exit loses no result that was decided.
-        if lock.acquire(within: Defaults.abandonWait) {
-            eraseBarLocked()
-            out.flush()
-        } else if barDrawn {
+        let taken = state.acquireForever(within: Defaults.abandonWait) { state in
+            state.out.eraseBar()
+            state.out.flush()
+        }
+        if !taken && progressEnabled {
+            // A writer holds the lock: erase a bar it may have drawn.
             Console.writeAll(2, Array("\r\u{1B}[K".utf8))
         }
     }
 
     // MARK: - Under the lock
 
-    private func warnLocked(_ message: String) {
-        eraseBarLocked()
+    private func warn(_ message: String, to out: LineOutput) {
+        out.eraseBar()
         out.flush()
         Console.error("asyncfetch: warning: \(message)")
     }
 
     /// At most every `progressRedrawInterval`: erase the bar, write the
     /// buffered lines, draw the bar again.
-    private func refreshLocked() {
+    private func refresh(_ state: inout State) {
         let now = monotonicSeconds()
-        guard now - lastDraw >= Defaults.progressRedrawInterval else { return }
-        lastDraw = now
-        if let counts = progressSource?() {
-            bar.known = counts.known
-            bar.total = counts.total
+        guard now - state.lastDraw >= Defaults.progressRedrawInterval else { return }
+        state.lastDraw = now
+        if let counts = state.progressSource?() {
+            state.bar.known = counts.known
+            state.bar.total = counts.total
         }
-        bar.elapsed = now - started
-        if let hosts = hostSource?() {
-            bar.hostsActive = hosts.active
-            bar.hostsPaused = hosts.paused
+        state.bar.elapsed = now - started
+        if let hosts = state.hostSource?() {
+            state.bar.hostsActive = hosts.active
+            state.bar.hostsPaused = hosts.paused
         }
-        if let transfers {
-            bar.bytes = transfers.receivedBytes
-            bar.expectedBytes = transfers.unknownLengths == 0 ? transfers.expectedBytes : nil
-            bar.bodiesInFlight = transfers.bodiesInFlight
+        if let transfers = state.transfers {
+            state.bar.bytes = transfers.receivedBytes
+            state.bar.expectedBytes = transfers.unknownLengths == 0 ? transfers.expectedBytes : nil
+            state.bar.bodiesInFlight = transfers.bodiesInFlight
         }
         // One URL gets a bar too once its transfer takes a while (a quick one never flashes one).
-        let slowSingle = bar.bytes > 0 && bar.elapsed >= Defaults.progressSingleURLDelay
-        let visible = progressMode == .on || bar.known > 1 || (bar.total ?? 0) > 1 || slowSingle
-        out.flush()   // erases the bar first when there are lines
+        let slowSingle = state.bar.bytes > 0 && state.bar.elapsed >= Defaults.progressSingleURLDelay
+        let visible = state.progressMode == .on || state.bar.known > 1 || (state.bar.total ?? 0) > 1 || slowSingle
+        state.out.flush()   // erases the bar first when there are lines
         guard visible else { return }
         // Drawn over the old bar (carriage return, erase to end of line).
-        Console.writeAll(2, Array(("\r\u{1B}[K" + bar.render(width: Terminal.width(2))).utf8))
-        barDrawn = true
+        Console.writeAll(2, Array(("\r\u{1B}[K" + state.bar.render(width: Terminal.width(2))).utf8))
+        state.out.barDrawn = true
     }
 
-    private func eraseBarLocked() {
-        guard barDrawn else { return }
-        Console.writeAll(2, Array("\r\u{1B}[K".utf8))
-        barDrawn = false
-    }
-
-    private func summaryText(duration: Double) -> String {
-        let s = counted
+    private func summaryText(_ s: Summary, duration: Double) -> String {
         let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
         var sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
         var tier = ""
@@ -241,8 +238,7 @@ final class Reporter: @unchecked Sendable {
         return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))" + tier
     }
 
-    private func summaryJSON(duration: Double, interruptedBy signo: Int32?) -> String {
-        let c = counted
+    private func summaryJSON(_ c: Summary, duration: Double, interruptedBy signo: Int32?) -> String {
         var s = JSONLine()
         s.add("total", c.total)
         s.add("success", c.success)

@@ -1,6 +1,7 @@
 import Fetch
 import HTTPCaching
 import Loader
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,6 +38,8 @@ struct RunSettings: Sendable, Equatable {
     var header: [String] = []
     var cacert: String?
     var insecure = false
+    /// `User-Agent` of every request this run makes (`--user-agent`).
+    var userAgent = Defaults.userAgent
     /// `--remote-cache` (else `ASYNCFETCH_REMOTE_CACHE` is read at the start of the run).
     var remoteCache: String?
     var shard: Shard?
@@ -146,6 +149,7 @@ struct RunSettings: Sendable, Equatable {
         fetch.maxHostConnections = jobsPerHost
         fetch.caFile = cacert
         fetch.insecure = insecure
+        fetch.userAgent = userAgent
         for line in header {
             let parts = line.split(separator: ":", maxSplits: 1)
             // Repeated names are all sent, as separate lines (Vary then combines them, RFC 9111 §4.1).

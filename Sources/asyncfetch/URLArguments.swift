@@ -6,7 +6,7 @@ enum URLArguments {
     /// Below this many URL arguments, parsing is left entirely to swift-argument-parser.
     static let threshold = 16
     /// Options whose next argument is their value, never a URL to fetch.
-    static let valueOptions: Set<String> = ["-o", "--output", "--cache-dir", "--input", "--cacert", "-H", "--header", "--remote-cache"]
+    static let valueOptions: Set<String> = ["-o", "--output", "--cache-dir", "--input", "--cacert", "-H", "--header", "--remote-cache", "--user-agent"]
 
     /// Splits `arguments` into those to parse and the http(s) URLs taken out
     /// (in order). Returns nil when there are too few URLs to matter.

@@ -104,3 +104,102 @@ import TestSupport
         #expect(result.stdout == expected + "\n")
     }
 }
+
+/// Issue 23, item 6: a cache directory another user could plant files in is
+/// refused by every command, with how to fix it; group-writable is allowed.
+@Suite struct CacheDirectoryTrustE2ETests {
+    /// Every command that opens the cache, with `url` as the URL it needs.
+    static func commands(_ url: String, list: String) -> [[String]] {
+        [[url], ["--offline", url], ["cache", "dir"], ["cache", "path", url], ["cache", "list"], ["cache", "stats"],
+         ["cache", "verify"], ["cache", "prune", "--max-size", "1G"], ["cache", "rm", url], ["cache", "clear"],
+         ["cache", "pull", "--remote-cache", "http://127.0.0.1:9/cache/", "-i", list]]
+    }
+
+    /// A cache with one entry (so each command has something to do), made by this user.
+    static func filledCache(_ server: ScriptedServer) throws -> (CLI, String) {
+        let cli = try CLI()
+        let url = server.url("/images/red-64x48.png")
+        let fetched = try cli.run([url])
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        return (cli, url)
+    }
+
+    static func list(_ cli: CLI, _ url: String) throws -> String {
+        let path = cli.cache.path + "/urls.txt"
+        try (url + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func aWorldWritableCacheDirectoryIsRefusedByEveryCommand() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let (cli, url) = try Self.filledCache(server)
+        #expect(chmod(cli.cacheDir, 0o777) == 0)
+        let before = CacheE2E.files(in: cli.cacheDir)
+        for command in Self.commands(url, list: try Self.list(cli, url)) {
+            let result = try cli.run(command)
+            #expect(result.status == 2, "\(command): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("cache directory \(cli.cacheDir) is writable by other users (mode 0777)"), "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("chmod 700 \(cli.cacheDir)"), "\(command): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(command): \(result.stdout)")
+        }
+        #expect(CacheE2E.files(in: cli.cacheDir) == before, "a refused cache is left as it was")
+        // The sticky bit (as on /tmp) does not make it safe.
+        #expect(chmod(cli.cacheDir, 0o1777) == 0)
+        #expect(try cli.run(["cache", "list"]).status == 2)
+        // Fixed as the message says: accepted again.
+        #expect(chmod(cli.cacheDir, 0o700) == 0)
+        #expect(try cli.run(["cache", "list"]).status == 0)
+    }
+
+    @Test func aGroupWritableCacheDirectoryIsAccepted() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let (cli, url) = try Self.filledCache(server)
+        #expect(chmod(cli.cacheDir, 0o770) == 0)
+        for command in Self.commands(url, list: try Self.list(cli, url)).dropLast() {   // pull: its remote is not there
+            let result = try cli.run(command)
+            #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
+        }
+        #expect(CacheE2E.mode(cli.cacheDir) == 0o770)
+    }
+
+    @Test func aTmpOrPartialFolderOthersCanWriteIsRefused() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let (cli, url) = try Self.filledCache(server)
+        for folder in [".tmp", ".partial"] {
+            let path = cli.cacheDir + "/" + folder
+            if !FileManager.default.fileExists(atPath: path) { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) }
+            #expect(chmod(path, 0o777) == 0)
+            for command in [[url], ["cache", "list"], ["cache", "clear"]] {
+                let result = try cli.run(command)
+                #expect(result.status == 2, "\(folder) \(command): \(result.stderr)")
+                #expect(result.stderr.contains("cache folder \(path) is writable by other users (mode 0777)"), "\(result.stderr)")
+                #expect(result.stderr.contains("chmod 700 \(path)"), "\(result.stderr)")
+            }
+            #expect(chmod(path, 0o700) == 0)
+            #expect(try cli.run(["cache", "list"]).status == 0)
+        }
+    }
+
+    @Test(.enabled(if: CacheE2E.canDropPrivileges, "needs root to hand a directory to nobody"))
+    func aCacheDirectoryOwnedByAnotherUserIsRefused() throws {
+        let server = try ScriptedServer()
+        server.serveDirectory(Paths.fixtures)
+        let (cli, url) = try Self.filledCache(server)
+        #expect(chown(cli.cacheDir, 65534, 65534) == 0)
+        for command in Self.commands(url, list: try Self.list(cli, url)) {
+            let result = try cli.run(command)
+            #expect(result.status == 2, "\(command): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("cache directory \(cli.cacheDir) belongs to another user (uid 65534)"), "\(command): \(result.stderr)")
+        }
+        // A .tmp folder handed to another user likewise.
+        #expect(chown(cli.cacheDir, 0, 0) == 0)
+        let tmp = cli.cacheDir + "/.tmp"
+        if !FileManager.default.fileExists(atPath: tmp) { try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: false) }
+        #expect(chown(tmp, 65534, 65534) == 0)
+        let refused = try cli.run(["cache", "list"])
+        #expect(refused.status == 2 && refused.stderr.contains("cache folder \(tmp) belongs to another user"), "\(refused.stderr)")
+    }
+}

@@ -58,7 +58,7 @@ import TestSupport
             ("-w", "use --json"), ("--write-out", "use --json"), ("-#", "use --progress"), ("--no-progress-meter", "use --no-progress"),
             ("-x", "not supported as an option, because proxies come from"), ("--proxy", "not supported as an option"),
             ("-X", "not supported, because asyncfetch only downloads"), ("-d", "not supported, because"),
-            ("-I", "not supported, because a HEAD"), ("-A", "use -H 'User-Agent"), ("--referer", "use -H 'Referer"),
+            ("-I", "not supported, because a HEAD"), ("-A", "use --user-agent STRING"), ("--referer", "use -H 'Referer"),
             ("-b", "use -H 'Cookie"), ("-r", "not supported, because the cache keeps whole bodies"),
             ("--limit-rate", "not supported, because asyncfetch does not throttle"), ("-K", "use -i FILE"),
             ("-nc", "not supported, because -P replaces"), ("-nv", "use -q"), ("--http2", "always on"),

@@ -203,4 +203,31 @@ extension CLI {
         #expect(request.header("User-Agent") == "asyncfetch/\(version)")
         #expect(!version.isEmpty)
     }
+
+    /// Every request of a run, the remote cache tier's included, names the
+    /// tool and its version; `--user-agent` replaces that everywhere.
+    @Test func userAgentIsSentOnEveryRequestAndTheOptionReplacesIt() async throws {
+        let origin = try ScriptedServer()
+        origin.route("/a.png", .ok(Self.png))
+        origin.route("/b.png", .ok(Self.png))
+        let tier = try ScriptedServer()   // no routes: every lookup is a 404 (a miss), every upload too
+        let cli = try CLI()
+        let version = try await cli.runOffPool(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let plain = try await cli.runOffPool(["--remote-cache", tier.url("/cache/"), origin.url("/a.png")])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let chosen = "probe/2.5 (+https://example.invalid/bot)"
+        let custom = try await cli.runOffPool(["--user-agent", chosen, "--remote-cache", tier.url("/cache/"), origin.url("/b.png")])
+        #expect(custom.status == 0, "\(custom.stderr)")
+        #expect(origin.requests("/a.png").map { $0.headerValues("User-Agent") } == [["asyncfetch/\(version)"]])
+        #expect(origin.requests("/b.png").map { $0.headerValues("User-Agent") } == [[chosen]])
+        let tierAgents = tier.allRequests.map { $0.headerValues("User-Agent") }
+        #expect(tierAgents.contains(["asyncfetch/\(version)"]), "\(tierAgents)")
+        #expect(tierAgents.contains([chosen]), "\(tierAgents)")
+        #expect(tierAgents.allSatisfy { $0 == ["asyncfetch/\(version)"] || $0 == [chosen] }, "\(tierAgents)")
+        // A header given with -H still wins over both.
+        origin.route("/c.png", .ok(Self.png))
+        let header = try await cli.runOffPool(["--user-agent", chosen, "-H", "User-Agent: by-header", origin.url("/c.png")])
+        #expect(header.status == 0)
+        #expect(origin.requests("/c.png").map { $0.headerValues("User-Agent") } == [["by-header"]])
+    }
 }

@@ -29,7 +29,7 @@ import TestSupport
         let options = longOptions(help)
         for expected in ["--input", "--output", "--json", "--quiet", "--verbose", "--progress", "--no-progress", "--offline",
                          "--jobs", "--jobs-per-host", "--max-size", "--connect-timeout", "--timeout", "--retries", "--default-ttl", "--max-age",
-                         "--refresh", "--stale-if-error", "--any", "--header", "--cacert", "--insecure", "--cache-dir"] {
+                         "--refresh", "--stale-if-error", "--any", "--header", "--cacert", "--insecure", "--user-agent", "--cache-dir"] {
             #expect(options.contains(expected), "\(expected) missing from --help")
         }
         // Compared with runs of spaces and line breaks collapsed (help text wraps).

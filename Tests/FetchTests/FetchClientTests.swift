@@ -1,5 +1,6 @@
 import Fetch
 import Foundation
+import Support
 import Testing
 import TestSupport
 

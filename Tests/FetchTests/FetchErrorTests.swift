@@ -86,20 +86,4 @@ import TestSupport
         #expect(headers["etag"] == "\"v1\"")
         #expect(HTTPHeaders(parsing: Array("HTTP/2 304\n\n".utf8)).isEmpty)
     }
-
-    @Test func redactionOnlyTouchesThePassword() {
-        #expect(redactURL("http://127.0.0.1/a@b.png") == "http://127.0.0.1/a@b.png")
-        #expect(redactURL("https://user@host/x") == "https://user@host/x")
-        #expect(redactURL("https://user:pw@host/x?y=1@2") == "https://user:***@host/x?y=1@2")
-        #expect(redactURL("https://us%40er:p:w@host:8443/") == "https://us%40er:***@host:8443/")
-        #expect(redactURL("not a url @ all") == "not a url @ all")
-    }
-}
-
-@Suite struct TrimWhitespaceTests {
-    @Test(arguments: [("", ""), ("a", "a"), ("  a  ", "a"), ("\ta b\t", "a b"), ("   ", ""), (" é ", "é"), ("x\t", "x"), ("\u{A0}x", "\u{A0}x")])
-    func trimsSpacesAndTabsOnly(input: String, expected: String) {
-        #expect(trimWhitespace(input) == expected)
-        #expect(trimWhitespace(Substring(input)) == expected)
-    }
 }

@@ -1,5 +1,6 @@
 import Fetch
 import Foundation
+import Support
 import TestSupport
 
 /// Runs fetches into files of one temporary directory and reports what a

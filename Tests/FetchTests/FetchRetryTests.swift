@@ -1,5 +1,6 @@
 @testable import Fetch
 import Foundation
+import Support
 import Testing
 import TestSupport
 

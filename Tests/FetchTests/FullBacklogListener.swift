@@ -3,11 +3,13 @@ import Glibc
 
 /// A listening socket on 127.0.0.1 that never accepts, with its backlog
 /// already filled, so a further connection attempt hangs in SYN-SENT.
+/// With `fillBacklog: false` connections complete in the kernel and then
+/// nothing answers: a TLS handshake that never completes.
 final class FullBacklogListener {
     let port: Int
     private var fds: [Int32] = []
 
-    init() throws {
+    init(fillBacklog: Bool = true) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw POSIXError(.EMFILE) }
         fds.append(listener)
@@ -17,14 +19,14 @@ final class FullBacklogListener {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(listener, 0) == 0 else { throw POSIXError(.EADDRINUSE) }
+        guard bound == 0, listen(listener, fillBacklog ? 0 : 64) == 0 else { throw POSIXError(.EADDRINUSE) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         // Fill the accept queue (backlog 0 admits one); later SYNs are dropped.
-        for _ in 0..<3 {
+        for _ in 0..<(fillBacklog ? 3 : 0) {
             let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             guard client >= 0 else { continue }
             fds.append(client)

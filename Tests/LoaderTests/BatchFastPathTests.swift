@@ -1,6 +1,7 @@
 import DiskCache
 import Fetch
 import Loader
+import Support
 import Testing
 import TestSupport
 

@@ -2,19 +2,19 @@ import DiskCache
 import Fetch
 import Foundation
 import Loader
+import Support
 import Testing
 import TestSupport
 
 /// A URL list that counts how far it has been read, optionally stalling
 /// (as a slow pipe would) after `pauseAfter` URLs until the reading task is
 /// cancelled.
-final class CountingURLs: AsyncSequence, @unchecked Sendable {
+final class CountingURLs: AsyncSequence, Sendable {
     typealias Element = String
     let count: Int
     let make: @Sendable (Int) -> String
     let pauseAfter: Int?
-    private let lock = Lock()
-    private var read = 0
+    private let read = Locked(0)
 
     init(count: Int, pauseAfter: Int? = nil, make: @escaping @Sendable (Int) -> String) {
         self.count = count
@@ -22,14 +22,14 @@ final class CountingURLs: AsyncSequence, @unchecked Sendable {
         self.make = make
     }
 
-    var taken: Int { lock.withLock { read } }
+    var taken: Int { read.withLock { $0 } }
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let source: CountingURLs
         mutating func next() async -> String? {
-            let index = source.lock.withLock { () -> Int in
-                source.read += 1
-                return source.read - 1
+            let index = source.read.withLock { read -> Int in
+                read += 1
+                return read - 1
             }
             guard index < source.count else { return nil }
             if let pause = source.pauseAfter, index == pause {

@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import Foundation
 import Loader
+import Support
 import Testing
 import TestSupport
 

@@ -3,6 +3,7 @@ import Fetch
 import Foundation
 import Loader
 import HTTPCaching
+import Support
 import TestSupport
 
 /// A scripted server, a private cache directory and loaders over it, for

@@ -3,6 +3,7 @@ import Fetch
 import Foundation
 import Loader
 import HTTPCaching
+import Support
 import Testing
 import TestSupport
 

@@ -1,4 +1,5 @@
 import Fetch
+import Support
 import TestSupport
 
 extension ScriptedServer {

@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import ImageFormats
 import Loader
+import Support
 import TestSupport
 import Testing
 

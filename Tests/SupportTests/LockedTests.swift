@@ -29,3 +29,38 @@ import Testing
         #expect(monotonicSeconds() >= start)
     }
 }
+
+@Suite struct LockConditionTests {
+    /// A producer that waits for room is woken by the consumer's `signal`, and nothing is lost.
+    @Test func waitsUntilReady() async {
+        let queue = Locked(FIFO<Int>())
+        let room = LockCondition()
+        let total = 2_000
+        let producer = Task.detached {
+            for n in 0..<total {
+                queue.withLock(when: room, { $0.count < 4 }) { $0.append(n) }
+            }
+        }
+        var received: [Int] = []
+        while received.count < total {
+            let taken = queue.withLock { queue -> [Int] in
+                let taken = queue.popFirst(upTo: 3)
+                if !taken.isEmpty { room.signal() }
+                return taken
+            }
+            #expect(queue.withLock { $0.count } <= 4)
+            received += taken
+            if taken.isEmpty { await Task.yield() }
+        }
+        await producer.value
+        #expect(received == Array(0..<total))
+    }
+
+    @Test func lastBodyRunsWhenTaken() {
+        let box = Locked(1)
+        #expect(box.acquireForever(within: 0.05) { $0 += 1 })
+        var ran = false
+        #expect(!box.acquireForever(within: 0.05) { _ in ran = true })
+        #expect(!ran)
+    }
+}

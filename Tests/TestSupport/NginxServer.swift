@@ -23,7 +23,8 @@ public final class NginxServer: @unchecked Sendable {
     ///   - root: directory served at `/`.
     ///   - tls: serve HTTPS (HTTP/2 offered by ALPN) with a fresh self-signed certificate.
     ///   - extraConfig: lines added inside `server { }` (e.g. `location /x { add_header Cache-Control "max-age=1"; }`).
-    public init(root: String, tls: Bool = false, extraConfig: String = "") throws {
+    ///   - http2: offer HTTP/2 by ALPN with `tls` (false: HTTPS over HTTP/1.1 only).
+    public init(root: String, tls: Bool = false, extraConfig: String = "", http2: Bool = true) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else {
             throw TestSupportError.message("nginx is not installed (run `make deps`)")
         }
@@ -48,7 +49,7 @@ public final class NginxServer: @unchecked Sendable {
         var lastError = ""
         for _ in 0..<5 {
             let port = try Self.freePort()
-            let listen = tls ? "listen 127.0.0.1:\(port) ssl http2;" : "listen 127.0.0.1:\(port);"
+            let listen = tls ? "listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");" : "listen 127.0.0.1:\(port);"
             let config = """
                 worker_processes 1;
                 daemon off;

@@ -37,6 +37,11 @@ CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
 CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
+
+/// An anonymous in-memory file (memfd_create, close-on-exec) for a CA
+/// bundle libcurl reads by path (/proc/self/fd/N); -1 with errno on failure.
+int ccurl_memfd(const char *name);
 
 /// The CURLMsg fields Swift needs, flattened (CURLMsg holds a union).
 typedef struct {

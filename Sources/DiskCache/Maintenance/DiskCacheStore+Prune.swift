@@ -1,3 +1,4 @@
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +27,7 @@ extension DiskCacheStore {
     public func prune(maxBytes: Int64?, maxAge: Double?, now: Double? = nil) throws(DiskCacheError) -> PruneReport {
         var report = PruneReport()
         report.sweep = sweepTemporaryFiles(now: now)
-        let now = now ?? currentTime()
+        let now = now ?? currentUnixTime()
         let scan = try scan()
         report.start(scan)
         // Broken entries first (always removed), then least recently used.

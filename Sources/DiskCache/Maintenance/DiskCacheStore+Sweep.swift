@@ -1,3 +1,4 @@
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,7 +40,7 @@ extension DiskCacheStore {
             report.failures.append(error)
             return report
         }
-        let now = now ?? currentTime()
+        let now = now ?? currentUnixTime()
         for name in names {
             guard let temporary = TemporaryFileName(name) else { continue }   // not ours: never touched
             let path = temporaryDirectory + "/" + name

@@ -35,7 +35,8 @@ public enum CacheDirectory {
 
     /// Creates `path` and any missing parents with mode 0700 (directories
     /// that exist keep their mode), then checks that it is a directory this
-    /// process can read and search. Writing is checked where it happens (a
+    /// process can read and search, and one no other user could have planted
+    /// files in (`checkTrusted`). Writing is checked where it happens (a
     /// read-only cache still answers `--offline` and fresh hits), or up front
     /// by `checkWritable`. Failures are `.directory` errors naming the path.
     public static func prepare(_ path: String) throws(DiskCacheError) {
@@ -55,6 +56,38 @@ public enum CacheDirectory {
         }
         guard access(path, R_OK | X_OK) == 0 else {
             throw DiskCacheError.system("cannot read cache directory", path: path, kind: .directory)
+        }
+        try checkTrusted(path, info, what: "cache directory")
+        // The folders inside that hold files on their way in (`.tmp`) and kept partial bodies (`.partial`).
+        for folder in [CacheFileName.temporaryDirectory, DiskCacheStore.partialFolder] {
+            let inner = join(path, folder)
+            var innerInfo = stat()
+            guard lstat(inner, &innerInfo) == 0 else { continue }   // absent: made 0700 when first needed
+            if (innerInfo.st_mode & S_IFMT) == S_IFLNK {
+                throw DiskCacheError(.directory, path: inner, message:
+                    "cache folder \(inner) is a symbolic link, so files would go wherever it points; remove it (rm \(inner))")
+            }
+            try checkTrusted(inner, innerInfo, what: "cache folder")
+        }
+    }
+
+    /// Every path the tool hands out points into the cache, so nobody but this
+    /// user (or root) may be able to put files there: a directory writable by
+    /// other users (`o+w`, sticky or not) or owned by another user is refused,
+    /// with how to fix it. Group-writable stays allowed (a team's shared cache).
+    static func checkTrusted(_ path: String, _ info: stat, what: String) throws(DiskCacheError) {
+        let mode = info.st_mode & 0o7777
+        let octal = String(mode, radix: 8)
+        let shown = String(repeating: "0", count: max(0, 4 - octal.count)) + octal
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            throw DiskCacheError(.directory, path: path, message:
+                "\(what) \(path) belongs to another user (uid \(info.st_uid)), who could plant files in it; "
+                + "use a directory of your own (--cache-dir DIR), or have it handed over (chown \(geteuid()) \(path))")
+        }
+        if mode & S_IWOTH != 0 {
+            throw DiskCacheError(.directory, path: path, message:
+                "\(what) \(path) is writable by other users (mode \(shown)), who could plant files in it; "
+                + "run chmod 700 \(path) (or chmod 770 for a group's shared cache)")
         }
     }
 

@@ -1,3 +1,4 @@
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -147,7 +148,7 @@ public final class CacheWriter: @unchecked Sendable {
         meta.bodyDigest = ""
         meta.bodyInode = 0
         meta.bodyMtimeNs = 0
-        meta.storedAt = currentTime()
+        meta.storedAt = currentUnixTime()
         guard store.placement.readsRecords, store.setRecord(fd: file.fd, meta.encoded()) == nil else {
             if isResumed { store.removePartial(key) }
             return false
@@ -180,7 +181,7 @@ public final class CacheWriter: @unchecked Sendable {
         meta.digestAlgorithm = hash.algorithm
         meta.bodyInode = 0
         meta.bodyMtimeNs = nanoseconds(info.st_mtim)
-        meta.storedAt = currentTime()
+        meta.storedAt = currentUnixTime()
         guard meta.bodyLength == bytesWritten else {
             throw DiskCacheError(.io, path: file.displayPath,
                                  message: "\(file.displayPath) holds \(meta.bodyLength) bytes, \(bytesWritten) were written")
@@ -231,14 +232,6 @@ public final class CacheWriter: @unchecked Sendable {
     public func abandon() {
         file.discard()
     }
-}
-
-/// Unix seconds in whole microseconds (see `Fetch.currentUnixTime`, which
-/// DiskCache does not depend on): a stored time prints in at most 16 digits.
-func currentTime() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Double(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec / 1000)) / 1e6
 }
 
 func nanoseconds(_ time: timespec) -> Int64 {

@@ -1,3 +1,4 @@
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +17,7 @@ import Glibc
 /// a hit, the worst case is a miss. A process killed while holding it
 /// releases it (the kernel drops `flock`s with the last descriptor).
 final class CommitLock: Sendable {
-    private let mutex = PthreadLock()
+    private let mutex = Locked()
     /// Owned by the `DiskCacheStore`, open for its whole life.
     private let directoryFD: Int32
 
@@ -44,10 +45,4 @@ final class CommitLock: Sendable {
             pause = min(pause * 2, 10_000)
         }
     }
-}
-
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CCrypto
+import Support
 import Synchronization
 
 /// The on-disk cache (SPEC §4): one file per entry. `DIR/<md5>` holds a body
@@ -30,7 +31,8 @@ public final class DiskCacheStore: Sendable {
     /// Whether `DIR/.partial` existed when first asked (0 not yet asked, 1
     /// yes, 2 no): a run in a cache without kept parts pays no look-up per URL.
     let partialFolderState = Atomic<UInt8>(0)
-    private let counter = Counter()
+    /// Numbers the temporary names of this store (`makeTemporaryName`).
+    private let temporaryNames = Locked<UInt64>(0)
 
     /// Opens the cache at `directory`, creating it (and missing parents) with
     /// mode 0700. Throws a `.directory` error naming the path when it cannot
@@ -114,7 +116,7 @@ public final class DiskCacheStore: Sendable {
         meta.bodyDigest = ""
         meta.bodyInode = 0
         meta.bodyMtimeNs = 0
-        meta.storedAt = currentTime()
+        meta.storedAt = currentUnixTime()
         if placement.mode(self) != .sidecar {
             let file = try createTemporaryFile(for: key)
             defer { file.discard() }
@@ -160,7 +162,7 @@ public final class DiskCacheStore: Sendable {
         meta.digestAlgorithm = entry.metadata.digestAlgorithm
         meta.bodyInode = entry.metadata.bodyInode
         meta.bodyMtimeNs = entry.metadata.bodyMtimeNs
-        meta.storedAt = currentTime()
+        meta.storedAt = currentUnixTime()
         let updated: (lastAccess: Double, recordOnBody: Bool)?
         if entry.recordOnBody {
             updated = try updateRecord(of: entry, to: &meta)
@@ -236,7 +238,7 @@ public final class DiskCacheStore: Sendable {
     /// program reading the body (an image viewer) counts as a use where the
     /// mount updates atimes.
     public func markAccessed(_ entry: CacheEntry, now: Double? = nil) {
-        guard (now ?? currentTime()) - entry.lastAccess >= CacheDefaults.accessTimeResolution else { return }
+        guard (now ?? currentUnixTime()) - entry.lastAccess >= CacheDefaults.accessTimeResolution else { return }
         _ = setAccessTime(accessName(entry))
     }
 
@@ -329,7 +331,7 @@ public final class DiskCacheStore: Sendable {
     }
 
     func makeTemporaryName(for key: String) -> String {
-        "\(temporaryDirectory)/\(key).\(Self.processID).\(counter.next())"
+        "\(temporaryDirectory)/\(key).\(Self.processID).\(temporaryNames.withLock { $0 += 1; return $0 })"
     }
 
     /// This process's id, read once (it is in every temporary name).

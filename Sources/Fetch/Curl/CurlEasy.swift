@@ -14,19 +14,25 @@ final class CurlEasy {
     /// Whether the last transfer was not a plain GET (its method options must be undone).
     private var changedMethod = false
     private var currentMaxRedirects: Int
+    /// Held so that the share and the CA file outlive this handle (see `CurlShare`, `CertificateStore`).
+    private let share: CurlShare
+    private let certificates: CertificateStore
 
     /// Creates and configures a handle; nil with the reason when libcurl refuses.
-    static func make(_ config: FetchConfiguration) -> Result<CurlEasy, CurlOptionFailure> {
+    static func make(_ config: FetchConfiguration, share: CurlShare,
+                     certificates: CertificateStore) -> Result<CurlEasy, CurlOptionFailure> {
         guard let handle = curl_easy_init() else {
             return .failure(CurlOptionFailure(call: "curl_easy_init", code: CURLE_OUT_OF_MEMORY))
         }
-        let easy = CurlEasy(handle: handle, maxRedirects: config.maxRedirects)
+        let easy = CurlEasy(handle: handle, maxRedirects: config.maxRedirects, share: share, certificates: certificates)
         if let failure = easy.configure(config) { return .failure(failure) }
         return .success(easy)
     }
 
-    private init(handle: UnsafeMutableRawPointer, maxRedirects: Int) {
+    private init(handle: UnsafeMutableRawPointer, maxRedirects: Int, share: CurlShare, certificates: CertificateStore) {
         self.handle = handle
+        self.share = share
+        self.certificates = certificates
         currentMaxRedirects = maxRedirects
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -61,11 +67,11 @@ final class CurlEasy {
         // write callback catches bodies without one.
         check("MAXFILESIZE_LARGE", ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(config.maxSize)))
         check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
-        // Offer every coding this libcurl decodes (gzip, deflate, br, zstd) and
-        // decode the body as it arrives, so a sink only ever sees the decoded
-        // body and `maxSize` bounds the decoded size. libcurl decodes whatever
-        // a response declares, also when a request header replaced the offer.
-        check("ACCEPT_ENCODING", ccurl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
+        // Content codings are undone by `ContentDecoder` (in the write callback),
+        // which, unlike libcurl 7.88, knows a stream cut before its end; the
+        // offer is a request header (`FetchClient.headerLines`). libcurl must
+        // hand over the bytes as they came.
+        check("HTTP_CONTENT_DECODING", ccurl_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0))
         // HTTP/2 only where TLS negotiates it by ALPN (h2c prior knowledge breaks reuse in 7.88.1).
         check("HTTP_VERSION", ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
         check("BUFFERSIZE", ccurl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, Defaults.receiveBufferSize))
@@ -73,9 +79,16 @@ final class CurlEasy {
         check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
-        if let caFile = config.caFile {
-            check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
+        // TLS: DNS answers and sessions shared across the loop's handles; the
+        // CA store built once per loop from one file and kept (CertificateStore).
+        check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
+        if let caInfo = certificates.caInfo {
+            check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caInfo))
         }
+        if certificates.clearsCAPath {
+            check("CAPATH", ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil))
+        }
+        check("CA_CACHE_TIMEOUT", ccurl_easy_setopt_long(easy, CURLOPT_CA_CACHE_TIMEOUT, Defaults.caStoreLifetime))
         if config.insecure {
             check("SSL_VERIFYPEER", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
             check("SSL_VERIFYHOST", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
@@ -109,14 +122,20 @@ final class CurlEasy {
         check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
         check("PREREQDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
-        // Over TLS, wait for a connection being set up to say whether it multiplexes
-        // (HTTP/2) instead of opening one per transfer; plain HTTP/1.1 gains nothing by waiting.
-        check("PIPEWAIT", ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, waitForMultiplexing ? 1 : 0))
+        if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
         if headers != nil || hasHeaderList {
             check("HTTPHEADER", ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
             hasHeaderList = headers != nil
         }
         return failed
+    }
+
+    /// Whether this transfer waits for a connection being set up to say whether
+    /// it multiplexes (HTTP/2) instead of opening its own (CURLOPT_PIPEWAIT;
+    /// see `CurlLoop.unconnectedHosts` for when it must not).
+    func waitForMultiplexing(_ wait: Bool) -> CurlOptionFailure? {
+        let rc = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, wait ? 1 : 0)
+        return rc == CURLE_OK ? nil : CurlOptionFailure(call: "setting CURLOPT_PIPEWAIT", code: rc)
     }
 
     /// Sets the request method: a GET undoes what a previous PUT set; a PUT

@@ -1,4 +1,5 @@
 import CCurl
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,7 +7,7 @@ import Glibc
 /// One thread that owns one libcurl multi handle and every easy handle in it.
 ///
 /// Other threads talk to it only through `submit` and `cancel`, which append
-/// to a queue under `lock` and, if the loop sleeps in `curl_multi_poll`, call
+/// to a queue in `shared` and, if the loop sleeps in `curl_multi_poll`, call
 /// `curl_multi_wakeup` (thread-safe), so the loop reacts within a millisecond
 /// or two instead of at the next poll timeout. The loop itself repeats: drain the queue, `curl_multi_perform`,
 /// collect finished transfers, `curl_multi_poll`.
@@ -20,23 +21,52 @@ final class CurlLoop: @unchecked Sendable {
         case cancel(CurlTransfer)
     }
 
-    private let lock = Lock()
-    private var queue: [Message] = []          // guarded by lock
-    private var stopping = false               // guarded by lock
-    /// The loop thread is in (or about to enter) `curl_multi_poll`. Guarded by lock.
-    private var polling = false
+    /// What other threads share with the loop thread.
+    private struct Shared {
+        var queue: [Message] = []
+        var stopping = false
+        /// The loop thread is in (or about to enter) `curl_multi_poll`.
+        var polling = false
+
+        /// Appends; true when the caller must wake the loop. Only a loop that
+        /// has committed to sleeping needs waking, and only once: while it
+        /// works it takes the whole queue before it polls again (see `run`),
+        /// which saves a syscall and a spurious poll round per transfer when busy.
+        mutating func enqueue(_ message: Message) -> Bool {
+            queue.append(message)
+            guard polling else { return false }
+            polling = false
+            return true
+        }
+    }
+
+    private let shared = Locked(Shared())
     private let multi: UnsafeMutableRawPointer
     private let configuration: FetchConfiguration
 
     // Loop-thread state.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
-    /// Submitted transfers beyond `maxActive`, oldest first (`waitingHead` is the next).
-    private var waiting: [CurlTransfer] = []
-    private var waitingHead = 0
+    /// Submitted transfers beyond `maxActive`, oldest first.
+    private var waiting = FIFO<CurlTransfer>()
     private let maxActive: Int
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasy] = []
     private let maxIdleHandles: Int
+    private let share: CurlShare
+    private let certificates: CertificateStore
+    /// Hosts ("host:port" of https URLs) whose last attempt in this loop could
+    /// not complete a connection (connect, TLS handshake, connect timeout).
+    ///
+    /// Transfers to any other https host wait for a connection being set up
+    /// to say whether it multiplexes (CURLOPT_PIPEWAIT), so a burst to a new
+    /// HTTP/2 host shares one connection. But libcurl 7.88 releases the
+    /// transfers waiting that way one at a time, each when another transfer
+    /// ends: behind a host that never completes its handshake they would fail
+    /// one connect timeout after another. So when a handshake fails, the
+    /// host's transfers that have not sent their request yet start over, each
+    /// on a connection of its own, and the host's later transfers do not
+    /// wait: its URLs fail after two connect timeouts, not one per URL.
+    private var unconnectedHosts: Set<Substring> = []
     private var thread = pthread_t()
     private var threadStarted = false
 
@@ -47,6 +77,13 @@ final class CurlLoop: @unchecked Sendable {
         }
         self.multi = multi
         self.configuration = configuration
+        switch CurlShare.make() {
+        case .success(let share): self.share = share
+        case .failure(let error):
+            curl_multi_cleanup(multi)
+            throw error
+        }
+        certificates = CertificateStore(configuration)
         maxIdleHandles = max(8, configuration.maxConnections * 2)
         maxActive = max(1, configuration.maxConcurrentTransfers ?? Int.max)
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
@@ -83,9 +120,9 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Queues a transfer; its continuation must already be set.
     func submit(_ transfer: CurlTransfer) {
-        let (accepted, wake) = lock.withLock { () -> (Bool, Bool) in
-            guard !stopping else { return (false, false) }
-            return (true, enqueue(.add(transfer)))
+        let (accepted, wake) = shared.withLock { shared -> (Bool, Bool) in
+            guard !shared.stopping else { return (false, false) }
+            return (true, shared.enqueue(.add(transfer)))
         }
         if wake { curl_multi_wakeup(multi) }
         if !accepted { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
@@ -94,22 +131,11 @@ final class CurlLoop: @unchecked Sendable {
     /// Asks the loop to abort a transfer. Safe before, during or after its
     /// registration: the flag covers a cancel that overtakes the `add`.
     func cancel(_ transfer: CurlTransfer) {
-        let wake = lock.withLock { () -> Bool in
-            transfer.cancelRequested = true
-            return enqueue(.cancel(transfer))
+        let wake = shared.withLock { shared -> Bool in
+            transfer.cancelRequested.store(true, ordering: .releasing)
+            return shared.enqueue(.cancel(transfer))
         }
         if wake { curl_multi_wakeup(multi) }
-    }
-
-    /// Appends under `lock`; true when the caller must wake the loop. Only a
-    /// loop that has committed to sleeping needs waking, and only once: while
-    /// it works it takes the whole queue before it polls again (see `run`),
-    /// which saves a syscall and a spurious poll round per transfer when busy.
-    private func enqueue(_ message: Message) -> Bool {
-        queue.append(message)
-        guard polling else { return false }
-        polling = false
-        return true
     }
 
     /// A peer that closes a socket mid-write must be an error (EPIPE), not the
@@ -128,9 +154,9 @@ final class CurlLoop: @unchecked Sendable {
         // The wake-up happens under the lock: the loop sees `stopping` only
         // after taking it, so it cannot have freed the multi handle (which
         // it does right after) before this call has used it.
-        let wasStopping = lock.withLock { () -> Bool in
-            let was = stopping
-            stopping = true
+        let wasStopping = shared.withLock { shared -> Bool in
+            let was = shared.stopping
+            shared.stopping = true
             if !was && threadStarted { curl_multi_wakeup(multi) }
             return was
         }
@@ -147,9 +173,9 @@ final class CurlLoop: @unchecked Sendable {
     private func run() {
         var drained: [Message] = []   // swapped with `queue`: no copy, no allocation per round
         while true {
-            let stop = lock.withLock { () -> Bool in
-                swap(&queue, &drained)
-                return stopping
+            let stop = shared.withLock { shared -> Bool in
+                swap(&shared.queue, &drained)
+                return shared.stopping
             }
             for message in drained {
                 switch message {
@@ -168,23 +194,22 @@ final class CurlLoop: @unchecked Sendable {
             collectFinished()
             // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us;
             // not at all when messages arrived meanwhile (nobody would wake us for them).
-            let mayPoll = lock.withLock { () -> Bool in
-                polling = queue.isEmpty && !stopping
-                return polling
+            let mayPoll = shared.withLock { shared -> Bool in
+                shared.polling = shared.queue.isEmpty && !shared.stopping
+                return shared.polling
             }
             if mayPoll {
                 _ = curl_multi_poll(multi, nil, 0, Defaults.pollTimeoutMs, nil)
-                lock.withLock { polling = false }
+                shared.withLock { $0.polling = false }
             }
         }
         // Shutting down: every waiter gets its one answer.
-        for transfer in waiting[waitingHead...] { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
+        for transfer in waiting.elements { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
         waiting.removeAll()
-        waitingHead = 0
         for transfer in Array(active.values) { abort(transfer) }
-        lock.withLock {
-            for case .add(let transfer) in queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
-            queue.removeAll()
+        shared.withLock { shared in
+            for case .add(let transfer) in shared.queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
+            shared.queue.removeAll()
         }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
@@ -192,7 +217,7 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Starts `transfer`, or queues it while `maxActive` transfers run.
     private func start(_ transfer: CurlTransfer) {
-        if lock.withLock({ transfer.cancelRequested }) {
+        if transfer.cancelRequested.load(ordering: .acquiring) {
             transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             return
         }
@@ -206,17 +231,8 @@ final class CurlLoop: @unchecked Sendable {
     /// Fills free slots from the waiting queue, right where a transfer ended:
     /// the next one starts without a round trip through the awaiting tasks.
     private func startWaiting() {
-        while active.count < maxActive && waitingHead < waiting.count {
-            let next = waiting[waitingHead]
-            waitingHead += 1
+        while active.count < maxActive, let next = waiting.popFirst() {
             start(next)
-        }
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead >= 1024 && waitingHead * 2 >= waiting.count {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
         }
     }
 
@@ -225,14 +241,15 @@ final class CurlLoop: @unchecked Sendable {
         if let idle = idleHandles.popLast() {
             easy = idle
         } else {
-            switch CurlEasy.make(configuration) {
+            switch CurlEasy.make(configuration, share: share, certificates: certificates) {
             case .success(let made): easy = made
             case .failure(let failure):
                 transfer.finish(.failure(failure.error(url: transfer.spec.url)))
                 return
             }
         }
-        if let error = transfer.attach(easy) {
+        let wait = Self.multiplexingHost(transfer.spec.url).map { !unconnectedHosts.contains($0) } ?? false
+        if let error = transfer.attach(easy, waitForMultiplexing: wait) {
             release(easy, from: transfer)
             transfer.finish(.failure(error))
             return
@@ -250,8 +267,7 @@ final class CurlLoop: @unchecked Sendable {
 
     private func abort(_ transfer: CurlTransfer) {
         guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else {
-            if let index = waiting[waitingHead...].firstIndex(where: { $0 === transfer }) {
-                waiting.remove(at: index)
+            if waiting.remove(firstWhere: { $0 === transfer }) != nil {
                 transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             }
             return
@@ -265,15 +281,18 @@ final class CurlLoop: @unchecked Sendable {
 
     private func collectFinished() {
         var message = ccurl_message()
+        var failedHosts: Set<Substring> = []
         while ccurl_multi_next_message(multi, &message) != 0 {
             guard let handle = message.easy, let transfer = byHandle.removeValue(forKey: handle),
                   let easy = transfer.easy else { continue }
             active.removeValue(forKey: ObjectIdentifier(transfer))
             let outcome = transfer.outcome(code: message.result, easy: easy)
+            if let host = noteConnection(transfer.spec.url, code: message.result, easy: easy) { failedHosts.insert(host) }
             _ = curl_multi_remove_handle(multi, handle)
             release(easy, from: transfer)
             transfer.finish(outcome)
         }
+        if !failedHosts.isEmpty { restartWaiting(for: failedHosts) }
         startWaiting()
     }
 
@@ -297,5 +316,61 @@ final class CurlLoop: @unchecked Sendable {
         easy.detach()
         transfer.easy = nil
         if idleHandles.count < maxIdleHandles { idleHandles.append(easy) }
+    }
+
+    /// Updates `unconnectedHosts` from a finished attempt; the host when its
+    /// connection failed before the TLS handshake completed.
+    private func noteConnection(_ url: String, code: CURLcode, easy: CurlEasy) -> Substring? {
+        guard let host = Self.multiplexingHost(url) else { return nil }
+        if code == CURLE_OK {
+            unconnectedHosts.remove(host)
+            return nil
+        }
+        switch FetchError.Kind(curlCode: code) {
+        case .connect, .timeout, .tls:
+            guard easy.seconds(CURLINFO_APPCONNECT_TIME) == 0 else { return nil }   // a handshake did complete
+            if unconnectedHosts.count >= Defaults.unconnectedHostsRemembered { unconnectedHosts.removeAll() }
+            unconnectedHosts.insert(host)
+            return host
+        default:
+            return nil
+        }
+    }
+
+    /// Starts over, each on a connection of its own, the transfers to `hosts`
+    /// that have not sent their request yet (those waiting to share a
+    /// connection that will never complete; see `unconnectedHosts`).
+    private func restartWaiting(for hosts: Set<Substring>) {
+        let stalled = active.values.filter { transfer in
+            guard let easy = transfer.easy, let host = Self.multiplexingHost(transfer.spec.url), hosts.contains(host) else { return false }
+            return easy.seconds(CURLINFO_PRETRANSFER_TIME) == 0
+        }
+        for transfer in stalled {
+            guard let easy = transfer.easy else { continue }
+            // A handle libcurl will not remove is still in the multi handle: left as it is.
+            guard curl_multi_remove_handle(multi, easy.handle) == CURLM_OK else { continue }
+            // If this option cannot be set, the transfer only waits as before: started over all the same.
+            _ = easy.waitForMultiplexing(false)
+            let rc = curl_multi_add_handle(multi, easy.handle)
+            guard rc == CURLM_OK else {
+                active.removeValue(forKey: ObjectIdentifier(transfer))
+                byHandle.removeValue(forKey: easy.handle)
+                release(easy, from: transfer)
+                transfer.finish(.failure(FetchError(.network, url: transfer.spec.url, curlCode: Int(rc.rawValue),
+                                                    curlMessage: "curl_multi_add_handle: " + String(cString: curl_multi_strerror(rc)))))
+                continue
+            }
+        }
+    }
+
+    /// "host:port" of an https URL, as written (nil for any other scheme): the key of `unconnectedHosts`.
+    static func multiplexingHost(_ url: String) -> Substring? {
+        let bytes = url.utf8
+        guard bytes.count > 8, bytes.prefix(8).map({ $0 | 0x20 }).elementsEqual("https://".utf8.map { $0 | 0x20 }) else { return nil }
+        let start = url.utf8.index(url.utf8.startIndex, offsetBy: 8)
+        let end = url.utf8[start...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? url.utf8.endIndex
+        let authority = url[start..<end]
+        guard let at = authority.lastIndex(of: "@") else { return authority }
+        return authority[authority.index(after: at)...]
     }
 }

@@ -98,20 +98,40 @@ extension CurlTransfer {
                 progress.bodyStarted(length: declared)
                 progressLength = .some(declared)
             }
+            if deliverBody {
+                switch ContentDecoder.make(contentEncoding: head.contentEncoding) {
+                case .success(let made): decoder = made
+                case .failure(let problem):
+                    decodeProblem = problem
+                    return 0
+                }
+            }
         }
         // Bodies of error responses are not wanted by anyone: drop them.
         guard deliverBody else { return chunk.count }
+        // Progress counts bytes as they travel (the declared length is the encoded one).
         spec.progress?.received(chunk.count)
+        guard let decoder else { return store(chunk) ? chunk.count : 0 }
+        if let problem = decoder.decode(chunk, emit: { store($0) }) {
+            if !problem.detail.isEmpty { decodeProblem = problem }   // empty: `store` refused, and said why
+            return 0
+        }
+        return chunk.count
+    }
+
+    /// Keeps one piece of the decoded body (held, or streamed to the sink);
+    /// false when it must stop (`exceededMaxSize` or `sinkError` says why).
+    private func store(_ chunk: UnsafeRawBufferPointer) -> Bool {
         if bodyBytes + Int64(chunk.count) > spec.maxSize {
             exceededMaxSize = true
-            return 0
+            return false
         }
         if !streaming {
             if bufferedBody.count + chunk.count <= Defaults.bufferedBodyLimit {
                 if bufferedBody.isEmpty { bufferedBody.reserveCapacity(min(Defaults.bufferedBodyLimit, max(chunk.count, 16 * 1024))) }
                 bufferedBody.append(contentsOf: chunk)
                 bodyBytes += Int64(chunk.count)
-                return chunk.count
+                return true
             }
             // Too big to hold: stream from here on, starting with what was held.
             streaming = true
@@ -121,7 +141,7 @@ extension CurlTransfer {
                 try bufferedBody.withUnsafeBytes { try spec.sink.write($0) }
             } catch {
                 sinkError = error
-                return 0
+                return false
             }
             bufferedBody = []
         }
@@ -129,9 +149,9 @@ extension CurlTransfer {
             try spec.sink.write(chunk)
         } catch {
             sinkError = error
-            return 0
+            return false
         }
         bodyBytes += Int64(chunk.count)
-        return chunk.count
+        return true
     }
 }

@@ -1,4 +1,6 @@
 import CCurl
+import Support
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,6 +28,9 @@ struct AttemptResponse: Sendable {
     let redirects: Int
     let httpVersion: String
     let timings: FetchResponse.Timings
+    /// For an error status whose body then broke (framing, coding, an early
+    /// close): libcurl's words for it. The status still stands.
+    var bodyProblem: String?
 }
 
 /// Everything needed to run one attempt; a plain value handed to the loop thread.
@@ -49,7 +54,7 @@ struct TransferSpec: Sendable {
 /// Ownership and threading: the awaiting task creates it, sets
 /// `continuation`, and hands it to the loop through the loop's queue; from
 /// then on only the loop thread touches its fields, except
-/// `cancelRequested`, which is guarded by the loop's lock. The loop resumes
+/// `cancelRequested`, which `CurlLoop.cancel` sets from any thread. The loop resumes
 /// `continuation` exactly once (`finish`).
 ///
 /// Callback lifetime: the write and header callbacks receive
@@ -67,8 +72,9 @@ struct TransferSpec: Sendable {
 final class CurlTransfer: @unchecked Sendable {
     let spec: TransferSpec
     var continuation: CheckedContinuation<AttemptOutcome, Never>?
-    /// Guarded by the loop's lock.
-    var cancelRequested = false
+    /// Set (once) by `CurlLoop.cancel`, read by the loop before it starts the
+    /// transfer: a cancel that overtakes the `add` still stops it.
+    let cancelRequested = Atomic<Bool>(false)
     /// The request header list, built by the creating task; libcurl reads it
     /// while the transfer runs and `CurlEasy.detach` forgets it before this frees it.
     let headerList: UnsafeMutablePointer<curl_slist>?
@@ -89,6 +95,10 @@ final class CurlTransfer: @unchecked Sendable {
     var bodyBytes: Int64 = 0
     var exceededMaxSize = false
     var sinkError: Error?
+    /// Undoes the 2xx body's content codings (nil: none), made at its first byte.
+    var decoder: ContentDecoder?
+    /// Why the body could not be decoded (the write callback then aborted the transfer).
+    var decodeProblem: ContentDecoder.Problem?
     /// The declared length this attempt's body told `spec.progress` (nil: unknown), once started.
     var progressLength: Int64??
 
@@ -123,14 +133,12 @@ final class CurlTransfer: @unchecked Sendable {
         continuation.resume(returning: outcome)
     }
 
-    /// Points `easy` at this transfer.
-    func attach(_ easy: CurlEasy) -> FetchError? {
+    /// Points `easy` at this transfer; `waitForMultiplexing` sets CURLOPT_PIPEWAIT.
+    func attach(_ easy: CurlEasy, waitForMultiplexing: Bool) -> FetchError? {
         if headerListFailed {
             return FetchError(.network, url: spec.url, detail: "out of memory building request headers")
         }
         self.easy = easy
-        let waitForMultiplexing = spec.url.utf8.starts(with: "https:".utf8)
-            || spec.url.utf8.starts(with: "HTTPS:".utf8)
         if let failure = easy.prepare(url: spec.url, headers: headerList, maxRedirects: spec.maxRedirects,
                                       waitForMultiplexing: waitForMultiplexing,
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {
@@ -155,11 +163,34 @@ final class CurlTransfer: @unchecked Sendable {
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }
+            // A 4xx or 5xx whose status line and headers arrived intact, and
+            // whose body then broke: the status is what a user or a script
+            // needs (issue 23 item 4); the message adds the broken body.
+            if head.isComplete, head.status >= 400, Self.brokeTheBody(code) {
+                var response = attemptResponse(easy, redirects: redirects)
+                response.bodyProblem = lowercasingFirst(easy.errorText(for: code))
+                return .response(response)
+            }
             return .failure(failure)
         }
         guard head.isComplete else {
             return .failure(FetchError(malformed: "the connection closed inside the response headers", url: spec.url))
         }
+        if let decoder, !decoder.finished {
+            // The transfer ended (all the bytes announced, or the connection
+            // closed a body without a length) before its codings did.
+            return .failure(FetchError(.network, url: spec.url, detail: ContentDecoder.cutShort))
+        }
+        return .response(attemptResponse(easy, redirects: redirects))
+    }
+
+    /// Errors in a body whose response head was complete.
+    private static func brokeTheBody(_ code: CURLcode) -> Bool {
+        code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR || code == CURLE_BAD_CONTENT_ENCODING
+            || code == CURLE_WEIRD_SERVER_REPLY || code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM
+    }
+
+    private func attemptResponse(_ easy: CurlEasy, redirects: Int) -> AttemptResponse {
         let versionText: String
         switch easy.long(CURLINFO_HTTP_VERSION) {
         case Int(CURL_HTTP_VERSION_1_0): versionText = "1.0"
@@ -167,12 +198,12 @@ final class CurlTransfer: @unchecked Sendable {
         case Int(CURL_HTTP_VERSION_3): versionText = "3"
         default: versionText = "1.1"
         }
-        return .response(AttemptResponse(
+        return AttemptResponse(
             status: easy.long(CURLINFO_RESPONSE_CODE), rawHeaders: rawHeaders, bufferedBody: bufferedBody,
             bodyBytes: bodyBytes, redirectedURL: redirects > 0 ? easy.string(CURLINFO_EFFECTIVE_URL) : nil,
             redirects: redirects, httpVersion: versionText,
             timings: .init(nameLookup: easy.seconds(CURLINFO_NAMELOOKUP_TIME), connect: easy.seconds(CURLINFO_CONNECT_TIME),
-                           firstByte: easy.seconds(CURLINFO_STARTTRANSFER_TIME), total: easy.seconds(CURLINFO_TOTAL_TIME))))
+                           firstByte: easy.seconds(CURLINFO_STARTTRANSFER_TIME), total: easy.seconds(CURLINFO_TOTAL_TIME)))
     }
 
     /// A failed attempt as a `FetchError`: the kind from the one mapping, plus
@@ -195,6 +226,11 @@ final class CurlTransfer: @unchecked Sendable {
             if let sinkError {
                 let detail = (sinkError as? FetchError)?.detail ?? String(describing: sinkError)
                 return FetchError(.io, url: spec.url, curlCode: curlCode, curlMessage: text, detail: detail)
+            }
+            if let decodeProblem {
+                return decodeProblem.malformed
+                    ? FetchError(malformed: decodeProblem.detail, url: spec.url, curlCode: curlCode)
+                    : FetchError(.network, url: spec.url, curlCode: curlCode, detail: decodeProblem.detail)
             }
         }
         if let problem = head.problem {

@@ -1,4 +1,4 @@
-import Fetch
+import Support
 
 /// The queue between a batch's work and its consumer.
 ///
@@ -13,61 +13,94 @@ final class BatchChannel: Sendable {
     private let backlog: Int
     private let wakeAfter = 64
     private let flushDelayNanoseconds: UInt64 = 5_000_000
-    private let lock = Lock()
-    // All guarded by lock.
-    private nonisolated(unsafe) var queue: [LoadEvent] = []
-    private nonisolated(unsafe) var head = 0
-    private nonisolated(unsafe) var consumer: CheckedContinuation<LoadEvent?, Never>?
-    private nonisolated(unsafe) var producer: CheckedContinuation<Void, Never>?
-    private nonisolated(unsafe) var flushScheduled = false
-    private nonisolated(unsafe) var finished = false
-    private nonisolated(unsafe) var abandoned = false
-    private nonisolated(unsafe) var distinctCount = 0
-    private nonisolated(unsafe) var duplicateCount = 0
+    private let state: Locked<State>
 
-    init(backlog: Int) { self.backlog = max(1, backlog) }
+    private struct State {
+        let backlog: Int
+        var queue = FIFO<LoadEvent>()
+        var consumer: CheckedContinuation<LoadEvent?, Never>?
+        var producer: CheckedContinuation<Void, Never>?
+        var flushScheduled = false
+        var finished = false
+        var abandoned = false
+        var distinctCount = 0
+        var duplicateCount = 0
+        /// Producers woken by `takeConsumer`, resumed after the lock is released.
+        var producersToResume: [CheckedContinuation<Void, Never>] = []
 
-    var counts: (distinct: Int, duplicates: Int) { lock.withLock { (distinctCount, duplicateCount) } }
+        var room: Int? {
+            let queued = queue.count
+            if abandoned { return max(1, backlog - queued) }
+            return queued < backlog ? backlog - queued : nil
+        }
+
+        mutating func pop() -> LoadEvent? {
+            guard !queue.isEmpty else { return nil }
+            // Moved out, not copied (a copy retains every string of the event; the
+            // placeholder left behind holds nothing).
+            return queue.popFirst(leaving: LoadEvent(url: "", phase: .loading(nil), duration: 0))
+        }
+
+        /// Hands the next event to the waiting consumer. Popping makes room, so a
+        /// producer waiting for room is woken too (`producersToResume`): otherwise,
+        /// with a backlog of 1, both could end up waiting for each other.
+        mutating func takeConsumer() -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? {
+            guard let waiting = consumer, let event = pop() else { return nil }
+            consumer = nil
+            if let producer = takeProducer() { producersToResume.append(producer) }
+            return (waiting, event)
+        }
+
+        /// The producer resumes once the queue has drained to half the backlog.
+        mutating func takeProducer() -> CheckedContinuation<Void, Never>? {
+            guard let waiting = producer, queue.count <= backlog / 2 else { return nil }
+            producer = nil
+            return waiting
+        }
+    }
+
+    init(backlog: Int) {
+        self.backlog = max(1, backlog)
+        state = Locked(State(backlog: self.backlog))
+    }
+
+    var counts: (distinct: Int, duplicates: Int) { state.withLock { ($0.distinctCount, $0.duplicateCount) } }
     /// The consumer is gone: nothing more is worth reading.
-    var isAbandoned: Bool { lock.withLock { abandoned } }
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
 
     // MARK: Producer side
 
     func send(_ event: LoadEvent, urgent: Bool) {
-        enqueue(urgent: urgent) { $0.append(event) }
+        enqueue(urgent: urgent) { $0.queue.append(event) }
     }
 
     /// Queues a run of cache answers under one lock (none is urgent), and
     /// counts the URLs taken up meanwhile (`counts`). Takes the events:
     /// `events` is left empty (moved into an empty queue whole, not copied).
     func send(contentsOf events: inout [LoadEvent], distinct: Int, duplicates: Int) {
-        enqueue(urgent: false) { queue in
-            distinctCount += distinct
-            duplicateCount += duplicates
-            if queue.isEmpty {
-                swap(&queue, &events)
-            } else {
-                queue.append(contentsOf: events)
-            }
+        enqueue(urgent: false) { state in
+            state.distinctCount += distinct
+            state.duplicateCount += duplicates
+            state.queue.append(contentsOf: &events)
         }
         events.removeAll(keepingCapacity: true)
     }
 
     /// `add` appends to the queue under the lock; then the consumer is
     /// woken now (urgent, or a run's worth queued) or after the flush delay.
-    private func enqueue(urgent: Bool, _ add: (inout [LoadEvent]) -> Void) {
+    private func enqueue(urgent: Bool, _ add: (inout State) -> Void) {
         var scheduleFlush = false
-        let wake = lock.withLock { () -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
-            add(&queue)
-            if abandoned {   // nobody reads them any more
-                queue.removeAll()
+        let wake = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
+            add(&state)
+            if state.abandoned {   // nobody reads them any more
+                state.queue.removeAll()
                 return nil
             }
-            guard consumer != nil, head < queue.count else { return nil }
+            guard state.consumer != nil, !state.queue.isEmpty else { return nil }
             // A full backlog stops the producer: wake the consumer now, not after the flush delay.
-            if urgent || queue.count - head >= min(wakeAfter, backlog) { return takeConsumerLocked() }
-            if !flushScheduled {
-                flushScheduled = true
+            if urgent || state.queue.count >= min(wakeAfter, backlog) { return state.takeConsumer() }
+            if !state.flushScheduled {
+                state.flushScheduled = true
                 scheduleFlush = true
             }
             return nil
@@ -86,11 +119,11 @@ final class BatchChannel: Sendable {
 
     /// No more events.
     func finish() {
-        let wake = lock.withLock { () -> CheckedContinuation<LoadEvent?, Never>? in
-            finished = true
-            if head < queue.count { return nil }   // the consumer takes the rest first
-            defer { consumer = nil }
-            return consumer
+        let wake = state.withLock { state -> CheckedContinuation<LoadEvent?, Never>? in
+            state.finished = true
+            if !state.queue.isEmpty { return nil }   // the consumer takes the rest first
+            defer { state.consumer = nil }
+            return state.consumer
         }
         wake?.resume(returning: nil)
         flush()
@@ -103,11 +136,11 @@ final class BatchChannel: Sendable {
     @discardableResult
     func waitForRoom() async -> Int {
         while true {
-            if let room = lock.withLock({ roomLocked() }) { return room }
+            if let room = state.withLock({ $0.room }) { return room }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = lock.withLock { () -> Bool in
-                    if roomLocked() != nil { return true }
-                    producer = continuation
+                let ready = state.withLock { state -> Bool in
+                    if state.room != nil { return true }
+                    state.producer = continuation
                     return false
                 }
                 if ready { continuation.resume() }
@@ -115,17 +148,11 @@ final class BatchChannel: Sendable {
         }
     }
 
-    private func roomLocked() -> Int? {
-        let queued = queue.count - head
-        if abandoned { return max(1, backlog - queued) }
-        return queued < backlog ? backlog - queued : nil
-    }
-
     private func flush() {
-        let wake = lock.withLock { () -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
-            flushScheduled = false
-            guard consumer != nil, head < queue.count else { return nil }
-            return takeConsumerLocked()
+        let wake = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
+            state.flushScheduled = false
+            guard state.consumer != nil, !state.queue.isEmpty else { return nil }
+            return state.takeConsumer()
         }
         if let (continuation, first) = wake {
             continuation.resume(returning: first)
@@ -139,12 +166,9 @@ final class BatchChannel: Sendable {
     /// abandons the channel and returns nil (`onAbandon` then cancels the work).
     func next(onAbandon: @escaping @Sendable () -> Void) async -> LoadEvent? {
         enum Step { case event(LoadEvent, CheckedContinuation<Void, Never>?), end, wait }
-        let step = lock.withLock { () -> Step in
-            if head < queue.count {
-                let event = popLocked()
-                return .event(event, takeProducerLocked())
-            }
-            return finished || abandoned ? .end : .wait
+        let step = state.withLock { state -> Step in
+            if let event = state.pop() { return .event(event, state.takeProducer()) }
+            return state.finished || state.abandoned ? .end : .wait
         }
         switch step {
         case .event(let event, let producer):
@@ -155,10 +179,10 @@ final class BatchChannel: Sendable {
         case .wait:
             return await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<LoadEvent?, Never>) in
-                    let immediate = lock.withLock { () -> (LoadEvent?, CheckedContinuation<Void, Never>?, Bool) in
-                        if head < queue.count { return (popLocked(), takeProducerLocked(), true) }
-                        if finished || abandoned { return (nil, nil, true) }
-                        consumer = continuation
+                    let immediate = state.withLock { state -> (LoadEvent?, CheckedContinuation<Void, Never>?, Bool) in
+                        if let event = state.pop() { return (event, state.takeProducer(), true) }
+                        if state.finished || state.abandoned { return (nil, nil, true) }
+                        state.consumer = continuation
                         return (nil, nil, false)
                     }
                     if immediate.2 {
@@ -175,61 +199,21 @@ final class BatchChannel: Sendable {
 
     /// The consumer is gone: drop what is queued, release everyone.
     func abandon() {
-        let (consumer, producer) = lock.withLock { () -> (CheckedContinuation<LoadEvent?, Never>?, CheckedContinuation<Void, Never>?) in
-            abandoned = true
-            queue.removeAll()
-            head = 0
-            defer { self.consumer = nil; self.producer = nil }
-            return (self.consumer, self.producer)
+        let (consumer, producer) = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>?, CheckedContinuation<Void, Never>?) in
+            state.abandoned = true
+            state.queue.removeAll()
+            defer { state.consumer = nil; state.producer = nil }
+            return (state.consumer, state.producer)
         }
         consumer?.resume(returning: nil)
         producer?.resume()
     }
 
-    // MARK: Under the lock
-
-    private func popLocked() -> LoadEvent {
-        // Moved out, not copied (a copy retains every string of the event; the
-        // placeholder left behind holds nothing).
-        var event = LoadEvent(url: "", phase: .loading(nil), duration: 0)
-        swap(&event, &queue[head])
-        head += 1
-        if head == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 1024 && head * 2 >= queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
-        return event
-    }
-
-    /// Hands the next event to the waiting consumer. Popping makes room, so a
-    /// producer waiting for room is woken too (`resumeProducer`): otherwise,
-    /// with a backlog of 1, both could end up waiting for each other.
-    private func takeConsumerLocked() -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? {
-        guard let waiting = consumer, head < queue.count else { return nil }
-        consumer = nil
-        let event = popLocked()
-        if let producer = takeProducerLocked() { producersToResume.append(producer) }
-        return (waiting, event)
-    }
-
-    /// Producers woken by `takeConsumerLocked`, resumed after the lock is released.
-    private nonisolated(unsafe) var producersToResume: [CheckedContinuation<Void, Never>] = []
-
     private func resumeWokenProducers() {
-        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            defer { producersToResume.removeAll() }
-            return producersToResume
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            defer { state.producersToResume.removeAll() }
+            return state.producersToResume
         }
         for producer in woken { producer.resume() }
-    }
-
-    /// The producer resumes once the queue has drained to half the backlog.
-    private func takeProducerLocked() -> CheckedContinuation<Void, Never>? {
-        guard let waiting = producer, queue.count - head <= backlog / 2 else { return nil }
-        producer = nil
-        return waiting
     }
 }

@@ -1,5 +1,5 @@
 import DiskCache
-import Fetch
+import Support
 
 /// One URL of a chunk, looked up: what the batch needs to drop it as a
 /// duplicate or report it.

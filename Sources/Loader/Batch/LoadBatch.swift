@@ -1,5 +1,5 @@
 import DiskCache
-import Fetch
+import Support
 
 /// A batch run: the events of many URLs as each changes phase, with at most
 /// `jobs` network loads at once and at most `jobsPerHost` to one host, the

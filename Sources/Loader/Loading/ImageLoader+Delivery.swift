@@ -1,4 +1,3 @@
-import Fetch
 #if canImport(Glibc)
 import Glibc
 #endif

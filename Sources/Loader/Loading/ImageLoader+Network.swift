@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import HTTPCaching
 import ImageFormats
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import HTTPCaching
 import RemoteCache
+import Support
 
 extension ImageLoader {
     /// The network path with the remote tier in front of the origin: a local

@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import HTTPCaching
 import ImageFormats
+import Support
 
 /// Joins the fetch engine and the disk cache and reports phases.
 ///
@@ -17,8 +18,8 @@ public final class ImageLoader: Sendable {
     public let cache: DiskCacheStore
     public let options: LoaderOptions
     let client: FetchClient
-    private let lock = Lock()
-    private nonisolated(unsafe) var inflight: [String: SharedLoad] = [:]   // guarded by lock
+    /// The loads in flight, by key hex (request coalescing).
+    private let inflight = Locked<[String: SharedLoad]>([:])
     private let refreshes = BackgroundWork()
 
     public init(cache: DiskCacheStore, options: LoaderOptions = LoaderOptions()) {
@@ -117,10 +118,10 @@ public final class ImageLoader: Sendable {
 
     /// The network load of `key`, joined with one already running for it.
     private func sharedNetwork(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
-        let (shared, ticket) = lock.withLock { () -> (SharedLoad, UInt64) in
+        let (shared, ticket) = inflight.withLock { inflight -> (SharedLoad, UInt64) in
             if let existing = inflight[key.hex], let ticket = existing.join() { return (existing, ticket) }
             let created = SharedLoad({ await self.tiered(url: url, key: key, entry: entry) }, onDone: { done in
-                self.lock.withLock { if self.inflight[key.hex] === done { self.inflight.removeValue(forKey: key.hex) } }
+                self.inflight.withLock { if $0[key.hex] === done { $0.removeValue(forKey: key.hex) } }
             })
             inflight[key.hex] = created
             return (created, created.firstWaiter)

@@ -1,4 +1,4 @@
-import Fetch
+import Support
 
 /// One network load shared by every caller that asks for the same URL while
 /// it runs (request coalescing, as Nuke does it: a map from key to the task
@@ -10,19 +10,19 @@ import Fetch
 /// — which never cancels the others'. When the last waiter leaves before the
 /// result, the load itself is cancelled, and that last waiter returns only
 /// after the load has finished cleaning up (its temporary file removed).
-final class SharedLoad: @unchecked Sendable {
-    private let lock = Lock()
-    // Guarded by `lock`:
-    private var result: Phase?
-    private var live: Set<UInt64> = [1]                             // joined, not yet answered
-    private var continuations: [UInt64: CheckedContinuation<Phase, Never>] = [:]
-    private var answerLater: Set<UInt64> = []                     // live at completion, not yet waiting
-    private var abandonedBy: UInt64?
-    private var nextID: UInt64 = 1
-    private var task: Task<Void, Never>?
+///
+/// The rules live in `SharedLoadState`, a value whose methods return what to
+/// do; this class holds it in a lock and does that outside it.
+final class SharedLoad: Sendable {
+    private struct Guarded {
+        var machine = SharedLoadState<CheckedContinuation<Phase, Never>>()
+        var task: Task<Void, Never>?
+    }
+
+    private let state = Locked(Guarded())
 
     /// The ticket of the caller that created the load (its first waiter).
-    let firstWaiter: UInt64 = 1
+    let firstWaiter = SharedLoadState<CheckedContinuation<Phase, Never>>.firstWaiter
 
     /// Starts `work` at once, with the creator as its first waiter. `onDone`
     /// runs before the waiters are answered (the loader removes the load from
@@ -33,64 +33,54 @@ final class SharedLoad: @unchecked Sendable {
             onDone(self)
             self.complete(phase)
         }
-        lock.withLock { self.task = task }
+        state.withLock { $0.task = task }
     }
 
     /// A place in the queue of waiters, or nil when the load has been abandoned
     /// by all its waiters (start a new one instead).
     func join() -> UInt64? {
-        lock.withLock {
-            guard abandonedBy == nil else { return nil }
-            nextID += 1
-            live.insert(nextID)
-            return nextID
-        }
+        state.withLock { $0.machine.join() }
     }
 
     /// The load's terminal phase, or `cancelled` if this task is cancelled first.
     func wait(_ id: UInt64) async -> Phase {
         let phase = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Phase, Never>) in
-                let immediate = lock.withLock { () -> Phase? in
-                    if let result { return answerLater.remove(id) != nil ? result : Self.cancelled }
-                    guard live.contains(id) else { return Self.cancelled }   // cancelled before we got here
-                    continuations[id] = continuation
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate) }
+                run(state.withLock { $0.machine.wait(id, continuation) }, load: nil)
             }
         } onCancel: {
-            leave(id)
+            let (action, load) = state.withLock { ($0.machine.leave(id), $0.task) }
+            run(action, load: load)
         }
-        let loadToDrain = lock.withLock { abandonedBy == id ? task : nil }
+        let loadToDrain = state.withLock { $0.machine.mustDrain(id) ? $0.task : nil }
         if let loadToDrain { await loadToDrain.value }
         return phase
     }
 
-    private func leave(_ id: UInt64) {
-        let (continuation, cancelLoad) = lock.withLock { () -> (CheckedContinuation<Phase, Never>?, Task<Void, Never>?) in
-            guard result == nil, live.remove(id) != nil else { return (nil, nil) }
-            let continuation = continuations.removeValue(forKey: id)
-            guard live.isEmpty else { return (continuation, nil) }
-            abandonedBy = id
-            return (continuation, task)
-        }
-        continuation?.resume(returning: Self.cancelled)
-        cancelLoad?.cancel()
-    }
-
     private func complete(_ phase: Phase) {
-        let waiting = lock.withLock { () -> [CheckedContinuation<Phase, Never>] in
-            result = phase
-            // Every waiter still here delivers (and releases) a no-store body once.
-            if case .success(let loaded) = phase { loaded.transientBody?.share(among: live.count) }
-            answerLater = live.subtracting(continuations.keys)
-            live.removeAll()
-            defer { continuations.removeAll() }
-            return Array(continuations.values)
+        let action = state.withLock { state in
+            let (action, sharers) = state.machine.complete(phase)
+            // Every waiter still here delivers (and releases) a no-store body
+            // once; shared before any of them can have the result.
+            if case .success(let loaded) = phase { loaded.transientBody?.share(among: sharers) }
+            return action
         }
-        for continuation in waiting { continuation.resume(returning: phase) }
+        run(action, load: nil)
     }
 
-    static let cancelled = Phase.failure(LoadError(kind: .cancelled, message: "cancelled"))
+    /// Does what the state machine decided, outside the lock (`load`: the
+    /// task, for an action that may cancel it).
+    private func run(_ action: SharedLoadState<CheckedContinuation<Phase, Never>>.Action, load: Task<Void, Never>?) {
+        switch action {
+        case .nothing:
+            break
+        case .resume(let waiter, let phase):
+            waiter.resume(returning: phase)
+        case .resumeAll(let waiters, let phase):
+            for waiter in waiters { waiter.resume(returning: phase) }
+        case .cancelLoad(let leaving):
+            leaving?.resume(returning: SharedLoadState<CheckedContinuation<Phase, Never>>.cancelled)
+            load?.cancel()
+        }
+    }
 }

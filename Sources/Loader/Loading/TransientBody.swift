@@ -1,4 +1,4 @@
-import Fetch
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,8 +10,7 @@ import Glibc
 /// `deinit` removes it too, for holders that never got to release.
 final class TransientBody: @unchecked Sendable {
     let path: String
-    private let lock = Lock()
-    private var holders = 1   // guarded by lock
+    private let holders = Locked(1)
 
     init(path: String) { self.path = path }
 
@@ -19,12 +18,12 @@ final class TransientBody: @unchecked Sendable {
 
     /// Sets how many callers will `release()` (0 removes the file now).
     func share(among count: Int) {
-        let last = lock.withLock { () -> Bool in holders = count; return count <= 0 }
+        let last = holders.withLock { holders -> Bool in holders = count; return count <= 0 }
         if last { unlink(path) }
     }
 
     func release() {
-        let last = lock.withLock { () -> Bool in holders -= 1; return holders == 0 }
+        let last = holders.withLock { holders -> Bool in holders -= 1; return holders == 0 }
         if last { unlink(path) }
     }
 }

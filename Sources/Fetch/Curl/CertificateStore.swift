@@ -1,0 +1,109 @@
+import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the transfers of one `CurlLoop` read their trusted CAs from, chosen
+/// once when the loop starts.
+///
+/// Why: Debian's libcurl sets a CA path (`/etc/ssl/certs`), and while one is
+/// set libcurl 7.88 builds the CA store afresh for every new TLS connection:
+/// it re-reads and parses the whole system bundle, about 25 ms of CPU and
+/// several MB each (FACTS.md, "TLS to many hosts"). With `CURLOPT_CAPATH`
+/// NULL and `CURLOPT_CAINFO` one file, the store is built once per multi
+/// handle and kept for `CURLOPT_CA_CACHE_TIMEOUT` seconds.
+///
+/// `--cacert FILE` trusts FILE's CAs *as well as* the system's (as it did
+/// when the CA path supplied the system's). Both are written, once per loop,
+/// into one anonymous in-memory file (`memfd_create`) that libcurl opens as
+/// `/proc/self/fd/N`: still one file, so still one cached store, and nothing
+/// is left on disk whatever happens to the process. (`CURLOPT_CAINFO_BLOB`
+/// would do without the file, but libcurl does not cache a store built from
+/// a blob.) When that cannot be set up, or the system bundle is missing,
+/// the options stay as they were before: correct, only slower.
+///
+/// Threading: made by the loop's creator, then read and closed by the loop thread only.
+final class CertificateStore {
+    /// The file for CURLOPT_CAINFO, or nil to leave libcurl's own setting.
+    let caInfo: String?
+    /// Whether CURLOPT_CAPATH is set to NULL (only when `caInfo` holds every trusted CA).
+    let clearsCAPath: Bool
+    /// The memfd behind `caInfo`, or -1.
+    private var descriptor: Int32
+
+    init(_ config: FetchConfiguration) {
+        descriptor = -1
+        let system = config.systemCABundle.flatMap { access($0, R_OK) == 0 ? $0 : nil }
+        switch (config.insecure, system, config.caFile) {
+        case (true, _, let extra):
+            // Nothing is verified: no store is built at all.
+            (caInfo, clearsCAPath) = (extra, false)
+        case (false, nil, let extra):
+            (caInfo, clearsCAPath) = (extra, false)
+        case (false, let system?, nil):
+            (caInfo, clearsCAPath) = (system, true)
+        case (false, let system?, let extra?):
+            if let fd = Self.combine([system, extra]) {
+                descriptor = fd
+                (caInfo, clearsCAPath) = ("/proc/self/fd/\(fd)", true)
+            } else {
+                (caInfo, clearsCAPath) = (extra, false)
+            }
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { _ = close(descriptor) }   // a memfd: nothing to lose
+    }
+
+    /// The bundles one after the other in a new memfd; nil when any step fails.
+    private static func combine(_ paths: [String]) -> Int32? {
+        let fd = ccurl_memfd("asyncfetch-ca-bundle")
+        guard fd >= 0 else { return nil }
+        for path in paths {
+            guard var bytes = readWhole(path) else {
+                _ = close(fd)
+                return nil
+            }
+            bytes.append(0x0A)   // a bundle whose last line lacks its newline must not merge with the next
+            guard writeAll(fd, bytes) else {
+                _ = close(fd)
+                return nil
+            }
+        }
+        return fd
+    }
+
+    private static func readWhole(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = close(fd) }   // read-only
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return bytes }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            bytes.append(contentsOf: buffer[0..<n])
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+}
+
+@available(*, unavailable)
+extension CertificateStore: Sendable {}

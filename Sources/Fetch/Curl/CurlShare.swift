@@ -1,0 +1,42 @@
+import CCurl
+
+/// The libcurl share handle of one `CurlLoop`: DNS answers and TLS sessions
+/// are shared by every easy handle of the loop, so a new connection to a host
+/// seen before resumes its TLS session (an abbreviated handshake) whichever
+/// pooled handle makes it.
+///
+/// Threading: only the loop thread uses the easy handles that point here, so
+/// no lock callbacks are set (libcurl needs them only when a share is used
+/// from several threads at once; CURLSHOPT_LOCKFUNC). Lifetime: every
+/// `CurlEasy` holds a strong reference to its share, so the share is cleaned
+/// up after the last easy handle using it (`curl_share_cleanup` refuses a
+/// share still in use).
+final class CurlShare {
+    let handle: UnsafeMutableRawPointer
+
+    static func make() -> Result<CurlShare, FetchError> {
+        guard let handle = curl_share_init() else {
+            return .failure(FetchError(.network, url: "", curlMessage: "curl_share_init failed"))
+        }
+        for data in [CURL_LOCK_DATA_SSL_SESSION, CURL_LOCK_DATA_DNS] {
+            let rc = ccurl_share_setopt_long(handle, CURLSHOPT_SHARE, Int(data.rawValue))
+            guard rc == CURLSHE_OK else {
+                _ = curl_share_cleanup(handle)   // unused so far: cannot be in use
+                return .failure(FetchError(.network, url: "", curlMessage: "curl_share_setopt: " + String(cString: curl_share_strerror(rc))))
+            }
+        }
+        return .success(CurlShare(handle: handle))
+    }
+
+    private init(handle: UnsafeMutableRawPointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        // Only CURLSHE_IN_USE could fail, and no easy handle outlives this object (see above).
+        _ = curl_share_cleanup(handle)
+    }
+}
+
+@available(*, unavailable)
+extension CurlShare: Sendable {}

@@ -1,0 +1,87 @@
+import Fetch
+import Foundation
+import Testing
+import TestSupport
+
+/// TLS to many hosts (issue 21, item 7): the CA store is built once per
+/// transfer loop from one file (the system bundle, plus `--cacert`'s CAs),
+/// and a host that never completes its handshake holds up only its own transfers.
+@Suite struct FetchTLSTests {
+    static let path = "/images/red-64x48.png"
+
+    static func fetch(_ client: FetchClient, _ url: String) async -> Result<Int, FetchError> {
+        do {
+            let temp = try TempDirectory()
+            let sink = try FileSink(path: temp.file("body"))
+            return .success(try await client.fetch(FetchRequest(url: url), into: sink).status)
+        } catch let error as FetchError {
+            return .failure(error)
+        } catch {
+            return .failure(FetchError(.io, url: url, detail: "\(error)"))
+        }
+    }
+
+    /// `--cacert` adds its CAs to the system's: the servers trusted by either
+    /// are both reachable through one client (here the "system" bundle is
+    /// server A's certificate, `caFile` server B's).
+    @Test func theSystemBundleAndCacertAreBothTrusted() async throws {
+        let a = try NginxServer(root: Paths.fixtures, tls: true)
+        let b = try NginxServer(root: Paths.fixtures, tls: true)
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.systemCABundle = a.certificatePath
+
+        let systemOnly = FetchClient(configuration: config)
+        #expect(try await Self.fetch(systemOnly, a.url(Self.path)).get() == 200)
+        guard case .failure(let refused) = await Self.fetch(systemOnly, b.url(Self.path)) else {
+            Issue.record("B's certificate is in no trusted bundle")
+            return
+        }
+        #expect(refused.kind == .tls)
+
+        config.caFile = b.certificatePath
+        let both = FetchClient(configuration: config)
+        #expect(try await Self.fetch(both, a.url(Self.path)).get() == 200)
+        #expect(try await Self.fetch(both, b.url(Self.path)).get() == 200)
+
+        // No system bundle on this machine: `--cacert` alone still works.
+        config.systemCABundle = "/nonexistent/ca-certificates.crt"
+        let cacertOnly = FetchClient(configuration: config)
+        #expect(try await Self.fetch(cacertOnly, b.url(Self.path)).get() == 200)
+        guard case .failure(let alone) = await Self.fetch(cacertOnly, a.url(Self.path)) else {
+            Issue.record("A's certificate is no longer trusted")
+            return
+        }
+        #expect(alone.kind == .tls)
+    }
+
+    /// A host that accepts connections and never answers the TLS handshake:
+    /// ten transfers at once give up after two connect timeouts, not one
+    /// after another (libcurl releases transfers waiting to share a
+    /// connection, CURLOPT_PIPEWAIT, one at a time).
+    @Test func aHostThatNeverCompletesItsHandshakeHoldsNothingQueuedBehindIt() async throws {
+        let listener = try FullBacklogListener(fillBacklog: false)
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.connectTimeout = 1
+        config.maxConcurrentTransfers = 10
+        let client = FetchClient(configuration: config)
+        let port = listener.port
+        let started = Date()
+        let kinds = await withTaskGroup(of: FetchError.Kind?.self) { group in
+            for n in 0..<10 {
+                group.addTask {
+                    if case .failure(let error) = await Self.fetch(client, "https://127.0.0.1:\(port)/\(n).png") { return error.kind }
+                    return nil
+                }
+            }
+            var kinds: [FetchError.Kind?] = []
+            for await kind in group { kinds.append(kind) }
+            return kinds
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(kinds.count == 10 && kinds.allSatisfy { $0 == .timeout }, "\(kinds)")
+        #expect(elapsed < 3.5, "ten handshakes that never complete took \(elapsed) s")
+        withExtendedLifetime(listener) {}
+    }
+}
