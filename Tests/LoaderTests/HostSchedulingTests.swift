@@ -3,6 +3,7 @@ import Fetch
 import Foundation
 import HTTPCaching
 import Loader
+import Support
 import Testing
 import TestSupport
 
