@@ -8,7 +8,7 @@ SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 # Debian packages: C libraries we link, and tools the tests and demo drive.
 APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash libisal-dev pkg-config nginx curl python3 \
-  python3-venv strace python3-pip imagemagick python3-brotli zstd jq zlib1g-dev libbrotli-dev libzstd-dev
+  python3-venv strace python3-pip imagemagick python3-brotli zstd jq zlib1g-dev libbrotli-dev libzstd-dev libvips-dev
 # Python packages: the decoders the image differential test compares against
 # (Pillow, with HEIF/AVIF and JPEG XL plugins), for the python3 on PATH.
 PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin

@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "Support", targets: ["Support"]),
         .library(name: "ImageFormats", targets: ["ImageFormats"]),
+        .library(name: "ImageDecoding", targets: ["ImageDecoding"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "DiskCache", targets: ["DiskCache"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
@@ -38,6 +39,17 @@ let package = Package(
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
         // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/ImageFormats/Common/CRC32.swift imports it.
         .target(name: "CCRC", linkerSettings: [.linkedLibrary("isal")]),
+        // C corner: open a body with libvips (libvips-dev), read its declared size, decode every
+        // pixel once. Only Sources/ImageDecoding/VipsDecoder.swift imports it; its public header
+        // needs nothing from libvips, so only CVips.c sees glib's headers (Debian's paths:
+        // `pkg-config --cflags vips` adds -pthread, which SwiftPM refuses with a warning).
+        .target(
+            name: "CVips",
+            cSettings: [.unsafeFlags([
+                "-I/usr/include/glib-2.0", "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
+                "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
+            ])],
+            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
         // The module graph is one-way (README, "Layout"):
         //   Support (locks, clocks, ASCII) under everything but the C corners;
         //   CCRC -> ImageFormats (pure: no I/O);
@@ -45,18 +57,19 @@ let package = Package(
         //   all of them -> Loader (phases, batches) -> the asyncfetch executable.
         .target(name: "Support", swiftSettings: strict),
         .target(name: "ImageFormats", dependencies: ["CCRC"], swiftSettings: strict),
+        .target(name: "ImageDecoding", dependencies: ["CVips", "ImageFormats"], swiftSettings: strict),
         .target(name: "Fetch", dependencies: ["CCurl", "CDecode", "Support"], swiftSettings: strict),
         .target(name: "DiskCache", dependencies: ["CCrypto", "CXXHash", "Support"], swiftSettings: strict),
         .target(name: "HTTPCaching", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
         .target(name: "RemoteCache", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
         .target(
             name: "Loader",
-            dependencies: ["Support", "ImageFormats", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache"],
+            dependencies: ["Support", "ImageFormats", "ImageDecoding", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache"],
             swiftSettings: strict),
         .executableTarget(
             name: "asyncfetch",
             dependencies: [
-                "Loader", "Support", "ImageFormats", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache",
+                "Loader", "Support", "ImageFormats", "ImageDecoding", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -67,6 +80,8 @@ let package = Package(
             name: "ImageFormatsTests",
             dependencies: ["ImageFormats", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
+        .testTarget(
+            name: "ImageDecodingTests", dependencies: ["ImageDecoding", "ImageFormats", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "Support", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),

@@ -13,7 +13,8 @@ extension AsyncFetch {
     }
 }
 
-/// One run of `asyncfetch URL...`, whichever parser read the command line.
+/// One run of `asyncfetch URL...`, whichever parser read the command line:
+/// opens what the options name, hands the lifecycle to `BatchRun`, prints.
 enum FetchRun {
     static func run(_ options: RunSettings) async throws {
         try options.checkUsage()
@@ -21,14 +22,10 @@ enum FetchRun {
         // instead of killing the process with temporary files left behind.
         signal(SIGPIPE, SIG_IGN)
         let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
-        if !options.offline { store.sweepTemporaryFiles() }
         let inputs = try options.input.map { try InputLines(path: $0) }
         // `URL<TAB>name` lines name their file in --output-dir.
         let names = GivenNames()
-        let folder = try options.outputDir.map {
-            try OutputDirectory(path: $0, name: OutputName(template: options.name ?? OutputName.defaultTemplate),
-                                hardLink: options.link, givenNames: names, cacheDirectory: store.directory)
-        }
+        let folder = try options.outputDir.map { try outputDirectory($0, options, names: names, cacheDirectory: store.directory) }
         let interruption = try Interruption()
         let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
         let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names, shard: options.shard)
@@ -41,18 +38,14 @@ enum FetchRun {
         var loaderOptions = options.loaderOptions()
         // Counted on the loop thread as bytes arrive (atomics); the bar samples it when it redraws.
         let transfers = mode == .off ? nil : TransferProgress()
-        let remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) } }
         loaderOptions.fetch.progress = transfers
-        loaderOptions.remote = remote
-        let loader = ImageLoader(cache: store, options: loaderOptions)
+        loaderOptions.remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) } }
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
-        let batch = loader.batch(list, deliverTo: delivery, hostNotes: { reporter.hostNote($0) })
-        reporter.attachProgress(transfers, hosts: { batch.hostActivity }) {
-            let counts = batch.counts
-            return (counts.distinct, list.progress.total.map { $0 - counts.duplicates })
-        }
-        interruption.onFirstSignal { batch.cancel() }
+        let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,
+                           hostNotes: { reporter.hostNote($0) })
+        reporter.attachProgress(transfers, hosts: { run.events.hostActivity }) { run.progress }
+        interruption.onFirstSignal { run.cancel() }
         interruption.onSecondSignal { reporter.abandon() }
         let ticker = mode == .off ? nil : Task {
             while !Task.isCancelled {
@@ -62,39 +55,44 @@ enum FetchRun {
         }
 
         var stopped = false
-        for await event in batch {
+        for await event in run.events {
             reporter.report(event)
             if !stopped && reporter.outputBroken {
                 stopped = true
-                batch.stop()
+                run.stop()
             }
         }
-        if let remote {
-            // Uploads finish before the process exits (they run beside the batch, never in a --jobs slot).
-            if interruption.signal == nil { await remote.drain() }
-            reporter.setRemoteStats(remote.stats)
-        }
+        let ending = await run.finish(interrupted: interruption.signal != nil, sync: options.sync)
         ticker?.cancel()
-        reporter.setHostCounts(batch.hostCounts)
-        if options.sync && !options.offline {
-            // One flush of the cache's file system for the whole run (SPEC §4: no fsync per entry).
-            do { try store.sync() } catch { reporter.warn("--sync: \(error.message)") }
-        }
+        if let stats = ending.remoteStats { reporter.setRemoteStats(stats) }
+        reporter.setHostCounts(ending.hosts)
+        if let failure = ending.syncError { reporter.warn("--sync: \(failure.message)") }
         let results = options.output == "-" ? "the results to standard error" : "standard output"
-        if stopped {
-            await batch.finished()
-            throw OutputFailure.error(errno: reporter.outputError, what: results)
-        }
+        if stopped { throw OutputFailure.error(errno: reporter.outputError, what: results) }
         let signal = interruption.signal
         reporter.finish(interruptedBy: signal)
         if let signal { throw ExitCode(128 + signal) }
         // The last lines (cache hits, the summary) are written by `finish`.
         if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
-        for input in inputs {
-            if let problem = input.readError { throw RuntimeFailure("reading --input \(input.name): \(problem)") }
+        if let (name, problem) = ending.inputError { throw RuntimeFailure("reading --input \(name): \(problem)") }
+        if !reporter.summary.allSucceeded { throw ExitCode(1) }
+    }
+
+    /// `--output-dir DIR` opened, its problems worded for the command line.
+    private static func outputDirectory(_ path: String, _ options: RunSettings, names: GivenNames,
+                                        cacheDirectory: String) throws -> OutputDirectory {
+        do {
+            return try OutputDirectory(path: path, name: OutputName(template: options.name ?? OutputName.defaultTemplate),
+                                       hardLink: options.link, givenNames: names, cacheDirectory: cacheDirectory)
+        } catch {
+            switch error {
+            case .cannotCreate(let problem): throw UsageError(environment: "cannot create --output-dir \(path): \(problem)")
+            case .cannotOpen(let problem): throw UsageError(environment: "cannot use --output-dir \(path): \(problem)")
+            case .cannotWrite(let problem): throw UsageError(environment: "cannot write into --output-dir \(path): \(problem)")
+            case .isCacheDirectory:
+                throw UsageError("--output-dir \(path) is the cache directory; its files there would replace cache entries (a folder inside it is fine)")
+            }
         }
-        let code = reporter.summary.exitCode
-        if code != 0 { throw ExitCode(code) }
     }
 
     /// `--progress` / `--no-progress`, else a bar only on a terminal (not `dumb`).

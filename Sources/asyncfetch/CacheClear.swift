@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiskCache
+import enum Support.HumanUnits
 
 extension CacheCommand {
     /// `cache clear`: every entry goes; foreign files stay.
@@ -18,7 +19,7 @@ extension CacheCommand {
                 throw RuntimeFailure(error.message)
             }
             var line = "removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
-                + "(\(formatBytes(report.removedBytes))) from \(store.directory)" + CacheCommand.describe(report.sweep)
+                + "(\(HumanUnits.bytes(report.removedBytes))) from \(store.directory)" + CacheCommand.describe(report.sweep)
             if !report.failures.isEmpty { line += "; \(report.failures.count) could not be removed" }
             print(line)
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)

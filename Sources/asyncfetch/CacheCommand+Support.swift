@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiskCache
+import enum Support.HumanUnits
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,7 @@ extension CacheCommand {
     static func describe(_ sweep: DiskCacheStore.SweepReport) -> String {
         var text = ""
         if sweep.removed > 0 {
-            text += "; swept \(sweep.removed) leftover temporary \(plural(sweep.removed, "file", "files")) (\(formatBytes(sweep.removedBytes)))"
+            text += "; swept \(sweep.removed) leftover temporary \(plural(sweep.removed, "file", "files")) (\(HumanUnits.bytes(sweep.removedBytes)))"
         }
         if sweep.kept > 0 {
             text += "; kept \(sweep.kept) temporary \(plural(sweep.kept, "file", "files")) still being written"

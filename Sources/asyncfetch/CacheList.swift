@@ -50,7 +50,7 @@ extension CacheCommand {
                     line.add("status", meta.status)
                     out.line(line.rendered)
                 } else {
-                    let size = meta.hasBody ? formatBytes(meta.bodyLength) : "HTTP \(meta.status)"
+                    let size = meta.hasBody ? HumanUnits.bytes(meta.bodyLength) : "HTTP \(meta.status)"
                     let type = meta.header("Content-Type") ?? "-"
                     out.line("\(fresh ? "fresh" : "stale")  \(CacheCommand.humanTimestamp(meta.storedAt))  "
                              + "\(CacheCommand.padded(size, 10))  \(type.padding(toLength: typeWidth))  \(redactURL(meta.url))")

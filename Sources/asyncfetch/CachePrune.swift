@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiskCache
+import enum Support.HumanUnits
 
 extension CacheCommand {
     /// `cache prune --max-size SIZE --max-age DURATION`: LRU eviction.
@@ -35,8 +36,8 @@ extension CacheCommand {
                 throw RuntimeFailure(error.message)
             }
             print("removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
-                  + "(\(formatBytes(report.removedBytes))); \(report.remaining) "
-                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(formatBytes(report.remainingBytes))) "
+                  + "(\(HumanUnits.bytes(report.removedBytes))); \(report.remaining) "
+                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(HumanUnits.bytes(report.remainingBytes))) "
                   + CacheCommand.plural(report.remaining, "remains", "remain")
                   + CacheCommand.describe(report.sweep))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiskCache
+import enum Support.HumanUnits
 
 extension CacheCommand {
     /// `cache stats [--json]`: totals.
@@ -32,10 +33,10 @@ extension CacheCommand {
             } else {
                 print("directory  \(store.directory)")
                 print("entries    \(entries)")
-                print("size       \(formatBytes(scan.bytes)) (\(scan.bytes) bytes)")
+                print("size       \(HumanUnits.bytes(scan.bytes)) (\(scan.bytes) bytes)")
                 if broken > 0 { print("broken     \(broken) (misses; 'asyncfetch cache verify' removes them)") }
                 if scan.temporaryFiles > 0 {
-                    print("temporary  \(scan.temporaryFiles) files, \(formatBytes(scan.temporaryBytes)) (downloads in progress or leftovers)")
+                    print("temporary  \(scan.temporaryFiles) files, \(HumanUnits.bytes(scan.temporaryBytes)) (downloads in progress or leftovers)")
                 }
             }
         }

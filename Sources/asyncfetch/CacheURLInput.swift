@@ -1,9 +1,7 @@
 import ArgumentParser
 import Fetch
+import Loader
 import Support
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The URLs of `cache path` and `cache rm`: arguments, then the lines of each
 /// `-i FILE` (as `--input` reads them: blank lines and `#` comments skipped),
@@ -32,27 +30,11 @@ struct CacheURLInput: ParsableArguments {
     }
 
     static func lines(of path: String) throws -> [String] {
-        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw UsageError(environment: "cannot read -i \(path): \(String(cString: strerror(errno)))") }
-        defer { if fd != 0 { close(fd) } }
-        var splitter = LineSplitter(maxLineBytes: Defaults.inputMaxLineBytes)
-        var lines: [String] = []
-        func take(_ line: LineSplitter.Line) {
-            switch line {
-            case .text(let bytes): lines.append(String(decoding: bytes, as: UTF8.self))
-            case .overlong(let number): lines.append("(line \(number): longer than \(Defaults.inputMaxLineBytes) bytes)")
-            }
+        do {
+            return try InputLines.readAll(path: path) { "(line \($0): longer than \(Defaults.inputMaxLineBytes) bytes)" }
+        } catch {
+            throw UsageError(environment: "cannot read -i \(path): \(error.problem)")
         }
-        var chunk = [UInt8](repeating: 0, count: Defaults.inputChunkBytes)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw UsageError(environment: "cannot read -i \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            chunk.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<n]), take) }
-        }
-        splitter.finish(take)
-        return lines
     }
 
     /// One JSON line: `{"url":…,<key>:<value>,…}`.

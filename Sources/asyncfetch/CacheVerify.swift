@@ -1,5 +1,7 @@
 import ArgumentParser
 import DiskCache
+import ImageDecoding
+import ImageFormats
 import Support
 
 extension CacheCommand {
@@ -10,15 +12,20 @@ extension CacheCommand {
             discussion: """
                 Also removes partial or foreign entries and leftovers of killed runs. Prints \
                 one line per removed entry, then a summary. Exit status 1 if something \
-                could not be removed.
+                could not be removed. With --decode, every stored image libvips reads is \
+                also decoded, and one the decoder refuses is removed.
                 """)
         @OptionGroup var cache: CacheOptions
+
+        @Flag(help: "Also decode every pixel of each stored image (libvips); remove the ones that do not decode.")
+        var decode = false
 
         func run() throws {
             let store = try cache.openStore(writable: true)
             let report: DiskCacheStore.VerifyReport
             do {
-                report = try store.verify()
+                let bodyCheck: ((CacheEntry) -> String?)? = decode ? { Self.decodeCheck($0) } : nil
+                report = try store.verify(bodyCheck: bodyCheck)
             } catch {
                 throw RuntimeFailure(error.message)
             }
@@ -34,6 +41,12 @@ extension CacheCommand {
             summary += CacheCommand.describe(report.sweep)
             print(summary)
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
+        }
+
+        /// The decoder's refusal of a stored image, or nil (decoded, or a format it does not read).
+        static func decodeCheck(_ entry: CacheEntry) -> String? {
+            guard let format = entry.metadata.format.flatMap(ImageFormat.init(name:)) else { return nil }
+            return ImageDecoding.decode(path: entry.bodyPath, format: format).refusal
         }
     }
 }

@@ -2,15 +2,6 @@ import Fetch
 
 /// The command line's own limits, beside the library's in `Defaults`.
 extension Defaults {
-    /// Lines `--input` reads ahead of the batch (a bounded buffer: a
-    /// million-line list streams through in constant memory).
-    static let inputReadAheadLines = 1024
-    /// Bytes of `--input` held ahead of the batch, whichever limit comes first.
-    static let inputReadAheadBytes = 1 << 20
-    /// Chunk size of `--input` reads.
-    static let inputChunkBytes = 64 * 1024
-    /// A longer `--input` line is reported as an invalid URL, not buffered whole.
-    static let inputMaxLineBytes = 1 << 20
     /// The progress bar redraws at most this often (10 times a second).
     static let progressRedrawInterval: Double = 0.1
     /// A run of one URL shows the bar once its transfer has taken this long.

@@ -6,6 +6,8 @@ import Loader
 import Glibc
 #endif
 
+extension Shard: ExpressibleByArgument {}
+
 /// Every option of `asyncfetch URL...`, with its help text and default.
 struct FetchOptions: ParsableArguments {
     @Option(name: [.short, .customLong("input")], help: ArgumentHelp(
@@ -105,6 +107,11 @@ struct FetchOptions: ParsableArguments {
     @Flag(help: "Store any content, not only images.")
     var any = false
 
+    @Flag(help: ArgumentHelp(
+        "Also decode every pixel (libvips) before storing an image; store only what decodes. BMP and ICO keep the structure check.",
+        discussion: "Images over 100 megapixels are refused by this check. See docs/images.md for what it costs."))
+    var decode = false
+
     @Option(name: [.customShort("H"), .long], help: ArgumentHelp(
         "Add a request header (repeatable). (default: none)", valueName: "'Name: value'"))
     var header: [String] = []
@@ -149,6 +156,7 @@ struct FetchOptions: ParsableArguments {
         settings.staleIfError = staleIfError
         settings.sync = sync
         settings.any = any
+        settings.decode = decode
         settings.header = header
         settings.cacert = cacert
         settings.insecure = insecure

@@ -1,4 +1,5 @@
 import Fetch
+import Loader
 import Support
 import Synchronization
 #if canImport(Glibc)
@@ -97,7 +98,7 @@ final class Interruption: Sendable {
     private func startGraceTimer(_ signo: Int32) {
         let started: Void? = try? startDetachedThread(name: "asyncfetch-grace") { [self] in
             usleep(useconds_t(Defaults.interruptGrace * 1_000_000))
-            exitNow(signo, reason: "the interrupted run did not end within \(formatDuration(Defaults.interruptGrace)): exiting")
+            exitNow(signo, reason: "the interrupted run did not end within \(HumanUnits.duration(Defaults.interruptGrace)): exiting")
         }
         if started == nil { exitNow(signo, reason: "cannot wait for the interrupted run: exiting") }
     }

@@ -1,3 +1,5 @@
+import enum Support.HumanUnits
+
 /// Builds one JSON object on one line, fields in the order they are added
 /// (SPEC §3's shapes), with strings escaped per RFC 8259.
 ///
@@ -27,13 +29,13 @@ struct JSONLine {
     mutating func add(_ name: StaticString, _ value: Int?) {
         guard let value else { return }
         key(name)
-        Self.appendDecimal(Int64(value), to: &bytes)
+        HumanUnits.appendDecimal(Int64(value), to: &bytes)
     }
 
     mutating func add(_ name: StaticString, _ value: Int64?) {
         guard let value else { return }
         key(name)
-        Self.appendDecimal(value, to: &bytes)
+        HumanUnits.appendDecimal(value, to: &bytes)
     }
 
     mutating func add(_ name: StaticString, _ value: Bool) {
@@ -45,7 +47,7 @@ struct JSONLine {
     mutating func add(_ name: StaticString, milliseconds seconds: Double) {
         key(name)
         let tenths = Int64((seconds * 10_000).rounded())
-        Self.appendDecimal(tenths / 10, to: &bytes)
+        HumanUnits.appendDecimal(tenths / 10, to: &bytes)
         bytes.append(0x2E)
         bytes.append(UInt8(truncatingIfNeeded: 0x30 + abs(tenths % 10)))
     }
@@ -103,22 +105,5 @@ struct JSONLine {
             }
         }
         out.append(0x22)
-    }
-
-    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(0x2D) }
-        var magnitude = value.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[count] = UInt8(0x30 + magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
-        }
     }
 }

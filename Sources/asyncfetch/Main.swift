@@ -1,4 +1,6 @@
 import ArgumentParser
+import Loader
+import struct Support.ThreadStartError
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -146,7 +148,12 @@ enum Main {
         case let usage as UsageError:
             Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee 'asyncfetch --help'." : ""))
             return 2
+        case let input as InputError:   // a list named by --input (`cache path` and `rm` word theirs)
+            return exitStatus(for: UsageError(environment: "cannot read --input \(input.path): \(input.problem)"), root: root)
         case let failure as RuntimeFailure:
+            Console.error("asyncfetch: \(failure.description)")
+            return 1
+        case let failure as ThreadStartError:
             Console.error("asyncfetch: \(failure.description)")
             return 1
         default:

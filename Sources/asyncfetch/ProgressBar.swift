@@ -1,3 +1,5 @@
+import enum Support.HumanUnits
+
 /// One line of progress for stderr: done/total, failures, bytes received
 /// (of how many, when every transfer in flight declared its length), rate
 /// and ETA. Pure rendering; `Reporter` decides when to draw and erase it.
@@ -34,9 +36,9 @@ struct ProgressBar {
             parts.append("\(hostsActive) hosts" + (hostsPaused > 0 ? ", \(hostsPaused) paused" : ""))
         }
         let byteTotal = byteTotal
-        parts.append(formatBytes(bytes) + (byteTotal.map { " of " + formatBytes($0) } ?? ""))
+        parts.append(HumanUnits.bytes(bytes) + (byteTotal.map { " of " + HumanUnits.bytes($0) } ?? ""))
         let rate = elapsed >= 0.5 ? Double(bytes) / elapsed : 0
-        if elapsed >= 0.5 { parts.append(formatBytes(Int64(rate)) + "/s") }
+        if elapsed >= 0.5 { parts.append(HumanUnits.bytes(Int64(rate)) + "/s") }
         if let byteTotal, rate > 0 {
             parts.append("ETA " + Self.clock(Double(byteTotal - bytes) / rate))
         } else if let total, done > 0, done < total, elapsed >= 0.5 {

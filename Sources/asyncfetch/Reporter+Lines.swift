@@ -34,7 +34,7 @@ extension Reporter {
             if verbose {
                 var detail = [error.kind.rawValue]
                 if error.attempts > 0 { detail.append("attempts \(error.attempts)") }
-                detail.append(formatDuration(event.duration))
+                detail.append(HumanUnits.duration(event.duration))
                 append("  [", detail.joined(separator: ", "), "]", to: &line)
             }
         case .success(let result):
@@ -44,14 +44,14 @@ extension Reporter {
             line.append(contentsOf: (result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")).utf8)
             append("  (", result.source.rawValue, ", ", to: &line)
             if let reason = result.reason { append(reason, ", ", to: &line) }
-            appendBytesText(result.bytes, to: &line)
+            HumanUnits.appendBytes(result.bytes, to: &line)
             if let format = result.format {
                 append(", ", format.name, to: &line)
                 if let w = result.width, let h = result.height {
                     line.append(0x20)
-                    JSONLine.appendDecimal(Int64(w), to: &line)
+                    HumanUnits.appendDecimal(Int64(w), to: &line)
                     line.append(0x78)   // x
-                    JSONLine.appendDecimal(Int64(h), to: &line)
+                    HumanUnits.appendDecimal(Int64(h), to: &line)
                 }
             } else if let type = result.contentType {
                 append(", ", type, to: &line)
@@ -98,7 +98,7 @@ extension Reporter {
             if let final = result.effectiveURL { text += " to \(redactURL(final))" }
             http.append(text)
         }
-        http.append(formatDuration(duration))
+        http.append(HumanUnits.duration(duration))
         return http.joined(separator: ", ")
     }
 
@@ -128,6 +128,7 @@ extension Reporter {
             line.add("format", result.format?.name)
             line.add("width", result.width)
             line.add("height", result.height)
+            line.add("checked", result.checked?.rawValue)
             line.add("attempts", result.attempts)
             if result.redirects > 0 { line.add("effectiveUrl", result.effectiveURL.map(redactURL)) }
             line.add("output", result.receipt?.path)

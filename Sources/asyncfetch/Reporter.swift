@@ -38,7 +38,7 @@ final class Reporter: @unchecked Sendable {
         let out: LineOutput
         /// The URL column's width so far (`appendURLColumn`).
         var urlColumn = 0
-        var counted = Summary()
+        var counted = BatchTotals()
         var progressMode: ProgressMode
         var bar = ProgressBar()
         var lastDraw = -Double.infinity
@@ -58,7 +58,7 @@ final class Reporter: @unchecked Sendable {
         state = Locked(State(out: LineOutput(fd: fd), progressMode: progress))
     }
 
-    var summary: Summary { state.withLock { $0.counted } }
+    var summary: BatchTotals { state.withLock { $0.counted } }
 
     /// The results can no longer be written (stdout was a pipe whose reader
     /// went away, as with `| head`): the run should stop.
@@ -223,7 +223,7 @@ final class Reporter: @unchecked Sendable {
         state.out.barDrawn = true
     }
 
-    private func summaryText(_ s: Summary, duration: Double) -> String {
+    private func summaryText(_ s: BatchTotals, duration: Double) -> String {
         let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
         var sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
         var tier = ""
@@ -235,10 +235,10 @@ final class Reporter: @unchecked Sendable {
             tier += "; hosts: \(h.hosts), \(h.hostsPaused) paused, \(h.hostsGivenUp) given up"
         }
         let noun = s.total == 1 ? "URL" : "URLs"
-        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(formatBytes(s.bytes)) in \(formatDuration(duration))" + tier
+        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(HumanUnits.bytes(s.bytes)) in \(HumanUnits.duration(duration))" + tier
     }
 
-    private func summaryJSON(_ c: Summary, duration: Double, interruptedBy signo: Int32?) -> String {
+    private func summaryJSON(_ c: BatchTotals, duration: Double, interruptedBy signo: Int32?) -> String {
         var s = JSONLine()
         s.add("total", c.total)
         s.add("success", c.success)

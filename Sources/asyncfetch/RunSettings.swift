@@ -35,6 +35,7 @@ struct RunSettings: Sendable, Equatable {
     var staleIfError = false
     var sync = false
     var any = false
+    var decode = false
     var header: [String] = []
     var cacert: String?
     var insecure = false
@@ -137,6 +138,7 @@ struct RunSettings: Sendable, Equatable {
         options.refresh = refresh
         options.freshness = Freshness(defaultTTL: defaultTTL, maxAgeOverride: maxAge, heuristic: heuristic)
         options.acceptAnyContent = any
+        options.decode = decode
         options.staleIfError = staleIfError
         options.jobs = jobs
         options.jobsPerHost = jobsPerHost

@@ -1,4 +1,5 @@
 import ArgumentParser
+import enum Support.HumanUnits
 
 /// A duration option: seconds, or a number with `s`, `m`, `h` or `d` (SPEC §3).
 struct DurationValue: ExpressibleByArgument, Sendable, CustomStringConvertible {
@@ -7,24 +8,11 @@ struct DurationValue: ExpressibleByArgument, Sendable, CustomStringConvertible {
     init(seconds: Double) { self.seconds = seconds }
 
     init?(argument: String) {
-        let text = argument.lowercased()
-        let units: [(String, Double)] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        var multiplier = 1.0
-        var number = Substring(text)
-        if let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) }) {
-            multiplier = factor
-            number = number.dropLast(suffix.count)
-        }
-        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
-        seconds = value * multiplier
+        guard let seconds = HumanUnits.seconds(argument) else { return nil }
+        self.seconds = seconds
     }
 
-    var description: String {
-        for (unit, factor) in [("d", 86400.0), ("h", 3600.0), ("m", 60.0)] where seconds >= factor && seconds.truncatingRemainder(dividingBy: factor) == 0 {
-            return "\(Int(seconds / factor))\(unit)"
-        }
-        return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
-    }
+    var description: String { HumanUnits.durationArgument(seconds) }
 
     static var defaultCompletionKind: CompletionKind { .default }
 }
@@ -36,23 +24,11 @@ struct SizeValue: ExpressibleByArgument, Sendable, CustomStringConvertible {
     init(bytes: Int64) { self.bytes = bytes }
 
     init?(argument: String) {
-        var text = Substring(argument.uppercased())
-        if text.hasSuffix("IB") { text = text.dropLast(2) } else if text.hasSuffix("B") && text.count > 1 && !text.dropLast().last!.isNumber { text = text.dropLast() }
-        var multiplier: Double = 1
-        if let last = text.last, let factor = ["K": 1024.0, "M": 1048576.0, "G": 1073741824.0][String(last)] {
-            multiplier = factor
-            text = text.dropLast()
-        }
-        guard let value = Double(text), value.isFinite, value >= 0, value * multiplier < 9.2e18 else { return nil }
-        bytes = Int64(value * multiplier)
+        guard let bytes = HumanUnits.byteCount(argument) else { return nil }
+        self.bytes = bytes
     }
 
-    var description: String {
-        for (unit, factor) in [("G", Int64(1) << 30), ("M", Int64(1) << 20), ("K", Int64(1) << 10)] where bytes >= factor && bytes % factor == 0 {
-            return "\(bytes / factor)\(unit)"
-        }
-        return "\(bytes)"
-    }
+    var description: String { HumanUnits.byteCountArgument(bytes) }
 }
 
 /// The accepted forms of the value types, for the message about a value of

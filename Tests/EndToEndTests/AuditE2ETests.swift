@@ -6,7 +6,7 @@ import TestSupport
 /// the way a new user would: each test is one sentence of the contract that
 /// did not hold.
 @Suite struct AuditE2ETests {
-    static let png = (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+    static let png = FixtureSite.png
 
     static func json(_ result: ProcessResult) throws -> [[String: Any]] {
         try #require(CLI.jsonLines(result.stdout), "stdout: \(result.stdout)")

@@ -36,8 +36,7 @@ import TestSupport
         let home = temp.path + "/home"
         try FileManager.default.createDirectory(atPath: home + "/.cache/asyncfetch", withIntermediateDirectories: true)
         #expect(chmod(home + "/.cache", 0o755) == 0 && chmod(home + "/.cache/asyncfetch", 0o750) == 0)
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
+        let server = try FixtureSite.server()
         let fetched = try run([server.url("/images/red-64x48.png")], set: ["HOME": home])
         #expect(fetched.status == 0, "\(fetched.stderr)")
         #expect(fetched.stdout.contains(home + "/.cache/asyncfetch/"))

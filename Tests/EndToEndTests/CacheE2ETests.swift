@@ -9,9 +9,7 @@ import TestSupport
 
     /// A cache holding the three fixture images, and the server they came from.
     func filledCache() throws -> (CLI, ScriptedServer, [String]) {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let urls = Self.images.map { server.url($0) }
         let result = try cli.run(urls)
         #expect(result.status == 0, "\(result.stderr)")

@@ -23,8 +23,7 @@ import TestSupport
 
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
     func aFullFilesystemIsAnIOFailureAndLeavesNothing() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
+        let server = try FixtureSite.server()
         var big = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
         big.generatedBodyLength = 2 * 1024 * 1024
         server.route("/big.bin", big)
@@ -100,9 +99,7 @@ import TestSupport
 
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -o remount,ro (root in a VM or privileged container)"))
     func aReadOnlyCacheServesHitsAndFailsWritesWithIO() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let mount = try TmpfsMount(at: cli.cache.path + "/ro-fs", size: "4m")
         defer { mount.unmount() }
         let env = ["ASYNCFETCH_CACHE_DIR": mount.path]
@@ -137,9 +134,7 @@ import TestSupport
 
     @Test(.enabled(if: CacheE2E.canDropPrivileges, "needs root and setpriv to run a child as nobody"))
     func aDeniedPermissionIsAnIOFailure() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let cached = server.url(Self.image)
         #expect(try cli.run([cached]).status == 0)
         // Readable by everyone, writable only by root.

@@ -11,8 +11,7 @@ import TestSupport
     init() throws { cli = try CLI() }
 
     @Test func repeatedInputsAccumulateOtherRepeatsAreUsageErrors() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
+        let server = try FixtureSite.server()
         let a = try cli.cache.write("a.txt", Array(server.url("/images/red-64x48.png").utf8))
         let b = try cli.cache.write("b.txt", Array(server.url("/images/anim-33x17.gif").utf8))
         let both = try cli.run(["-i", a, "--input", b, "-H", "X-A: 1", "-H", "X-B: 2"])
@@ -82,8 +81,7 @@ import TestSupport
     /// The asyncfetch column of every row of the curl/wget table (docs/habits.md)
     /// runs as written; the curl/wget column's flags get their answers.
     @Test func everyRowOfTheCurlAndWgetTableWorks() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
+        let server = try FixtureSite.server()
         let url = server.url("/images/red-64x48.png"), other = server.url("/images/anim-33x17.gif")
         let list = try cli.cache.write("urls.txt", Array("\(url)\n\(other)\n".utf8))
         let named = try cli.cache.write("named.txt", Array("\(url)\tmine.png\n".utf8))
@@ -172,8 +170,7 @@ import TestSupport
     }
 
     @Test func columnsAreAlignedAndTheSummaryShowsZeroEmpty() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
+        let server = try FixtureSite.server()
         let urls = [server.url("/images/red-64x48.png"), server.url("/images/missing.png")]
         let result = try cli.run(urls)
         #expect(result.stderr.contains("1 success, 1 failure, 0 empty"), "\(result.stderr)")

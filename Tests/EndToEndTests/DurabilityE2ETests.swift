@@ -21,9 +21,7 @@ import TestSupport
     }
 
     @Test func entriesAreNotSyncedOneByOneAndSyncFlushesOnce() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let urls = CacheE2ETests.images.map { server.url($0) }
         let (plain, plainCalls) = try flushCalls(cli, urls)
         #expect(plain.status == 0, "\(plain.stderr)")

@@ -16,7 +16,7 @@ extension CLI {
 /// redirects, TLS, proxies and request headers, against local servers.
 @Suite struct FetchE2ETests {
     static let png: [UInt8] = {
-        (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+        FixtureSite.png
     }()
 
     /// The terminal JSON object of `url` (the last line about it).

@@ -5,7 +5,7 @@ import TestSupport
 /// HTTP caching through the built binary, as a user runs it: against the
 /// scripted server and a real nginx.
 @Suite struct HTTPCachingE2ETests {
-    static let png = (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+    static let png = FixtureSite.png
 
     static func json(_ result: ProcessResult) throws -> [[String: Any]] {
         try #require(CLI.jsonLines(result.stdout), "stdout: \(result.stdout)")
@@ -123,9 +123,7 @@ import TestSupport
     }
 
     @Test func theDemoListFailsExactlyWhereItSaysItWill() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let text = try String(contentsOfFile: Paths.fixtures + "/demo-urls.txt", encoding: .utf8)
         var expectFailure = false
         var urls: [String] = [], failing: Set<String> = []

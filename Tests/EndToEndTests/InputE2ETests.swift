@@ -5,9 +5,7 @@ import TestSupport
 /// `--input FILE` and `--input -`: URL lists, streamed (SPEC §1, §3).
 @Suite struct InputE2ETests {
     @Test func readsAListSkippingBlankLinesAndCommentsAfterTheArguments() async throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let png = server.url("/images/red-64x48.png")
         let jpeg = server.url("/images/photo-120x80.jpg")
         let gif = server.url("/images/anim-33x17.gif")
@@ -41,9 +39,7 @@ import TestSupport
     }
 
     @Test func readsStandardInputAndStartsBeforeTheListEnds() async throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let first = server.url("/images/red-64x48.png")
         let second = server.url("/images/photo-120x80.jpg")
         // The producer writes one URL, waits, then writes the next: the first

@@ -12,10 +12,8 @@ import TestSupport
     let png: [UInt8]
 
     init() throws {
-        server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        cli = try CLI()
-        png = Array(try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))
+        (server, cli) = try FixtureSite.start()
+        png = FixtureSite.png
     }
 
     func files(_ dir: String) -> [String] {

@@ -9,9 +9,7 @@ import TestSupport
     let cli: CLI
 
     init() throws {
-        server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        cli = try CLI()
+        (server, cli) = try FixtureSite.start()
     }
 
     @Test func humanOutputIsOneLinePerURLWithASummaryOnStderr() async throws {

@@ -17,8 +17,7 @@ import TestSupport
     }
 
     @Test func bothParsersAgree() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
+        let server = try FixtureSite.server()
         let image = server.url("/images/red-64x48.png")
         let other = server.url("/images/anim-33x17.gif")
         let missing = server.url("/images/missing.png")
@@ -47,9 +46,7 @@ import TestSupport
     }
 
     @Test func outputFileAndCacheDirWorkOnTheFastPath() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let dir = cli.cache.path + "/explicit"
         let out = cli.cache.path + "/copy.png"
         let result = try cli.run(["--cache-dir=" + dir, "-o", out, server.url("/images/red-64x48.png")])

@@ -9,13 +9,11 @@ import TestSupport
 @Suite struct ReadOnlyCacheE2ETests {
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -o remount,ro (root in a VM or privileged container)"))
     func aReadOnlyCacheStillDeliversWithAWarning() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let mount = try TmpfsMount(at: cli.cache.path + "/ro-fs", size: "4m")
         defer { mount.unmount() }
         let env = ["ASYNCFETCH_CACHE_DIR": mount.path, "TMPDIR": cli.cache.path]
-        let png = Array(try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))
+        let png = FixtureSite.png
         server.route("/tagged.png", [ScriptedResponse.ok(png, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=600")]),
                                      ScriptedResponse.notModified(headers: [("ETag", "\"v1\"")])])
         let stored = server.url("/tagged.png")

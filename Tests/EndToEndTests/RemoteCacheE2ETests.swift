@@ -7,7 +7,7 @@ import TestSupport
 /// built binary: two "hosts" (two cache directories, two processes) sharing
 /// one nginx WebDAV store on 127.0.0.1, an origin that counts requests.
 @Suite(.serialized) struct RemoteCacheE2ETests {
-    static let png = (try? Array(Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))) ?? []
+    static let png = FixtureSite.png
 
     /// nginx with the WebDAV module (TestSupport), with what these tests ask of it.
     typealias Store = WebDAVStore

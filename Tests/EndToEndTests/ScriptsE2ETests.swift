@@ -12,9 +12,7 @@ import TestSupport
     let cli: CLI
 
     init() throws {
-        server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        cli = try CLI()
+        (server, cli) = try FixtureSite.start()
     }
 
     @Test func cachePathAndRmAnswerOneLinePerURLInOrder() throws {
@@ -56,7 +54,7 @@ import TestSupport
         #expect(plain["effectiveUrl"] == nil, "no redirect, no effectiveUrl")
 
         // A stored entry that is stale: --offline serves it with reason "offline".
-        let png = Array(try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))
+        let png = FixtureSite.png
         server.route("/short.png", [ScriptedResponse.ok(png, headers: [("Cache-Control", "max-age=1")]),
                                     ScriptedResponse.status(503)])
         let short = server.url("/short.png")

@@ -8,9 +8,7 @@ import TestSupport
 @Suite struct SidecarE2ETests {
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -t ramfs (root in a VM or privileged container)"))
     func aFileSystemWithoutExtendedAttributesKeepsSidecars() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let mount = try TmpfsMount(at: cli.cache.path + "/ramfs", size: "", type: "ramfs")
         defer { mount.unmount() }
         let env = ["ASYNCFETCH_CACHE_DIR": mount.path + "/cache"]

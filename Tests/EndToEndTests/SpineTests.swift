@@ -5,9 +5,7 @@ import TestSupport
 /// The first slice, end to end: the built binary against a scripted server.
 @Suite struct SpineTests {
     @Test func storesTheOriginBytesAtTheMd5PathAndServesTheSecondRunFromCache() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let url = server.url("/images/red-64x48.png")
 
         let first = try cli.run([url])
@@ -35,9 +33,7 @@ import TestSupport
     }
 
     @Test func offlineReportsEmptyForAnUncachedURLAndExits1() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let cached = server.url("/images/anim-33x17.gif")
         #expect(try cli.run([cached]).status == 0)
         let requestsBefore = server.totalRequests
@@ -57,9 +53,7 @@ import TestSupport
     }
 
     @Test func jsonShowsLoadingThenTerminalPhasesAndFailuresHaveKinds() throws {
-        let server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        let cli = try CLI()
+        let (server, cli) = try FixtureSite.start()
         let image = server.url("/images/photo-120x80.jpg")
         let html = server.url("/not-an-image.html")
         let missing = server.url("/images/missing.png")

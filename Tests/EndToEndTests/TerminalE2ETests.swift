@@ -9,10 +9,8 @@ import TestSupport
     let png: [UInt8]
 
     init() throws {
-        server = try ScriptedServer()
-        server.serveDirectory(Paths.fixtures)
-        cli = try CLI()
-        png = Array(try Data(contentsOf: URL(fileURLWithPath: Paths.fixtures + "/images/red-64x48.png")))
+        (server, cli) = try FixtureSite.start()
+        png = FixtureSite.png
         server.route("/slow.png", ScriptedResponse.ok(png).delayed(0.25))
     }
 

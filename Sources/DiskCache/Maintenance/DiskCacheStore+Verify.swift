@@ -34,7 +34,10 @@ extension DiskCacheStore {
     /// replaces while it is being checked is left alone (the writer's
     /// commit is complete and consistent). Throws only when the directory
     /// cannot be listed.
-    public func verify() throws(DiskCacheError) -> VerifyReport {
+    /// `bodyCheck`, when given, is asked about every entry whose body is
+    /// intact (`cache verify --decode`: the decoder's word); a non-nil
+    /// answer is the reason the entry is removed.
+    public func verify(bodyCheck: ((CacheEntry) -> String?)? = nil) throws(DiskCacheError) -> VerifyReport {
         var report = VerifyReport()
         report.sweep = sweepTemporaryFiles()
         let scan = try scan()
@@ -43,6 +46,7 @@ extension DiskCacheStore {
             var problem = scanned.problem
             if let entry = scanned.entry {
                 problem = deepCheck(entry)
+                if problem == nil, let bodyCheck { problem = bodyCheck(entry) }
             }
             guard let problem else {
                 report.intact += 1

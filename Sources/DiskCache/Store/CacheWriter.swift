@@ -164,6 +164,10 @@ public final class CacheWriter: @unchecked Sendable {
     public var digest: (algorithm: DigestAlgorithm, hex: String) { (hash.algorithm, hash.hex()) }
 
     /// Up to `count` bytes of the body written so far, from `offset`.
+    /// A name another reader (a decoder) can open the unpublished body by,
+    /// read-only: the file's own path, or `/proc/self/fd/N` for an unnamed one.
+    public var readablePath: String { file.path ?? "/proc/self/fd/\(file.fd)" }
+
     public func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8] {
         try file.read(at: offset, count: count)
     }

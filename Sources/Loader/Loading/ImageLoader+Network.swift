@@ -1,6 +1,7 @@
 import DiskCache
 import Fetch
 import HTTPCaching
+import ImageDecoding
 import ImageFormats
 import Support
 #if canImport(Glibc)
@@ -107,14 +108,27 @@ extension ImageLoader {
         case .image(let checked, _):
             info = checked
         }
+        var check: ImageCheck? = structure == nil ? nil : .structure
+        if options.decode, let format = info?.format, structure != nil {
+            // SPEC §5 (--decode): every pixel decoded before the body is published, so a
+            // refused body never reaches the cache. This runs on the cooperative pool (the
+            // task that awaited the transfer), never on a transfer loop's thread.
+            let verdict = ImageDecoding.decode(path: writer.readablePath, format: format)
+            if let refusal = verdict.refusal {
+                return .failure(LoadError(kind: .notAnImage, message: refusal, status: response.status,
+                                          attempts: response.attempts))
+            }
+            if verdict == .decoded { check = .decoded }
+        }
         if !Storability.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
-            return unstored(writer, info: info, response: response, storeFailure: nil)
+            return unstored(writer, info: info, check: check, response: response, storeFailure: nil)
         }
         guard let writer = writer as? CacheWriter else {
             // The cache could not be written: the body is only delivered (-o, --output-dir), with a warning.
-            return unstored(writer, info: info, response: response, storeFailure: (writer as? SpoolFile)?.storeFailure)
+            return unstored(writer, info: info, check: check, response: response,
+                            storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
         let meta = Storability.record(url: key.storedURL, status: response.status, headers: response.headers,
                                       varyRequest: varyRequest.values(for: response.headers),
@@ -122,7 +136,9 @@ extension ImageLoader {
                                       format: info?.format.name, width: info?.width, height: info?.height)
         do {
             let entry = try writer.commit(meta)
-            return .success(result(entry, source: .network, response: response))
+            var loaded = result(entry, source: .network, response: response)
+            loaded.checked = check
+            return .success(loaded)
         } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
@@ -130,7 +146,8 @@ extension ImageLoader {
 
     /// A body that is not in the cache (`no-store`, or the cache could not
     /// be written: `storeFailure`), kept only until it is delivered.
-    private func unstored(_ body: ReceivedBody, info: ImageInfo?, response: FetchResponse, storeFailure: String?) -> Phase {
+    private func unstored(_ body: ReceivedBody, info: ImageInfo?, check: ImageCheck?, response: FetchResponse,
+                          storeFailure: String?) -> Phase {
         let transient: TransientBody
         do { transient = TransientBody(path: try body.keepUnstored()) } catch {
             let what = storeFailure.map { "\($0); and cannot keep the body" } ?? "cannot keep the no-store body"
@@ -142,6 +159,7 @@ extension ImageLoader {
             height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
             redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient)
         loaded.storeFailure = storeFailure
+        loaded.checked = check
         return .success(loaded)
     }
 

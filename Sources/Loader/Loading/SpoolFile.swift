@@ -10,6 +10,8 @@ import Glibc
 protocol ReceivedBody: AnyObject {
     var head: [UInt8] { get }
     var bytesWritten: Int64 { get }
+    /// A name the decoder (`--decode`) opens the body by, read-only.
+    var readablePath: String { get }
     func read(at offset: Int64, count: Int) throws(DiskCacheError) -> [UInt8]
     func keepUnstored() throws(DiskCacheError) -> String
 }
@@ -27,6 +29,7 @@ final class SpoolFile: ReceivedBody, @unchecked Sendable {
     let storeFailure: String
     private(set) var head: [UInt8] = []
     var bytesWritten: Int64 { sink.bytesWritten }
+    var readablePath: String { sink.path }
 
     init(storeFailure: String) throws(DiskCacheError) {
         self.storeFailure = storeFailure

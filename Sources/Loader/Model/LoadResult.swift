@@ -23,6 +23,12 @@ public struct LoadResult: Sendable {
         get { fields.attempts }
         set { change { $0.attempts = newValue } }
     }
+    /// Which check decided this downloaded body was an image (JSON
+    /// `checked`): nil for a cache hit or a body stored without a check (`--any`).
+    public internal(set) var checked: ImageCheck? {
+        get { fields.checked }
+        set { change { $0.checked = newValue } }
+    }
     /// HTTP detail for `-v`.
     public var httpVersion: String? { fields.httpVersion }
     public var redirects: Int { fields.redirects }
@@ -95,6 +101,7 @@ public struct LoadResult: Sendable {
         var transientBody: TransientBody?
         var receipt: DeliveryReceipt?
         var storeFailure: String?
+        var checked: ImageCheck?
     }
 
     private final class Box: Sendable {

@@ -12,6 +12,9 @@ public struct LoaderOptions: Sendable {
     public var freshness = Freshness()
     /// Store any body, not only images (`--any`).
     public var acceptAnyContent = false
+    /// Also decode every pixel of a downloaded image with libvips before it
+    /// is stored (`--decode`); a body the decoder refuses is `not-an-image`.
+    public var decode = false
     /// Serve a stale stored copy when the network fails (`--stale-if-error`).
     public var staleIfError = false
     /// Concurrent network loads in a batch (`--jobs`).

@@ -4,7 +4,7 @@ import Support
 import Glibc
 #endif
 
-/// The URL lines of `--input FILE` (`-`: stdin), read as the batch needs them.
+/// The URL lines of a list file (`--input FILE`; `-`: stdin), read as the batch needs them.
 ///
 /// A dedicated thread reads the file or pipe in chunks and fills a bounded
 /// buffer (`Defaults.inputReadAheadLines` / `…Bytes`); the batch awaits
@@ -17,11 +17,11 @@ import Glibc
 /// file; what a pipe or terminal already holds), then the sequence ends, so
 /// that every URL that was asked for gets its `empty`/`cancelled` report but
 /// nobody waits on a producer that may never stop.
-final class InputLines: AsyncSequence, @unchecked Sendable {
-    typealias Element = String
+public final class InputLines: AsyncSequence, @unchecked Sendable {
+    public typealias Element = String
 
     /// The name used in messages: the path, or `stdin`.
-    let name: String
+    public let name: String
     private let fd: Int32
     private let closeWhenDone: Bool
     private let isRegularFile: Bool
@@ -44,10 +44,10 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
     }
 
     /// Opens `path` (`-` for stdin) and starts reading ahead. A file that
-    /// cannot be opened, or a directory, is a usage error (exit 2).
-    init(path: String) throws {
+    /// cannot be opened, or a directory, is an `InputError` naming it.
+    public init(path: String) throws {
         guard let wake = SelfPipe() else {
-            throw UsageError(environment: "cannot read --input \(path): pipe: \(String(cString: strerror(errno)))")
+            throw InputError(path: path, problem: "pipe: \(String(cString: strerror(errno)))")
         }
         wakeRead = wake.readFD
         wakeWrite = wake.writeFD
@@ -76,7 +76,7 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
             if closeWhenDone && fd >= 0 { close(fd) }
             close(wakeRead)
             close(wakeWrite)
-            throw UsageError(environment: "cannot read --input \(path): \(problem)")
+            throw InputError(path: path, problem: problem)
         }
         try startDetachedThread(name: "asyncfetch-input") { [self] in readLoop() }
     }
@@ -91,54 +91,62 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
 
     /// Lines delivered so far, and the number of URL lines in all when known
     /// (at the end of the input, or earlier from `countAhead()`).
-    var progress: (read: Int, total: Int?) {
+    public var progress: (read: Int, total: Int?) {
         state.withLock { ($0.readLines, $0.finished ? $0.readLines + $0.queue.count : $0.countedLines) }
     }
 
     /// Why reading stopped early (an I/O error), once the sequence has ended.
-    var readError: String? { state.withLock { $0.failure } }
+    public var readError: String? { state.withLock { $0.failure } }
 
     /// For a regular file, counts its URL lines on another thread (with
     /// `pread`, so the reader's offset is untouched): the progress bar can
     /// then show a total before the list has been read.
-    func countAhead() {
+    public func countAhead() {
         guard isRegularFile else { return }
         // Best effort: without the thread the bar just shows no total yet.
         _ = try? startDetachedThread(name: "asyncfetch-count") { [self] in
-            var splitter = LineSplitter(maxLineBytes: Defaults.inputMaxLineBytes)
             var count = 0
-            var offset: off_t = 0
-            var chunk = [UInt8](repeating: 0, count: Defaults.inputChunkBytes)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                offset += off_t(n)
-                chunk.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) { _ in count += 1 } }
-            }
-            splitter.finish { _ in count += 1 }
+            // A read error ends the count early: the end of the input corrects it.
+            _ = LineSplitter.readAll(fd, from: 0) { _ in count += 1 }
             state.withLock { state in if state.countedLines == nil { state.countedLines = count } }
         }
     }
 
-    // MARK: - Consumer side (the batch)
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let lines: InputLines
-        mutating func next() async -> String? { await lines.next() }
+    /// Every URL line of `path` (`-`: stdin) at once, for a short list (the
+    /// `cache` commands); a line too long to keep becomes `overlong(number)`.
+    public static func readAll(path: String, overlong: (Int) -> String) throws(InputError) -> [String] {
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw InputError(path: path, problem: String(cString: strerror(errno))) }
+        defer { if fd != 0 { close(fd) } }
+        var lines: [String] = []
+        let failed = LineSplitter.readAll(fd) { line in
+            switch line {
+            case .text(let bytes): lines.append(String(decoding: bytes, as: UTF8.self))
+            case .overlong(let number): lines.append(overlong(number))
+            }
+        }
+        if let failed { throw InputError(path: path, problem: String(cString: strerror(failed))) }
+        return lines
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(lines: self) }
+    // MARK: - Consumer side (the batch)
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let lines: InputLines
+        public mutating func next() async -> String? { await lines.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(lines: self) }
 
     private enum Step { case lines([String]), end, wait }
 
-    func next() async -> String? {
+    public func next() async -> String? {
         await nextChunk(limit: 1).first
     }
 
     /// Between 1 and `limit` lines, waiting only for the first (under one
     /// lock); empty at the end.
-    func nextChunk(limit: Int) async -> [String] {
+    public func nextChunk(limit: Int) async -> [String] {
         while true {
             let step: Step = state.withLock { state in
                 if !state.queue.isEmpty {
@@ -235,7 +243,7 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
         switch line {
         case .text(let bytes): text = String(decoding: bytes, as: UTF8.self)
         case .overlong(let number):
-            text = "<line \(number) of \(name): longer than \(formatBytes(Int64(Defaults.inputMaxLineBytes)))>"
+            text = "<line \(number) of \(name): longer than \(HumanUnits.bytes(Int64(Defaults.inputMaxLineBytes)))>"
         }
         let resume = state.withLock(when: spaceFreed, { state in
             let full = !state.queue.isEmpty
@@ -250,4 +258,17 @@ final class InputLines: AsyncSequence, @unchecked Sendable {
         }
         resume?.resume()
     }
+}
+
+/// A list of URLs that cannot be read: its path and why (strerror, "is a directory").
+public struct InputError: Error, Equatable, CustomStringConvertible {
+    public let path: String
+    public let problem: String
+
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
+    public var description: String { "cannot read \(path): \(problem)" }
 }

@@ -1,14 +1,17 @@
+import Fetch
 import Support
 
 /// Names that input lines give their URL's file (`URL<TAB>name`, like
-/// curl's url/output pairs in a `-K` file), for `--output-dir`. Keyed by the
-/// URL as reported (password removed). A URL listed twice keeps the first
-/// name: it is fetched, and placed, once.
-final class GivenNames: Sendable {
+/// curl's url/output pairs in a `-K` file), for an `OutputDirectory`. Keyed
+/// by the URL as reported (password removed). A URL listed twice keeps the
+/// first name: it is fetched, and placed, once.
+public final class GivenNames: Sendable {
     private let names = Locked<[String: String]>([:])
 
+    public init() {}
+
     /// The URL part of an input line, remembering the name after a tab.
-    func split(_ line: String) -> String {
+    public func split(_ line: String) -> String {
         guard let tab = line.firstIndex(of: "\t") else { return line }
         let url = String(line[..<tab])
         let name = String(line[line.index(after: tab)...])
@@ -19,7 +22,7 @@ final class GivenNames: Sendable {
         return url
     }
 
-    func name(for url: String) -> String? {
+    public func name(for url: String) -> String? {
         names.withLock { $0[url] }
     }
 }

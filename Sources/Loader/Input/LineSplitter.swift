@@ -1,3 +1,4 @@
+import Fetch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,21 +7,21 @@ import Glibc
 /// trimmed, blank lines and `#` comments skipped, a leading UTF-8 byte order
 /// mark ignored. A line longer than `maxLineBytes` is not kept whole: it is
 /// reported as `.overlong` so memory stays bounded whatever the input.
-struct LineSplitter {
-    enum Line {
+public struct LineSplitter {
+    public enum Line {
         case text(UnsafeBufferPointer<UInt8>)
         case overlong(lineNumber: Int)
     }
 
-    let maxLineBytes: Int
+    public let maxLineBytes: Int
     private var partial: [UInt8] = []
     private var overlong = false
-    private(set) var lineNumber = 0
+    public private(set) var lineNumber = 0
 
-    init(maxLineBytes: Int) { self.maxLineBytes = maxLineBytes }
+    public init(maxLineBytes: Int = Defaults.inputMaxLineBytes) { self.maxLineBytes = maxLineBytes }
 
     /// Feeds one chunk; `emit` gets every URL line completed by it.
-    mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, _ emit: (Line) -> Void) {
+    public mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, _ emit: (Line) -> Void) {
         guard let base = chunk.baseAddress else { return }
         var start = 0
         while start < chunk.count, let found = memchr(base + start, 0x0A, chunk.count - start) {
@@ -39,7 +40,7 @@ struct LineSplitter {
     }
 
     /// Ends the stream: a last line without a newline still counts.
-    mutating func finish(_ emit: (Line) -> Void) {
+    public mutating func finish(_ emit: (Line) -> Void) {
         if !partial.isEmpty || overlong {
             finishLine(UnsafeBufferPointer(start: nil, count: 0), emit)
         }
@@ -75,5 +76,30 @@ struct LineSplitter {
 
     private static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || (byte >= 0x09 && byte <= 0x0D)
+    }
+}
+
+extension LineSplitter {
+    /// Splits all that `fd` holds, with blocking reads of
+    /// `Defaults.inputChunkBytes`: from `offset` with `pread` (the
+    /// descriptor's own offset untouched), else from where the descriptor
+    /// stands. Returns the `errno` of a failed read, or nil at the end.
+    public static func readAll(_ fd: Int32, from offset: off_t? = nil, maxLineBytes: Int = Defaults.inputMaxLineBytes,
+                               _ emit: (Line) -> Void) -> Int32? {
+        var splitter = LineSplitter(maxLineBytes: maxLineBytes)
+        var position = offset ?? 0
+        var chunk = [UInt8](repeating: 0, count: Defaults.inputChunkBytes)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { buffer in
+                offset == nil ? read(fd, buffer.baseAddress, buffer.count) : pread(fd, buffer.baseAddress, buffer.count, position)
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return errno }
+            if n == 0 { break }
+            position += off_t(n)
+            chunk.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[0..<n]), emit) }
+        }
+        splitter.finish(emit)
+        return nil
     }
 }

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Starts `body` on a new detached POSIX thread. (Foundation's `Thread`
@@ -8,7 +10,7 @@ import Glibc
 ///
 /// Lifetime: the closure is retained in a box passed to the thread, which
 /// releases it when `body` returns.
-func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) throws {
+public func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
     final class Box: @unchecked Sendable {
         let body: @Sendable () -> Void
         let name: String
@@ -27,6 +29,11 @@ func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) t
     }, box)
     if rc != 0 {
         Unmanaged<Box>.fromOpaque(box).release()
-        throw RuntimeFailure("cannot start the \(name) thread: \(String(cString: strerror(rc)))")
+        throw ThreadStartError(description: "cannot start the \(name) thread: \(String(cString: strerror(rc)))")
     }
+}
+
+/// The system refused a new thread (`pthread_create`'s error, in words).
+public struct ThreadStartError: Error, CustomStringConvertible {
+    public let description: String
 }

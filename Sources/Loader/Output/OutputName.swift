@@ -10,18 +10,18 @@ import ImageFormats
 /// dropped, a leading `/` is ignored, control characters and `\` become `_`,
 /// and a component longer than 255 bytes is shortened (its extension kept).
 /// A name with nothing left becomes `{md5}.{ext}`.
-struct OutputName {
+public struct OutputName: Sendable {
     /// `{name}`: the URL's last path segment.
-    static let defaultTemplate = "{name}"
-    static let variables = ["{name}", "{host}", "{path}", "{md5}", "{ext}"]
-    static let maxComponentBytes = 255
+    public static let defaultTemplate = "{name}"
+    public static let variables = ["{name}", "{host}", "{path}", "{md5}", "{ext}"]
+    public static let maxComponentBytes = 255
 
-    let template: String
+    public let template: String
 
-    init(template: String = OutputName.defaultTemplate) { self.template = template }
+    public init(template: String = OutputName.defaultTemplate) { self.template = template }
 
     /// Why a `--name` template cannot be used, or nil.
-    static func problem(with template: String) -> String? {
+    public static func problem(with template: String) -> String? {
         var rest = template
         for variable in variables { rest = rest.replacing(variable, with: "") }
         if rest.contains("{") || rest.contains("}") {
@@ -32,7 +32,7 @@ struct OutputName {
 
     /// The path components for `url`, safe to create under the directory.
     /// `md5` is the cache key; `format` the image format, if known.
-    func components(url: String, given: String?, md5: String, format: ImageFormat?) -> [String] {
+    public func components(url: String, given: String?, md5: String, format: ImageFormat?) -> [String] {
         let parts = URLParts(url)
         let ext = Self.fileExtension(format: format, name: parts.lastSegment)
         let text: String
@@ -50,7 +50,7 @@ struct OutputName {
         return safe.isEmpty ? ["\(md5).\(ext)"] : safe
     }
 
-    static func safeComponents(_ text: String) -> [String] {
+    public static func safeComponents(_ text: String) -> [String] {
         text.split(separator: "/", omittingEmptySubsequences: true).compactMap { raw -> String? in
             let decoded = percentDecoded(String(raw))
             var scalars = String.UnicodeScalarView()
@@ -65,7 +65,7 @@ struct OutputName {
     }
 
     /// At most `maxComponentBytes` of UTF-8, cut on a character boundary, extension kept.
-    static func shortened(_ component: String) -> String {
+    public static func shortened(_ component: String) -> String {
         guard component.utf8.count > maxComponentBytes else { return component }
         let dot = component.lastIndex(of: ".").map { String(component[$0...]) } ?? ""
         let keep = dot.utf8.count <= 16 ? dot : ""
@@ -77,7 +77,7 @@ struct OutputName {
     }
 
     /// `png`, `jpg`, … from the sniffed format, else the name's own, else `bin`.
-    static func fileExtension(format: ImageFormat?, name: String) -> String {
+    public static func fileExtension(format: ImageFormat?, name: String) -> String {
         if let format { return format.fileExtension }
         if let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex {
             let ext = name[name.index(after: dot)...]
@@ -87,7 +87,7 @@ struct OutputName {
     }
 
     /// `%41` → `A`; invalid escapes and invalid UTF-8 stay as they are.
-    static func percentDecoded(_ text: String) -> String {
+    public static func percentDecoded(_ text: String) -> String {
         guard text.contains("%") else { return text }
         var bytes: [UInt8] = []
         var utf8 = Array(text.utf8)[...]
@@ -105,12 +105,12 @@ struct OutputName {
 }
 
 /// The host, path and last path segment of a URL (no query, no fragment).
-struct URLParts {
-    var host = ""
-    var path = ""
-    var lastSegment = ""
+public struct URLParts: Sendable, Equatable {
+    public var host = ""
+    public var path = ""
+    public var lastSegment = ""
 
-    init(_ url: String) {
+    public init(_ url: String) {
         var rest = Substring(url)
         if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
         if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }

@@ -1,36 +1,34 @@
-import Loader
-
 /// The URLs of one run: those on the command line first, then the lines of
 /// each `--input` in turn, as one lazy sequence for `ImageLoader.batch`
 /// (which takes them in chunks: `URLChunkSequence`). With `names`, an input
 /// line `URL<TAB>name` gives its URL's file name in `--output-dir`. With
 /// `shard` (`--shard K/N`), only the URLs of that shard are handed out.
-struct URLList: URLChunkSequence {
-    typealias Element = String
+public struct URLList: URLChunkSequence {
+    public typealias Element = String
 
-    let arguments: [String]
-    let inputs: [InputLines]
-    var names: GivenNames?
-    var shard: Shard?
+    public let arguments: [String]
+    public let inputs: [InputLines]
+    public var names: GivenNames?
+    public var shard: Shard?
 
-    init(arguments: [String], inputs: [InputLines], names: GivenNames? = nil, shard: Shard? = nil) {
+    public init(arguments: [String], inputs: [InputLines], names: GivenNames? = nil, shard: Shard? = nil) {
         self.arguments = arguments
         self.inputs = inputs
         self.names = names
         self.shard = shard
     }
 
-    struct AsyncIterator: URLChunkIterator {
+    public struct AsyncIterator: URLChunkIterator {
         var arguments: IndexingIterator<[String]>
         var inputs: ArraySlice<InputLines>
         let names: GivenNames?
         let shard: Shard?
 
-        mutating func next() async -> String? {
+        public mutating func next() async -> String? {
             await nextChunk(limit: 1).first
         }
 
-        mutating func nextChunk(limit: Int) async -> [String] {
+        public mutating func nextChunk(limit: Int) async -> [String] {
             var chunk: [String] = []
             while chunk.count < limit, let url = arguments.next() {
                 if shard?.contains(url) ?? true { chunk.append(url) }
@@ -52,12 +50,12 @@ struct URLList: URLChunkSequence {
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator {
+    public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(arguments: arguments.makeIterator(), inputs: inputs[...], names: names, shard: shard)
     }
 
     /// URLs handed out so far, and how many there are in all when known.
-    var progress: (read: Int, total: Int?) {
+    public var progress: (read: Int, total: Int?) {
         var read = arguments.count
         var total: Int? = arguments.count
         for input in inputs {

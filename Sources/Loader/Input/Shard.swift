@@ -1,4 +1,3 @@
-import ArgumentParser
 import DiskCache
 
 /// `--shard K/N`: this process takes only the URLs whose cache key falls in
@@ -7,22 +6,23 @@ import DiskCache
 /// order of the list, so N processes given the same list fetch each URL
 /// exactly once. A URL that has no key (invalid) belongs to shard 0, which
 /// reports it.
-struct Shard: Sendable, Equatable, ExpressibleByArgument {
-    let index: Int
-    let count: Int
+public struct Shard: Sendable, Equatable {
+    public let index: Int
+    public let count: Int
 
-    init(index: Int, count: Int) {
+    public init(index: Int, count: Int) {
         self.index = index
         self.count = count
     }
 
-    init?(argument: String) {
+    /// `K/N`, as `--shard` takes it; nil unless 0 ≤ K < N.
+    public init?(argument: String) {
         let parts = argument.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, k >= 0, k < n else { return nil }
         self.init(index: k, count: n)
     }
 
-    func contains(_ url: String) -> Bool {
+    public func contains(_ url: String) -> Bool {
         guard count > 1 else { return true }
         guard case .success(let key) = CacheKey.identify(url).key,
               let prefix = UInt32(key.hex.prefix(8), radix: 16) else { return index == 0 }

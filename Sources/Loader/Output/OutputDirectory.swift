@@ -1,5 +1,4 @@
 import DiskCache
-import Loader
 import Support
 #if canImport(Glibc)
 import Glibc
@@ -22,11 +21,11 @@ import Glibc
 ///   else a copy of the data (never the cache's extended attributes).
 ///   `--link` makes a hard link instead: instant and no extra space, but it
 ///   *is* the cache's file, so editing it in place edits the cache entry.
-final class OutputDirectory: BodyReceiver, @unchecked Sendable {
-    let path: String
-    let name: OutputName
-    let hardLink: Bool
-    let givenNames: GivenNames
+public final class OutputDirectory: BodyReceiver, Sendable {
+    public let path: String
+    public let name: OutputName
+    public let hardLink: Bool
+    public let givenNames: GivenNames
     private let fd: Int32
     /// Names taken in this run: hash of the relative path -> hash of the URL
     /// (16 bytes a URL, so a list of millions stays small; a collision only
@@ -34,26 +33,23 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     private let taken = Locked<[Int: Int]>([:])
 
     /// Opens (creating it, mode 0755 before the umask) the directory; a
-    /// directory that cannot be used is a usage error naming it, and so is
-    /// the cache directory itself (`cacheDirectory`).
-    init(path: String, name: OutputName, hardLink: Bool, givenNames: GivenNames, cacheDirectory: String? = nil) throws {
-        if mkdir(path, 0o755) != 0 && errno != EEXIST {
-            throw UsageError(environment: "cannot create --output-dir \(path): \(String(cString: strerror(errno)))")
-        }
+    /// directory that cannot be used is an `OpenError`, and so is the cache
+    /// directory itself (`cacheDirectory`).
+    public init(path: String, name: OutputName = OutputName(), hardLink: Bool = false, givenNames: GivenNames = GivenNames(),
+                cacheDirectory: String? = nil) throws(OpenError) {
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw .cannotCreate(String(cString: strerror(errno))) }
         let opened = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard opened >= 0 else {
-            throw UsageError(environment: "cannot use --output-dir \(path): \(String(cString: strerror(errno)))")
-        }
+        guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
         if faccessat(opened, ".", W_OK, 0) != 0 {
             let problem = String(cString: strerror(errno))
             close(opened)
-            throw UsageError(environment: "cannot write into --output-dir \(path): \(problem)")
+            throw .cannotWrite(problem)
         }
         var folder = stat(), cache = stat()
         if let cacheDirectory, fstat(opened, &folder) == 0, stat(cacheDirectory, &cache) == 0,
            folder.st_dev == cache.st_dev, folder.st_ino == cache.st_ino {
             close(opened)
-            throw UsageError("--output-dir \(path) is the cache directory; its files there would replace cache entries (a folder inside it is fine)")
+            throw .isCacheDirectory
         }
         self.path = path
         self.name = name
@@ -64,7 +60,7 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func receive(url: String, body: String, result: LoadResult) throws -> DeliveryReceipt {
+    public func receive(url: String, body: String, result: LoadResult) throws -> DeliveryReceipt {
         let md5 = result.path.map { String($0.split(separator: "/").last ?? "") }
             ?? ((try? CacheKey(url: url))?.hex ?? "body")
         let wanted = name.components(url: url, given: givenNames.name(for: url), md5: md5, format: result.format)
@@ -100,7 +96,7 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     }
 
     /// `cat.png` → `cat-2.png`; `README` → `README-2`.
-    static func numbered(_ name: String, _ number: Int) -> String {
+    public static func numbered(_ name: String, _ number: Int) -> String {
         if let dot = name.lastIndex(of: "."), dot != name.startIndex {
             return OutputName.shortened(String(name[..<dot]) + "-\(number)" + String(name[dot...]))
         }
@@ -173,8 +169,9 @@ final class OutputDirectory: BodyReceiver, @unchecked Sendable {
     static let ficlone = UInt(0x4004_9409)
 }
 
-struct OutputDirectoryError: Error {
-    let message: String
+/// Why a body could not be placed in the directory (the URL's `io` failure).
+public struct OutputDirectoryError: Error {
+    public let message: String
 
     static func errno(_ what: String) -> OutputDirectoryError {
         OutputDirectoryError(message: "\(what): \(String(cString: strerror(Glibc.errno)))")
@@ -182,5 +179,16 @@ struct OutputDirectoryError: Error {
 }
 
 extension OutputDirectoryError: CustomStringConvertible {
-    var description: String { message }
+    public var description: String { message }
+}
+
+extension OutputDirectory {
+    /// Why the directory cannot be used; each case but the last carries strerror's words.
+    public enum OpenError: Error, Equatable {
+        case cannotCreate(String)
+        case cannotOpen(String)
+        case cannotWrite(String)
+        /// It is the cache directory: its files would replace cache entries.
+        case isCacheDirectory
+    }
 }

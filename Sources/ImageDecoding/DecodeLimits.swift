@@ -1,0 +1,6 @@
+/// The decoder's named limits.
+public enum DecodeLimits {
+    /// The largest declared width × height decoded (100 megapixels): a
+    /// larger image is refused from its header, before any pixel is decoded.
+    public static let maximumPixels: Int64 = 100_000_000
+}

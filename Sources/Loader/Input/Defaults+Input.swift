@@ -1,0 +1,14 @@
+import Fetch
+
+/// The limits of reading URL lists (`InputLines`, `--input`).
+extension Defaults {
+    /// Lines an `InputLines` reads ahead of the batch (a bounded buffer: a
+    /// million-line list streams through in constant memory).
+    public static let inputReadAheadLines = 1024
+    /// Bytes held ahead of the batch, whichever limit comes first.
+    public static let inputReadAheadBytes = 1 << 20
+    /// Chunk size of list reads.
+    public static let inputChunkBytes = 64 * 1024
+    /// A longer line is reported as an invalid URL, not buffered whole.
+    public static let inputMaxLineBytes = 1 << 20
+}

@@ -1,0 +1,109 @@
+/// Sizes and durations as people write and read them: `153 B`, `4.2 KiB`,
+/// `12.4 ms`, `1.25 s` out; `64M`, `1.5G`, `90s`, `7d` in. Pure text, no
+/// policy: which option takes which unit is the caller's business.
+public enum HumanUnits {
+    /// `153 B`, `4.2 KiB`, `1.0 MiB`: sizes for people (powers of 1024).
+    public static func bytes(_ bytes: Int64) -> String {
+        var text: [UInt8] = []
+        appendBytes(bytes, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `bytes(_:)` appended as UTF-8 (a result line is built as bytes).
+    @inlinable
+    public static func appendBytes(_ bytes: Int64, to out: inout [UInt8]) {
+        if bytes < 1024 {
+            appendDecimal(bytes, to: &out)
+            out.append(contentsOf: " B".utf8)
+            return
+        }
+        let units: [StaticString] = [" KiB", " MiB", " GiB", " TiB"]
+        var value = Double(bytes) / 1024
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
+        let tenths = Int64((value * 10).rounded())
+        appendDecimal(tenths / 10, to: &out)
+        out.append(0x2E)
+        appendDecimal(tenths % 10, to: &out)
+        units[unit].withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// `12.4 ms` below a second, `1.25 s` above.
+    public static func duration(_ seconds: Double) -> String {
+        if seconds < 1 {
+            let tenths = Int((seconds * 10_000).rounded())
+            return "\(tenths / 10).\(tenths % 10) ms"
+        }
+        let hundredths = Int((seconds * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) s"
+    }
+
+    /// The decimal digits of `value` (a leading `-` when negative), appended
+    /// without building a string.
+    @inlinable
+    public static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(0x2D) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(0x30 + magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+        }
+    }
+
+    /// Seconds from `30`, `0.5`, or a number with `s`, `m`, `h` or `d`
+    /// (any case); nil for anything else, negative or not finite.
+    public static func seconds(_ text: String) -> Double? {
+        let text = text.lowercased()
+        let units: [(String, Double)] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        var multiplier = 1.0
+        var number = Substring(text)
+        if let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) }) {
+            multiplier = factor
+            number = number.dropLast(suffix.count)
+        }
+        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+        return value * multiplier
+    }
+
+    /// `7d`, `90m`, `30s`, `0.5s`: the largest whole unit.
+    public static func durationArgument(_ seconds: Double) -> String {
+        for (unit, factor) in [("d", 86400.0), ("h", 3600.0), ("m", 60.0)] where seconds >= factor && seconds.truncatingRemainder(dividingBy: factor) == 0 {
+            return "\(Int(seconds / factor))\(unit)"
+        }
+        return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
+    }
+
+    /// Bytes from `65536`, or a number with `K`, `M` or `G` (powers of 1024;
+    /// `KB`, `KiB` too, any case); nil for anything else or beyond `Int64`.
+    public static func byteCount(_ text: String) -> Int64? {
+        var text = Substring(text.uppercased())
+        if text.hasSuffix("IB") {
+            text = text.dropLast(2)
+        } else if text.hasSuffix("B") && text.count > 1 && !(text.dropLast().last?.isNumber ?? true) {
+            text = text.dropLast()
+        }
+        var multiplier: Double = 1
+        if let last = text.last, let factor = ["K": 1024.0, "M": 1048576.0, "G": 1073741824.0][String(last)] {
+            multiplier = factor
+            text = text.dropLast()
+        }
+        guard let value = Double(text), value.isFinite, value >= 0, value * multiplier < 9.2e18 else { return nil }
+        return Int64(value * multiplier)
+    }
+
+    /// `64M`, `512K`, `1000`: the largest whole unit.
+    public static func byteCountArgument(_ bytes: Int64) -> String {
+        for (unit, factor) in [("G", Int64(1) << 30), ("M", Int64(1) << 20), ("K", Int64(1) << 10)] where bytes >= factor && bytes % factor == 0 {
+            return "\(bytes / factor)\(unit)"
+        }
+        return "\(bytes)"
+    }
+}

@@ -1,0 +1,49 @@
+import Support
+import Testing
+
+/// Sizes and durations in and out, with known values.
+@Suite struct HumanUnitsTests {
+    @Test func sizesForPeople() {
+        #expect(HumanUnits.bytes(0) == "0 B")
+        #expect(HumanUnits.bytes(1023) == "1023 B")
+        #expect(HumanUnits.bytes(1024) == "1.0 KiB")
+        #expect(HumanUnits.bytes(4300) == "4.2 KiB")
+        #expect(HumanUnits.bytes(1 << 20) == "1.0 MiB")
+        #expect(HumanUnits.bytes(3 << 40) == "3.0 TiB")
+        var line = Array("size ".utf8)
+        HumanUnits.appendBytes(153, to: &line)
+        HumanUnits.appendDecimal(-42, to: &line)
+        HumanUnits.appendDecimal(Int64.min, to: &line)
+        #expect(String(decoding: line, as: UTF8.self) == "size 153 B-42-9223372036854775808")
+    }
+
+    @Test func durationsForPeople() {
+        #expect(HumanUnits.duration(0.01236) == "12.4 ms")
+        #expect(HumanUnits.duration(1.25) == "1.25 s")
+        #expect(HumanUnits.duration(3.05) == "3.05 s")
+    }
+
+    @Test func durationArguments() {
+        #expect(HumanUnits.seconds("30") == 30)
+        #expect(HumanUnits.seconds("0.5") == 0.5)
+        #expect(HumanUnits.seconds("90S") == 90)
+        #expect(HumanUnits.seconds("5m") == 300)
+        #expect(HumanUnits.seconds("1.5h") == 5400)
+        #expect(HumanUnits.seconds("7d") == 604_800)
+        for bad in ["", "-1", "5x", "500ms", "inf", "nan", "m"] { #expect(HumanUnits.seconds(bad) == nil, "\(bad)") }
+        #expect(HumanUnits.durationArgument(604_800) == "7d")
+        #expect(HumanUnits.durationArgument(5400) == "90m")
+        #expect(HumanUnits.durationArgument(0.5) == "0.5s")
+    }
+
+    @Test func sizeArguments() {
+        #expect(HumanUnits.byteCount("65536") == 65536)
+        #expect(HumanUnits.byteCount("512K") == 524_288)
+        #expect(HumanUnits.byteCount("64m") == 67_108_864)
+        #expect(HumanUnits.byteCount("1.5G") == 1_610_612_736)
+        #expect(HumanUnits.byteCount("2KiB") == 2048 && HumanUnits.byteCount("2kb") == 2048)
+        for bad in ["", "-1", "1T", "K", "9000000000G", "B", "10B"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
+        #expect(HumanUnits.byteCountArgument(64 << 20) == "64M")
+        #expect(HumanUnits.byteCountArgument(1000) == "1000")
+    }
+}
