@@ -83,7 +83,7 @@ final class Reporter: @unchecked Sendable {
         let text: String
         switch note {
         case .paused(let host, let seconds, let status):
-            text = "host \(host.name) answered \(status): paused for \(formatDuration(seconds))"
+            text = "host \(host.name) answered \(status): paused for \(HumanUnits.duration(seconds))"
         case .limitChanged(let host, let from, let to):
             text = "host \(host.name): at most \(to) transfers at once (was \(from))"
         case .gaveUp(_, let failure):
