@@ -50,7 +50,7 @@ let package = Package(
                 "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
             ])],
             linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
-        // The module graph is one-way (README, "Layout"):
+        // The module graph is one-way (docs/layout.md):
         //   Support (locks, clocks, ASCII) under everything but the C corners;
         //   CCRC -> ImageFormats (pure: no I/O);
         //   Fetch, DiskCache -> HTTPCaching (pure RFC 9111 rules), RemoteCache (the tier);
@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(
             name: "ImageFormatsTests",
-            dependencies: ["ImageFormats", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["ImageFormats", "ImageDecoding", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "ImageDecodingTests", dependencies: ["ImageDecoding", "ImageFormats", "TestSupport"], swiftSettings: strict),

@@ -120,6 +120,8 @@ def main():
     ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
     ap.add_argument("--remote-only", action="store_true",
                     help="only the remote cache tier's case (issue 17): cold from the origin vs warm from an nginx WebDAV tier")
+    ap.add_argument("--decode-only", action="store_true",
+                    help="only the --decode case (issue 23: cold runs with and without --decode, on tmpfs)")
     ap.add_argument("--no-internet", action="store_true", help="skip the internet-like case (issue 21; --quick skips it too)")
     ap.add_argument("--internet-only", action="store_true",
                     help="only the internet-like case (issue 21): many hosts with latency, 429s and failures, in a network namespace")
@@ -128,11 +130,15 @@ def main():
     if args.internet_only:
         internet.run(args)
         return
+    if args.decode_only:
+        print("\n" + run_decode(args, "tmpfs", "/dev/shm/asyncfetch-bench"))
+        return
     places = [("tmpfs", "/dev/shm/asyncfetch-bench"), ("disk", "/var/tmp/asyncfetch-bench")]
     runner = run_remote if args.remote_only else run
     tables = [runner(args, label, base) for label, base in places if args.only in (None, label)]
     if not args.remote_only and not args.quick and args.only in (None, "tmpfs"):
         tables.append(run_remote(args, "tmpfs", places[0][1]))
+        tables.append(run_decode(args, "tmpfs", places[0][1]))
     if not args.remote_only and not args.quick and not args.no_internet:
         tables.append(internet.run(args))
     for table in tables:
@@ -434,6 +440,57 @@ def run_remote(args, fs, base):
     table = "\n".join(lines)
     print("\n" + table, flush=True)
     return table
+
+
+def run_decode(args, fs, base):
+    """The cost of --decode (issue 23 item 5): cold runs into an empty cache
+    of the small set (`--small` PNGs of 64×64 noise, ~12.4 KB) and of
+    20 × 10 MiB PNGs (1870×1870 noise), without and with --decode, the two
+    alternating; median of `--reps`, and the ratio of the medians."""
+    binary = os.path.abspath(args.bin)
+    base += "-decode"
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(f"{base}/www/small"); os.makedirs(f"{base}/www/large")
+    variants = [png(64, 64, seed) for seed in range(16)]
+    for i in range(args.small):
+        with open(f"{base}/www/small/s{i:06d}.png", "wb") as f:
+            f.write(variants[i % len(variants)])
+    big = png(1870, 1870, 99)
+    for i in range(20):
+        with open(f"{base}/www/large/l{i:02d}.png", "wb") as f:
+            f.write(big)
+    nginx = Nginx(f"{base}/www", f"{base}/nginx")
+    url = f"http://127.0.0.1:{nginx.port}"
+    sets = {f"{args.small // 1000}k": [f"{url}/small/s{i:06d}.png" for i in range(args.small)],
+            "20x10MiB": [f"{url}/large/l{i:02d}.png" for i in range(20)]}
+    cache = f"{base}/cache"
+    lines = [f"--decode on {fs} (cold, empty cache; median wall, min in brackets; CPU; ratio of the medians)"]
+    print(f"\n--decode on {fs}: nginx :{nginx.port}; median of {args.reps}", flush=True)
+    try:
+        for name, urls in sets.items():
+            listing = f"{base}/{name}.txt"
+            with open(listing, "w") as f:
+                f.write("\n".join(urls) + "\n")
+            rows = {label: Row(label) for label in ("structure check", "--decode")}
+            for _ in range(args.reps):
+                for label, extra in (("structure check", []), ("--decode", ["--decode"])):
+                    shutil.rmtree(cache, ignore_errors=True)
+                    rows[label].add(measure([binary, "--cache-dir", cache, *extra, "--input", listing]))
+            plain, decoded = rows["structure check"], rows["--decode"]
+            for row in (plain, decoded):
+                lines.append(f"{name:<9} {row.name:<16} {fmt(row.wall):>10} ({fmt(min(row.walls)):>9})"
+                             f"  cpu {fmt(statistics.median(row.cpus)):>9}  rss {max(row.rss):6.1f} MiB  exit {sorted(row.codes)}")
+            extra_cpu = statistics.median(decoded.cpus) - statistics.median(plain.cpus)
+            megabytes = sum(os.path.getsize(f"{base}/www/{'small' if name != '20x10MiB' else 'large'}/{u.rsplit('/', 1)[1]}")
+                            for u in urls) / 1e6
+            lines.append(f"{name:<9} ratio wall {decoded.wall / plain.wall:5.2f}, cpu "
+                         f"{statistics.median(decoded.cpus) / statistics.median(plain.cpus):5.2f}; extra CPU "
+                         f"{extra_cpu / len(urls) * 1e3:.2f} ms per image, {extra_cpu / megabytes * 1e3:.1f} ms per MB")
+            print(lines[-3] + "\n" + lines[-2] + "\n" + lines[-1], flush=True)
+    finally:
+        nginx.stop()
+    shutil.rmtree(base, ignore_errors=True)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 /// One-line answers for the options curl, wget and aria2c users type by
-/// habit (README, "asyncfetch for curl and wget users"): the equivalent
+/// habit (docs/habits.md, "asyncfetch for curl and wget users"): the equivalent
 /// option, "always on", or "not supported, because …". Without them such an
 /// option got a bare "Unknown option", or swift-argument-parser's nearest
 /// spelling (`--fail` → `--any`, `--user` → `--json`), which is wrong.

@@ -1,4 +1,5 @@
 import Foundation
+import ImageDecoding
 import ImageFormats
 import Testing
 import TestSupport
@@ -19,6 +20,12 @@ import TestSupport
 /// size (the corpus holds none of the cases docs/images.md says pass undecided). Where the
 /// decoders disagree, either verdict is fine. The per-format confusion
 /// matrix is printed.
+///
+/// The `--decode` column: every body the structure check accepts is also
+/// decoded with libvips (`ImageDecoding`), as `--decode` would. With it, the
+/// verdict must match the decoders on every body where they agree with each
+/// other, flipped bytes included, for every format libvips reads (BMP and
+/// ICO keep the structure verdict); its matrix is printed beside the first.
 @Suite(.serialized) struct ImageDifferentialTests {
     struct Body {
         let file: String, format: String, kind: String
@@ -32,6 +39,9 @@ import TestSupport
     }
 
     struct Tally { var bodies = 0, falseRejections = 0, falseAcceptances = 0, stricter = 0, lenient = 0, wrongSize = 0 }
+
+    /// The `--decode` column for one format: bodies where the decoders agree, and how `--decode` judged them.
+    struct DecodeTally { var agreed = 0, bothAccept = 0, bothRefuse = 0, refusedGood = 0, acceptedBad = 0, decoded = 0 }
 
     /// What asyncfetch decides for one body, fed in chunks of random sizes.
     static func judge(_ bytes: [UInt8], rng: inout SplitMix) -> (accepted: Bool, info: ImageInfo?, problem: String?) {
@@ -63,7 +73,9 @@ import TestSupport
         #expect(bodies.count >= 1500)
         #expect(bodies.contains { $0.magick != "-" }, "ImageMagick's identify ran (make deps installs it)")
         var tallies: [String: Tally] = [:]
+        var decodeTallies: [String: DecodeTally] = [:]
         var failures: [String] = []
+        var decodeFailures: [String] = []
         var rng = SplitMix(seed: 13)
         for body in bodies {
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: temp.file(body.file))))
@@ -98,10 +110,40 @@ import TestSupport
                 }
             }
             tallies[body.format] = tally
+            // The --decode column: what a run with --decode stores.
+            var column = decodeTallies[body.format] ?? DecodeTally()
+            var stored = accepted
+            if accepted, let format = info?.format {
+                let verdict = ImageDecoding.decode(path: temp.file(body.file), format: format)
+                if verdict == .decoded { column.decoded += 1 }
+                stored = verdict.refusal == nil
+            }
+            // Cuts the structure check refuses although the decoders show them (GIF trailers, above) stay refused.
+            // BMP and ICO, which libvips does not read, keep the structure verdict (the column above).
+            if let agreed = body.decoders, body.kind != "cut" || !agreed || accepted,
+               info.map({ ImageDecoding.decodes($0.format) }) ?? true {
+                column.agreed += 1
+                if agreed { column.bothAccept += 1 } else { column.bothRefuse += 1 }
+                if agreed && !stored {
+                    column.refusedGood += 1
+                    decodeFailures.append("\(body.file) (\(body.kind)): every decoder reads it; --decode refuses it")
+                } else if !agreed && stored {
+                    column.acceptedBad += 1
+                    decodeFailures.append("\(body.file) (\(body.kind)): every decoder refuses it; --decode stores it")
+                }
+            }
+            decodeTallies[body.format] = column
         }
         print("format  bodies  false-rejections  false-acceptances(cut)  stricter-than-decoders(cut)  damage-passed(flip)  wrong-size")
         for (format, t) in tallies.sorted(by: { $0.key < $1.key }) {
             print("\(format.padding(toLength: 6, withPad: " ", startingAt: 0))  \(t.bodies)  \(t.falseRejections)  \(t.falseAcceptances)  \(t.stricter)  \(t.lenient)  \(t.wrongSize)")
+        }
+        print("--decode: format  decoders-agree (accept/refuse)  decoded-by-libvips  refused-but-decoders-read  stored-but-decoders-refuse")
+        for (format, t) in decodeTallies.sorted(by: { $0.key < $1.key }) {
+            print("--decode: \(format.padding(toLength: 6, withPad: " ", startingAt: 0))  \(t.agreed) (\(t.bothAccept)/\(t.bothRefuse))  \(t.decoded)  \(t.refusedGood)  \(t.acceptedBad)")
+        }
+        if !decodeFailures.isEmpty {
+            Issue.record("--decode: \(decodeFailures.count) verdicts against the decoders:\n\(decodeFailures.prefix(40).joined(separator: "\n"))")
         }
         if !failures.isEmpty {
             Issue.record("\(failures.count) wrong verdicts:\n\(failures.prefix(40).joined(separator: "\n"))")

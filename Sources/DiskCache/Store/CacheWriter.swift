@@ -34,7 +34,7 @@ import Glibc
 ///
 /// No `fsync`: after a power loss the newest entries may be missing or cut
 /// short; a hit's size check and `cache verify`'s digest check mean neither
-/// is served (the README says on which file systems that holds).
+/// is served (docs/cache.md says on which file systems that holds).
 ///
 /// Sidecar fallback (a file system without user extended attributes, or a
 /// record too large for one): the metadata, recording also the body's inode,

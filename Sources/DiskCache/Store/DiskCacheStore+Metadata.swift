@@ -87,7 +87,7 @@ extension DiskCacheStore {
     }
 
     /// Writes an encoded sidecar to a locked temporary file in `.tmp` (no
-    /// `fsync`: see the README on durability); the caller publishes it with
+    /// `fsync`: see docs/cache.md on durability); the caller publishes it with
     /// `rename` (under the commit lock) and discards it. Errors name the
     /// temporary path; the file is removed.
     func writeTemporaryMetadata(_ encoded: [UInt8], key: String) throws(DiskCacheError) -> TemporaryFile {

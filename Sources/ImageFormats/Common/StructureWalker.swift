@@ -14,7 +14,7 @@ enum WalkStep {
     case end
     /// The structure is broken (a failed CRC, an impossible length).
     case failed(String)
-    /// This body cannot be judged cheaply: it passes (README lists where).
+    /// This body cannot be judged cheaply: it passes (docs/images.md lists where).
     case undecidable
 }
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Interleaved A/B of two asyncfetch binaries on the cache-hit cases (fresh,
+offline and revalidate, 10,000 URLs), on tmpfs: one cache filled once, then each repetition
+runs A then B (then B then A), so a slow spell of the shared VM hits both.
+
+  python3 bench/ab.py --a OLD_BINARY --b NEW_BINARY [--reps 9] [--n 10000]
+"""
+import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import Nginx, measure, png  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--a", required=True, help="the old binary")
+    ap.add_argument("--b", required=True, help="the new binary")
+    ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--n", type=int, default=10000)
+    args = ap.parse_args()
+    root = tempfile.mkdtemp(prefix="asyncfetch-ab-", dir="/dev/shm")
+    os.chmod(root, 0o755)  # nginx workers run as another user
+    nginx = None
+    try:
+        www = f"{root}/www"
+        os.makedirs(www)
+        body = png(64, 60, 1)
+        for i in range(args.n):
+            with open(f"{www}/{i}.png", "wb") as f:
+                f.write(body)
+            # Dated 30 days back: Last-Modified then gives 3 days of heuristic
+            # freshness, so the cache-hit cases are answered without the network.
+            os.utime(f"{www}/{i}.png", (time.time() - 30 * 86400,) * 2)
+        nginx = Nginx(www, f"{root}/nginx")
+        urls = f"{root}/urls.txt"
+        with open(urls, "w") as f:
+            f.write("".join(f"http://127.0.0.1:{nginx.port}/{i}.png\n" for i in range(args.n)))
+        cache = f"{root}/cache"
+        fill = measure([args.a, "--cache-dir", cache, "-q", "--input", urls], stdout=f"{root}/fill.out")
+        if fill[3] != 0:
+            raise SystemExit(f"filling the cache failed: {fill}: " + open(f"{root}/fill.out").read()[:500])
+        cases = {"fresh": ["-q", "--input", urls], "offline": ["-q", "--offline", "--input", urls],
+                 "revalidate (--refresh, all 304)": ["-q", "--refresh", "--input", urls]}
+        results = {(c, w): [] for c in cases for w in "ab"}
+        for rep in range(args.reps):
+            order = "ab" if rep % 2 == 0 else "ba"
+            for case, extra in cases.items():
+                for who in order:
+                    binary = args.a if who == "a" else args.b
+                    m = measure([binary, "--cache-dir", cache, *extra])
+                    if m[3] != 0:
+                        raise SystemExit(f"{who} {case} exited {m[3]}")
+                    results[(case, who)].append(m)
+        print(f"| case | A (old) median | B (new) median | B/A median | B/A min | CPU A | CPU B |")
+        print("|---|---|---|---|---|---|---|")
+        for case in cases:
+            a, b = results[(case, "a")], results[(case, "b")]
+            am, bm = statistics.median(x[0] for x in a), statistics.median(x[0] for x in b)
+            amin, bmin = min(x[0] for x in a), min(x[0] for x in b)
+            ac, bc = statistics.median(x[1] for x in a), statistics.median(x[1] for x in b)
+            print(f"| {case} {args.n} | {am*1000:.1f} ms | {bm*1000:.1f} ms | {bm/am:.3f} | {bmin/amin:.3f} | {ac*1000:.0f} ms | {bc*1000:.0f} ms |")
+    finally:
+        if nginx:
+            nginx.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
