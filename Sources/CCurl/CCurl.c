@@ -121,6 +121,9 @@ CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_
 CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback cb) {
     return p_curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, cb);
 }
+CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback cb) {
+    return p_curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, cb);
+}
 
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return p_curl_easy_getinfo(handle, info, value);

@@ -7,8 +7,9 @@ public enum Defaults {
     public static let version = "0.1.0"
     /// `User-Agent` sent with every request.
     public static let userAgent = "asyncfetch/\(version)"
-    /// Concurrent transfers (`--jobs`).
-    public static let jobs = 8
+    /// Concurrent transfers over all hosts (`--jobs`). The per-host limit
+    /// is what protects servers; this bounds the process (issue 21).
+    public static let jobs = 64
     /// Concurrent transfers to one host (`--jobs-per-host`), as browsers
     /// allow over HTTP/1.1; a host that answers 429 gets fewer.
     public static let jobsPerHost = 6

@@ -37,20 +37,26 @@ public final class FetchClient: Sendable {
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
         let lines = headerLines(for: request)
+        let onConnected = request.gate.map { gate in { @Sendable in gate.connected() } }
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
-                                     method: request.method, body: request.body, bodyFile: request.bodyFile)
+                                     method: request.method, body: request.body, bodyFile: request.bodyFile,
+                                     onConnected: onConnected)
         var spec = firstSpec
         var redirectsBefore = 0
         var attempt = 0
+        /// Attempts that count against `retries`: not those the gate had tried again.
+        var counted = 0
         while true {
             attempt += 1
+            counted += 1
             var error: FetchError
             if Task.isCancelled {
                 error = FetchError(.cancelled, url: request.url)
             } else {
                 switch await Self.attempt(spec, on: loop) {
                 case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
+                    request.gate?.answered(status: response.status)
                     return try Self.deliver(response, of: request, to: sink, attempts: attempt,
                                             redirectsBefore: redirectsBefore, resumedAt: spec.url)
                 case .response(let response):
@@ -67,8 +73,10 @@ public final class FetchClient: Sendable {
                     spec = TransferSpec(url: url, headerLines: Self.linesForRedirect(lines, from: request.url, to: url),
                                         maxSize: configuration.maxSize,
                                         maxRedirects: configuration.maxRedirects - redirectsBefore, sink: sink,
-                                        progress: configuration.progress, method: request.method, body: request.body, bodyFile: request.bodyFile)
+                                        progress: configuration.progress, method: request.method, body: request.body, bodyFile: request.bodyFile,
+                                        onConnected: onConnected)
                     attempt -= 1
+                    counted -= 1
                     do { try sink.reset() } catch {
                         throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)",
                                          attempts: attempt)
@@ -84,10 +92,20 @@ public final class FetchClient: Sendable {
                 }
             }
             error.attempts = attempt
-            guard error.kind != .cancelled, attempt <= policy.retries, policy.isRetryable(error) else { throw error }
-            do {
-                try await Task.sleep(nanoseconds: UInt64(policy.delay(after: attempt, error: error) * 1e9))
-            } catch {
+            guard error.kind != .cancelled else { throw error }
+            switch await request.gate?.failed(error) ?? .usePolicy {
+            case .usePolicy:
+                guard counted <= policy.retries, policy.isRetryable(error) else { throw error }
+                do {
+                    try await Task.sleep(nanoseconds: UInt64(policy.delay(after: counted, error: error) * 1e9))
+                } catch {
+                    throw FetchError(.cancelled, url: request.url, attempts: attempt)
+                }
+            case .tryAgain:
+                counted -= 1
+            case .stop:
+                throw error
+            case .cancelled:
                 throw FetchError(.cancelled, url: request.url, attempts: attempt)
             }
             do { try sink.reset() } catch {

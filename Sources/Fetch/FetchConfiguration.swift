@@ -12,6 +12,10 @@ public struct FetchConfiguration: Sendable {
     /// Idle connections kept for reuse (the multi handle's connection cache
     /// holds twice this, at least 8).
     public var maxConnections: Int = Defaults.jobs
+    /// Connections at once to one host (CURLMOPT_MAX_HOST_CONNECTIONS; nil:
+    /// no limit). A batch schedules at most `--jobs-per-host` transfers per
+    /// listed host itself; this also bounds a redirect's target.
+    public var maxHostConnections: Int?
     /// Transfers running at once on this client; further fetches wait, in
     /// order, inside the engine and start the moment a slot frees (no hop
     /// through Swift tasks, which keeps the pipe full). Nil: no limit.

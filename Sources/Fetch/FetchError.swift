@@ -95,6 +95,11 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "\(url): \(message)" }
 
+    /// The server's `Retry-After`, in seconds from now, when it sent one.
+    public var retryAfter: Double? {
+        headers?["Retry-After"].flatMap { RetryPolicy.retryAfterSeconds($0) }
+    }
+
     private func suffix(_ text: String?) -> String {
         guard let text, !text.isEmpty else { return "" }
         return ": " + text

@@ -9,6 +9,9 @@ public struct FetchRequest: Sendable {
     public var body: [UInt8]
     /// The rest of a `.put`'s body: a file read as it is sent.
     public var bodyFile: BodyFile?
+    /// Who decides the retries that concern the whole host (see
+    /// `FetchAttemptGate`); nil: the configuration's `RetryPolicy` alone.
+    public var gate: (any FetchAttemptGate)?
 
     /// A file sent after `body`. It must still be the file of this inode and
     /// length when the transfer opens it (a cache entry replaced meanwhile is
@@ -30,12 +33,13 @@ public struct FetchRequest: Sendable {
     }
 
     public init(url: String, headers: HTTPHeaders = HTTPHeaders(), method: Method = .get, body: [UInt8] = [],
-                bodyFile: BodyFile? = nil) {
+                bodyFile: BodyFile? = nil, gate: (any FetchAttemptGate)? = nil) {
         self.url = url
         self.headers = headers
         self.method = method
         self.body = body
         self.bodyFile = bodyFile
+        self.gate = gate
     }
 }
 

@@ -22,7 +22,7 @@ struct RetryPolicy: Sendable {
     /// the server's `Retry-After` when given (capped at `maxDelay`), else
     /// exponential backoff with full jitter.
     func delay(after attempt: Int, error: FetchError) -> Double {
-        if let value = error.headers?["Retry-After"], let seconds = Self.retryAfterSeconds(value) {
+        if let seconds = error.retryAfter {
             return min(max(0, seconds), maxDelay)
         }
         let ceiling = min(maxDelay, baseDelay * Double(1 << min(attempt - 1, 20)))

@@ -1,6 +1,9 @@
 /// The remote tier's limits (`--remote-cache`), in one place. (Fetch's
 /// `Defaults` holds the transfer limits, `CacheDefaults` the local cache's.)
 public enum RemoteDefaults {
+    /// Transfers at once of `cache pull`: all go to the one tier, which the
+    /// per-host scheduling of a fetch run does not cover.
+    public static let pullJobs = 8
     /// Uploads running at once, on the tier's own transfer thread (never in a `--jobs` slot).
     public static let uploads = 4
     /// Time allowed to connect to the remote tier: a tier that is down must not hold URLs up.

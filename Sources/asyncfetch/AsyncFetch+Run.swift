@@ -42,8 +42,9 @@ enum FetchRun {
         loaderOptions.remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) } }
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
-        let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery)
-        reporter.attachProgress(transfers) { run.progress }
+        let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,
+                           hostNotes: { reporter.hostNote($0) })
+        reporter.attachProgress(transfers, hosts: { run.events.hostActivity }) { run.progress }
         interruption.onFirstSignal { run.cancel() }
         interruption.onSecondSignal { reporter.abandon() }
         let ticker = mode == .off ? nil : Task {
@@ -64,6 +65,7 @@ enum FetchRun {
         let ending = await run.finish(interrupted: interruption.signal != nil, sync: options.sync)
         ticker?.cancel()
         if let stats = ending.remoteStats { reporter.setRemoteStats(stats) }
+        reporter.setHostCounts(ending.hosts)
         if let failure = ending.syncError { reporter.warn("--sync: \(failure.message)") }
         let results = options.output == "-" ? "the results to standard error" : "standard output"
         if stopped { throw OutputFailure.error(errno: reporter.outputError, what: results) }

@@ -25,7 +25,7 @@ extension CacheCommand {
         @Option(help: ArgumentHelp("Only the URLs of shard K of N (as for a fetch run). (default: all)", valueName: "K/N"))
         var shard: Shard?
         @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent remote transfers.", valueName: "n"))
-        var jobs: Int = Defaults.jobs
+        var jobs: Int = RemoteDefaults.pullJobs
         @Flag(name: .shortAndLong, help: "Show every remote cache error.")
         var verbose = false
         @Argument(help: "URLs to pull.") var urls: [String] = []

@@ -63,8 +63,12 @@ struct FetchOptions: ParsableArguments {
 
     // Numbers are taken whatever they look like, so that "--jobs -1" is
     // told it must be at least 1 (not that the value is missing).
-    @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent transfers.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent transfers over all hosts.", valueName: "n"))
     var jobs: Int = Defaults.jobs
+
+    @Option(name: .customLong("jobs-per-host"), parsing: .unconditional, help: ArgumentHelp(
+        "Concurrent transfers to one host (fewer while it answers 429).", valueName: "n"))
+    var jobsPerHost: Int = Defaults.jobsPerHost
 
     @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"))
     var maxSize = SizeValue(bytes: Defaults.maxSize)
@@ -140,6 +144,7 @@ struct FetchOptions: ParsableArguments {
         settings.verbose = verbose
         settings.progress = progress
         settings.jobs = jobs
+        settings.jobsPerHost = jobsPerHost
         settings.maxSize = maxSize.bytes
         settings.connectTimeout = connectTimeout.seconds
         settings.timeout = timeout.seconds

@@ -42,6 +42,7 @@ final class Reporter: @unchecked Sendable {
         var bar = ProgressBar()
         var lastDraw = -Double.infinity
         var progressSource: (@Sendable () -> (known: Int, total: Int?))?
+        var hostSource: (@Sendable () -> (active: Int, paused: Int))?
         var transfers: TransferProgress?
     }
 
@@ -64,13 +65,40 @@ final class Reporter: @unchecked Sendable {
     var outputBroken: Bool { state.withLock { $0.out.broken } }
     var outputError: Int32 { state.withLock { $0.out.writeError } }
 
-    /// Where the progress bar learns how many URLs there are, and how many
-    /// bytes have arrived (sampled at each redraw).
-    func attachProgress(_ transfers: TransferProgress?, _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
+    /// Where the progress bar learns how many URLs there are, how many
+    /// bytes have arrived, and how many hosts are active or paused (sampled
+    /// at each redraw).
+    func attachProgress(_ transfers: TransferProgress?, hosts: (@Sendable () -> (active: Int, paused: Int))? = nil,
+                        _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
         state.withLock { state in
             state.progressSource = source
+            state.hostSource = hosts
             state.transfers = transfers
         }
+    }
+
+    /// `-v`: a host was paused, its limit changed, or it was given up on.
+    func hostNote(_ note: HostNote) {
+        guard verbose else { return }
+        let text: String
+        switch note {
+        case .paused(let host, let seconds, let status):
+            text = "host \(host.name) answered \(status): paused for \(HumanUnits.duration(seconds))"
+        case .limitChanged(let host, let from, let to):
+            text = "host \(host.name): at most \(to) transfers at once (was \(from))"
+        case .gaveUp(_, let failure):
+            text = failure.message
+        }
+        state.withLock { state in
+            state.out.eraseBar()
+            state.out.flush()
+            Console.error("asyncfetch: \(text)")
+        }
+    }
+
+    /// The host scheduler's totals, for the summary (set before `finish`).
+    func setHostCounts(_ counts: HostCounts) {
+        state.withLock { $0.counted.hosts = counts }
     }
 
     func report(_ event: LoadEvent) {
@@ -176,6 +204,10 @@ final class Reporter: @unchecked Sendable {
             state.bar.total = counts.total
         }
         state.bar.elapsed = now - started
+        if let hosts = state.hostSource?() {
+            state.bar.hostsActive = hosts.active
+            state.bar.hostsPaused = hosts.paused
+        }
         if let transfers = state.transfers {
             state.bar.bytes = transfers.receivedBytes
             state.bar.expectedBytes = transfers.unknownLengths == 0 ? transfers.expectedBytes : nil

@@ -20,6 +20,7 @@ struct RunSettings: Sendable, Equatable {
     var verbose = false
     var progress: Bool?
     var jobs = Defaults.jobs
+    var jobsPerHost = Defaults.jobsPerHost
     var maxSize = Defaults.maxSize
     var connectTimeout = Defaults.connectTimeout
     var timeout = Defaults.timeout
@@ -53,6 +54,7 @@ struct RunSettings: Sendable, Equatable {
             throw UsageError("--offline and --refresh contradict each other (--offline never uses the network; --refresh revalidates every URL)")
         }
         if jobs < 1 { throw UsageError("--jobs must be at least 1") }
+        if jobsPerHost < 1 { throw UsageError("--jobs-per-host must be at least 1") }
         if retries < 0 { throw UsageError("--retries must be 0 or more") }
         if output != nil && (urls.count != 1 || !input.isEmpty) {
             throw UsageError("-o/--output takes exactly one URL, named on the command line")
@@ -81,12 +83,14 @@ struct RunSettings: Sendable, Equatable {
         options.decode = decode
         options.staleIfError = staleIfError
         options.jobs = jobs
+        options.jobsPerHost = jobsPerHost
         var fetch = FetchConfiguration()
         fetch.maxSize = maxSize
         fetch.connectTimeout = connectTimeout
         fetch.timeout = timeout
         fetch.retries = retries
         fetch.maxConnections = jobs
+        fetch.maxHostConnections = jobsPerHost
         fetch.caFile = cacert
         fetch.insecure = insecure
         fetch.userAgent = userAgent

@@ -52,6 +52,7 @@ import TestSupport
             ("--retry", "use --retries"), ("-t", "use --retries"), ("--tries", "use --retries"),
             ("--retry-delay", "not supported, because the backoff is automatic"), ("--max-filesize", "use --max-size"),
             ("--parallel", "always on"), ("-Z", "always on"), ("--parallel-max", "use --jobs"), ("-j", "use --jobs"),
+            ("--parallel-max-host", "use --jobs-per-host N"), ("--max-connection-per-server", "use --jobs-per-host N"),
             ("-N", "always on: fresh copies are reused"), ("-z", "always on"), ("--time-cond", "always on"),
             ("-w", "use --json"), ("--write-out", "use --json"), ("-#", "use --progress"), ("--no-progress-meter", "use --no-progress"),
             ("-x", "not supported as an option, because proxies come from"), ("--proxy", "not supported as an option"),

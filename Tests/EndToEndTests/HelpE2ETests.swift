@@ -28,13 +28,14 @@ import TestSupport
         let help = result.stdout
         let options = longOptions(help)
         for expected in ["--input", "--output", "--json", "--quiet", "--verbose", "--progress", "--no-progress", "--offline",
-                         "--jobs", "--max-size", "--connect-timeout", "--timeout", "--retries", "--default-ttl", "--max-age",
+                         "--jobs", "--jobs-per-host", "--max-size", "--connect-timeout", "--timeout", "--retries", "--default-ttl", "--max-age",
                          "--refresh", "--stale-if-error", "--any", "--header", "--cacert", "--insecure", "--user-agent", "--cache-dir"] {
             #expect(options.contains(expected), "\(expected) missing from --help")
         }
         // Compared with runs of spaces and line breaks collapsed (help text wraps).
         let flat = help.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
-        for text in ["--jobs <n> Concurrent transfers. (default: 8)", "(default: 64M)", "(default: 10s)",
+        for text in ["--jobs <n> Concurrent transfers over all hosts. (default: 64)",
+                     "--jobs-per-host <n> Concurrent transfers to one host (fewer while it answers 429). (default: 6)", "(default: 64M)", "(default: 10s)",
                      "(default: 1m)", "(default: 2)", "(default: 7d)", "(default: as the server said)",
                      "(default: when stderr", "is a terminal and there is more than one URL)", "Exit status: 0 every URL succeeded",
                      "asyncfetch --input urls.txt --jobs 16 --json", "USAGE: asyncfetch [<options>] <url> ... asyncfetch"] {
@@ -82,6 +83,7 @@ import TestSupport
             (["-o", "x.png", "--input", "-"], "asyncfetch: -o/--output takes exactly one URL, named on the command line"),
             // A negative number is a value, not an option: the reason is the range.
             (["--jobs", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
+            (["--jobs-per-host", "0", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs-per-host must be at least 1"),
             (["--retries", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --retries must be 0 or more"),
             (["--default-ttl", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: The value '-1' is invalid for '--default-ttl <duration>'"),
             (["--offline", "--refresh", "http://127.0.0.1:9/x.png"], "asyncfetch: --offline and --refresh contradict each other"),

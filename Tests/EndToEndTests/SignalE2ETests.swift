@@ -72,6 +72,34 @@ import TestSupport
         #expect(server.requestCount("/stall.png") <= 4, "no new transfer started")
     }
 
+    /// SIGINT while a host is paused (it answered 429 with a long
+    /// Retry-After): the URLs waiting for it are reported too, at once.
+    @Test func sigintWhileAHostIsPausedReportsEveryURLOnce() async throws {
+        let paused = try ScriptedServer()
+        paused.route("/img.png", ScriptedResponse.status(429, headers: [("Retry-After", "30")]))
+        let urls = (1...10).map { paused.url("/img.png?\($0)") } + (1...10).map { server.url("/stall.png?p\($0)") }
+        let child = try startProcess(CLI.binary, ["--json", "-v"] + urls, environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir],
+                                     timeout: 30)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && !child.stderrSoFar.contains("answered 429: paused for") {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        #expect(child.stderrSoFar.contains("host 127.0.0.1:\(paused.port) answered 429: paused for"), "\(child.stderrSoFar)")
+        let sent = Date()
+        child.sendSignal(SIGINT)
+        let result = try await child.finish()
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(Date().timeIntervalSince(sent) < 2, "the run waited for the pause")
+        let lines = try #require(CLI.jsonLines(result.stdout), "every line is JSON: \(result.stdout)")
+        let terminal = lines.filter { $0["phase"] != nil && $0["phase"] as? String != "loading" }
+        #expect(terminal.count == 20)
+        #expect(Set(terminal.compactMap { $0["url"] as? String }) == Set(urls), "each URL exactly once")
+        let summary = try #require(lines.last?["summary"] as? [String: Any])
+        #expect(summary["hosts"] as? Int == 2 && summary["hostsPaused"] as? Int == 1, "\(summary)")
+        // Those in flight when the 429 came (the host's 6 slots) and none after it.
+        #expect(paused.totalRequests <= 6, "\(paused.totalRequests) requests to the paused host")
+    }
+
     @Test func sigtermReportsUnreadInputLinesAndExits143() async throws {
         let listed = (1...30).map { server.url("/stall.png?list\($0)") }
         let list = try cli.cache.write("urls.txt", Array(listed.joined(separator: "\n").utf8))

@@ -32,7 +32,7 @@ import Testing
         mutating func apply(_ actions: [Scheduler.Action]) {
             for action in actions {
                 switch action {
-                case .start(let item, let host):
+                case .start(let item, let host, _):
                     started.append((item, host))
                     running[host, default: 0] += 1
                     mostAtOnce[host] = max(mostAtOnce[host] ?? 0, running[host] ?? 0)
@@ -337,6 +337,28 @@ import Testing
         #expect(harness.failed.last?.0 == 6)
         #expect(harness.startedItems(on: Self.a) == [0])
         #expect(harness.startedItems(on: Self.b) == [50])
+    }
+
+    @Test func aConnectionMadeOpensTheHostBeforeItsFirstAnswer() {
+        var harness = Harness(jobs: 8, perHost: 3)
+        for item in 0..<6 { harness.enqueue(item, Self.a) }
+        #expect(harness.running[Self.a] == 1)
+        harness.apply(harness.scheduler.report(.connected, host: Self.a, now: 0))
+        #expect(harness.running[Self.a] == 3)
+    }
+
+    @Test func aStartSaysHowLongTheItemWasFirstInLine() {
+        var scheduler = Scheduler(policy: HostPolicy(jobs: 1, jobsPerHost: 1))
+        var waits: [Int: Double] = [:]
+        func record(_ actions: [Scheduler.Action]) {
+            for case .start(let item, _, let waited) in actions { waits[item] = waited }
+        }
+        for item in 0..<3 { record(scheduler.enqueue(item, host: Self.a, now: 0)) }
+        record(scheduler.report(.answered, host: Self.a, now: 0.5))
+        record(scheduler.finished(host: Self.a, now: 0.5))
+        record(scheduler.finished(host: Self.a, now: 1.0))
+        // Item 2 waited only behind item 1 (from 0.5), not behind item 0 too.
+        #expect(waits == [0: 0, 1: 0.5, 2: 0.5])
     }
 
     // MARK: Memory and cancellation

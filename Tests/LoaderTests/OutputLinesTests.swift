@@ -71,7 +71,18 @@ import Testing
                 == "3 URLs: 1 success, 1 failure, 1 empty (cache 0, network 1, revalidated 0, stale 0); 153 B in 1.25 s")
         #expect(ResultLine.summaryJSON(totals, duration: 1.25, interrupted: "SIGINT")
                 == #"{"summary":{"total":3,"success":1,"failure":1,"empty":1,"cache":0,"network":1,"revalidated":0,"stale":0,"#
-                + #""bytes":153,"durationMs":1250.0,"interrupted":"SIGINT"}}"#)
+                + #""bytes":153,"durationMs":1250.0,"hosts":0,"hostsPaused":0,"hostsGivenUp":0,"interrupted":"SIGINT"}}"#)
+    }
+
+    @Test func pausedHostsAreNamedInTheSummary() {
+        var totals = BatchTotals()
+        totals.count(.empty(.notCached))
+        var hosts = HostCounts()
+        hosts.hosts = 3
+        hosts.hostsPaused = 1
+        totals.hosts = hosts
+        #expect(ResultLine.summaryText(totals, duration: 0.5)
+                == "1 URL: 0 success, 0 failure, 1 empty (cache 0, network 0, revalidated 0, stale 0); 0 B in 500.0 ms; hosts: 3, 1 paused, 0 given up")
     }
 
     @Test func theProgressBarRendersCountsBytesRateAndETA() {

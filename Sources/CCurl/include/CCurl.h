@@ -10,6 +10,8 @@
 #include <sys/types.h>
 
 typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t nmemb, void *userdata);
+typedef int (*ccurl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip, int primary_port,
+                                     int local_port);
 typedef int (*ccurl_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
                                        curl_off_t ultotal, curl_off_t ulnow);
 
@@ -27,6 +29,7 @@ CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value)
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback cb);
 CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback cb);
+CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback cb);
 
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);

@@ -78,6 +78,7 @@ final class CurlEasy {
         check("ERRORBUFFER", ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
+        check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
         // TLS: DNS answers and sessions shared across the loop's handles; the
         // CA store built once per loop from one file and kept (CertificateStore).
         check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
@@ -120,6 +121,7 @@ final class CurlEasy {
         }
         check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
+        check("PREREQDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
         if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
         if headers != nil || hasHeaderList {
             check("HTTPHEADER", ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
@@ -169,6 +171,7 @@ final class CurlEasy {
         }
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
+        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
     }
 
     /// libcurl's sentence about the last failure, or its generic text for `code`.

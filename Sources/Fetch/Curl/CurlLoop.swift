@@ -89,8 +89,13 @@ final class CurlLoop: @unchecked Sendable {
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
         var rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         if rc == CURLM_OK {
-            // Idle connections kept for reuse: enough for every job to find its own.
+            // Idle connections kept for reuse: enough for every job to find its own. libcurl keys
+            // them by host and port and closes the one idle longest when full; a batch runs each
+            // host's URLs back to back, so an active host's connections are the recent ones and stay.
             rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(8, configuration.maxConnections * 2))
+        }
+        if rc == CURLM_OK, let perHost = configuration.maxHostConnections {
+            rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, perHost))
         }
         guard rc == CURLM_OK else {
             curl_multi_cleanup(multi)

@@ -33,6 +33,15 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     return line.count
 }
 
+/// CURLOPT_PREREQFUNCTION: the connection is ready and the request about to
+/// go (the name resolved): tells the request's gate (`spec.onConnected`),
+/// which schedules by host. Same userdata and lifetime as the header callback.
+let curlPrereqCallback: ccurl_prereq_callback = { userdata, _, _, _, _ in
+    guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
+    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().spec.onConnected?()
+    return Int32(CURL_PREREQFUNC_OK)
+}
+
 /// CURLOPT_READFUNCTION: a PUT's body, from the transfer (`sendBody`).
 /// CURL_READFUNC_ABORT stops the transfer (`uploadError` says why).
 let curlReadCallback: ccurl_data_callback = { data, size, count, userdata in

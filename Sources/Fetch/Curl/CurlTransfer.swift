@@ -45,6 +45,8 @@ struct TransferSpec: Sendable {
     var method: FetchRequest.Method = .get
     var body: [UInt8] = []
     var bodyFile: FetchRequest.BodyFile?
+    /// Called on the loop thread when the connection is ready (`FetchAttemptGate.connected`).
+    var onConnected: (@Sendable () -> Void)?
 }
 
 /// One attempt of one request, owned by the `CurlLoop`.

@@ -24,12 +24,14 @@ public final class BatchRun: Sendable {
     /// Starts the batch over `list` with a loader on `store` configured by
     /// `options` (its `remote` tier included); each successful body also goes
     /// to `delivery` (a file, standard output, or an `OutputDirectory`).
-    public init(store: DiskCacheStore, list: URLList, options: LoaderOptions, deliverTo delivery: Delivery? = nil) {
+    /// `hostNotes` hears when a host is paused, its limit changes or it is given up on.
+    public init(store: DiskCacheStore, list: URLList, options: LoaderOptions, deliverTo delivery: Delivery? = nil,
+                hostNotes: (@Sendable (HostNote) -> Void)? = nil) {
         if !options.offline { store.sweepTemporaryFiles() }
         self.store = store
         self.list = list
         self.options = options
-        events = ImageLoader(cache: store, options: options).batch(list, deliverTo: delivery)
+        events = ImageLoader(cache: store, options: options).batch(list, deliverTo: delivery, hostNotes: hostNotes)
     }
 
     /// Distinct URLs taken up so far, and how many there are in all once the
@@ -53,6 +55,8 @@ public final class BatchRun: Sendable {
         public var syncError: DiskCacheError?
         /// The first list that stopped early on a read error: its name and the reason.
         public var inputError: (name: String, problem: String)?
+        /// Hosts scheduled, paused at least once, and given up on.
+        public var hosts = HostCounts()
     }
 
     /// Ends the run once `events` has ended (or after `stop()`): see the type's steps.
@@ -66,6 +70,7 @@ public final class BatchRun: Sendable {
             do { try store.sync() } catch { ending.syncError = error }
         }
         await events.finished()
+        ending.hosts = events.hostCounts
         for input in list.inputs {
             if let problem = input.readError {
                 ending.inputError = (input.name, problem)

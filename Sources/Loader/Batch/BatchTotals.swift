@@ -16,6 +16,8 @@ public struct BatchTotals: Sendable, Equatable {
     public var bytes: Int64 = 0
     /// What the remote cache tier did, when there is one (`BatchRun.Ending.remoteStats`).
     public var remoteTier: RemoteCache.Stats?
+    /// What the host scheduler saw (`BatchRun.Ending.hosts`).
+    public var hosts: HostCounts?
 
     public init() {}
 

@@ -28,6 +28,9 @@ public struct HostScheduler<Item> {
     public enum Outcome: Sendable, Equatable {
         /// The server answered (any status but a pushback): it is up.
         case answered
+        /// A connection to the host was made: its name resolved (the host may
+        /// open its other slots before the first answer).
+        case connected
         /// 429 or 503, with the `Retry-After` seconds when given.
         case pushedBack(status: Int, retryAfter: Double?)
         /// The connection was refused or dropped before an answer.
@@ -41,8 +44,10 @@ public struct HostScheduler<Item> {
     }
 
     public enum Action {
-        /// Start this item now; it holds a slot until `finished`.
-        case start(Item, HostKey)
+        /// Start this item now; it holds a slot until `finished`. `waited`:
+        /// seconds it was first in its host's line (its own wait for a slot,
+        /// not that of the items before it).
+        case start(Item, HostKey, waited: Double)
         /// Fail this item at once, without trying it.
         case fail(Item, HostKey, HostFailure)
         case note(HostNote)
@@ -73,7 +78,7 @@ public struct HostScheduler<Item> {
         if seen.insert(host.hashValue).inserted { counts.hosts += 1 }
         if let failure = hosts[host]?.givenUp { return [.fail(item, host, failure)] }
         order += 1
-        hosts[host, default: HostState(limit: policy.jobsPerHost, served: order)].append(item)
+        hosts[host, default: HostState(limit: policy.jobsPerHost, served: order)].append(item, now: now)
         queued += 1
         return fill(now: now)
     }
@@ -125,6 +130,8 @@ public struct HostScheduler<Item> {
             }
         case .unresolved:
             if state.givenUp == nil { actions += giveUp(&state, host, HostPolicy.unresolved(host: host)) }
+        case .connected:
+            state.resolved = true
         case .neutral:
             break
         }
@@ -145,7 +152,7 @@ public struct HostScheduler<Item> {
             if let failure = state.givenUp {
                 actions.append(.fail(requeue, host, failure))
             } else {
-                state.prepend(requeue)
+                state.prepend(requeue, now: now)
                 queued += 1
             }
         }
@@ -247,10 +254,10 @@ public struct HostScheduler<Item> {
             turn += 1
             order += 1
             let key = keys[index]
-            guard var state = hosts[key], let item = state.start(served: order) else { break }
+            guard var state = hosts[key], let (item, waited) = state.start(served: order, now: now) else { break }
             running += 1
             queued -= 1
-            actions.append(.start(item, key))
+            actions.append(.start(item, key, waited: waited))
             if state.queued > 0 && state.running < state.effectiveLimit {
                 candidates[index] = HostPolicy.Candidate(queued: state.queued, running: state.running, served: state.served)
             } else {

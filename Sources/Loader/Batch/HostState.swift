@@ -7,6 +7,8 @@ struct HostState<Item> {
     private var items: [Item?] = []
     private var head = 0
     private(set) var running = 0
+    /// When the item now first in line became first (`start`'s `waited`).
+    private var headSince = 0.0
     /// The adaptive limit: `jobsPerHost` at first, halved on a 429.
     var limit: Int
     /// A first answer (of any kind but "did not resolve") came: until then the
@@ -42,10 +44,14 @@ struct HostState<Item> {
             && limit == ceiling && givenUp == nil
     }
 
-    mutating func append(_ item: Item) { items.append(item) }
+    mutating func append(_ item: Item, now: Double) {
+        if queued == 0 { headSince = now }
+        items.append(item)
+    }
 
     /// Puts an item back at the front: it was started and is to go first again.
-    mutating func prepend(_ item: Item) {
+    mutating func prepend(_ item: Item, now: Double) {
+        headSince = now
         if head > 0 {
             head -= 1
             items[head] = item
@@ -54,9 +60,11 @@ struct HostState<Item> {
         }
     }
 
-    /// Takes the oldest item and counts it as running.
-    mutating func start(served order: UInt64) -> Item? {
+    /// Takes the oldest item and counts it as running; with how long it was first in line.
+    mutating func start(served order: UInt64, now: Double) -> (Item, Double)? {
         guard head < items.count, let item = items[head] else { return nil }
+        let waited = max(0, now - headSince)
+        headSince = now
         items[head] = nil
         head += 1
         if head == items.count {
@@ -68,7 +76,7 @@ struct HostState<Item> {
         }
         running += 1
         served = order
-        return item
+        return (item, waited)
     }
 
     mutating func finish() { running = max(0, running - 1) }

@@ -2,13 +2,16 @@ import DiskCache
 import Support
 
 /// A batch run: the events of many URLs as each changes phase, with at most
-/// `jobs` network loads at once. Each distinct URL (after normalisation) is
+/// `jobs` network loads at once and at most `jobsPerHost` to one host, the
+/// hosts scheduled by a `HostScheduler` (round robin, pauses on 429/503,
+/// give-up on dead hosts). Each distinct URL (after normalisation) is
 /// loaded once and reported once, however often it is listed.
 ///
 /// Memory stays flat however long the list: URLs are read lazily, the batch
 /// runs at most `backlog` events ahead of the consumer (it waits for the
-/// consumer rather than buffering: `BatchChannel`), and only the set of seen keys (16 bytes
-/// per distinct URL) grows.
+/// consumer rather than buffering: `BatchChannel`), hosts' queues hold at
+/// most about `backlog` URLs, and only the set of seen keys (16 bytes per
+/// distinct URL) and 8 bytes per distinct host grow.
 ///
 /// `cancel()` stops the work but keeps the sequence going until every URL
 /// has its terminal event (in flight: `failure`/`cancelled`; not started:
@@ -19,10 +22,12 @@ import Support
 public struct LoadBatch: AsyncSequence, Sendable {
     public typealias Element = LoadEvent
     private let channel: BatchChannel
+    private let dispatch: HostDispatch
     private let work: Task<Void, Never>
 
-    init(channel: BatchChannel, work: Task<Void, Never>) {
+    init(channel: BatchChannel, dispatch: HostDispatch, work: Task<Void, Never>) {
         self.channel = channel
+        self.dispatch = dispatch
         self.work = work
     }
 
@@ -47,6 +52,12 @@ public struct LoadBatch: AsyncSequence, Sendable {
     /// of an earlier one (they get no events). For progress displays.
     public var counts: (distinct: Int, duplicates: Int) { channel.counts }
 
+    /// Hosts scheduled, paused at least once and given up on, so far.
+    public var hostCounts: HostCounts { dispatch.counts }
+
+    /// Hosts with a transfer running now, and hosts paused now (for a progress display).
+    public var hostActivity: (active: Int, paused: Int) { dispatch.activity }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         let channel: BatchChannel
         let work: Task<Void, Never>
@@ -64,127 +75,165 @@ public struct LoadBatch: AsyncSequence, Sendable {
 extension ImageLoader {
     /// Runs a batch over `urls`, read lazily (a million-line input streams
     /// through; only the set of seen keys grows). `delivery` also receives
-    /// each successful body (meant for a one-URL batch: `-o`).
+    /// each successful body (meant for a one-URL batch: `-o`). `hostNotes`
+    /// hears when a host is paused, its limit changes or it is given up on.
     public func batch<URLs: AsyncSequence & Sendable>(
-        _ urls: URLs, backlog: Int = LoadBatch.defaultBacklog, deliverTo delivery: Delivery? = nil
+        _ urls: URLs, backlog: Int = LoadBatch.defaultBacklog, deliverTo delivery: Delivery? = nil,
+        hostNotes: (@Sendable (HostNote) -> Void)? = nil
     ) -> LoadBatch where URLs.Element == String {
         let channel = BatchChannel(backlog: backlog)
+        let dispatch = hostDispatch(backlog: backlog, delivery: delivery, channel: channel, notes: hostNotes)
         let work = Task {
             if let chunked = urls as? any URLChunkSequence {
-                await self.runBatch(chunksOf: chunked, delivery, channel)
+                await self.runBatch(chunksOf: chunked, delivery, channel, dispatch)
             } else {
-                await self.runBatch(SingleURLChunks(base: urls.makeAsyncIterator()), delivery, channel)
+                await self.runBatch(SingleURLChunks(base: urls.makeAsyncIterator()), delivery, channel, dispatch)
             }
             channel.finish()
         }
-        return LoadBatch(channel: channel, work: work)
+        return LoadBatch(channel: channel, dispatch: dispatch, work: work)
     }
 
     public func batch(_ urls: [String], deliverTo delivery: Delivery? = nil) -> LoadBatch {
         batch(ArraySequence(urls), deliverTo: delivery)
     }
 
-    private func runBatch<URLs: URLChunkSequence>(chunksOf urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel) async {
-        await runBatch(urls.makeAsyncIterator(), delivery, channel)
+    /// The batch's host scheduler, and what becomes of a URL it fails or
+    /// cancels without starting.
+    private func hostDispatch(backlog: Int, delivery: Delivery?, channel: BatchChannel,
+                              notes: (@Sendable (HostNote) -> Void)?) -> HostDispatch {
+        HostDispatch(
+            policy: HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost),
+            // Queued URLs wait in memory: as many as the batch may run ahead of its consumer.
+            queueLimit: max(backlog, 2 * options.jobs), onNote: notes,
+            onFail: { [self] load, failure in
+                let phase = hostGaveUp(failure, url: load.url, key: load.key, entry: load.entry)
+                channel.send(LoadEvent(url: load.shown, phase: deliver(phase, url: load.shown, to: load.refresh ? nil : delivery),
+                                       duration: load.lookup, refreshed: load.refresh), urgent: true)
+            },
+            onStarted: { [self] load in
+                // Sent as the scheduler starts it (by the reader, in input order, when a slot is free).
+                if !load.refresh {
+                    channel.send(LoadEvent(url: load.shown, phase: .loading(storedCopy(load.entry)), duration: 0), urgent: true)
+                }
+            },
+            onCancelled: { load in
+                // A refresh's URL has its report already; the refresh is not made.
+                if !load.refresh { channel.send(LoadEvent(url: load.shown, phase: .empty(.cancelled), duration: 0), urgent: false) }
+            })
+    }
+
+    private func runBatch<URLs: URLChunkSequence>(chunksOf urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel,
+                                                  _ dispatch: HostDispatch) async {
+        await runBatch(urls.makeAsyncIterator(), delivery, channel, dispatch)
+    }
+
+    /// Reads the URLs on this task (`readURLs`) while another runs the network
+    /// loads in the order the host scheduler starts them, each on its own task.
+    private func runBatch<URLs: URLChunkIterator>(_ urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel,
+                                                  _ dispatch: HostDispatch) async {
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.runLoads(delivery, channel, dispatch) }
+                await readURLs(urls, delivery, channel, dispatch)
+                dispatch.readerFinished()
+                await group.waitForAll()
+            }
+        } onCancel: {
+            dispatch.cancel()
+        }
+    }
+
+    /// Starts each load the scheduler hands out; returns when all have ended.
+    private func runLoads(_ delivery: Delivery?, _ channel: BatchChannel, _ dispatch: HostDispatch) async {
+        await withTaskGroup(of: Void.self) { group in
+            while let load = await dispatch.nextStart() {
+                let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries)
+                // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
+                let start = monotonicSeconds() - load.lookup - load.waited
+                group.addTask {
+                    let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate)
+                    let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
+                    dispatch.finished(load, gate: gate)
+                    channel.send(LoadEvent(url: load.shown, phase: phase, duration: monotonicSeconds() - start,
+                                           refreshed: load.refresh), urgent: true)
+                }
+            }
+        }
     }
 
     /// Takes the URLs a chunk at a time (at most what the backlog has room
     /// for), looks the chunk up (`planChunk`: on two threads), then, in
-    /// input order, drops duplicates, queues the cache answers and starts
-    /// the network loads. A URL that would wait for a free job slot holds
-    /// up the ones after it, so events keep the input order.
-    private func runBatch<URLs: URLChunkIterator>(_ urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel) async {
-        let jobs = max(1, options.jobs)
+    /// input order, drops duplicates, queues the cache answers and hands the
+    /// network loads to their hosts' queues. Cache answers keep the input
+    /// order; a network load reports when its host starts it and ends it.
+    private func readURLs<URLs: URLChunkIterator>(_ urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel,
+                                                  _ dispatch: HostDispatch) async {
         var urls = urls
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            var seen = Set<MD5.Digest>()
-            do {
-                while !channel.isAbandoned {
-                    let room = await channel.waitForRoom()
-                    let chunk = try await urls.nextChunk(limit: min(room, Self.chunkLimit))
-                    if chunk.isEmpty { break }
-                    var events: [LoadEvent] = []
-                    events.reserveCapacity(chunk.count)
-                    var distinct = 0, duplicates = 0
-                    // Part by part, each reversed and popped: every answer is moved out, not copied.
-                    var parts = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
-                    for index in parts.indices {
-                        var planned: [PlannedURL] = []
-                        swap(&planned, &parts[index])
-                        planned.reverse()
-                        while let item = planned.popLast() {
-                            guard seen.insert(item.identity).inserted else {
-                                duplicates += 1
+        var seen = Set<MD5.Digest>()
+        do {
+            while !channel.isAbandoned {
+                let room = await channel.waitForRoom()
+                await dispatch.waitForQueueRoom()
+                let chunk = try await urls.nextChunk(limit: min(room, Self.chunkLimit))
+                if chunk.isEmpty { break }
+                var events: [LoadEvent] = []
+                events.reserveCapacity(chunk.count)
+                var distinct = 0, duplicates = 0
+                // Part by part, each reversed and popped: every answer is moved out, not copied.
+                var parts = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
+                for index in parts.indices {
+                    var planned: [PlannedURL] = []
+                    swap(&planned, &parts[index])
+                    planned.reverse()
+                    while let item = planned.popLast() {
+                        guard seen.insert(item.identity).inserted else {
+                            duplicates += 1
+                            continue
+                        }
+                        distinct += 1
+                        guard let plan = item.plan, !Task.isCancelled else {
+                            events.append(LoadEvent(url: item.shown, phase: .empty(.cancelled), duration: 0))
+                            continue
+                        }
+                        switch plan {
+                        case .done(let phase):
+                            // A cache answer has no transient body: only `-o` needs `deliver` (its copy counts in the duration).
+                            guard let delivery else {
+                                events.append(LoadEvent(url: item.shown, phase: phase, duration: item.duration))
                                 continue
                             }
-                            distinct += 1
-                            guard let plan = item.plan, !Task.isCancelled else {
-                                events.append(LoadEvent(url: item.shown, phase: .empty(.cancelled), duration: 0))
-                                continue
-                            }
-                            switch plan {
-                            case .done(let phase):
-                                // A cache answer has no transient body: only `-o` needs `deliver` (its copy counts in the duration).
-                                guard let delivery else {
-                                    events.append(LoadEvent(url: item.shown, phase: phase, duration: item.duration))
-                                    continue
-                                }
-                                let copyStart = monotonicSeconds()
-                                let delivered = deliver(phase, url: item.shown, to: delivery)
-                                events.append(LoadEvent(url: item.shown, phase: delivered,
-                                                        duration: item.duration + monotonicSeconds() - copyStart))
-                            case .network(let url, let key, let entry):
-                                channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
-                                distinct = 0
-                                duplicates = 0
-                                // The URL's time: its lookup, its own wait for a job slot, its transfer
-                                // (not the waits of the URLs before it in the chunk).
-                                let start = monotonicSeconds() - item.duration
-                                if running >= jobs {
-                                    await group.next()
-                                    running -= 1
-                                }
-                                let shown = item.shown
-                                if Task.isCancelled {
-                                    channel.send(LoadEvent(url: shown, phase: .empty(.cancelled), duration: 0), urgent: false)
-                                    continue
-                                }
-                                running += 1
-                                channel.send(LoadEvent(url: shown, phase: .loading(storedCopy(entry)), duration: 0), urgent: true)
-                                group.addTask {
-                                    let phase = self.deliver(await self.tiered(url: url, key: key, entry: entry), url: shown, to: delivery)
-                                    channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start), urgent: true)
-                                }
-                            case .revalidateInBackground(let stale, let url, let key, let entry):
-                                // Reported at once, like a cache answer; the revalidation then takes a
-                                // job slot like any transfer, and its outcome follows as a `refreshed` event.
-                                events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
-                                channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
-                                distinct = 0
-                                duplicates = 0
-                                if running >= jobs {
-                                    await group.next()
-                                    running -= 1
-                                }
-                                if Task.isCancelled { continue }   // the URL has its report; the refresh is not made
-                                running += 1
-                                let shown = item.shown
-                                let start = monotonicSeconds()
-                                group.addTask {
-                                    let phase = self.deliver(await self.tiered(url: url, key: key, entry: entry), url: shown, to: nil)
-                                    channel.send(LoadEvent(url: shown, phase: phase, duration: monotonicSeconds() - start,
-                                                           refreshed: true), urgent: true)
-                                }
-                            }
+                            let copyStart = monotonicSeconds()
+                            let delivered = deliver(phase, url: item.shown, to: delivery)
+                            events.append(LoadEvent(url: item.shown, phase: delivered,
+                                                    duration: item.duration + monotonicSeconds() - copyStart))
+                        case .network(let url, let key, let entry):
+                            channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
+                            distinct = 0
+                            duplicates = 0
+                            dispatch.enqueue(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                      shown: item.shown, lookup: item.duration, refresh: false))
+                        case .revalidateInBackground(let stale, let url, let key, let entry):
+                            // Reported at once, like a cache answer; the revalidation then waits for its
+                            // host like any transfer, and its outcome follows as a `refreshed` event.
+                            events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
+                            channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
+                            distinct = 0
+                            duplicates = 0
+                            dispatch.enqueue(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                      shown: item.shown, lookup: 0, refresh: true))
                         }
                     }
-                    channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
                 }
-            } catch {
-                channel.send(LoadEvent(url: "", phase: .failure(LoadError(kind: .io, message: "reading the URL list: \(error)")), duration: 0), urgent: true)
+                channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
             }
-            await group.waitForAll()
+        } catch {
+            channel.send(LoadEvent(url: "", phase: .failure(LoadError(kind: .io, message: "reading the URL list: \(error)")), duration: 0), urgent: true)
         }
+    }
+
+    /// The host a URL is scheduled under (see `HostKey`).
+    static func hostKey(_ key: CacheKey, url: String) -> HostKey {
+        HostKey(normalizedURL: key.normalizedURL) ?? HostKey(origin: url, name: url)
     }
 }

@@ -11,8 +11,9 @@ import Glibc
 extension ImageLoader {
     /// Downloads or revalidates one URL and stores the result (RFC 9111 §3,
     /// §4.3). `entry` is the stored entry the plan found (Vary-matched), if any.
-    func network(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
-        var request = FetchRequest(url: url)
+    /// `gate` takes the retry decisions that concern the host (a batch's).
+    func network(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil) async -> Phase {
+        var request = FetchRequest(url: url, gate: gate)
         let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
         for header in conditional.map(Revalidation.conditionalHeaders) ?? [] {
             request.headers.set(name: header.name, value: header.value)
@@ -39,7 +40,7 @@ extension ImageLoader {
             if error.status == 416, partial != nil {
                 // The kept part no longer fits the resource (it shrank): drop it and ask for the whole body.
                 cache.removePartial(key.hex)
-                return await network(url: url, key: key, entry: entry)
+                return await network(url: url, key: key, entry: entry, gate: gate)
             }
             return failed(error, key: key, entry: entry, requestTime: requestTime)
         } catch {
@@ -53,7 +54,7 @@ extension ImageLoader {
             }
             guard Revalidation.validatorMatches(response.headers, conditional) else {
                 // §4.3.4: the 304 names another representation; ours cannot be updated. Ask again, unconditionally.
-                return await network(url: url, key: key, entry: nil)
+                return await network(url: url, key: key, entry: nil, gate: gate)
             }
             return revalidated(entry, response: response, requestTime: requestTime, responseTime: responseTime)
         }
@@ -166,6 +167,18 @@ extension ImageLoader {
     /// is fresh by its own headers (RFC 9111 §3: explicit freshness, or the
     /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
     /// `--stale-if-error` allows.
+    /// A URL of a host the batch gave up on, failed without trying it: like
+    /// its host's last failure (`--stale-if-error` may serve a stored copy).
+    func hostGaveUp(_ failure: HostFailure, url: String, key: CacheKey, entry: CacheEntry?) -> Phase {
+        let kind: FetchError.Kind = switch failure.kind {
+        case .connect: .connect
+        case .timeout: .timeout
+        case .dns: .dns
+        }
+        let error = FetchError(kind, url: url, detail: failure.message, attempts: 0)
+        return failed(error, key: key, entry: entry, requestTime: currentUnixTime())
+    }
+
     private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
         let requestWindow = Freshness.requestStaleWindow(options.fetch.headers)
         if options.staleIfError, Freshness.staleMayAnswer(error), let entry, entry.metadata.hasBody,

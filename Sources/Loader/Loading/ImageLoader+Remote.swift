@@ -10,8 +10,8 @@ extension ImageLoader {
     /// `remote`), a stale one is revalidated with the origin like a local
     /// entry. What the origin sends (a download, a 304) is then uploaded in
     /// the background, unless it must not be shared (`TierSharing`).
-    func tiered(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
-        guard let remote = options.remote else { return await network(url: url, key: key, entry: entry) }
+    func tiered(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil) async -> Phase {
+        guard let remote = options.remote else { return await network(url: url, key: key, entry: entry, gate: gate) }
         var base = entry
         if base == nil, case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched) {
             if !options.refresh, options.freshness.isFresh(fetched.metadata, now: currentUnixTime()) {
@@ -19,7 +19,7 @@ extension ImageLoader {
             }
             base = fetched
         }
-        let phase = await network(url: url, key: key, entry: base)
+        let phase = await network(url: url, key: key, entry: base, gate: gate)
         if case .success(let result) = phase, result.source == .network || result.source == .revalidated,
            result.path != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
             if let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false), TierSharing.shareable(stored.metadata) {

@@ -19,6 +19,8 @@ public struct LoaderOptions: Sendable {
     public var staleIfError = false
     /// Concurrent network loads in a batch (`--jobs`).
     public var jobs = Defaults.jobs
+    /// Concurrent network loads to one host (`--jobs-per-host`).
+    public var jobsPerHost = Defaults.jobsPerHost
     /// Transfer limits, TLS, retries and extra request headers (`-H`).
     public var fetch = FetchConfiguration()
     /// The shared tier asked on a local miss and fed after downloads (`--remote-cache`).

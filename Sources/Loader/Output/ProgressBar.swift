@@ -19,6 +19,9 @@ public struct ProgressBar: Sendable {
     /// Distinct URLs in all, once the whole list is known.
     public var total: Int?
     public var elapsed: Double = 0
+    /// Hosts with a transfer running, and hosts paused (they answered 429 or 503).
+    public var hostsActive = 0
+    public var hostsPaused = 0
 
     public init() {}
 
@@ -32,6 +35,9 @@ public struct ProgressBar: Sendable {
             parts.append("\(done)/\(max(known, done))+ URLs")
         }
         if failed > 0 { parts.append("\(failed) failed") }
+        if hostsActive > 1 || hostsPaused > 0 {
+            parts.append("\(hostsActive) hosts" + (hostsPaused > 0 ? ", \(hostsPaused) paused" : ""))
+        }
         let byteTotal = byteTotal
         parts.append(HumanUnits.bytes(bytes) + (byteTotal.map { " of " + HumanUnits.bytes($0) } ?? ""))
         let rate = elapsed >= 0.5 ? Double(bytes) / elapsed : 0

@@ -179,6 +179,9 @@ public struct ResultLine: Sendable {
             sources += ", remote \(s.remote)"
             tier = "; remote cache: \(r.hits) hits, \(r.misses) misses, \(r.uploads) uploads, \(r.errors) errors"
         }
+        if let h = s.hosts, h.hostsPaused > 0 || h.hostsGivenUp > 0 {
+            tier += "; hosts: \(h.hosts), \(h.hostsPaused) paused, \(h.hostsGivenUp) given up"
+        }
         let noun = s.total == 1 ? "URL" : "URLs"
         return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(HumanUnits.bytes(s.bytes)) in \(HumanUnits.duration(duration))" + tier
     }
@@ -208,6 +211,10 @@ public struct ResultLine: Sendable {
         }
         s.add("bytes", c.bytes)
         s.add("durationMs", milliseconds: duration)
+        let hosts = c.hosts ?? HostCounts()
+        s.add("hosts", hosts.hosts)
+        s.add("hostsPaused", hosts.hostsPaused)
+        s.add("hostsGivenUp", hosts.hostsGivenUp)
         s.add("interrupted", interrupted)
         var line = JSONLine()
         line.add("summary", object: s)

@@ -1,0 +1,34 @@
+/// Lets the owner of many fetches take the retry decisions that concern a
+/// whole host rather than one URL (the loader's batch: a 429 pauses the
+/// host, not the URL; a host given up on is not tried again). Without a
+/// gate a fetch retries by its own `RetryPolicy`, as a single download should.
+///
+/// Called on the awaiting task, after every attempt but a cancelled one.
+public protocol FetchAttemptGate: Sendable {
+    /// An attempt's connection is ready (the name resolved, the socket
+    /// connected). Called on the transfer thread: it must be quick and must
+    /// never wait.
+    func connected()
+
+    /// The attempt got the response the fetch returns (2xx or 304).
+    func answered(status: Int)
+
+    /// The attempt failed with `error`. May suspend (while the host is
+    /// paused, holding no slot) before it says what to do.
+    func failed(_ error: FetchError) async -> FetchRetryVerdict
+}
+
+/// What a fetch does after a failed attempt, as its gate decides.
+public enum FetchRetryVerdict: Sendable, Equatable {
+    /// Whatever the fetch's own `RetryPolicy` says (the URL's `--retries`,
+    /// with backoff).
+    case usePolicy
+    /// Try again now, without using up a retry: the gate has waited out the
+    /// host's pause and given the URL a slot again.
+    case tryAgain
+    /// Fail now with this attempt's error (the host was given up on, or has
+    /// pushed the URL back as often as it may).
+    case stop
+    /// Fail now as cancelled (the batch was cancelled while the URL waited).
+    case cancelled
+}

@@ -1,0 +1,119 @@
+import Fetch
+import Support
+
+/// One batch URL's `FetchAttemptGate`: tells the host scheduler how each
+/// attempt went, and on a 429 or 503 gives the URL's slot back and waits,
+/// queued at the front of its host, until the host's pause is over and a
+/// slot is free again. Those waits do not use up the URL's `--retries`
+/// (at most `Defaults.hostPushbackRetries` of them; then the policy's own
+/// retries apply; none with `--retries 0`, which asks for no second attempt
+/// at all). A host given up on is not tried again.
+///
+/// Each wait is resumed exactly once: by the dispatch (`tryAgain` when the
+/// scheduler starts it, `stop` when the host is given up on, `cancelled`
+/// when the batch is), or by the task's own cancellation, whichever comes
+/// first (`resume` answers false to the later one).
+final class HostAttemptGate: FetchAttemptGate {
+    let host: HostKey
+    private let dispatch: HostDispatch
+    private let pushbackLimit: Int
+
+    private struct State {
+        var pushbacks = 0
+        var waiting: CheckedContinuation<FetchRetryVerdict, Never>?
+        /// The URL holds one of its host's slots (not while it waits).
+        var holdsSlot = true
+        var cancelled = false
+        var connected = false
+    }
+
+    private let state = Locked(State())
+
+    init(host: HostKey, dispatch: HostDispatch, retries: Int) {
+        self.host = host
+        self.dispatch = dispatch
+        pushbackLimit = retries > 0 ? Defaults.hostPushbackRetries : 0
+    }
+
+    var holdsSlot: Bool { state.withLock { $0.holdsSlot } }
+
+    func connected() {
+        let first = state.withLock { state -> Bool in
+            defer { state.connected = true }
+            return !state.connected
+        }
+        if first { dispatch.report(.connected, host: host) }
+    }
+
+    func answered(status: Int) {
+        dispatch.report(.answered, host: host)
+    }
+
+    func failed(_ error: FetchError) async -> FetchRetryVerdict {
+        let outcome = Self.outcome(of: error)
+        dispatch.report(outcome, host: host)
+        if case .pushedBack = outcome {
+            let mayWait = state.withLock { state -> Bool in
+                guard state.pushbacks < pushbackLimit else { return false }
+                state.pushbacks += 1
+                return true
+            }
+            if mayWait { return await waitForHost() }
+        }
+        if [.connect, .timeout, .dns].contains(error.kind), dispatch.failure(of: host) != nil { return .stop }
+        return .usePolicy
+    }
+
+    /// How an attempt's failure bears on its host.
+    static func outcome(of error: FetchError) -> HostDispatch.Scheduler.Outcome {
+        switch error.kind {
+        case .http:
+            guard let status = error.status else { return .neutral }
+            if status == 429 || status == 503 {
+                return .pushedBack(status: status, retryAfter: error.retryAfter)
+            }
+            return .answered
+        case .connect: return .refused
+        case .timeout: return .timedOut
+        case .dns: return .unresolved
+        case .redirects, .tooLarge, .network: return .answered   // the server is there
+        case .tls, .cancelled, .io, .invalidURL, .unsupportedScheme: return .neutral
+        }
+    }
+
+    /// Gives the slot back, queued at the front of the host, and waits.
+    private func waitForHost() async -> FetchRetryVerdict {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<FetchRetryVerdict, Never>) in
+                let cancelled = state.withLock { state -> Bool in
+                    if state.cancelled { return true }
+                    state.waiting = continuation
+                    state.holdsSlot = false
+                    return false
+                }
+                if cancelled { return continuation.resume(returning: .cancelled) }
+                if !dispatch.requeue(self) {
+                    // The batch was cancelled: the slot is given back all the same.
+                    state.withLock { $0.holdsSlot = true }
+                    _ = resume(.cancelled)
+                }
+            }
+        } onCancel: {
+            state.withLock { $0.cancelled = true }
+            _ = resume(.cancelled)
+        }
+    }
+
+    /// Ends the wait, if there is one; `tryAgain` means the scheduler gave the
+    /// URL a slot. False when nobody waited (the task was cancelled first):
+    /// the caller then gives that slot straight back.
+    func resume(_ verdict: FetchRetryVerdict) -> Bool {
+        let waiting = state.withLock { state -> CheckedContinuation<FetchRetryVerdict, Never>? in
+            defer { state.waiting = nil }
+            if state.waiting != nil && verdict == .tryAgain { state.holdsSlot = true }
+            return state.waiting
+        }
+        waiting?.resume(returning: verdict)
+        return waiting != nil
+    }
+}

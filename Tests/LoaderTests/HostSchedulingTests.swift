@@ -1,0 +1,219 @@
+import DiskCache
+import Fetch
+import Foundation
+import HTTPCaching
+import Loader
+import Support
+import Testing
+import TestSupport
+
+/// The batch's host scheduling against real servers on 127.0.0.1: each
+/// `ScriptedServer` (its own port) is one host.
+@Suite struct HostSchedulingTests {
+    let temp: TempDirectory
+    let store: DiskCacheStore
+
+    init() throws {
+        temp = try TempDirectory(prefix: "asyncfetch-hosts")
+        store = try DiskCacheStore(directory: temp.file("cache"))
+    }
+
+    func loader(jobs: Int, perHost: Int, _ configure: (inout LoaderOptions) -> Void = { _ in }) -> ImageLoader {
+        ImageLoader(cache: store, options: LoaderHarness.options { options in
+            options.jobs = jobs
+            options.jobsPerHost = perHost
+            options.freshness = Freshness(defaultTTL: 0)
+            configure(&options)
+        })
+    }
+
+    /// Events of a batch with the time each arrived, and the host notes.
+    final class Recorder: @unchecked Sendable {
+        private let lock = NSLock()
+        private var storedNotes: [HostNote] = []
+        private var storedTimes: [String: [Double]] = [:]
+
+        var notes: [HostNote] { lock.withLock { storedNotes } }
+        func note(_ note: HostNote) { lock.withLock { storedNotes.append(note) } }
+
+        /// Request times per server port, from a route handler.
+        func request(_ port: Int) { lock.withLock { storedTimes["\(port)", default: []].append(monotonicSeconds()) } }
+        func times(_ port: Int) -> [Double] { lock.withLock { storedTimes["\(port)"] ?? [] } }
+    }
+
+    struct Terminal {
+        let url: String
+        let phase: Phase
+        let at: Double
+    }
+
+    /// Runs the batch to its end: the terminal events (one per URL expected), with their times.
+    static func run(_ batch: LoadBatch, onEvent: (LoadEvent) -> Void = { _ in }) async -> [Terminal] {
+        var terminal: [Terminal] = []
+        for await event in batch {
+            onEvent(event)
+            if case .loading = event.phase { continue }
+            terminal.append(Terminal(url: event.url, phase: event.phase, at: monotonicSeconds()))
+        }
+        return terminal
+    }
+
+    static let body = Array(repeating: UInt8(ascii: "x"), count: 100)
+
+    @Test func theMostConcurrentConnectionsToOneHostNeverExceedTheLimit() async throws {
+        let a = try ScriptedServer(), b = try ScriptedServer()
+        for server in [a, b] {
+            server.route("/slow", handler: { _ in ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(0.05) })
+        }
+        let urls = (0..<30).map { a.url("/slow?\($0)") } + (0..<12).map { b.url("/slow?\($0)") }
+        let loader = loader(jobs: 16, perHost: 3) { $0.acceptAnyContent = true }
+        let terminal = await Self.run(loader.batch(urls.shuffled()))
+        #expect(terminal.count == 42)
+        #expect(terminal.allSatisfy { $0.phase.result != nil }, "\(terminal.compactMap(\.phase.error))")
+        for server in [a, b] {
+            #expect(server.maxConcurrentRequests == 3, "requests at once: \(server.maxConcurrentRequests)")
+            #expect(server.maxConcurrentConnections <= 3, "connections at once: \(server.maxConcurrentConnections)")
+        }
+        // The host's URLs ran back to back on its warm connections.
+        #expect(a.connectionsAccepted <= 4, "\(a.connectionsAccepted) connections for 30 URLs")
+    }
+
+    @Test func a429WithRetryAfterPausesThatHostAndNoOther() async throws {
+        let a = try ScriptedServer(), b = try ScriptedServer()
+        let recorder = Recorder()
+        let first = NSLock()
+        nonisolated(unsafe) var answered = 0
+        nonisolated(unsafe) var pushed: String?
+        nonisolated(unsafe) var failedOnce = false
+        a.route("/img", handler: { request in
+            recorder.request(a.port)
+            let answer = first.withLock { () -> Int in
+                answered += 1
+                if answered == 2 {
+                    pushed = request.path
+                    return 429
+                }
+                if request.path == pushed && !failedOnce {
+                    failedOnce = true
+                    return 500
+                }
+                return 200
+            }
+            if answer == 429 { return .status(429, headers: [("Retry-After", "1")]) }
+            if answer == 500 { return .status(500) }
+            return ScriptedResponse.ok(Self.body, contentType: "text/plain")
+        })
+        b.route("/img", handler: { _ in
+            recorder.request(b.port)
+            return ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(0.05)
+        })
+        let urls = (0..<8).map { a.url("/img?\($0)") } + (0..<16).map { b.url("/img?\($0)") }
+        // One retry: the pushed-back URL still has it for the 500 after its pause.
+        let loader = loader(jobs: 8, perHost: 2) { options in
+            options.acceptAnyContent = true
+            options.fetch.retries = 1
+        }
+        let batch = loader.batch(ArraySequence(urls), hostNotes: { recorder.note($0) })
+        let terminal = await Self.run(batch)
+        #expect(terminal.count == 24)
+        #expect(terminal.allSatisfy { $0.phase.result != nil }, "\(terminal.compactMap(\.phase.error))")
+        let aTimes = recorder.times(a.port), bTimes = recorder.times(b.port)
+        #expect(aTimes.count == 10)   // 8 URLs, the one pushed back again, then its retry after a 500
+        // Nothing started on a during its pause (the one in flight with the 429 may answer within it).
+        let pauseStart = aTimes[1]
+        let during = aTimes.filter { $0 > pauseStart + 0.05 && $0 < pauseStart + 0.95 }
+        #expect(during.count <= 1, "\(aTimes.map { $0 - pauseStart })")
+        #expect(aTimes.last! >= pauseStart + 0.95)
+        // b went on meanwhile: most of its requests came during a's pause.
+        #expect(bTimes.filter { $0 > pauseStart && $0 < pauseStart + 0.95 }.count >= 8, "\(bTimes.map { $0 - pauseStart })")
+        let paused = recorder.notes.filter { if case .paused = $0 { true } else { false } }
+        #expect(paused.count == 1)
+        if case .paused(let host, let seconds, let status)? = paused.first {
+            #expect(host.name == "127.0.0.1:\(a.port)" && seconds == 1 && status == 429)
+        }
+        #expect(recorder.notes.contains(.limitChanged(HostKey(normalizedURL: a.url("/"))!, from: 2, to: 1)))
+        #expect(batch.hostCounts.hosts == 2 && batch.hostCounts.hostsPaused == 1 && batch.hostCounts.hostsGivenUp == 0)
+    }
+
+    @Test func aHostGivenUpOnFailsItsRemainingURLsAtOnceWithTheReason() async throws {
+        let dead = try ScriptedServer(), live = try ScriptedServer()
+        dead.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(5))
+        live.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
+        let urls = (0..<20).map { dead.url("/img?\($0)") } + (0..<5).map { live.url("/img?\($0)") }
+        let loader = loader(jobs: 8, perHost: 3) { options in
+            options.acceptAnyContent = true
+            options.fetch.timeout = 0.5
+            options.fetch.retries = 2
+        }
+        let recorder = Recorder()
+        let start = monotonicSeconds()
+        let batch = loader.batch(ArraySequence(urls), hostNotes: { recorder.note($0) })
+        let terminal = await Self.run(batch)
+        let elapsed = monotonicSeconds() - start
+        #expect(terminal.count == 25)
+        let deadOnes = terminal.filter { $0.url.hasPrefix(dead.baseURL) }
+        #expect(deadOnes.allSatisfy { $0.phase.error?.kind == .timeout })
+        let message = "host 127.0.0.1:\(dead.port) gave 3 timeouts in a row; not tried again in this run"
+        let givenUp = deadOnes.filter { $0.phase.error?.message.contains(message) == true }
+        #expect(givenUp.count >= 15, "\(deadOnes.map { $0.phase.error?.message ?? "" })")
+        #expect(givenUp.allSatisfy { $0.phase.error?.attempts == 0 })
+        // One probe, then three at once: about two timeouts in all, not 20 URLs × 3 attempts.
+        #expect(elapsed < 3, "took \(elapsed) s")
+        #expect(dead.totalRequests <= 6, "\(dead.totalRequests) requests to the dead host")
+        #expect(terminal.filter { $0.url.hasPrefix(live.baseURL) }.allSatisfy { $0.phase.result != nil })
+        #expect(recorder.notes.contains { if case .gaveUp(_, let failure) = $0 { failure.message == message } else { false } })
+        #expect(batch.hostCounts.hostsGivenUp == 1)
+    }
+
+    @Test func aSlowHostDoesNotDelayTheOthersBeyondItsOwnURLs() async throws {
+        let slow = try ScriptedServer(), fast = try ScriptedServer()
+        slow.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(1))
+        fast.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
+        // The slow host's URLs come first, and there are more of them than --jobs.
+        let urls = (0..<8).map { slow.url("/img?\($0)") } + (0..<40).map { fast.url("/img?\($0)") }
+        let loader = loader(jobs: 4, perHost: 2) { $0.acceptAnyContent = true }
+        let start = monotonicSeconds()
+        let terminal = await Self.run(loader.batch(urls))
+        #expect(terminal.count == 48)
+        #expect(terminal.allSatisfy { $0.phase.result != nil })
+        let fastDone = terminal.filter { $0.url.hasPrefix(fast.baseURL) }.map(\.at).max()! - start
+        let slowDone = terminal.filter { $0.url.hasPrefix(slow.baseURL) }.map(\.at).max()! - start
+        #expect(fastDone < 0.9, "the fast host finished after \(fastDone) s")
+        #expect(slowDone >= 4, "8 URLs of 1 s at 2 at once take 4 s at least, took \(slowDone) s")
+    }
+
+    @Test func cancellingWhileAHostIsPausedGivesEveryURLOneTerminalReport() async throws {
+        let paused = try ScriptedServer(), busy = try ScriptedServer()
+        paused.route("/img", ScriptedResponse.status(429, headers: [("Retry-After", "30")]))
+        busy.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(0.3))
+        let urls = (0..<20).map { paused.url("/img?\($0)") } + (0..<20).map { busy.url("/img?\($0)") }
+        let loader = loader(jobs: 8, perHost: 3) { options in
+            options.acceptAnyContent = true
+            options.fetch.retries = 2   // the URLs pushed back wait for the host
+        }
+        let recorder = Recorder()
+        let batch = loader.batch(ArraySequence(urls), hostNotes: { recorder.note($0) })
+        let start = monotonicSeconds()
+        var cancelled = false
+        var seen: [String: Int] = [:]
+        let terminal = await Self.run(batch) { _ in
+            if !cancelled && recorder.notes.contains(where: { if case .paused = $0 { true } else { false } }) {
+                cancelled = true
+                batch.cancel()
+            }
+        }
+        await batch.finished()
+        #expect(cancelled)
+        for event in terminal { seen[event.url, default: 0] += 1 }
+        #expect(seen.count == 40 && seen.values.allSatisfy { $0 == 1 }, "\(seen.filter { $0.value != 1 })")
+        #expect(monotonicSeconds() - start < 5, "the batch waited for the pause")
+        let pausedOnes = terminal.filter { $0.url.hasPrefix(paused.baseURL) }
+        #expect(pausedOnes.allSatisfy {
+            switch $0.phase {
+            case .empty(.cancelled): true
+            case .failure(let error): error.kind == .cancelled
+            default: false
+            }
+        }, "\(pausedOnes.map(\.phase.name))")
+    }
+}
