@@ -49,7 +49,8 @@ let package = Package(
                 "-I/usr/include/glib-2.0", "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
                 "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
             ])],
-            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]),
+            // libvips is dlopen'ed on first use (CVips.c says why), like libcurl.
+            linkerSettings: [.linkedLibrary("dl")]),
         // The module graph is one-way (docs/layout.md):
         //   Support (locks, clocks, ASCII) under everything but the C corners;
         //   CCRC -> ImageFormats (pure: no I/O);
