@@ -33,10 +33,6 @@ extension CacheCommand {
 
     static func plural(_ n: Int, _ one: String, _ many: String) -> String { n == 1 ? one : many }
 
-    static func padded(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
-    }
-
     /// The string followed by spaces up to `length` characters (never cut):
     /// aligned columns in human output.
     static func padding(_ text: String, toLength length: Int) -> String {

@@ -34,27 +34,10 @@ extension CacheCommand {
             let now = currentUnixTime()
             let out = LineOutput(fd: 1)
             // The type column is as wide as its longest value (capped), so the URLs line up.
-            let typeWidth = min(Defaults.listTypeColumnMax,
-                                scan.intact.map { ($0.metadata.header("Content-Type") ?? "-").count }.max() ?? 0)
+            let typeWidth = CacheEntryLine.typeWidth(scan.intact)
             for entry in scan.intact.sorted(by: { $0.metadata.url < $1.metadata.url }) {
-                let meta = entry.metadata
-                let fresh = freshness.isFresh(meta, now: now)
-                if json {
-                    var line = JSONLine()
-                    line.add("url", redactURL(meta.url))
-                    line.add("path", meta.hasBody ? entry.bodyPath : nil)
-                    line.add("bytes", meta.bodyLength)
-                    line.add("storedAt", HumanUnits.isoTimestamp(meta.storedAt))
-                    line.add("fresh", fresh)
-                    line.add("contentType", meta.header("Content-Type"))
-                    line.add("status", meta.status)
-                    out.line(line.rendered)
-                } else {
-                    let size = meta.hasBody ? HumanUnits.bytes(meta.bodyLength) : "HTTP \(meta.status)"
-                    let type = meta.header("Content-Type") ?? "-"
-                    out.line("\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  "
-                             + "\(CacheCommand.padded(size, 10))  \(CacheCommand.padding(type, toLength: typeWidth))  \(redactURL(meta.url))")
-                }
+                let fresh = freshness.isFresh(entry.metadata, now: now)
+                out.line(json ? CacheEntryLine.json(entry, fresh: fresh) : CacheEntryLine.human(entry, fresh: fresh, typeWidth: typeWidth))
             }
             out.flush()
             if out.broken { throw OutputFailure.error(errno: out.writeError) }

@@ -12,6 +12,4 @@ extension Defaults {
     /// A second signal waits at most this long for a line being written,
     /// so that stdout never ends in half a JSON object.
     static let abandonWait: Double = 0.2
-    /// `cache list` pads its content-type column to the longest type, up to this many characters.
-    static let listTypeColumnMax = 40
 }

@@ -1,0 +1,40 @@
+import DiskCache
+import Fetch
+import Support
+
+/// `cache list`'s line for one stored entry, for people or as JSON (SPEC
+/// §3): `fresh  2026-11-22 00:11:33     4.2 KiB  image/png  URL`. Pure text,
+/// no I/O; whether an entry is fresh is the caller's (HTTPCaching's) answer.
+public enum CacheEntryLine {
+    /// The content-type column's width: its longest value, at most `Defaults.listTypeColumnMax`.
+    public static func typeWidth(_ entries: [CacheEntry]) -> Int {
+        min(Defaults.listTypeColumnMax, entries.map { ($0.metadata.header("Content-Type") ?? "-").count }.max() ?? 0)
+    }
+
+    public static func human(_ entry: CacheEntry, fresh: Bool, typeWidth: Int) -> String {
+        let meta = entry.metadata
+        let size = meta.hasBody ? HumanUnits.bytes(meta.bodyLength) : "HTTP \(meta.status)"
+        let type = meta.header("Content-Type") ?? "-"
+        let sizeColumn = String(repeating: " ", count: max(0, 10 - size.count)) + size
+        let typeColumn = type + String(repeating: " ", count: max(0, typeWidth - type.count))
+        return "\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  \(sizeColumn)  \(typeColumn)  \(redactURL(meta.url))"
+    }
+
+    public static func json(_ entry: CacheEntry, fresh: Bool) -> String {
+        let meta = entry.metadata
+        var line = JSONLine()
+        line.add("url", redactURL(meta.url))
+        line.add("path", meta.hasBody ? entry.bodyPath : nil)
+        line.add("bytes", meta.bodyLength)
+        line.add("storedAt", HumanUnits.isoTimestamp(meta.storedAt))
+        line.add("fresh", fresh)
+        line.add("contentType", meta.header("Content-Type"))
+        line.add("status", meta.status)
+        return line.rendered
+    }
+}
+
+extension Defaults {
+    /// `cache list` pads its content-type column to the longest type, up to this many characters.
+    public static let listTypeColumnMax = 40
+}
