@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import func Support.writeAll
 
 /// Where a transfer's body goes, chunk by chunk, so that no body is ever held
 /// whole in memory.
@@ -44,18 +45,8 @@ public final class FileSink: BodySink, @unchecked Sendable {
     deinit { if fd >= 0 { _ = Glibc.close(fd) } }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard var base = bytes.baseAddress else { return }
-        var left = bytes.count
-        while left > 0 {
-            let n = Glibc.write(fd, base, left)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FetchError.io(path: path, operation: "write", errno: errno)
-            }
-            left -= n
-            base += n
-            bytesWritten += Int64(n)
-        }
+        if let error = writeAll(fd, bytes) { throw FetchError.io(path: path, operation: "write", errno: error) }
+        bytesWritten += Int64(bytes.count)
     }
 
     public func reset() throws {

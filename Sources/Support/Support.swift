@@ -2,7 +2,9 @@
 ///
 /// It owns what several modules need and none of them should define: a lock
 /// that owns the value it guards (`Locked`), the two clocks (`currentUnixTime`,
-/// `monotonicSeconds`) and ASCII helpers. It imports nothing but the C library,
-/// never does I/O, and never grows policy: a helper that knows about HTTP,
-/// images or the cache belongs in that module instead.
+/// `monotonicSeconds`), ASCII helpers, and the one POSIX write loop the
+/// modules share (`writeAll`). It imports nothing but the C library, does no
+/// other I/O (it opens, reads and owns no file), and never grows policy: a
+/// helper that knows about HTTP, images or the cache belongs in that module
+/// instead.
 public enum Support {}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiskCache
+import struct Loader.JSONLine
 import enum Support.HumanUnits
 
 extension CacheCommand {

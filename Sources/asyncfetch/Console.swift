@@ -1,31 +1,22 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import func Support.writeAll
 
 /// Direct writes to stdout/stderr through file descriptors (the C `stdout`
 /// and `stderr` globals are shared mutable state to Swift 6).
 enum Console {
     /// Writes a line to stderr at once (unbuffered, like C's stderr).
     static func error(_ line: String) {
-        writeAll(2, Array((line + "\n").utf8))
+        send(2, Array((line + "\n").utf8))
     }
 
     /// Writes everything; false when the descriptor refuses (a closed
     /// pipe: `EPIPE`, since SIGPIPE is ignored; a full disk), with `errno`
     /// telling why.
     @discardableResult
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                if n == 0 { errno = EIO }
-                if n <= 0 { return false }
-                offset += n
-            }
-            return true
-        }
+    static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0) == nil }
     }
 }
 
@@ -69,14 +60,14 @@ final class LineOutput {
 
     func eraseBar() {
         guard barDrawn else { return }
-        Console.writeAll(2, Array("\r\u{1B}[K".utf8))
+        Console.send(2, Array("\r\u{1B}[K".utf8))
         barDrawn = false
     }
 
     func flush() {
         guard !buffer.isEmpty else { return }
         eraseBar()
-        if !broken && !Console.writeAll(fd, buffer) {
+        if !broken && !Console.send(fd, buffer) {
             broken = true
             writeError = errno
         }

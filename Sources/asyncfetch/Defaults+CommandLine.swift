@@ -12,11 +12,6 @@ extension Defaults {
     /// A second signal waits at most this long for a line being written,
     /// so that stdout never ends in half a JSON object.
     static let abandonWait: Double = 0.2
-    /// On a terminal, result lines pad their URL column to the widest URL so far, up to this many characters.
-    static let urlColumnMax = 100
     /// `cache list` pads its content-type column to the longest type, up to this many characters.
     static let listTypeColumnMax = 40
-    /// `--cacert` is checked for a PEM block in its first 16 MiB (a CA
-    /// bundle is a few hundred KiB).
-    static let maxCAFileScan = 16 << 20
 }

@@ -24,9 +24,8 @@ final class Reporter: @unchecked Sendable {
     let style: Style
     let quiet: Bool
     let verbose: Bool
-    let color: Bool
-    /// Pad the URL column to one width (on a terminal only: see `appendURLColumn`).
-    let alignURLs: Bool
+    /// The lines themselves (SPEC §3), built by Loader's `ResultLine`.
+    let lines: ResultLine
     private let started = monotonicSeconds()
     /// Whether a progress bar may be shown at all (for `abandon`, which may not get the lock).
     private let progressEnabled: Bool
@@ -36,7 +35,7 @@ final class Reporter: @unchecked Sendable {
     /// also flushes itself when full, erasing the bar first (`barDrawn`).
     private struct State {
         let out: LineOutput
-        /// The URL column's width so far (`appendURLColumn`).
+        /// The URL column's width so far (`ResultLine.appendURLColumn`).
         var urlColumn = 0
         var counted = BatchTotals()
         var progressMode: ProgressMode
@@ -52,8 +51,9 @@ final class Reporter: @unchecked Sendable {
         self.quiet = quiet
         self.verbose = verbose
         let fd: Int32 = resultsToStderr ? 2 : 1
-        color = style == .human && Terminal.colorAllowed(on: fd)
-        alignURLs = style == .human && Terminal.isTerminal(fd)
+        lines = ResultLine(
+            color: style == .human && Terminal.colorAllowed(on: fd), verbose: verbose, quiet: quiet,
+            alignURLs: style == .human && Terminal.isTerminal(fd))
         progressEnabled = progress != .off
         state = Locked(State(out: LineOutput(fd: fd), progressMode: progress))
     }
@@ -108,8 +108,8 @@ final class Reporter: @unchecked Sendable {
             state.bar.done = state.counted.total
             state.bar.failed = state.counted.failure
             switch style {
-            case .json: state.out.line { jsonLine(event).render(to: &$0); return true }
-            case .human: state.out.line { humanLine(event, urlColumn: &state.urlColumn, into: &$0) }
+            case .json: state.out.line { ResultLine.json(event).render(to: &$0); return true }
+            case .human: state.out.line { lines.human(event, urlColumn: &state.urlColumn, into: &$0) }
             }
             // Network results are slow anyway: show them at once. Cache
             // answers stay in the buffer, so 10,000 hits cost few writes.
@@ -147,13 +147,13 @@ final class Reporter: @unchecked Sendable {
             let duration = monotonicSeconds() - started
             switch style {
             case .json:
-                state.out.line(summaryJSON(state.counted, duration: duration, interruptedBy: signo))
+                state.out.line(ResultLine.summaryJSON(state.counted, duration: duration, interrupted: signo.map(signalName)))
             case .human:
                 state.out.flush()
                 if let signo {
-                    Console.error("asyncfetch: interrupted by \(signalName(signo)): " + summaryText(state.counted, duration: duration))
+                    Console.error("asyncfetch: interrupted by \(signalName(signo)): " + ResultLine.summaryText(state.counted, duration: duration))
                 } else if state.counted.total > 1 && !quiet {
-                    Console.error(summaryText(state.counted, duration: duration))
+                    Console.error(ResultLine.summaryText(state.counted, duration: duration))
                 }
             }
             state.out.flush()
@@ -181,7 +181,7 @@ final class Reporter: @unchecked Sendable {
         }
         if !taken && progressEnabled {
             // A writer holds the lock: erase a bar it may have drawn.
-            Console.writeAll(2, Array("\r\u{1B}[K".utf8))
+            Console.send(2, Array("\r\u{1B}[K".utf8))
         }
     }
 
@@ -219,55 +219,7 @@ final class Reporter: @unchecked Sendable {
         state.out.flush()   // erases the bar first when there are lines
         guard visible else { return }
         // Drawn over the old bar (carriage return, erase to end of line).
-        Console.writeAll(2, Array(("\r\u{1B}[K" + state.bar.render(width: Terminal.width(2))).utf8))
+        Console.send(2, Array(("\r\u{1B}[K" + state.bar.render(width: Terminal.width(2))).utf8))
         state.out.barDrawn = true
-    }
-
-    private func summaryText(_ s: BatchTotals, duration: Double) -> String {
-        let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
-        var sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
-        var tier = ""
-        if let r = s.remoteTier {
-            sources += ", remote \(s.remote)"
-            tier = "; remote cache: \(r.hits) hits, \(r.misses) misses, \(r.uploads) uploads, \(r.errors) errors"
-        }
-        if let h = s.hosts, h.hostsPaused > 0 || h.hostsGivenUp > 0 {
-            tier += "; hosts: \(h.hosts), \(h.hostsPaused) paused, \(h.hostsGivenUp) given up"
-        }
-        let noun = s.total == 1 ? "URL" : "URLs"
-        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(HumanUnits.bytes(s.bytes)) in \(HumanUnits.duration(duration))" + tier
-    }
-
-    private func summaryJSON(_ c: BatchTotals, duration: Double, interruptedBy signo: Int32?) -> String {
-        var s = JSONLine()
-        s.add("total", c.total)
-        s.add("success", c.success)
-        s.add("failure", c.failure)
-        s.add("empty", c.empty)
-        s.add("cache", c.cache)
-        s.add("network", c.network)
-        s.add("revalidated", c.revalidated)
-        s.add("stale", c.stale)
-        if let r = c.remoteTier {
-            s.add("remote", c.remote)
-            var tier = JSONLine()
-            tier.add("hits", r.hits)
-            tier.add("misses", r.misses)
-            tier.add("readErrors", r.readErrors)
-            tier.add("uploads", r.uploads)
-            tier.add("uploadErrors", r.uploadErrors)
-            tier.add("disabled", r.disabled)
-            s.add("remoteCache", object: tier)
-        }
-        s.add("bytes", c.bytes)
-        s.add("durationMs", milliseconds: duration)
-        let hosts = c.hosts ?? HostCounts()
-        s.add("hosts", hosts.hosts)
-        s.add("hostsPaused", hosts.hostsPaused)
-        s.add("hostsGivenUp", hosts.hostsGivenUp)
-        s.add("interrupted", signo.map(signalName))
-        var line = JSONLine()
-        line.add("summary", object: s)
-        return line.rendered
     }
 }

@@ -2,9 +2,6 @@ import Fetch
 import HTTPCaching
 import Loader
 import Support
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What `asyncfetch URL...` was asked to do, as plain values. Both parsers
 /// produce it: swift-argument-parser (`FetchOptions.settings`) and, for the
@@ -72,64 +69,9 @@ struct RunSettings: Sendable, Equatable {
         for line in header where !line.contains(":") {
             throw UsageError("-H expects 'Name: value', got '\(line)'")
         }
-        if let cacert, let problem = Self.unreadableFile(cacert) {
+        if let cacert, let problem = CAFile.problem(at: cacert) {
             throw UsageError(environment: "cannot read --cacert \(cacert): \(problem)")
         }
-    }
-
-    /// Why `path` cannot be read as a file (strerror, or "is a directory"),
-    /// or nil when it can: a CA file libcurl could not load would otherwise
-    /// fail every https URL one by one, long after the typo.
-    static func unreadableFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return String(cString: strerror(errno)) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return String(cString: strerror(errno)) }
-        if (info.st_mode & S_IFMT) == S_IFDIR { return "is a directory" }
-        // Only a regular file is read ahead of libcurl: a pipe (`<(…)`) read here would be empty for it.
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return containsPEM(fd) ? nil : "no PEM certificate in it (a line '-----BEGIN CERTIFICATE-----')"
-    }
-
-    /// Whether the file (read up to `Defaults.maxCAFileScan`) has a PEM
-    /// certificate ("-----BEGIN CERTIFICATE-----", or "TRUSTED CERTIFICATE"):
-    /// libcurl takes CA files in PEM only, and would report anything else for
-    /// every https URL.
-    private static func containsPEM(_ fd: Int32) -> Bool {
-        let marker = Array("CERTIFICATE-----".utf8)
-        // Each read lands after the last `marker.count - 1` bytes of the ones
-        // before, so a marker split between two reads is found too.
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var kept = 0, scanned = 0
-        while scanned < Defaults.maxCAFileScan {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + kept, $0.count - kept) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            let total = kept + n
-            let found = buffer.withUnsafeMutableBytes { bytes -> Bool in
-                if Self.find(marker, in: UnsafeRawBufferPointer(rebasing: bytes[0..<total])) { return true }
-                kept = min(marker.count - 1, total)
-                if let base = bytes.baseAddress { memmove(base, base + (total - kept), kept) }
-                return false
-            }
-            if found { return true }
-            scanned += n
-        }
-        return false
-    }
-
-    /// Whether `bytes` holds `marker` (a `memchr` for its first byte, then a `memcmp`).
-    private static func find(_ marker: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let base = bytes.baseAddress, bytes.count >= marker.count else { return false }
-        var offset = 0
-        while offset <= bytes.count - marker.count {
-            guard let hit = memchr(base + offset, Int32(marker[0]), bytes.count - marker.count + 1 - offset) else { return false }
-            offset = base.distance(to: UnsafeRawPointer(hit))
-            if memcmp(base + offset, marker, marker.count) == 0 { return true }
-            offset += 1
-        }
-        return false
     }
 
     func loaderOptions() -> LoaderOptions {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CCrypto
+import func Support.writeAll
 
 /// A file being written for the cache, not yet published.
 ///
@@ -77,17 +78,7 @@ final class TemporaryFile: @unchecked Sendable {
     /// Writes all of `bytes` (retrying short writes and EINTR).
     func write(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
         guard fd >= 0 else { throw DiskCacheError(.io, path: displayPath, message: "write after close: \(displayPath)") }
-        guard var base = bytes.baseAddress else { return }
-        var left = bytes.count
-        while left > 0 {
-            let n = Glibc.write(fd, base, left)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw DiskCacheError.system("cannot write", path: displayPath)
-            }
-            left -= n
-            base += n
-        }
+        if let error = writeAll(fd, bytes) { throw DiskCacheError.system("cannot write", path: displayPath, errno: error) }
     }
 
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).

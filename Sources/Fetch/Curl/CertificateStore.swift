@@ -1,4 +1,5 @@
 import CCurl
+import func Support.writeAll
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,7 +67,7 @@ final class CertificateStore {
                 return nil
             }
             bytes.append(0x0A)   // a bundle whose last line lacks its newline must not merge with the next
-            guard writeAll(fd, bytes) else {
+            guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) == nil else {
                 _ = close(fd)
                 return nil
             }
@@ -89,19 +90,6 @@ final class CertificateStore {
             }
             bytes.append(contentsOf: buffer[0..<n])
         }
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
-        }
-        return true
     }
 }
 

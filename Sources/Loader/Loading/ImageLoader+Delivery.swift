@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import func Support.writeAll
 
 extension ImageLoader {
     /// Copies a successful body to `delivery` (if any) and returns the phase
@@ -57,17 +58,14 @@ extension ImageLoader {
         }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var failed: DeliveryError?
-        copying: while true {
+        while true {
             let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 { failed = failure("read", source); break }
             if n == 0 { break }
-            var offset = 0
-            while offset < n {
-                let w = buffer.withUnsafeBytes { write(output, $0.baseAddress! + offset, n - offset) }
-                if w < 0 && errno == EINTR { continue }
-                if w <= 0 { failed = failure("write", delivery.name); break copying }
-                offset += w
+            if buffer.withUnsafeBytes({ writeAll(output, UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) != nil {
+                failed = failure("write", delivery.name)
+                break
             }
         }
         if output != 1 && close(output) != 0 && failed == nil { failed = failure("write", delivery.name) }

@@ -3,13 +3,13 @@ import enum Support.HumanUnits
 /// Builds one JSON object on one line, fields in the order they are added
 /// (SPEC §3's shapes), with strings escaped per RFC 8259.
 ///
-/// Built as UTF-8 bytes: with `--json` every phase change of every URL is
+/// Public so a Swift program writes the same lines as the tool. Built as UTF-8 bytes: with `--json` every phase change of every URL is
 /// one of these, so string concatenation was a large share of a cached run.
-struct JSONLine {
+public struct JSONLine: Sendable {
     private var bytes: [UInt8] = [0x7B]   // "{"
     private var first = true
 
-    init() { bytes.reserveCapacity(256) }
+    public init() { bytes.reserveCapacity(256) }
 
     private mutating func key(_ name: StaticString) {
         if !first { bytes.append(0x2C) }
@@ -20,31 +20,31 @@ struct JSONLine {
         bytes.append(0x3A)
     }
 
-    mutating func add(_ name: StaticString, _ value: String?) {
+    public mutating func add(_ name: StaticString, _ value: String?) {
         guard let value else { return }
         key(name)
         Self.appendQuoted(value, to: &bytes)
     }
 
-    mutating func add(_ name: StaticString, _ value: Int?) {
+    public mutating func add(_ name: StaticString, _ value: Int?) {
         guard let value else { return }
         key(name)
         HumanUnits.appendDecimal(Int64(value), to: &bytes)
     }
 
-    mutating func add(_ name: StaticString, _ value: Int64?) {
+    public mutating func add(_ name: StaticString, _ value: Int64?) {
         guard let value else { return }
         key(name)
         HumanUnits.appendDecimal(value, to: &bytes)
     }
 
-    mutating func add(_ name: StaticString, _ value: Bool) {
+    public mutating func add(_ name: StaticString, _ value: Bool) {
         key(name)
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
     /// Milliseconds with one decimal.
-    mutating func add(_ name: StaticString, milliseconds seconds: Double) {
+    public mutating func add(_ name: StaticString, milliseconds seconds: Double) {
         key(name)
         let tenths = Int64((seconds * 10_000).rounded())
         HumanUnits.appendDecimal(tenths / 10, to: &bytes)
@@ -52,25 +52,25 @@ struct JSONLine {
         bytes.append(UInt8(truncatingIfNeeded: 0x30 + abs(tenths % 10)))
     }
 
-    mutating func add(_ name: StaticString, object: JSONLine) {
+    public mutating func add(_ name: StaticString, object: JSONLine) {
         key(name)
         bytes.append(contentsOf: object.bytes)
         bytes.append(0x7D)
     }
 
     /// The object's bytes, closed, after `out`'s.
-    func render(to out: inout [UInt8]) {
+    public func render(to out: inout [UInt8]) {
         out.append(contentsOf: bytes)
         out.append(0x7D)   // "}"
     }
 
-    var rendered: String {
+    public var rendered: String {
         var out = bytes
         out.append(0x7D)   // "}"
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func quote(_ value: String) -> String {
+    public static func quote(_ value: String) -> String {
         var out: [UInt8] = []
         appendQuoted(value, to: &out)
         return String(decoding: out, as: UTF8.self)
@@ -78,7 +78,7 @@ struct JSONLine {
 
     /// `"value"`, escaping quotes, backslashes and control characters;
     /// everything else (UTF-8 included) is copied as it is.
-    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+    public static func appendQuoted(_ value: String, to out: inout [UInt8]) {
         out.append(0x22)
         // The usual value (a URL, a path) needs no escape: copied in one piece.
         let copied = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in

@@ -1,19 +1,39 @@
 import Fetch
 import ImageFormats
-import Loader
 import Support
 
-/// The lines themselves: SPEC §3's human line and JSON objects.
-extension Reporter {
+/// SPEC §3's lines for a batch's events: the human line per URL, the JSON
+/// object per phase change, and the summary in both forms. Pure text, no
+/// I/O: the tool writes these under its lock; a Swift program that runs a
+/// `LoadBatch` gets the same lines from the same code.
+///
+/// Built as bytes: with 10,000 cache hits, string building was a large
+/// share of a run.
+public struct ResultLine: Sendable {
+    /// ANSI colours on the `success`/`failure`/`empty` word.
+    public let color: Bool
+    /// `-v`: the HTTP detail in brackets.
+    public let verbose: Bool
+    /// `-q`: no success lines.
+    public let quiet: Bool
+    /// Pad the URL column to one width (for a terminal: see `appendURLColumn`).
+    public let alignURLs: Bool
+
+    public init(color: Bool = false, verbose: Bool = false, quiet: Bool = false, alignURLs: Bool = false) {
+        self.color = color
+        self.verbose = verbose
+        self.quiet = quiet
+        self.alignURLs = alignURLs
+    }
+
     /// `urlColumn` is the URL column's width so far (`appendURLColumn`).
     /// `success  URL  PATH  (network, 153 B, png 64x48)`, `failure  URL
     /// MESSAGE`, `empty    URL  not cached`, appended to `line`; false (and
     /// nothing appended) for `loading` and, with `-q`, for successes. The
     /// outcome of a background refresh (`stale-while-revalidate`) is a
     /// `refresh  URL  …` line after the URL's own. `-v`
-    /// appends the HTTP detail in brackets. Built as bytes: with 10,000 cache
-    /// hits, string building was a large share of a run.
-    func humanLine(_ event: LoadEvent, urlColumn: inout Int, into line: inout [UInt8]) -> Bool {
+    /// appends the HTTP detail in brackets.
+    public func human(_ event: LoadEvent, urlColumn: inout Int, into line: inout [UInt8]) -> Bool {
         switch event.phase {
         case .loading:
             return false
@@ -70,7 +90,7 @@ extension Reporter {
     /// to a terminal (`alignURLs`; at most `Defaults.urlColumnMax`), so the
     /// next column starts in one place. A pipe or file gets single gaps, as
     /// before: scripts that split on two spaces see no change.
-    func appendURLColumn(_ url: String, column urlColumn: inout Int, to line: inout [UInt8]) {
+    public func appendURLColumn(_ url: String, column urlColumn: inout Int, to line: inout [UInt8]) {
         append("  ", url, "  ", to: &line)
         guard alignURLs else { return }
         let width = url.count
@@ -109,7 +129,7 @@ extension Reporter {
     }
 
     /// One object per phase change, fields in SPEC §3's order.
-    func jsonLine(_ event: LoadEvent) -> JSONLine {
+    public static func json(_ event: LoadEvent) -> JSONLine {
         var line = JSONLine()
         line.add("url", event.url)
         line.add("phase", event.refreshed ? "refreshed" : event.phase.name)
@@ -146,5 +166,58 @@ extension Reporter {
             line.add("durationMs", milliseconds: event.duration)
         }
         return line
+    }
+
+    /// `12 URLs: 11 success, 1 failure, 0 empty (cache 3, network 8,
+    /// revalidated 0, stale 0); 1.2 MiB in 1.25 s`, plus the remote tier's
+    /// counts when it was used.
+    public static func summaryText(_ s: BatchTotals, duration: Double) -> String {
+        let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
+        var sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
+        var tier = ""
+        if let r = s.remoteTier {
+            sources += ", remote \(s.remote)"
+            tier = "; remote cache: \(r.hits) hits, \(r.misses) misses, \(r.uploads) uploads, \(r.errors) errors"
+        }
+        if let h = s.hosts, h.hostsPaused > 0 || h.hostsGivenUp > 0 {
+            tier += "; hosts: \(h.hosts), \(h.hostsPaused) paused, \(h.hostsGivenUp) given up"
+        }
+        let noun = s.total == 1 ? "URL" : "URLs"
+        return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(HumanUnits.bytes(s.bytes)) in \(HumanUnits.duration(duration))" + tier
+    }
+
+    /// `{"summary":{…}}`, the last JSON line; `interrupted` names the signal
+    /// that ended the run (`SIGINT`), if one did.
+    public static func summaryJSON(_ c: BatchTotals, duration: Double, interrupted: String?) -> String {
+        var s = JSONLine()
+        s.add("total", c.total)
+        s.add("success", c.success)
+        s.add("failure", c.failure)
+        s.add("empty", c.empty)
+        s.add("cache", c.cache)
+        s.add("network", c.network)
+        s.add("revalidated", c.revalidated)
+        s.add("stale", c.stale)
+        if let r = c.remoteTier {
+            s.add("remote", c.remote)
+            var tier = JSONLine()
+            tier.add("hits", r.hits)
+            tier.add("misses", r.misses)
+            tier.add("readErrors", r.readErrors)
+            tier.add("uploads", r.uploads)
+            tier.add("uploadErrors", r.uploadErrors)
+            tier.add("disabled", r.disabled)
+            s.add("remoteCache", object: tier)
+        }
+        s.add("bytes", c.bytes)
+        s.add("durationMs", milliseconds: duration)
+        let hosts = c.hosts ?? HostCounts()
+        s.add("hosts", hosts.hosts)
+        s.add("hostsPaused", hosts.hostsPaused)
+        s.add("hostsGivenUp", hosts.hostsGivenUp)
+        s.add("interrupted", interrupted)
+        var line = JSONLine()
+        line.add("summary", object: s)
+        return line.rendered
     }
 }

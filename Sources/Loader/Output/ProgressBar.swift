@@ -2,29 +2,32 @@ import enum Support.HumanUnits
 
 /// One line of progress for stderr: done/total, failures, bytes received
 /// (of how many, when every transfer in flight declared its length), rate
-/// and ETA. Pure rendering; `Reporter` decides when to draw and erase it.
-struct ProgressBar {
+/// and ETA. Pure rendering, no I/O: the caller (the tool's `Reporter`)
+/// decides when to draw and erase it.
+public struct ProgressBar: Sendable {
     /// URLs that reached their terminal phase.
-    var done = 0
-    var failed = 0
+    public var done = 0
+    public var failed = 0
     /// Body bytes received from the network so far, counted as they arrive.
-    var bytes: Int64 = 0
+    public var bytes: Int64 = 0
     /// The bytes all started bodies come to, when each declared its length.
-    var expectedBytes: Int64?
+    public var expectedBytes: Int64?
     /// Bodies being received now.
-    var bodiesInFlight = 0
+    public var bodiesInFlight = 0
     /// Distinct URLs taken up so far.
-    var known = 0
+    public var known = 0
     /// Distinct URLs in all, once the whole list is known.
-    var total: Int?
-    var elapsed: Double = 0
+    public var total: Int?
+    public var elapsed: Double = 0
     /// Hosts with a transfer running, and hosts paused (they answered 429 or 503).
-    var hostsActive = 0
-    var hostsPaused = 0
+    public var hostsActive = 0
+    public var hostsPaused = 0
+
+    public init() {}
 
     /// The line, at most `width - 1` columns (a full-width line would wrap
     /// and could no longer be erased with a carriage return).
-    func render(width: Int) -> String {
+    public func render(width: Int) -> String {
         var parts: [String] = []
         if let total {
             parts.append("\(done)/\(total) URLs")
@@ -45,7 +48,8 @@ struct ProgressBar {
             parts.append("ETA " + Self.clock(elapsed / Double(done) * Double(total - done)))
         }
         let text = parts.joined(separator: "  ")
-        let room = width - 1 - text.count - 3
+        // The bar takes its cells plus four columns: `[`, `]` and two spaces.
+        let room = width - 1 - text.count - 4
         var line = text
         if let fraction, room >= 10 {
             let cells = min(30, room)
@@ -58,21 +62,21 @@ struct ProgressBar {
     /// The bytes to wait for, when they are what is left: every URL not done
     /// yet is receiving a body of declared length (one large URL, or the
     /// last few of a batch), so a byte count says more than a URL count.
-    var byteTotal: Int64? {
+    public var byteTotal: Int64? {
         guard let expectedBytes, expectedBytes > 0, bytes <= expectedBytes, let total, known >= total, done < total,
               total - done <= bodiesInFlight else { return nil }
         return expectedBytes
     }
 
     /// How full the bar is: by bytes when they are the measure, else by URLs.
-    var fraction: Double? {
+    public var fraction: Double? {
         if let byteTotal { return Double(bytes) / Double(byteTotal) }
         guard let total, total > 0 else { return nil }
         return Double(done) / Double(total)
     }
 
     /// `8s`, `1m05s`, `2h03m`.
-    static func clock(_ seconds: Double) -> String {
+    public static func clock(_ seconds: Double) -> String {
         let s = Int(seconds.rounded(.up))
         if s < 60 { return "\(s)s" }
         if s < 3600 { return "\(s / 60)m" + (s % 60 < 10 ? "0" : "") + "\(s % 60)s" }

@@ -1,0 +1,107 @@
+@testable import Loader
+import Testing
+
+/// SPEC §3's lines without a binary: known events in, the exact bytes out.
+@Suite struct OutputLinesTests {
+    static let url = "http://127.0.0.1/a.png"
+
+    static func png() -> LoadResult {
+        LoadResult(path: "/cache/ab/cd", source: .network, bytes: 153, status: 200, contentType: "image/png", format: .png,
+                   width: 64, height: 48, attempts: 1, httpVersion: "1.1", redirects: 0, effectiveURL: nil)
+    }
+
+    static func human(_ phase: Phase, _ lines: ResultLine = ResultLine(), column: Int = 0) -> String? {
+        var column = column
+        var bytes: [UInt8] = []
+        guard lines.human(LoadEvent(url: url, phase: phase, duration: 0.0123), urlColumn: &column, into: &bytes) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func aSuccessLineNamesThePathSourceSizeAndImage() {
+        #expect(Self.human(.success(Self.png())) == "success  \(Self.url)  /cache/ab/cd  (network, 153 B, png 64x48)")
+        #expect(Self.human(.success(Self.png()), ResultLine(quiet: true)) == nil, "-q leaves successes out")
+        #expect(Self.human(.success(Self.png()), ResultLine(verbose: true))
+                == "success  \(Self.url)  /cache/ab/cd  (network, 153 B, png 64x48)  [HTTP/1.1 200, image/png, attempts 1, 12.3 ms]")
+        #expect(Self.human(.success(Self.png()), ResultLine(color: true))
+                == "\u{1B}[32msuccess\u{1B}[0m  \(Self.url)  /cache/ab/cd  (network, 153 B, png 64x48)")
+    }
+
+    @Test func aFailureAndAnEmptyLine() {
+        let error = LoadError(kind: .http, message: "HTTP 404 Not Found", status: 404, attempts: 1)
+        #expect(Self.human(.failure(error)) == "failure  \(Self.url)  HTTP 404 Not Found")
+        #expect(Self.human(.failure(error), ResultLine(verbose: true)) == "failure  \(Self.url)  HTTP 404 Not Found  [http, attempts 1, 12.3 ms]")
+        #expect(Self.human(.empty(.notCached)) == "empty    \(Self.url)  not cached")
+        #expect(Self.human(.loading(nil)) == nil, "loading has no human line")
+    }
+
+    @Test func onATerminalTheURLColumnIsPaddedToTheWidestSoFar() {
+        let aligned = ResultLine(alignURLs: true)
+        #expect(Self.human(.empty(.notCached), aligned, column: Self.url.count + 4) == "empty    \(Self.url)      not cached")
+        #expect(Self.human(.empty(.notCached), ResultLine(), column: Self.url.count + 4) == "empty    \(Self.url)  not cached")
+    }
+
+    @Test func jsonObjectsKeepSPECsFieldOrder() {
+        let success = ResultLine.json(LoadEvent(url: Self.url, phase: .success(Self.png()), duration: 0.0123)).rendered
+        #expect(success == #"{"url":"http://127.0.0.1/a.png","phase":"success","source":"network","path":"/cache/ab/cd","bytes":153,"#
+                + #""status":200,"contentType":"image/png","format":"png","width":64,"height":48,"attempts":1,"durationMs":12.3}"#)
+        let error = LoadError(kind: .timeout, message: "timed out", attempts: 2)
+        let failure = ResultLine.json(LoadEvent(url: Self.url, phase: .failure(error), duration: 1)).rendered
+        #expect(failure == #"{"url":"http://127.0.0.1/a.png","phase":"failure","error":{"kind":"timeout","message":"timed out"},"attempts":2,"durationMs":1000.0}"#)
+        #expect(ResultLine.json(LoadEvent(url: Self.url, phase: .empty(.cancelled), duration: 0)).rendered
+                == #"{"url":"http://127.0.0.1/a.png","phase":"empty","reason":"cancelled"}"#)
+    }
+
+    @Test func jsonEscapesControlCharactersAndKeepsNonASCII() {
+        #expect(JSONLine.quote("plain/path.png") == #""plain/path.png""#)
+        #expect(JSONLine.quote("a\"b\\c\nd\re\tf\u{01}g\u{7F}") == #""a\"b\\c\nd\re\tf\u0001g\u007f""#)
+        #expect(JSONLine.quote("café ☃ 日本") == "\"café ☃ 日本\"", "UTF-8 is copied as it is")
+        var line = JSONLine()
+        line.add("name", "x\u{1F}y")
+        line.add("absent", nil as String?)
+        line.add("flag", false)
+        #expect(line.rendered == #"{"name":"x\u001fy","flag":false}"#)
+    }
+
+    @Test func theSummaryInBothForms() {
+        var totals = BatchTotals()
+        totals.count(.success(Self.png()))
+        totals.count(.failure(LoadError(kind: .dns, message: "no such host")))
+        totals.count(.empty(.notCached))
+        #expect(ResultLine.summaryText(totals, duration: 1.25)
+                == "3 URLs: 1 success, 1 failure, 1 empty (cache 0, network 1, revalidated 0, stale 0); 153 B in 1.25 s")
+        #expect(ResultLine.summaryJSON(totals, duration: 1.25, interrupted: "SIGINT")
+                == #"{"summary":{"total":3,"success":1,"failure":1,"empty":1,"cache":0,"network":1,"revalidated":0,"stale":0,"#
+                + #""bytes":153,"durationMs":1250.0,"hosts":0,"hostsPaused":0,"hostsGivenUp":0,"interrupted":"SIGINT"}}"#)
+    }
+
+    @Test func pausedHostsAreNamedInTheSummary() {
+        var totals = BatchTotals()
+        totals.count(.empty(.notCached))
+        var hosts = HostCounts()
+        hosts.hosts = 3
+        hosts.hostsPaused = 1
+        totals.hosts = hosts
+        #expect(ResultLine.summaryText(totals, duration: 0.5)
+                == "1 URL: 0 success, 0 failure, 1 empty (cache 0, network 0, revalidated 0, stale 0); 0 B in 500.0 ms; hosts: 3, 1 paused, 0 given up")
+    }
+
+    @Test func theProgressBarRendersCountsBytesRateAndETA() {
+        var bar = ProgressBar()
+        bar.done = 2
+        bar.failed = 1
+        bar.total = 4
+        bar.known = 4
+        bar.bytes = 2048
+        bar.elapsed = 2
+        #expect(bar.render(width: 100) == "[###############...............]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
+        // Less room: fewer cells, and the text stays whole (79 columns of 80).
+        #expect(bar.render(width: 80) == "[##############...............]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
+        #expect(bar.render(width: 40) == "2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s ", "no room for the bar: the text, cut short of the width")
+        var unknown = ProgressBar()
+        unknown.done = 3
+        unknown.known = 5
+        #expect(unknown.render(width: 80) == "3/5+ URLs  0 B")
+        #expect(ProgressBar.clock(65) == "1m05s")
+        #expect(ProgressBar.clock(7380) == "2h03m")
+    }
+}
