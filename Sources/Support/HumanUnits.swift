@@ -1,5 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Sizes and durations as people write and read them: `153 B`, `4.2 KiB`,
-/// `12.4 ms`, `1.25 s` out; `64M`, `1.5G`, `90s`, `7d` in. Pure text, no
+/// `12.4 ms`, `1.25 s`, `2026-11-22 00:11:33` out; `64M`, `1.5G`, `90s`, `7d` in. Pure text, no
 /// policy: which option takes which unit is the caller's business.
 public enum HumanUnits {
     /// `153 B`, `4.2 KiB`, `1.0 MiB`: sizes for people (powers of 1024).
@@ -105,5 +109,27 @@ public enum HumanUnits {
             return "\(bytes / factor)\(unit)"
         }
         return "\(bytes)"
+    }
+
+    /// "2026-11-22T00:11:33Z" (RFC 3339, UTC).
+    public static func isoTimestamp(_ seconds: Double) -> String {
+        let (date, time) = utcParts(seconds)
+        return date + "T" + time + "Z"
+    }
+
+    /// "2026-11-22 00:11:33" (UTC).
+    public static func humanTimestamp(_ seconds: Double) -> String {
+        let (date, time) = utcParts(seconds)
+        return date + " " + time
+    }
+
+    private static func utcParts(_ seconds: Double) -> (String, String) {
+        guard seconds.isFinite, seconds.magnitude < 1e13 else { return ("????-??-??", "??:??:??") }
+        var t = time_t(seconds.rounded(.down))
+        var parts = tm()
+        guard gmtime_r(&t, &parts) != nil else { return ("????-??-??", "??:??:??") }
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return ("\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))",
+                "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))")
     }
 }

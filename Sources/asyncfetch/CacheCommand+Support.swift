@@ -1,9 +1,6 @@
 import ArgumentParser
 import DiskCache
 import enum Support.HumanUnits
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Formatting and error handling shared by the `cache` subcommands.
 extension CacheCommand {
@@ -40,25 +37,9 @@ extension CacheCommand {
         text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
     }
 
-    /// "2026-11-22T00:11:33Z" (RFC 3339, UTC).
-    static func isoTimestamp(_ seconds: Double) -> String {
-        let (date, time) = utcParts(seconds)
-        return date + "T" + time + "Z"
-    }
-
-    /// "2026-11-22 00:11:33" (UTC).
-    static func humanTimestamp(_ seconds: Double) -> String {
-        let (date, time) = utcParts(seconds)
-        return date + " " + time
-    }
-
-    private static func utcParts(_ seconds: Double) -> (String, String) {
-        guard seconds.isFinite, seconds.magnitude < 1e13 else { return ("????-??-??", "??:??:??") }
-        var t = time_t(seconds.rounded(.down))
-        var parts = tm()
-        guard gmtime_r(&t, &parts) != nil else { return ("????-??-??", "??:??:??") }
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return ("\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))",
-                "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))")
+    /// The string followed by spaces up to `length` characters (never cut):
+    /// aligned columns in human output.
+    static func padding(_ text: String, toLength length: Int) -> String {
+        text.count >= length ? text : text + String(repeating: " ", count: length - text.count)
     }
 }

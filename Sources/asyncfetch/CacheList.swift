@@ -44,7 +44,7 @@ extension CacheCommand {
                     line.add("url", redactURL(meta.url))
                     line.add("path", meta.hasBody ? entry.bodyPath : nil)
                     line.add("bytes", meta.bodyLength)
-                    line.add("storedAt", CacheCommand.isoTimestamp(meta.storedAt))
+                    line.add("storedAt", HumanUnits.isoTimestamp(meta.storedAt))
                     line.add("fresh", fresh)
                     line.add("contentType", meta.header("Content-Type"))
                     line.add("status", meta.status)
@@ -52,8 +52,8 @@ extension CacheCommand {
                 } else {
                     let size = meta.hasBody ? HumanUnits.bytes(meta.bodyLength) : "HTTP \(meta.status)"
                     let type = meta.header("Content-Type") ?? "-"
-                    out.line("\(fresh ? "fresh" : "stale")  \(CacheCommand.humanTimestamp(meta.storedAt))  "
-                             + "\(CacheCommand.padded(size, 10))  \(type.padding(toLength: typeWidth))  \(redactURL(meta.url))")
+                    out.line("\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  "
+                             + "\(CacheCommand.padded(size, 10))  \(CacheCommand.padding(type, toLength: typeWidth))  \(redactURL(meta.url))")
                 }
             }
             out.flush()

@@ -44,7 +44,7 @@ extension CacheCommand {
                         line.add("message", message)
                     })
                 } else {
-                    print(outcome.padding(toLength: 7) + "  " + redactURL(url))
+                    print(CacheCommand.padding(outcome, toLength: 7) + "  " + redactURL(url))
                 }
             }
             try CacheCommand.finish(failures: failures)

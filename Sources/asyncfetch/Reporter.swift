@@ -80,19 +80,10 @@ final class Reporter: @unchecked Sendable {
     /// `-v`: a host was paused, its limit changed, or it was given up on.
     func hostNote(_ note: HostNote) {
         guard verbose else { return }
-        let text: String
-        switch note {
-        case .paused(let host, let seconds, let status):
-            text = "host \(host.name) answered \(status): paused for \(HumanUnits.duration(seconds))"
-        case .limitChanged(let host, let from, let to):
-            text = "host \(host.name): at most \(to) transfers at once (was \(from))"
-        case .gaveUp(_, let failure):
-            text = failure.message
-        }
         state.withLock { state in
             state.out.eraseBar()
             state.out.flush()
-            Console.error("asyncfetch: \(text)")
+            Console.error("asyncfetch: " + ResultLine.hostNote(note))
         }
     }
 

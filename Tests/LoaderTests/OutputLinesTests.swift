@@ -85,6 +85,12 @@ import Testing
                 == "1 URL: 0 success, 0 failure, 1 empty (cache 0, network 0, revalidated 0, stale 0); 0 B in 500.0 ms; hosts: 3, 1 paused, 0 given up")
     }
 
+    @Test func verboseHostNotes() {
+        let host = HostKey(origin: "https://example.com", name: "example.com")
+        #expect(ResultLine.hostNote(.limitChanged(host, from: 6, to: 3)) == "host example.com: at most 3 transfers at once (was 6)")
+        #expect(ResultLine.hostNote(.paused(host, seconds: 2, status: 429)) == "host example.com answered 429: paused for 2.00 s")
+    }
+
     @Test func theProgressBarRendersCountsBytesRateAndETA() {
         var bar = ProgressBar()
         bar.done = 2

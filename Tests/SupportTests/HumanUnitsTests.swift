@@ -46,4 +46,10 @@ import Testing
         #expect(HumanUnits.byteCountArgument(64 << 20) == "64M")
         #expect(HumanUnits.byteCountArgument(1000) == "1000")
     }
+
+    @Test func timestampsInUTC() {
+        #expect(HumanUnits.isoTimestamp(1_795_306_293.9) == "2026-11-22T00:11:33Z")
+        #expect(HumanUnits.humanTimestamp(1_795_306_293) == "2026-11-22 00:11:33")
+        #expect(HumanUnits.humanTimestamp(.nan) == "????-??-?? ??:??:??")
+    }
 }

@@ -186,6 +186,18 @@ public struct ResultLine: Sendable {
         return "\(s.total) \(noun): \(parts.joined(separator: ", ")) (\(sources)); \(HumanUnits.bytes(s.bytes)) in \(HumanUnits.duration(duration))" + tier
     }
 
+    /// `-v`'s note on stderr when a host was paused, its limit changed, or it was given up on.
+    public static func hostNote(_ note: HostNote) -> String {
+        switch note {
+        case .paused(let host, let seconds, let status):
+            return "host \(host.name) answered \(status): paused for \(HumanUnits.duration(seconds))"
+        case .limitChanged(let host, let from, let to):
+            return "host \(host.name): at most \(to) transfers at once (was \(from))"
+        case .gaveUp(_, let failure):
+            return failure.message
+        }
+    }
+
     /// `{"summary":{…}}`, the last JSON line; `interrupted` names the signal
     /// that ended the run (`SIGINT`), if one did.
     public static func summaryJSON(_ c: BatchTotals, duration: Double, interrupted: String?) -> String {
