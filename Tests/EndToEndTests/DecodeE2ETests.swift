@@ -81,4 +81,25 @@ import TestSupport
         let again = try await plain.runOffPool(["cache", "verify"])
         #expect(again.stdout.contains("\(Self.whole.count) intact, 0 corrupt removed"), "\(again.stdout)")
     }
+
+    /// With `--remote-cache`, an object from the tier is decoded too: a damaged
+    /// image uploaded by a run without `--decode` is refused by a host that
+    /// decodes, which then asks the origin and stores nothing.
+    @Test func anObjectFromTheTierIsDecodedToo() async throws {
+        let server = try Self.server()
+        let store = try WebDAVStore()
+        let url = server.url(Self.damaged[0].path)
+        let first = try await CLI().runOffPool(["--json", "--retries", "0", "--remote-cache", store.url, url])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(store.objects().count == 1, "the damaged image went to the tier")
+        let requestsBefore = server.totalRequests
+
+        let host = try CLI()
+        let second = try await host.runOffPool(["--json", "--retries", "0", "--decode", "--remote-cache", store.url, url])
+        #expect(second.status == 1, "\(second.stdout)")
+        let error = try #require(FetchE2ETests.error(second, url), "\(second.stdout)")
+        #expect((error["message"] as? String ?? "").hasPrefix("decoder refused the image: "), "\(error)")
+        #expect(server.totalRequests == requestsBefore + 1, "the origin is asked once the tier's copy is refused")
+        #expect(Self.storedKeys(host).isEmpty, "nothing of it is stored")
+    }
 }

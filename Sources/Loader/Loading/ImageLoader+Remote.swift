@@ -1,6 +1,8 @@
 import DiskCache
 import Fetch
 import HTTPCaching
+import ImageDecoding
+import ImageFormats
 import RemoteCache
 import Support
 
@@ -13,7 +15,8 @@ extension ImageLoader {
     func tiered(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil) async -> Phase {
         guard let remote = options.remote else { return await network(url: url, key: key, entry: entry, gate: gate) }
         var base = entry
-        if base == nil, case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched) {
+        if base == nil, case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched),
+           tierObjectDecodes(fetched, key: key) {
             if !options.refresh, options.freshness.isFresh(fetched.metadata, now: currentUnixTime()) {
                 return hitPhase(fetched, source: .remote)
             }
@@ -27,5 +30,15 @@ extension ImageLoader {
             }
         }
         return phase
+    }
+
+    /// With `--decode`, an object the tier hands over is decoded as a download
+    /// is (SPEC §5: only what decodes is stored): one the decoder refuses is
+    /// dropped from the local cache and the origin is asked instead.
+    private func tierObjectDecodes(_ entry: CacheEntry, key: CacheKey) -> Bool {
+        guard options.decode, let format = entry.metadata.format.flatMap(ImageFormat.init(name:)),
+              ImageDecoding.decode(path: entry.bodyPath, format: format).refusal != nil else { return true }
+        _ = try? cache.remove(key.hex)   // best effort: it was just written here; the origin's answer replaces it
+        return false
     }
 }
