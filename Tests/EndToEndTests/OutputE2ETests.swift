@@ -63,7 +63,7 @@ import TestSupport
         #expect(raw.contains("{\"url\":\"\(image)\",\"phase\":\"loading\"}"))
         let path = cli.cacheDir + "/" + (try CLI.md5sum(image))
         let success = try #require(raw.first { $0.contains("\"phase\":\"success\"") })
-        #expect(success.hasPrefix("{\"url\":\"\(image)\",\"phase\":\"success\",\"source\":\"network\",\"path\":\"\(path)\",\"bytes\":153,\"status\":200,\"contentType\":\"image/png\",\"format\":\"png\",\"width\":64,\"height\":48,\"attempts\":1,\"durationMs\":"), "\(success)")
+        #expect(success.hasPrefix("{\"url\":\"\(image)\",\"phase\":\"success\",\"source\":\"network\",\"path\":\"\(path)\",\"bytes\":153,\"status\":200,\"contentType\":\"image/png\",\"format\":\"png\",\"width\":64,\"height\":48,\"checked\":\"structure\",\"attempts\":1,\"durationMs\":"), "\(success)")
         let failure = try #require(raw.first { $0.contains("\"phase\":\"failure\"") })
         #expect(failure.hasPrefix("{\"url\":\"\(missing)\",\"phase\":\"failure\",\"error\":{\"kind\":\"http\",\"status\":404,\"message\":\"HTTP 404 Not Found\"},\"attempts\":1,\"durationMs\":"), "\(failure)")
         #expect(raw.last?.hasPrefix("{\"summary\":{\"total\":2,\"success\":1,\"failure\":1,\"empty\":0,\"cache\":0,\"network\":1,\"revalidated\":0,\"stale\":0,\"bytes\":153,\"durationMs\":") == true)
