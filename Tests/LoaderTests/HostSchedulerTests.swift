@@ -107,7 +107,12 @@ import Testing
         #expect(harness.violations == 0)
         #expect(harness.mostOverall == 10)
         #expect(harness.mostAtOnce.values.allSatisfy { $0 <= 3 })
-        #expect(harness.mostAtOnce.values.contains(3))
+        // Hosts are kept in a Dictionary, whose order changes with the process's
+        // hash seed: whether one host reaches all 3 of its slots in this random
+        // walk varies from run to run (about 1 in 8 do not), so the walk only
+        // asks that hosts ran several at once; the limit is reached in the
+        // deterministic tests below.
+        #expect(harness.mostAtOnce.values.contains { $0 >= 2 })
     }
 
     @Test func aURLWaitingForItsHostHoldsNoGlobalSlot() {

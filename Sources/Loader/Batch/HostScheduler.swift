@@ -87,6 +87,15 @@ public struct HostScheduler<Item> {
     /// give-ups, and the items that fail because of them. The item's slot is
     /// still held; `finished` releases it.
     public mutating func report(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
+        // Two steps: the host's state is copied, changed and stored back in
+        // `apply`, and that copy is gone before `fill` starts items in place
+        // (alive, it would share the queue's storage and `start` would copy
+        // the whole queue for every URL).
+        let actions = apply(outcome, host: host, now: now)
+        return actions + fill(now: now)
+    }
+
+    private mutating func apply(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
         guard var state = hosts[host] else { return [] }
         var actions: [Action] = []
         switch outcome {
@@ -136,7 +145,7 @@ public struct HostScheduler<Item> {
             break
         }
         hosts[host] = state
-        return actions + fill(now: now)
+        return actions
     }
 
     /// The item started on `host` is done with its slot. With `requeue` it
@@ -144,6 +153,11 @@ public struct HostScheduler<Item> {
     /// again when the host's pause ends, before the host's later items), or
     /// fails at once if the host has been given up on meanwhile.
     public mutating func finished(host: HostKey, requeue: Item? = nil, now: Double) -> [Action] {
+        let actions = release(host: host, requeue: requeue, now: now)   // two steps, as in `report`
+        return actions + fill(now: now)
+    }
+
+    private mutating func release(host: HostKey, requeue: Item?, now: Double) -> [Action] {
         guard var state = hosts[host] else { return [] }
         state.finish()
         running = max(0, running - 1)
@@ -157,7 +171,7 @@ public struct HostScheduler<Item> {
             }
         }
         store(state, host)
-        return actions + fill(now: now)
+        return actions
     }
 
     /// Time has passed: hosts whose pause has ended take work again.
@@ -254,7 +268,10 @@ public struct HostScheduler<Item> {
             turn += 1
             order += 1
             let key = keys[index]
-            guard var state = hosts[key], let (item, waited) = state.start(served: order, now: now) else { break }
+            // In place (`?.` through the subscript): a copy of the host's state
+            // would share its queue's storage, and `start` would then copy the
+            // whole queue once per URL.
+            guard let (item, waited) = hosts[key]?.start(served: order, now: now), let state = hosts[key] else { break }
             running += 1
             queued -= 1
             actions.append(.start(item, key, waited: waited))
@@ -264,7 +281,6 @@ public struct HostScheduler<Item> {
                 candidates.remove(at: index)
                 keys.remove(at: index)
             }
-            hosts[key] = state
         }
         return actions
     }
