@@ -23,11 +23,11 @@ mkdir -p "$out/obj" "$out/corpus" "$out/crashes"
 
 # The library modules the targets import, in dependency order, and what each
 # one imports (Package.swift's graph), so a target links only what it needs.
-MODULES=(Support ImageFormats Fetch DiskCache HTTPCaching RemoteCache Loader)
+# (No target imports Loader, ImageDecoding or RemoteCache's users: they are not built.)
+MODULES=(Support ImageFormats Fetch DiskCache HTTPCaching RemoteCache)
 declare -A IMPORTS=(
-    [Support]="" [ImageFormats]="CCRC" [Fetch]="CCurl Support" [DiskCache]="CCrypto CXXHash Support"
+    [Support]="" [ImageFormats]="CCRC" [Fetch]="CCurl CDecode Support" [DiskCache]="CCrypto CXXHash Support"
     [HTTPCaching]="Fetch DiskCache Support" [RemoteCache]="Fetch DiskCache Support"
-    [Loader]="Support ImageFormats Fetch DiskCache HTTPCaching RemoteCache"
 )
 SWIFT_FLAGS=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g -enable-testing)
 
@@ -48,7 +48,10 @@ build_all() {
     # C targets: object file and module map each.
     for dir in Sources/C*/; do
         local name; name=$(basename "$dir")
-        clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$dir/include" "$dir/$name.c" -o "$out/obj/$name.o"
+        local extra=()
+        # CVips.c sees glib's headers (Package.swift gives the same paths).
+        [[ $name == CVips ]] && read -r -a extra <<< "$(pkg-config --cflags-only-I vips)"
+        clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$dir/include" "${extra[@]}" "$dir/$name.c" -o "$out/obj/$name.o"
         printf 'module %s {\n    header "%s"\n    export *\n}\n' "$name" "$root/$dir/include/$name.h" > "$out/obj/$name.modulemap"
         CFLAGS+=(-Xcc "-fmodule-map-file=$out/obj/$name.modulemap" -Xcc -I"$root/$dir/include")
     done
@@ -64,8 +67,9 @@ build_all() {
         for module in $(closure $(sed -n 's/^\(@testable \)\{0,1\}import \([A-Za-z]*\).*/\2/p' "$file") | sort -u); do
             [[ -f $out/obj/$module.o ]] || continue          # Foundation, Glibc, …
             objects+=("$out/obj/$module.o")
-            # A C corner's libraries, from its line in Package.swift.
-            mapfile -t -O "${#links[@]}" links < <(grep "name: \"$module\"" Package.swift \
+            # A C corner's libraries, from its target in Package.swift (which may span lines).
+            mapfile -t -O "${#links[@]}" links < <(awk -v name="name: \"$module\"" \
+                'index($0, name) { found = 1 } found { print } found && /\]\)/ { exit }' Package.swift \
                 | grep -o 'linkedLibrary("[^"]*")' | sed 's/linkedLibrary("\(.*\)")/-l\1/')
         done
         echo "fuzz: $target links ${objects[*]##*/} ${links[*]}"

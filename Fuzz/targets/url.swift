@@ -2,6 +2,7 @@
 // password redaction, with the fast paths checked against the full ones.
 @testable import DiskCache
 @testable import Fetch
+import Support
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzURL(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
