@@ -79,11 +79,11 @@ def measure(cmd, env=None, stdout="/dev/null"):
     Peak RSS comes from GNU time's %M: ru_maxrss of a child spawned straight
     from this Python process would include Python's own pages (counted before
     exec). time's own start adds the same ~1 ms to every command."""
-    rssfile = "/tmp/asyncfetch-bench-rss"
+    rssfile = f"/tmp/asyncfetch-bench-rss.{os.getpid()}"
     cmd = ["/usr/bin/time", "-f", "%M", "-o", rssfile, *cmd]
     actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-               (os.POSIX_SPAWN_OPEN, 2, "/tmp/asyncfetch-bench-stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
+               (os.POSIX_SPAWN_OPEN, 2, f"/tmp/asyncfetch-bench-stderr.{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
     start = time.perf_counter()
     pid = os.posix_spawnp(cmd[0], cmd, env or os.environ, file_actions=actions)
     _, status, ru = os.wait4(pid, 0)
@@ -104,6 +104,10 @@ class Row:
 
     @property
     def wall(self): return statistics.median(self.walls)
+
+
+# Set ASYNCFETCH_BENCH_TAG to run two benches at once: each gets its own directories.
+TAG = os.environ.get("ASYNCFETCH_BENCH_TAG", "")
 
 
 def fmt(s):
@@ -131,9 +135,9 @@ def main():
         internet.run(args)
         return
     if args.decode_only:
-        print("\n" + run_decode(args, "tmpfs", "/dev/shm/asyncfetch-bench"))
+        print("\n" + run_decode(args, "tmpfs", f"/dev/shm/asyncfetch-bench{TAG}"))
         return
-    places = [("tmpfs", "/dev/shm/asyncfetch-bench"), ("disk", "/var/tmp/asyncfetch-bench")]
+    places = [("tmpfs", f"/dev/shm/asyncfetch-bench{TAG}"), ("disk", f"/var/tmp/asyncfetch-bench{TAG}")]
     runner = run_remote if args.remote_only else run
     tables = [runner(args, label, base) for label, base in places if args.only in (None, label)]
     if not args.remote_only and not args.quick and args.only in (None, "tmpfs"):
