@@ -200,7 +200,8 @@ final class TransferLoops: Sendable {
         let certificates = state.certificates ?? CertificateStore(configuration)
         state.certificates = certificates
         do throws(FetchError) {
-            let loop = try CurlLoop(configuration: configuration, certificates: certificates, connectionCache: connectionCachePerLoop)
+            let loop = try CurlLoop(index: index, configuration: configuration, certificates: certificates,
+                                    connectionCache: connectionCachePerLoop)
             state.loops[index] = loop
             return .success(loop)
         } catch {
