@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The transfer limits of asyncfetch, in one place. The command line, the
 /// loader and the fetch engine all start from these values. The cache
 /// policy's defaults live with their owners: `CachingDefaults`
@@ -69,6 +73,14 @@ public enum Defaults {
     public static let acceptEncoding = "deflate, gzip, br, zstd"
     /// Content codings stacked on one body that are undone, at most (libcurl's limit too).
     public static let maxContentCodings = 5
+    /// Transfer loops of a `FetchClient` (`FetchConfiguration.transferLoops`):
+    /// one per online core, each a thread with its own multi handle, so
+    /// libcurl's work is not bound to one core (issue 22). At most
+    /// `maxTransferLoops`: past a few cores the loops are idle while the
+    /// per-loop costs (a thread, a CA store, a connection pool) remain.
+    public static let transferLoops: Int = min(maxTransferLoops, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// The most transfer loops a client starts, whatever the configuration asks.
+    public static let maxTransferLoops = 8
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000
