@@ -20,6 +20,11 @@ public enum Defaults {
     /// Connect failures or timeouts in a row after which a host's queued
     /// and later URLs fail at once, for the rest of the run.
     public static let hostGiveUpAfter = 3
+    /// Transfers at once to a host that has connected but not answered yet
+    /// in this run: a host that accepts connections and never answers holds
+    /// no more slots than this while its first timeout runs (after which it
+    /// is given up on).
+    public static let hostUnansweredLimit = 3
     /// A host that answers 429 or 503 without `Retry-After` is paused this
     /// long, doubling with each pushback in a row.
     public static let hostPauseBase: Double = 1
