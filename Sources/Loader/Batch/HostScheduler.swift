@@ -193,7 +193,14 @@ public struct HostScheduler<Item> {
     /// already past needs no tick: the pause is over, and the host starts
     /// when a slot frees (every call that frees one looks).
     public var nextWake: Double? {
-        hosts.values.lazy.filter { $0.queued > 0 && $0.givenUp == nil }.compactMap(\.pausedUntil).min()
+        // A plain loop: a key path into the generic `HostState<Item>` (`compactMap(\.pausedUntil)`)
+        // is instantiated at run time on every call, and this runs after every scheduler event
+        // (it was 11 % of a cold 10,000-URL run's CPU).
+        var earliest: Double?
+        for state in hosts.values where state.queued > 0 && state.givenUp == nil {
+            if let until = state.pausedUntil, earliest.map({ until < $0 }) ?? true { earliest = until }
+        }
+        return earliest
     }
 
     /// Removes every queued item, oldest first per host (the batch was

@@ -119,11 +119,15 @@ extension ImageLoader {
                 channel.send(LoadEvent(url: load.shown, phase: deliver(phase, url: load.shown, to: load.refresh ? nil : delivery),
                                        duration: load.lookup, refreshed: load.refresh), urgent: true)
             },
-            onStarted: { [self] load in
-                // Sent as the scheduler starts it (by the reader, in input order, when a slot is free).
-                if !load.refresh {
-                    channel.send(LoadEvent(url: load.shown, phase: .loading(storedCopy(load.entry)), duration: 0), urgent: true)
+            onStarted: { [self] loads in
+                // Sent as the scheduler starts them (in input order per host, when slots are free), all
+                // at once and not urgent: the consumer is woken by the run of events or the flush delay.
+                var events: [LoadEvent] = []
+                events.reserveCapacity(loads.count)
+                for load in loads where !load.refresh {
+                    events.append(LoadEvent(url: load.shown, phase: .loading(storedCopy(load.entry)), duration: 0))
                 }
+                channel.send(contentsOf: &events, distinct: 0, duplicates: 0)
             },
             onCancelled: { load in
                 // A refresh's URL has its report already; the refresh is not made.
@@ -152,22 +156,29 @@ extension ImageLoader {
         }
     }
 
-    /// Starts each load the scheduler hands out; returns when all have ended.
-    /// A discarding group: a plain task group keeps every finished child until
-    /// `next()` reaps it, so a batch's memory (and the group's bookkeeping)
-    /// grew with its URLs (5,000 URLs: 112 MiB, 3.4 times the CPU).
+    /// Starts the loads the scheduler hands out, every one ready at once;
+    /// returns when all have ended. A discarding group: a plain task group
+    /// keeps every finished child until `next()` reaps it, so a batch's
+    /// memory (and the group's bookkeeping) grew with its URLs (5,000 URLs:
+    /// 112 MiB, 3.4 times the CPU).
     private func runLoads(_ delivery: Delivery?, _ channel: BatchChannel, _ dispatch: HostDispatch) async {
         await withDiscardingTaskGroup { group in
-            while let load = await dispatch.nextStart() {
-                let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries)
-                // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
-                let start = monotonicSeconds() - load.lookup - load.waited
-                group.addTask {
-                    let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate)
-                    let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
-                    dispatch.finished(load, gate: gate)
-                    channel.send(LoadEvent(url: load.shown, phase: phase, duration: monotonicSeconds() - start,
-                                           refreshed: load.refresh), urgent: true)
+            while true {
+                let loads = await dispatch.nextStarts()
+                if loads.isEmpty { break }
+                let now = monotonicSeconds()
+                for load in loads {
+                    let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries)
+                    // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
+                    let start = now - load.lookup - load.waited
+                    group.addTask {
+                        let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate)
+                        let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
+                        dispatch.finished(load, gate: gate)
+                        // Not urgent: the consumer is woken once per run of events (or after the flush delay).
+                        channel.send(LoadEvent(url: load.shown, phase: phase, duration: monotonicSeconds() - start,
+                                               refreshed: load.refresh), urgent: false)
+                    }
                 }
             }
         }
@@ -190,6 +201,8 @@ extension ImageLoader {
                 if chunk.isEmpty { break }
                 var events: [LoadEvent] = []
                 events.reserveCapacity(chunk.count)
+                // The chunk's network loads, handed to their hosts at once after its cache answers.
+                var loads: [HostLoad] = []
                 var distinct = 0, duplicates = 0
                 // Part by part, each reversed and popped: every answer is moved out, not copied.
                 var parts = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
@@ -219,24 +232,19 @@ extension ImageLoader {
                             events.append(LoadEvent(url: item.shown, phase: delivered,
                                                     duration: item.duration + monotonicSeconds() - copyStart))
                         case .network(let url, let key, let entry):
-                            channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
-                            distinct = 0
-                            duplicates = 0
-                            dispatch.enqueue(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
-                                                      shown: item.shown, lookup: item.duration, refresh: false))
+                            loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  shown: item.shown, lookup: item.duration, refresh: false))
                         case .revalidateInBackground(let stale, let url, let key, let entry):
                             // Reported at once, like a cache answer; the revalidation then waits for its
                             // host like any transfer, and its outcome follows as a `refreshed` event.
                             events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
-                            channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
-                            distinct = 0
-                            duplicates = 0
-                            dispatch.enqueue(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
-                                                      shown: item.shown, lookup: 0, refresh: true))
+                            loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  shown: item.shown, lookup: 0, refresh: true))
                         }
                     }
                 }
                 channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
+                dispatch.enqueue(loads)
             }
         } catch {
             channel.send(LoadEvent(url: "", phase: .failure(LoadError(kind: .io, message: "reading the URL list: \(error)")), duration: 0), urgent: true)
