@@ -91,9 +91,10 @@ final class CurlLoop: @unchecked Sendable {
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
         var rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         if rc == CURLM_OK {
-            // Idle connections kept for reuse: enough for every job to find its own. libcurl keys
-            // them by host and port and closes the one idle longest when full; a batch runs each
-            // host's URLs back to back, so an active host's connections are the recent ones and stay.
+            // Idle connections kept for reuse (`TransferLoops.connectionCache`): enough for every job
+            // to find its own, and about one per host a batch works on. libcurl keys them by host and
+            // port and closes the one idle longest when full: a host whose next URL comes after a
+            // round of the other hosts finds its connection still there.
             rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connectionCache)
         }
         if rc == CURLM_OK, let perHost = configuration.maxHostConnections {

@@ -171,7 +171,8 @@ final class CurlTransfer: @unchecked Sendable {
     func outcome(code: CURLcode, easy: CurlEasy) -> AttemptOutcome {
         let redirects = easy.long(CURLINFO_REDIRECT_COUNT)
         if code != CURLE_OK {
-            let failure = error(for: code, easy: easy)
+            var failure = error(for: code, easy: easy)
+            failure.responseStarted = head.status != 0
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }
