@@ -29,7 +29,7 @@ public struct Freshness: Sendable {
     /// The stored response's `Cache-Control` directives.
     public static func cacheControl(_ meta: CacheMetadata) -> CacheControl {
         var values: [String] = []
-        for header in meta.headers where header.name.utf8.count == 13 && header.name.lowercased() == "cache-control" {
+        for header in meta.headers where asciiCaseInsensitiveEqual(header.name, "Cache-Control") {
             values.append(header.value)
         }
         return values.isEmpty ? CacheControl() : CacheControl(values)

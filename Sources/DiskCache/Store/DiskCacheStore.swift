@@ -71,14 +71,16 @@ public final class DiskCacheStore: Sendable {
         guard CacheFileName.isKey(key) else { return nil }
         let path = bodyPath(key)
         if placement.readsRecords {
-            switch readRecord(key: key, bodyPath: path) {
+            // The record travels with the inode: it must name this key (a
+            // body renamed to another key's name is not that key's entry),
+            // and this URL when one is given (`readRecord` compares both).
+            switch readRecord(key: key, bodyPath: path, matching: true, url: url) {
             case .record(let meta):
-                // The record travels with the inode: it must name this key (a
-                // body renamed to another key's name is not that key's entry).
-                guard meta.key == key, url.map({ meta.url == $0 }) ?? true,
-                      let body = statBody(key), Self.body(body, matches: meta) else { return nil }
+                guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
                 return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim),
                                   inode: UInt64(body.st_ino), recordOnBody: true)
+            case .mismatch:
+                return nil
             case .noFile where placement.mode(self) == .attribute:
                 return nil   // no body, and this directory keeps no bodiless sidecars
             case .noFile, .noRecord:
@@ -326,7 +328,7 @@ public final class DiskCacheStore: Sendable {
 
     func statBody(_ key: String) -> stat? {
         var info = stat()
-        guard fstatat(directoryFD, key, &info, 0) == 0 else { return nil }
+        guard key.withCString({ fstatat(directoryFD, $0, &info, 0) }) == 0 else { return nil }
         return info
     }
 
