@@ -86,7 +86,8 @@ extension CacheMetadata {
             case 1 where key[0] == 0x68 || key[0] == 0x76:   // "h", "v"
                 let header: Header
                 if let gap = value.firstIndex(of: 0x20) {
-                    header = Header(value.prefix(gap).string, value.suffix(from: gap + 1).string)
+                    let name = value.prefix(gap)
+                    header = Header(commonHeaderName(name) ?? name.string, value.suffix(from: gap + 1).string)
                 } else {
                     header = Header(value.string, "")
                 }
@@ -153,6 +154,19 @@ extension CacheMetadata {
         }
         if !sawStored { meta.storedAt = meta.responseTime }
         return .record(meta)
+    }
+}
+
+/// The stored header names nearly every record has, as constant strings:
+/// a hit then makes no string (and checks no UTF-8) for them.
+private func commonHeaderName(_ name: ByteRun) -> String? {
+    switch name.count {
+    case 4 where name.equals("ETag"): return "ETag"
+    case 4 where name.equals("Date"): return "Date"
+    case 12 where name.equals("Content-Type"): return "Content-Type"
+    case 13 where name.equals("Last-Modified"): return "Last-Modified"
+    case 13 where name.equals("Cache-Control"): return "Cache-Control"
+    default: return nil
     }
 }
 

@@ -52,7 +52,20 @@ public final class DiskCacheStore: Sendable {
 
     deinit { _ = close(directoryFD) }
 
-    public func bodyPath(_ key: String) -> String { directory + "/" + key }
+    /// `DIR/<key>`, built in one allocation (every hit returns one).
+    public func bodyPath(_ key: String) -> String {
+        var directory = directory, key = key
+        return directory.withUTF8 { dir in
+            key.withUTF8 { name in
+                String(unsafeUninitializedCapacity: dir.count + 1 + name.count) { out in
+                    _ = out.initialize(fromContentsOf: dir)
+                    out[dir.count] = 0x2F
+                    _ = out[(dir.count + 1)...].initialize(fromContentsOf: name)
+                    return dir.count + 1 + name.count
+                }
+            }
+        }
+    }
     public func metadataPath(_ key: String) -> String { directory + "/" + key + CacheFileName.metadataSuffix }
 
     /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
