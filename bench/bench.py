@@ -185,12 +185,17 @@ def run(args, fs, base):
     for name, urls in sets.items():
         with open(f"{base}/{name}.txt", "w") as f:
             f.write("\n".join(urls) + "\n")
-    has_input = "--input" in subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    usage = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    has_input = "--input" in usage
+    # As many transfers as curl --parallel-max 8 runs against the one server: the
+    # defaults (--jobs 64, --jobs-per-host 6) would run 6 (binaries before the
+    # per-host limit had --jobs 8 as their default).
+    same_concurrency = ["--jobs", "8"] + (["--jobs-per-host", "8"] if "--jobs-per-host" in usage else [])
 
     def af(name, *extra, cache):
         listing = f"{base}/{name}.txt"
         urls = ["--input", listing] if has_input else sets[name]
-        return [binary, "--cache-dir", cache, *extra, *urls]
+        return [binary, "--cache-dir", cache, *same_concurrency, *extra, *urls]
 
     def curl_cfg(name, out, etags=None, compare=False):
         cfg = f"{base}/{name}.curl{'-etag' if etags else ''}{'-cmp' if compare else ''}.cfg"
@@ -261,7 +266,7 @@ def run(args, fs, base):
             reps = args.reps
             cfg = curl_cfg(name, out)
             cold = [
-                ("cold", "asyncfetch --jobs 8", lambda: af(name, cache=cache), lambda: fresh(cache)),
+                ("cold", "asyncfetch --jobs 8 --jobs-per-host 8", lambda: af(name, cache=cache), lambda: fresh(cache)),
                 ("cold", "curl --parallel-max 8", lambda: ["curl", "-s", "--parallel", "--parallel-max", "8", "-K", cfg],
                  lambda: fresh(out)),
             ]
@@ -330,15 +335,15 @@ def run(args, fs, base):
     urls_in = {name: len(urls) for name, urls in sets.items()}
     urls_in["1 URL"] = 1
     large_mb = 20 * len(big) / 1e6
-    # label, mode, set, reference (a label prefix in the same mode, or (mode, prefix)), wall target, CPU target
+    # label, mode, set, reference (a label prefix in the same mode, or (mode, prefix)), wall target (issue 22), CPU target
     checks = [
         ("cold 1k vs curl p8", "cold", "1k", "curl --parallel-max 8", None, None),
         (f"cold {small_big} vs curl p8", "cold", small_big, "curl --parallel-max 8", 0.8, 1.2 if fs == "tmpfs" else None),
         (f"cold {small_big} vs curl p32", "cold", small_big, "curl --parallel-max 32", None, None),
-        ("cold 20x10MiB vs curl p8", "cold", "20x10MiB", "curl --parallel-max 8", 1.1, None),
+        ("cold 20x10MiB vs curl p8", "cold", "20x10MiB", "curl --parallel-max 8", 1.0, None),
         (f"fresh {small_big} vs curl etag pass", "fresh", small_big, ("revalidate", "curl p8"), 0.1, None),
-        (f"revalidate {small_big} vs curl etag pass", "revalidate", small_big, ("revalidate", "curl p8"), 0.8, None),
-        (f"offline {small_big} vs md5+stat C loop", "offline", small_big, "C loop: ", 2.0, None),
+        (f"revalidate {small_big} vs curl etag pass", "revalidate", small_big, ("revalidate", "curl p8"), 0.7, None),
+        (f"offline {small_big} vs md5+stat C loop", "offline", small_big, "C loop: ", 1.5, None),
         (f"offline {small_big} vs C loop with MD5()", "offline", small_big, "C loop, MD5()", None, None),
         ("one cached URL vs curl file://", "startup", "1 URL", "curl", 1.0, None),
     ]

@@ -503,6 +503,8 @@ def run_case(args, ns, folder, tls, generated, certs):
               f"429s {n429}  most conns {most['most']} ({most['name']})  connections {conns}  requests {reqs}  "
               f"rss {m['rss']:.0f} MiB (tree {m['tree']:.0f})  junk {junk}  exit {m['code']}"
               f"{'  TIMED OUT' if m['timed_out'] else ''}", flush=True)
+        if args.trace:
+            print("\n".join(trace_summary(json.loads(args.origin.ask("trace")))), flush=True)
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(f"{folder}/cache", ignore_errors=True)
     lines = [title, f"polite floor {floor:.1f} s: {floor_why}", "",
@@ -531,6 +533,77 @@ def run_case(args, ns, folder, tls, generated, certs):
                          f"{best['wall']:.1f} = {ratio:.2f} (≤ 0.5: {mark(ratio <= 0.5)})")
         lines.append(f"asyncfetch defaults CPU per URL: {defaults['cpu'] / len(urls) * 1000:.2f} ms")
     return "\n".join(lines), defaults
+
+
+def trace_summary(trace, top=3, step=2.0):
+    """What origin.py's trace says about one run: per `step` seconds the
+    requests in flight over all hosts (mean) and the connections open; and
+    for the `top` hosts by requests, how busy they were between their first
+    request and their last answer (mean requests in flight), how many
+    connections they opened, and when they ended. Lines of text."""
+    names, events = trace["names"], trace["events"]
+    if not events:
+        return ["  trace: no events"]
+    end = max(e[0] for e in events)
+    slots = int(end / step) + 1
+    flight_area = [0.0] * slots              # request-seconds in flight per slot, all hosts
+    conns_at = [0] * slots                   # connections open at each slot's start
+    hosts = {}
+    busy = {}                                # connection -> requests in flight on it (HTTP/2: several)
+    flight = opened = 0
+    last = 0.0
+
+    def add_area(t0, t1, n):
+        while t0 < t1:
+            i = int(t0 / step)
+            edge = min(t1, (i + 1) * step)
+            flight_area[min(i, slots - 1)] += n * (edge - t0)
+            t0 = edge
+    for t, h, code, cid in sorted(events, key=lambda e: e[0]):
+        add_area(last, t, flight)
+        for i in range(int(last / step) + 1, int(t / step) + 1):
+            conns_at[min(i, slots - 1)] = opened
+        last = t
+        st = hosts.setdefault(h, dict(requests=0, conns=0, first=None, end=0.0, area=0.0, flight=0, since=t,
+                                      on_new=0, seen=set()))
+        st["area"] += st["flight"] * (t - st["since"])
+        st["since"] = t
+        if code == "c":
+            opened += 1
+            st["conns"] += 1
+        elif code == "x":
+            opened -= 1
+            n = busy.pop(cid, 0)
+            flight -= n
+            st["flight"] -= n
+        elif code == "q":
+            busy[cid] = busy.get(cid, 0) + 1
+            flight += 1
+            st["flight"] += 1
+            st["requests"] += 1
+            if cid not in st["seen"]:
+                st["seen"].add(cid)
+                st["on_new"] += 1
+            if st["first"] is None:
+                st["first"] = t
+        elif code == "r":
+            if busy.get(cid, 0) > 0:
+                busy[cid] -= 1
+                flight -= 1
+                st["flight"] -= 1
+            st["end"] = t
+    lines = [f"  trace: last event at {end:.1f} s; requests in flight (mean per {step:g} s) / connections open:"]
+    series = [f"{flight_area[i] / step:.0f}/{conns_at[i]}" for i in range(slots)]
+    for i in range(0, len(series), 15):
+        lines.append(f"    {i * step:5.0f} s: " + " ".join(series[i:i + 15]))
+    for h, st in sorted(hosts.items(), key=lambda kv: -kv[1]["requests"])[:top]:
+        if st["first"] is None:
+            continue
+        span = max(1e-9, st["end"] - st["first"])
+        lines.append(f"  {names[h]}: {st['requests']} requests, {st['conns']} connections opened "
+                     f"({st['on_new']} first requests on a new one), first request {st['first']:.2f} s, "
+                     f"last answer {st['end']:.2f} s, mean in flight {st['area'] / span:.2f} over that span")
+    return lines
 
 
 def origin_reset(args):
@@ -597,6 +670,8 @@ def add_arguments(ap):
                    help="thread counts to try (2 processes each; the best is compared)")
     g.add_argument("--internet-run-limit", dest="run_limit", type=float, default=900,
                    help="seconds after which one tool run is killed (default 900)")
+    g.add_argument("--internet-trace", dest="trace", action="store_true",
+                   help="after each run, print how busy the hosts were over time (origin.py's trace)")
     g.add_argument("--internet-keep", dest="keep", action="store_true", help="keep the work folder")
     g.add_argument("--internet-base", dest="base", default="/dev/shm/asyncfetch-internet")
 

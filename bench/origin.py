@@ -21,8 +21,11 @@ not listed is also a 404).
 
 Counters per host (requests, 429s, most connections at once, connections)
 are read and reset over a Unix socket (`dump`, `reset`), so one simulator
-serves many tool runs; the flaky state is reset with them. SIGTERM dumps
-the counters to --counters and exits.
+serves many tool runs; the flaky state is reset with them. `trace` returns
+every connection opened and closed and every request received and answered
+since the last reset, with its time and host (what bench/internet.py's
+--internet-trace summarises: how busy each host was, and when). SIGTERM
+dumps the counters to --counters and exits.
 """
 import argparse, asyncio, json, os, resource, signal, socket, ssl, sys, time
 
@@ -38,10 +41,11 @@ CHUNK_INTERVAL = 0.02      # pacing tick for bandwidth (seconds)
 
 
 class Host:
-    __slots__ = ("name", "ip", "rtt", "bw", "limit", "kind", "paths", "open", "most", "requests", "n429",
+    __slots__ = ("index", "name", "ip", "rtt", "bw", "limit", "kind", "paths", "open", "most", "requests", "n429",
                  "connections", "flaky_done")
 
-    def __init__(self, h):
+    def __init__(self, h, index):
+        self.index = index
         self.name, self.ip, self.kind = h["name"], h["ip"], h["kind"]
         self.rtt, self.bw, self.limit = h["rtt_ms"] / 1000.0, h["bw"], h["limit"]
         self.paths = {p: tuple(a) for p, a in h.get("paths", {}).items()}
@@ -62,7 +66,7 @@ class World:
     def __init__(self, path, images):
         with open(path) as f:
             w = json.load(f)
-        self.hosts = [Host(h) for h in w["hosts"]]
+        self.hosts = [Host(h, i) for i, h in enumerate(w["hosts"])]
         self.images = []
         for name in w["images"]:
             with open(os.path.join(images, name), "rb") as f:
@@ -94,6 +98,10 @@ REASONS = {200: "OK", 302: "Found", 404: "Not Found", 429: "Too Many Requests", 
 TOO_MANY = (429, [("Retry-After", "1"), ("Content-Type", "text/html")], b"<html>429 Too Many Requests</html>\n")
 
 
+# Event codes of the trace: a connection opened (c) or closed (x), a request received (q) or answered (r).
+OPENED, CLOSED, RECEIVED, ANSWERED = "c", "x", "q", "r"
+
+
 class Connection(asyncio.Protocol):
     """One accepted connection to one host: HTTP/1.1, or after TLS either
     HTTP/1.1 or HTTP/2 by ALPN."""
@@ -109,6 +117,8 @@ class Connection(asyncio.Protocol):
         self.busy = False
         self.h2 = None
         self.first = True
+        sim.connection_ids += 1
+        self.cid = sim.connection_ids
 
     # life cycle -----------------------------------------------------------
     def connection_made(self, transport):
@@ -117,6 +127,7 @@ class Connection(asyncio.Protocol):
         host.open += 1
         host.connections += 1
         host.most = max(host.most, host.open)
+        self.sim.note(host, OPENED, self.cid)
         self.over = host.open > host.limit
         self.ready_at = self.loop.time() + host.rtt          # the connect round trip
         if host.kind == "blackhole":
@@ -135,6 +146,7 @@ class Connection(asyncio.Protocol):
         if not self.closed:
             self.closed = True
             self.host.open -= 1
+            self.sim.note(self.host, CLOSED, self.cid)
         for t in self.timers:
             t.cancel()
         self.timers.clear()
@@ -190,6 +202,7 @@ class Connection(asyncio.Protocol):
                     v = value.strip().lower()
                     close = "close" in v or (close and "keep-alive" not in v)
             self.queue.append((parts[1], close))
+            self.sim.note(self.host, RECEIVED, self.cid)
             self.next()
 
     def delay(self):
@@ -243,6 +256,7 @@ class Connection(asyncio.Protocol):
             self.later(len(chunk) / self.bandwidth(), lambda: self.pace(body, offset, done))
 
     def done1(self, close):
+        self.sim.note(self.host, ANSWERED, self.cid)
         self.touch()
         if close:
             self.transport.close()
@@ -268,6 +282,7 @@ class Connection(asyncio.Protocol):
                 headers = dict(ev.headers)
                 path = headers.get(b":path", b"/").decode("latin-1")
                 sid = ev.stream_id
+                self.sim.note(self.host, RECEIVED, self.cid)
                 self.later(self.delay(), lambda sid=sid, path=path: self.send2(sid, path))
             elif isinstance(ev, h2.events.WindowUpdated):
                 self.resume2()
@@ -309,6 +324,7 @@ class Connection(asyncio.Protocol):
                 self.flush()
                 if end:
                     del self.streams[sid]
+                    self.sim.note(self.host, ANSWERED, self.cid)
                     return
                 st[1] = offset + n
                 self.later(n / self.bandwidth(), lambda: self.pump2(sid))
@@ -359,7 +375,10 @@ class Control(asyncio.Protocol):
             elif cmd == "reset":
                 for h in self.sim.world.hosts:
                     h.reset()
+                self.sim.reset_trace()
                 self.transport.write(b"ok\n")
+            elif cmd == "trace":
+                self.transport.write((json.dumps(self.sim.trace()) + "\n").encode())
             else:
                 self.transport.write(b"pong\n")
 
@@ -374,9 +393,23 @@ class Simulator:
             ctx.load_cert_chain(args.cert, args.key)
             ctx.set_alpn_protocols(["h2", "http/1.1"])
             self.tls = ctx
+        self.events = []          # the trace: (seconds since the last reset, host index, code, connection)
+        self.t0 = time.monotonic()
+        self.connection_ids = 0
 
     def counters(self):
         return {"hosts": [h.counters() for h in self.world.hosts if h.kind != "nxdomain"]}
+
+    def note(self, host, code, connection):
+        self.events.append((round(time.monotonic() - self.t0, 4), host.index, code, connection))
+
+    def reset_trace(self):
+        self.events = []
+        self.t0 = time.monotonic()
+
+    def trace(self):
+        """Every event since the last reset: [seconds since it, host index, code, connection]; and the hosts' names."""
+        return {"names": [h.name for h in self.world.hosts], "events": self.events}
 
     async def main(self):
         self.loop = asyncio.get_running_loop()

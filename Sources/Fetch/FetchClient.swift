@@ -1,6 +1,7 @@
 import Support
 
-/// Runs HTTP GET transfers through one libcurl multi handle, each awaited
+/// Runs HTTP transfers on libcurl transfer loops (threads with a multi
+/// handle each, one per core by default: `TransferLoops`), each awaited
 /// from a Swift task. Cancelling the awaiting task aborts its transfer.
 ///
 /// ```swift
@@ -12,14 +13,15 @@ import Support
 /// Every error thrown is a `FetchError`.
 public final class FetchClient: Sendable {
     public let configuration: FetchConfiguration
-    /// The transfer thread, created on first use.
-    private let loop = Locked<CurlLoop?>(nil)
+    /// The transfer threads, each started on first use.
+    private let loops: TransferLoops
 
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
         self.configuration = configuration
+        loops = TransferLoops(configuration: configuration)
     }
 
-    deinit { loop.withLock { $0 }?.shutdown() }
+    deinit { loops.shutdown() }
 
     /// libcurl's version, e.g. "7.88.1".
     public static var curlVersion: String { CurlGlobal.version }
@@ -29,11 +31,6 @@ public final class FetchClient: Sendable {
     /// for everything else, `.cancelled` when the task is cancelled.
     public func fetch(_ request: FetchRequest, into sink: BodySink) async throws -> FetchResponse {
         try Self.validate(request.url)
-        let loop: CurlLoop
-        do { loop = try runningLoop() } catch {
-            throw FetchError(error.kind, url: request.url, curlCode: error.curlCode, curlMessage: error.curlMessage,
-                             detail: error.detail)
-        }
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
         let lines = headerLines(for: request)
@@ -54,7 +51,12 @@ public final class FetchClient: Sendable {
             if Task.isCancelled {
                 error = FetchError(.cancelled, url: request.url)
             } else {
-                switch await Self.attempt(spec, on: loop) {
+                let transfer: CurlTransfer
+                do { transfer = try loops.makeTransfer(spec) } catch {
+                    throw FetchError(error.kind, url: request.url, curlCode: error.curlCode, curlMessage: error.curlMessage,
+                                     detail: error.detail, attempts: attempt)
+                }
+                switch await Self.attempt(transfer, on: loops) {
                 case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
                     request.gate?.answered(status: response.status)
                     return try Self.deliver(response, of: request, to: sink, attempts: attempt,
@@ -158,32 +160,17 @@ public final class FetchClient: Sendable {
             redirects: redirectsBefore + response.redirects, httpVersion: response.httpVersion, timings: response.timings)
     }
 
-    private func runningLoop() throws(FetchError) -> CurlLoop {
-        let result = loop.withLock { loop -> Result<CurlLoop, FetchError> in
-            if let loop { return .success(loop) }
-            do throws(FetchError) {
-                let created = try CurlLoop(configuration: configuration)
-                loop = created
-                return .success(created)
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
-    }
-
-    /// One attempt, answered exactly once by the loop thread: `finish` resumes
-    /// the continuation once, whether the transfer completes, fails, or is
-    /// cancelled before or after the loop registered it (`CurlLoop.cancel`).
-    private static func attempt(_ spec: TransferSpec, on loop: CurlLoop) async -> AttemptOutcome {
-        let transfer = CurlTransfer(spec: spec)
-        return await withTaskCancellationHandler {
+    /// One attempt, answered exactly once: `finish` resumes the continuation
+    /// once, whether the transfer completes, fails, or is cancelled before or
+    /// after its loop registered it (`TransferLoops.cancel`).
+    private static func attempt(_ transfer: CurlTransfer, on loops: TransferLoops) async -> AttemptOutcome {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
-                loop.submit(transfer)
+                loops.submit(transfer)
             }
         } onCancel: {
-            loop.cancel(transfer)
+            loops.cancel(transfer)
         }
     }
 }

@@ -9,17 +9,25 @@ public struct FetchConfiguration: Sendable {
     public var retries: Int = Defaults.retries
     public var retryBaseDelay: Double = Defaults.retryBaseDelay
     public var retryMaxDelay: Double = Defaults.retryMaxDelay
-    /// Idle connections kept for reuse (the multi handle's connection cache
-    /// holds twice this, at least 8).
+    /// Idle connections kept for reuse: the connection caches of the
+    /// transfer loops hold twice this between them (or
+    /// `Defaults.idleConnections`, if more: see `TransferLoops.connectionCache`),
+    /// at least 8 each.
     public var maxConnections: Int = Defaults.jobs
     /// Connections at once to one host (CURLMOPT_MAX_HOST_CONNECTIONS; nil:
     /// no limit). A batch schedules at most `--jobs-per-host` transfers per
     /// listed host itself; this also bounds a redirect's target.
     public var maxHostConnections: Int?
-    /// Transfers running at once on this client; further fetches wait, in
-    /// order, inside the engine and start the moment a slot frees (no hop
-    /// through Swift tasks, which keeps the pipe full). Nil: no limit.
+    /// Transfers running at once on this client, over all its transfer loops;
+    /// further fetches wait, in order, inside the engine and start the moment
+    /// a slot frees (no hop through Swift tasks, which keeps the pipe full).
+    /// Nil: no limit.
     public var maxConcurrentTransfers: Int?
+    /// Threads that run transfers, each with its own libcurl multi handle and
+    /// connection pool (`Defaults.transferLoops`: one per core). Values below 1
+    /// mean 1, above `Defaults.maxTransferLoops` that many. A loop starts
+    /// when a transfer is first placed on it (see `TransferLoops`).
+    public var transferLoops: Int = Defaults.transferLoops
     /// Extra CA bundle (`--cacert`).
     public var caFile: String?
     /// The system's CA bundle, trusted besides `caFile` (nil or missing:

@@ -34,6 +34,11 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public internal(set) var attempts: Int
     /// The server's response broke HTTP (`.network`): `detail` says how.
     public let isMalformedResponse: Bool
+    /// A status line of a response arrived in the failed attempt: the server
+    /// answered, however late or broken. False for a connect failure and for
+    /// a timeout with not one byte of an answer (a batch gives up at once on
+    /// a host that never answered: see the loader's `HostPolicy`).
+    public internal(set) var responseStarted = false
 
     public init(
         _ kind: Kind, url: String, status: Int? = nil, headers: HTTPHeaders? = nil,

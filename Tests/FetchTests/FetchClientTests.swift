@@ -71,9 +71,11 @@ import TestSupport
     }
 
     /// Run without a transfer limit, and with one (so cancellations also hit
-    /// transfers queued inside the engine).
-    @Test(.timeLimit(.minutes(1)), arguments: [0, 4])
-    func cancellingManyTransfersAtRandomMomentsAnswersEveryOne(limit: Int) async throws {
+    /// transfers queued inside the engine); on one transfer loop and on three,
+    /// with two host names (so one host's transfers are spread over loops,
+    /// and the slots freed on one loop go to transfers bound for another).
+    @Test(.timeLimit(.minutes(1)), arguments: [0, 4], [1, 3])
+    func cancellingManyTransfersAtRandomMomentsAnswersEveryOne(limit: Int, loops: Int) async throws {
         let server = try ScriptedServer()
         let small = Array(repeating: UInt8(5), count: 2_000)
         let large = Array(repeating: UInt8(6), count: 300_000)
@@ -83,12 +85,14 @@ import TestSupport
         let temp = try TempDirectory()
         var configuration = FetchConfiguration()
         configuration.maxConcurrentTransfers = limit > 0 ? limit : nil
+        configuration.transferLoops = loops
         let client = FetchClient(configuration: configuration)
         let routes = ["/fast.png", "/delayed.png", "/trickle.png"]
+        let hosts = [server.baseURL, "http://localhost:\(server.port)"]
         for round in 0..<2 {
             let results = await withTaskGroup(of: (kind: FetchError.Kind?, bytes: Int64, latency: Double).self) { group in
                 for index in 0..<100 {
-                    let url = server.url(routes[index % routes.count] + "?r=\(round)&n=\(index)")
+                    let url = hosts[index / 50] + routes[index % routes.count] + "?r=\(round)&n=\(index)"
                     let delay = UInt64.random(in: 0...40_000_000)
                     let path = temp.file("r\(round)-\(index)")
                     group.addTask {

@@ -329,6 +329,62 @@ import Testing
             == "host b.example gave 3 connect failures in a row; not tried again in this run")
     }
 
+    @Test func aHostThatNeverAnsweredIsGivenUpOnAtItsFirstSilentTimeout() {
+        var harness = Harness(jobs: 8, perHost: 6)
+        for item in 0..<10 { harness.enqueue(item, Self.a) }
+        harness.apply(harness.scheduler.report(.connected, host: Self.a, now: 0))
+        // It accepts connections and never answers: one timeout, and the rest fail at once.
+        harness.complete(Self.a, .unanswered)
+        let failure = HostFailure(kind: .timeout, message: "host a.example timed out before its first answer; not tried again in this run")
+        #expect(harness.scheduler.failure(of: Self.a) == failure)
+        #expect(harness.failed.count == 10 - harness.started.count)
+        #expect(harness.failed.allSatisfy { $0.2 == failure })
+        #expect(harness.notes.contains(.gaveUp(Self.a, failure)))
+        #expect(harness.scheduler.counts.hostsGivenUp == 1)
+        // Refusals are quick: a host that refuses has its 3 in a row, answered or not.
+        for item in 20..<30 { harness.enqueue(item, Self.b) }
+        harness.complete(Self.b, .refused)
+        harness.complete(Self.b, .refused)
+        #expect(harness.scheduler.failure(of: Self.b) == nil)
+        harness.complete(Self.b, .refused)
+        #expect(harness.scheduler.failure(of: Self.b)?.message == "host b.example gave 3 connect failures in a row; not tried again in this run")
+    }
+
+    @Test func aHostThatHasAnsweredGetsThreeSilentTimeoutsInARow() {
+        var harness = Harness(jobs: 8, perHost: 3)
+        for item in 0..<10 { harness.enqueue(item, Self.a) }
+        for item in 20..<30 { harness.enqueue(item, Self.b) }
+        harness.complete(Self.a, .answered)
+        harness.complete(Self.a, .unanswered)
+        harness.complete(Self.a, .unanswered)
+        #expect(harness.scheduler.failure(of: Self.a) == nil)
+        harness.complete(Self.a, .unanswered)
+        #expect(harness.scheduler.failure(of: Self.a)?.message == "host a.example gave 3 timeouts in a row; not tried again in this run")
+        // An answer that started and then timed out (a slow body) is an answer: b is slow, not silent.
+        harness.complete(Self.b, .timedOut)
+        harness.complete(Self.b, .unanswered)
+        #expect(harness.scheduler.failure(of: Self.b) == nil)
+        #expect(HostPolicy().givesUp(failuresInARow: 1, silent: true, hostAnswered: false))
+        #expect(!HostPolicy().givesUp(failuresInARow: 2, silent: true, hostAnswered: true))
+        #expect(HostPolicy().givesUp(failuresInARow: 3, silent: true, hostAnswered: true))
+        #expect(!HostPolicy().givesUp(failuresInARow: 2, silent: false, hostAnswered: false))
+    }
+
+    @Test func aHostRunsAFewTransfersUntilItsFirstAnswer() {
+        var harness = Harness(jobs: 16, perHost: 6)
+        for item in 0..<20 { harness.enqueue(item, Self.a) }
+        #expect(harness.running[Self.a] == 1)   // until its name resolves
+        harness.apply(harness.scheduler.report(.connected, host: Self.a, now: 0))
+        #expect(harness.running[Self.a] == Defaults.hostUnansweredLimit)   // until it answers
+        harness.complete(Self.a, .answered)
+        #expect(harness.running[Self.a] == 6)
+        let policy = HostPolicy(jobs: 64, jobsPerHost: 6)
+        #expect(policy.startLimit(limit: 6, resolved: false, answered: false) == 1)
+        #expect(policy.startLimit(limit: 6, resolved: true, answered: false) == 3)
+        #expect(policy.startLimit(limit: 2, resolved: true, answered: false) == 2)
+        #expect(policy.startLimit(limit: 6, resolved: true, answered: true) == 6)
+    }
+
     @Test func aNameThatDoesNotResolveCostsOneLookup() {
         var harness = Harness(jobs: 8, perHost: 6)
         for item in 0..<5 { harness.enqueue(item, Self.a) }

@@ -27,6 +27,24 @@ import TestSupport
         })
     }
 
+    /// A loader that takes any content and gives each attempt 0.5 s, with 2 retries.
+    func impatientLoader(jobs: Int, perHost: Int) -> ImageLoader {
+        loader(jobs: jobs, perHost: perHost) { options in
+            options.acceptAnyContent = true
+            options.fetch.timeout = 0.5
+            options.fetch.retries = 2
+        }
+    }
+
+    /// A host that accepts connections and answers nothing for 5 s, and one
+    /// that answers at once; `silent` and `live` URLs on them, in that order.
+    static func silentAndLive(silent count: Int, live liveCount: Int) throws -> (ScriptedServer, ScriptedServer, [String]) {
+        let silent = try ScriptedServer(), live = try ScriptedServer()
+        silent.route("/img", ScriptedResponse.ok(body, contentType: "text/plain").delayed(5))
+        live.route("/img", ScriptedResponse.ok(body, contentType: "text/plain"))
+        return (silent, live, (0..<count).map { silent.url("/img?\($0)") } + (0..<liveCount).map { live.url("/img?\($0)") })
+    }
+
     /// Events of a batch with the time each arrived, and the host notes.
     final class Recorder: @unchecked Sendable {
         private let lock = NSLock()
@@ -136,15 +154,8 @@ import TestSupport
     }
 
     @Test func aHostGivenUpOnFailsItsRemainingURLsAtOnceWithTheReason() async throws {
-        let dead = try ScriptedServer(), live = try ScriptedServer()
-        dead.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(5))
-        live.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
-        let urls = (0..<20).map { dead.url("/img?\($0)") } + (0..<5).map { live.url("/img?\($0)") }
-        let loader = loader(jobs: 8, perHost: 3) { options in
-            options.acceptAnyContent = true
-            options.fetch.timeout = 0.5
-            options.fetch.retries = 2
-        }
+        let (dead, live, urls) = try Self.silentAndLive(silent: 20, live: 5)
+        let loader = impatientLoader(jobs: 8, perHost: 3)
         let recorder = Recorder()
         let start = monotonicSeconds()
         let batch = loader.batch(ArraySequence(urls), hostNotes: { recorder.note($0) })
@@ -153,7 +164,7 @@ import TestSupport
         #expect(terminal.count == 25)
         let deadOnes = terminal.filter { $0.url.hasPrefix(dead.baseURL) }
         #expect(deadOnes.allSatisfy { $0.phase.error?.kind == .timeout })
-        let message = "host 127.0.0.1:\(dead.port) gave 3 timeouts in a row; not tried again in this run"
+        let message = "host 127.0.0.1:\(dead.port) timed out before its first answer; not tried again in this run"
         let givenUp = deadOnes.filter { $0.phase.error?.message.contains(message) == true }
         #expect(givenUp.count >= 15, "\(deadOnes.map { $0.phase.error?.message ?? "" })")
         #expect(givenUp.allSatisfy { $0.phase.error?.attempts == 0 })
@@ -163,6 +174,62 @@ import TestSupport
         #expect(terminal.filter { $0.url.hasPrefix(live.baseURL) }.allSatisfy { $0.phase.result != nil })
         #expect(recorder.notes.contains { if case .gaveUp(_, let failure) = $0 { failure.message == message } else { false } })
         #expect(batch.hostCounts.hostsGivenUp == 1)
+    }
+
+    @Test func aHostThatNeverAnswersCostsTheRunOneTimeout() async throws {
+        let (silent, live, urls) = try Self.silentAndLive(silent: 10, live: 3)
+        let loader = impatientLoader(jobs: 16, perHost: 6)
+        let start = monotonicSeconds()
+        let terminal = await Self.run(loader.batch(urls))
+        #expect(terminal.count == 13)
+        let silentOnes = terminal.filter { $0.url.hasPrefix(silent.baseURL) }
+        #expect(silentOnes.allSatisfy { $0.phase.error?.kind == .timeout })
+        // No retries, and no more than a few at once: 1 + --retries attempts each would take 1.5 s and more.
+        let last = silentOnes.map(\.at).max()! - start
+        #expect(last < 1.3, "took \(last) s")
+        #expect(silent.totalRequests <= Defaults.hostUnansweredLimit, "\(silent.totalRequests) requests")
+        let message = "host 127.0.0.1:\(silent.port) timed out before its first answer; not tried again in this run"
+        #expect(silentOnes.filter { $0.phase.error?.message.contains(message) == true }.count >= 10 - Defaults.hostUnansweredLimit)
+        #expect(terminal.filter { $0.url.hasPrefix(live.baseURL) }.allSatisfy { $0.phase.result != nil })
+    }
+
+    @Test func aHostThatAnsweredAndThenStopsAnsweringIsGivenUpOnAfterThreeTimeouts() async throws {
+        let server = try ScriptedServer()
+        server.route("/img", [ScriptedResponse.ok(Self.body, contentType: "text/plain"),
+                              ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(5)])
+        let loader = impatientLoader(jobs: 8, perHost: 3)
+        let urls = (0..<12).map { server.url("/img?\($0)") }
+        let start = monotonicSeconds()
+        let terminal = await Self.run(loader.batch(urls))
+        #expect(terminal.count == 12)
+        #expect(terminal.filter { $0.phase.result != nil }.count == 1)
+        let message = "host 127.0.0.1:\(server.port) gave 3 timeouts in a row; not tried again in this run"
+        let givenUp = terminal.filter { $0.phase.error?.message.contains(message) == true }
+        #expect(givenUp.count >= 8, "\(terminal.map { $0.phase.error?.message ?? "ok" })")
+        #expect(givenUp.allSatisfy { $0.phase.error?.attempts == 0 })
+        #expect(monotonicSeconds() - start < 3)
+        #expect(server.totalRequests <= 7, "\(server.totalRequests) requests")
+    }
+
+    @Test func aURLWithNoAnswerIsRetriedWhenItsHostHasAnsweredOrItsAnswerStarted() async throws {
+        // `answered` answers at once, then leaves one request unanswered; `trickle`'s first
+        // answer starts and then times out inside its body: both hosts have answered.
+        let answered = try ScriptedServer(), trickle = try ScriptedServer()
+        answered.route("/first", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
+        answered.route("/late", [ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(5),
+                                 ScriptedResponse.ok(Self.body, contentType: "text/plain")])
+        trickle.route("/img", [ScriptedResponse.ok(Self.body, contentType: "text/plain").trickled(chunk: 10, interval: 0.2),
+                               ScriptedResponse.ok(Self.body, contentType: "text/plain")])
+        let loader = impatientLoader(jobs: 8, perHost: 1)
+        let urls = [answered.url("/first"), answered.url("/late"), trickle.url("/img")]
+        let terminal = await Self.run(loader.batch(urls))
+        #expect(terminal.count == 3)
+        for url in urls.dropFirst() {
+            let result = try #require(terminal.first { $0.url == url })
+            #expect(result.phase.result != nil, "\(url): \(String(describing: result.phase.error))")
+        }
+        #expect(answered.requestCount("/late") == 2)
+        #expect(trickle.requestCount("/img") == 2)
     }
 
     @Test func aSlowHostDoesNotDelayTheOthersBeyondItsOwnURLs() async throws {

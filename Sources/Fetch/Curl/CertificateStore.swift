@@ -4,18 +4,18 @@ import func Support.writeAll
 import Glibc
 #endif
 
-/// Where the transfers of one `CurlLoop` read their trusted CAs from, chosen
-/// once when the loop starts.
+/// Where the transfers of one client read their trusted CAs from, chosen
+/// once when its first transfer loop starts and shared by all its loops.
 ///
 /// Why: Debian's libcurl sets a CA path (`/etc/ssl/certs`), and while one is
 /// set libcurl 7.88 builds the CA store afresh for every new TLS connection:
 /// it re-reads and parses the whole system bundle, about 25 ms of CPU and
 /// several MB each (FACTS.md, "TLS to many hosts"). With `CURLOPT_CAPATH`
 /// NULL and `CURLOPT_CAINFO` one file, the store is built once per multi
-/// handle and kept for `CURLOPT_CA_CACHE_TIMEOUT` seconds.
+/// handle (so once per transfer loop) and kept for `CURLOPT_CA_CACHE_TIMEOUT` seconds.
 ///
 /// `--cacert FILE` trusts FILE's CAs *as well as* the system's (as it did
-/// when the CA path supplied the system's). Both are written, once per loop,
+/// when the CA path supplied the system's). Both are written, once per client,
 /// into one anonymous in-memory file (`memfd_create`) that libcurl opens as
 /// `/proc/self/fd/N`: still one file, so still one cached store, and nothing
 /// is left on disk whatever happens to the process. (`CURLOPT_CAINFO_BLOB`
@@ -23,32 +23,32 @@ import Glibc
 /// a blob.) When that cannot be set up, or the system bundle is missing,
 /// the options stay as they were before: correct, only slower.
 ///
-/// Threading: made by the loop's creator, then read and closed by the loop thread only.
-final class CertificateStore {
+/// Threading: immutable once made; read by every loop thread of the client.
+/// Every `CurlEasy` holds it, so the memfd is closed after the last handle
+/// that could open it is gone.
+final class CertificateStore: Sendable {
     /// The file for CURLOPT_CAINFO, or nil to leave libcurl's own setting.
     let caInfo: String?
     /// Whether CURLOPT_CAPATH is set to NULL (only when `caInfo` holds every trusted CA).
     let clearsCAPath: Bool
     /// The memfd behind `caInfo`, or -1.
-    private var descriptor: Int32
+    private let descriptor: Int32
 
     init(_ config: FetchConfiguration) {
-        descriptor = -1
         let system = config.systemCABundle.flatMap { access($0, R_OK) == 0 ? $0 : nil }
         switch (config.insecure, system, config.caFile) {
         case (true, _, let extra):
             // Nothing is verified: no store is built at all.
-            (caInfo, clearsCAPath) = (extra, false)
+            (caInfo, clearsCAPath, descriptor) = (extra, false, -1)
         case (false, nil, let extra):
-            (caInfo, clearsCAPath) = (extra, false)
+            (caInfo, clearsCAPath, descriptor) = (extra, false, -1)
         case (false, let system?, nil):
-            (caInfo, clearsCAPath) = (system, true)
+            (caInfo, clearsCAPath, descriptor) = (system, true, -1)
         case (false, let system?, let extra?):
             if let fd = Self.combine([system, extra]) {
-                descriptor = fd
-                (caInfo, clearsCAPath) = ("/proc/self/fd/\(fd)", true)
+                (caInfo, clearsCAPath, descriptor) = ("/proc/self/fd/\(fd)", true, fd)
             } else {
-                (caInfo, clearsCAPath) = (extra, false)
+                (caInfo, clearsCAPath, descriptor) = (extra, false, -1)
             }
         }
     }
@@ -92,6 +92,3 @@ final class CertificateStore {
         }
     }
 }
-
-@available(*, unavailable)
-extension CertificateStore: Sendable {}

@@ -4,7 +4,8 @@ import Support
 import Glibc
 #endif
 
-/// One thread that owns one libcurl multi handle and every easy handle in it.
+/// One thread that owns one libcurl multi handle and every easy handle in it:
+/// one of a client's `TransferLoops`, which decides what runs here.
 ///
 /// Other threads talk to it only through `submit` and `cancel`, which append
 /// to a queue in `shared` and, if the loop sleeps in `curl_multi_poll`, call
@@ -13,8 +14,8 @@ import Glibc
 /// collect finished transfers, `curl_multi_poll`.
 ///
 /// Lifetime: the thread holds a strong reference to the loop until it
-/// exits, which happens only after `shutdown()`; the owner (`FetchClient`)
-/// calls `shutdown()` from its deinit.
+/// exits, which happens only after `shutdown()`; the owner (`TransferLoops`)
+/// calls `shutdown()` when its client goes.
 final class CurlLoop: @unchecked Sendable {
     private enum Message {
         case add(CurlTransfer)
@@ -46,9 +47,6 @@ final class CurlLoop: @unchecked Sendable {
 
     // Loop-thread state.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
-    /// Submitted transfers beyond `maxActive`, oldest first.
-    private var waiting = FIFO<CurlTransfer>()
-    private let maxActive: Int
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasy] = []
     private let maxIdleHandles: Int
@@ -70,7 +68,9 @@ final class CurlLoop: @unchecked Sendable {
     private var thread = pthread_t()
     private var threadStarted = false
 
-    init(configuration: FetchConfiguration) throws(FetchError) {
+    /// `connectionCache`: this loop's share of the client's connection cache
+    /// (CURLMOPT_MAXCONNECTS) and of its pool of idle easy handles.
+    init(configuration: FetchConfiguration, certificates: CertificateStore, connectionCache: Int) throws(FetchError) {
         if case .failure(let error) = CurlGlobal.initialised { throw error }
         guard let multi = curl_multi_init() else {
             throw FetchError(.network, url: "", curlMessage: "curl_multi_init failed")
@@ -83,16 +83,16 @@ final class CurlLoop: @unchecked Sendable {
             curl_multi_cleanup(multi)
             throw error
         }
-        certificates = CertificateStore(configuration)
-        maxIdleHandles = max(8, configuration.maxConnections * 2)
-        maxActive = max(1, configuration.maxConcurrentTransfers ?? Int.max)
+        self.certificates = certificates
+        maxIdleHandles = connectionCache
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
         var rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         if rc == CURLM_OK {
-            // Idle connections kept for reuse: enough for every job to find its own. libcurl keys
-            // them by host and port and closes the one idle longest when full; a batch runs each
-            // host's URLs back to back, so an active host's connections are the recent ones and stay.
-            rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(8, configuration.maxConnections * 2))
+            // Idle connections kept for reuse (`TransferLoops.connectionCache`): enough for every job
+            // to find its own, and about one per host a batch works on. libcurl keys them by host and
+            // port and closes the one idle longest when full: a host whose next URL comes after a
+            // round of the other hosts finds its connection still there.
+            rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connectionCache)
         }
         if rc == CURLM_OK, let perHost = configuration.maxHostConnections {
             rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, perHost))
@@ -113,7 +113,7 @@ final class CurlLoop: @unchecked Sendable {
         guard created == 0 else {
             Unmanaged<CurlLoop>.fromOpaque(retained).release()
             curl_multi_cleanup(multi)
-            throw FetchError(.network, url: "", detail: "could not start the transfer thread: \(String(cString: strerror(created)))")
+            throw FetchError(.network, url: "", detail: "could not start a transfer thread: \(String(cString: strerror(created)))")
         }
         threadStarted = true
     }
@@ -203,40 +203,24 @@ final class CurlLoop: @unchecked Sendable {
                 shared.withLock { $0.polling = false }
             }
         }
-        // Shutting down: every waiter gets its one answer.
-        for transfer in waiting.elements { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
-        waiting.removeAll()
+        // Shutting down: every transfer gets its one answer (outside the lock:
+        // an answer may hand a slot to a transfer bound for this loop, see `submit`).
         for transfer in Array(active.values) { abort(transfer) }
-        shared.withLock { shared in
-            for case .add(let transfer) in shared.queue { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
-            shared.queue.removeAll()
+        let unstarted = shared.withLock { shared -> [Message] in
+            defer { shared.queue.removeAll() }
+            return shared.queue
         }
+        for case .add(let transfer) in unstarted { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
     }
 
-    /// Starts `transfer`, or queues it while `maxActive` transfers run.
+    /// Starts `transfer` (the client's limit on transfers at once is kept by `TransferLoops`).
     private func start(_ transfer: CurlTransfer) {
         if transfer.cancelRequested.load(ordering: .acquiring) {
             transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             return
         }
-        if active.count >= maxActive {
-            waiting.append(transfer)
-            return
-        }
-        launch(transfer)
-    }
-
-    /// Fills free slots from the waiting queue, right where a transfer ended:
-    /// the next one starts without a round trip through the awaiting tasks.
-    private func startWaiting() {
-        while active.count < maxActive, let next = waiting.popFirst() {
-            start(next)
-        }
-    }
-
-    private func launch(_ transfer: CurlTransfer) {
         let easy: CurlEasy
         if let idle = idleHandles.popLast() {
             easy = idle
@@ -266,17 +250,11 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func abort(_ transfer: CurlTransfer) {
-        guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else {
-            if waiting.remove(firstWhere: { $0 === transfer }) != nil {
-                transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
-            }
-            return
-        }
+        guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
         byHandle.removeValue(forKey: easy.handle)
         _ = curl_multi_remove_handle(multi, easy.handle)
         release(easy, from: transfer)
         transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
-        startWaiting()
     }
 
     private func collectFinished() {
@@ -293,7 +271,6 @@ final class CurlLoop: @unchecked Sendable {
             transfer.finish(outcome)
         }
         if !failedHosts.isEmpty { restartWaiting(for: failedHosts) }
-        startWaiting()
     }
 
     private func failAll(_ error: FetchError) {
@@ -365,12 +342,7 @@ final class CurlLoop: @unchecked Sendable {
 
     /// "host:port" of an https URL, as written (nil for any other scheme): the key of `unconnectedHosts`.
     static func multiplexingHost(_ url: String) -> Substring? {
-        let bytes = url.utf8
-        guard bytes.count > 8, bytes.prefix(8).map({ $0 | 0x20 }).elementsEqual("https://".utf8.map { $0 | 0x20 }) else { return nil }
-        let start = url.utf8.index(url.utf8.startIndex, offsetBy: 8)
-        let end = url.utf8[start...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? url.utf8.endIndex
-        let authority = url[start..<end]
-        guard let at = authority.lastIndex(of: "@") else { return authority }
-        return authority[authority.index(after: at)...]
+        guard let origin = TransferLoops.origin(of: url), origin.secure else { return nil }
+        return origin.hostPort
     }
 }

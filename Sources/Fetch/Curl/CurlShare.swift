@@ -5,9 +5,16 @@ import CCurl
 /// seen before resumes its TLS session (an abbreviated handshake) whichever
 /// pooled handle makes it.
 ///
+/// One per loop, not one per client: `TransferLoops` keeps every https host
+/// on one loop, so a client-wide share would resume no TLS session that the
+/// loop's own does not; what it could add is one DNS lookup per plain-http
+/// host per extra loop (none for an address, once a minute otherwise),
+/// while it would cost a lock and unlock on every cache use, contended
+/// between the loops, and a mutex per shared kind (CURLSHOPT_LOCKFUNC).
+///
 /// Threading: only the loop thread uses the easy handles that point here, so
 /// no lock callbacks are set (libcurl needs them only when a share is used
-/// from several threads at once; CURLSHOPT_LOCKFUNC). Lifetime: every
+/// from several threads at once). Lifetime: every
 /// `CurlEasy` holds a strong reference to its share, so the share is cleaned
 /// up after the last easy handle using it (`curl_share_cleanup` refuses a
 /// share still in use).

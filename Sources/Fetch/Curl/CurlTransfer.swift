@@ -49,13 +49,15 @@ struct TransferSpec: Sendable {
     var onConnected: (@Sendable () -> Void)?
 }
 
-/// One attempt of one request, owned by the `CurlLoop`.
+/// One attempt of one request, owned by the `CurlLoop` it was placed on.
 ///
-/// Ownership and threading: the awaiting task creates it, sets
-/// `continuation`, and hands it to the loop through the loop's queue; from
-/// then on only the loop thread touches its fields, except
-/// `cancelRequested`, which `CurlLoop.cancel` sets from any thread. The loop resumes
-/// `continuation` exactly once (`finish`).
+/// Ownership and threading: `TransferLoops.makeTransfer` creates it on the
+/// awaiting task, which sets `continuation` and hands it to `TransferLoops.submit`
+/// (through the client's queue of transfers waiting for a slot, if it has a
+/// limit, then the loop's queue); from then on only the loop thread touches
+/// its fields, except `cancelRequested`, which `cancel` sets from any thread.
+/// `continuation` is resumed exactly once (`finish`): by the loop, or by
+/// `TransferLoops` for a transfer it never handed to the loop.
 ///
 /// Callback lifetime: the write and header callbacks receive
 /// `Unmanaged.passUnretained(self)` as userdata. That is safe because the
@@ -71,6 +73,13 @@ struct TransferSpec: Sendable {
 /// memory stays flat however large it is.
 final class CurlTransfer: @unchecked Sendable {
     let spec: TransferSpec
+    let loops: TransferLoops
+    /// The loop that runs it, and what `loops` counted when it chose that
+    /// loop. Set once, before the transfer is handed to that loop: when
+    /// made, or for a client with a transfer limit when granted a slot
+    /// (under the lock of `loops`, which `cancel` takes to read it).
+    /// Nil for a transfer answered before it was placed.
+    var placement: TransferPlacement?
     var continuation: CheckedContinuation<AttemptOutcome, Never>?
     /// Set (once) by `CurlLoop.cancel`, read by the loop before it starts the
     /// transfer: a cancel that overtakes the `add` still stops it.
@@ -102,8 +111,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// The declared length this attempt's body told `spec.progress` (nil: unknown), once started.
     var progressLength: Int64??
 
-    init(spec: TransferSpec) {
+    init(spec: TransferSpec, loops: TransferLoops) {
         self.spec = spec
+        self.loops = loops
         var list: UnsafeMutablePointer<curl_slist>?
         var failed = false
         for line in spec.headerLines {
@@ -122,7 +132,8 @@ final class CurlTransfer: @unchecked Sendable {
         if uploadFD >= 0 { _ = close(uploadFD) }   // read-only: nothing to report
     }
 
-    /// Resumes the awaiting task; a second call is a no-op.
+    /// Resumes the awaiting task; a second call is a no-op. Gives back what
+    /// its placement took first (`TransferLoops.finished`).
     func finish(_ outcome: AttemptOutcome) {
         if let length = progressLength {
             spec.progress?.bodyEnded(length: length, received: bodyBytes)
@@ -130,6 +141,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard let continuation else { return }
         self.continuation = nil
+        loops.finished(self)
         continuation.resume(returning: outcome)
     }
 
@@ -159,7 +171,8 @@ final class CurlTransfer: @unchecked Sendable {
     func outcome(code: CURLcode, easy: CurlEasy) -> AttemptOutcome {
         let redirects = easy.long(CURLINFO_REDIRECT_COUNT)
         if code != CURLE_OK {
-            let failure = error(for: code, easy: easy)
+            var failure = error(for: code, easy: easy)
+            failure.responseStarted = head.status != 0
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }

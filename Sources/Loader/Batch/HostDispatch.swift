@@ -2,13 +2,17 @@ import Support
 
 /// A batch's side of the `HostScheduler`: it holds the scheduler (in
 /// `Locked`), feeds it the time, and carries out its actions. Loads to start
-/// go to the batch's main loop (`nextStart`), which owns the task group;
+/// go to the batch's main loop (`nextStarts`, every load ready at once);
 /// loads that fail at once and URLs pushed back by their host go to the
 /// handlers and gates. A timer wakes the scheduler when a pause ends.
 ///
 /// Cancellation: `cancel()` drains every queued URL (each gets its
 /// terminal report, paused hosts included) and turns later starts into
-/// cancelled reports; `nextStart` returns nil once nothing runs any more.
+/// cancelled reports; `nextStarts` returns nothing once nothing runs any more.
+///
+/// Cost: one scheduler event (a start, an answer, a finished load) takes the
+/// lock once, twice when it starts loads (they are reported started between
+/// the two), whatever the number of loads it starts.
 final class HostDispatch: Sendable {
     /// One URL of the batch waiting for, or holding, a slot of its host.
     enum Ticket: Sendable {
@@ -23,7 +27,7 @@ final class HostDispatch: Sendable {
     private struct State {
         var scheduler: Scheduler
         var ready: [HostLoad] = []
-        var consumer: CheckedContinuation<HostLoad?, Never>?
+        var consumer: CheckedContinuation<[HostLoad], Never>?
         var reader: CheckedContinuation<Void, Never>?
         var readerDone = false
         var cancelled = false
@@ -36,12 +40,12 @@ final class HostDispatch: Sendable {
     private let queueLimit: Int
     private let onFail: @Sendable (HostLoad, HostFailure) -> Void
     private let onCancelled: @Sendable (HostLoad) -> Void
-    private let onStarted: @Sendable (HostLoad) -> Void
+    private let onStarted: @Sendable ([HostLoad]) -> Void
     private let onNote: (@Sendable (HostNote) -> Void)?
 
     init(policy: HostPolicy, queueLimit: Int, onNote: (@Sendable (HostNote) -> Void)?,
          onFail: @escaping @Sendable (HostLoad, HostFailure) -> Void,
-         onStarted: @escaping @Sendable (HostLoad) -> Void,
+         onStarted: @escaping @Sendable ([HostLoad]) -> Void,
          onCancelled: @escaping @Sendable (HostLoad) -> Void) {
         state = Locked(State(scheduler: Scheduler(policy: policy)))
         self.queueLimit = max(1, queueLimit)
@@ -53,11 +57,19 @@ final class HostDispatch: Sendable {
 
     // MARK: The reader's side
 
-    /// Hands a URL to its host's queue (or reports it cancelled, after `cancel`).
-    func enqueue(_ load: HostLoad) {
-        let cancelled = state.withLock { $0.cancelled }
-        if cancelled { return onCancelled(load) }
-        step { $0.scheduler.enqueue(.load(load), host: load.host, now: $1) }
+    /// Hands URLs to their hosts' queues, in order (or reports them
+    /// cancelled, after `cancel`), under one lock.
+    func enqueue(_ loads: [HostLoad]) {
+        if loads.isEmpty { return }
+        var refused = false
+        step { state, now in
+            if state.cancelled {
+                refused = true
+                return []
+            }
+            return loads.flatMap { state.scheduler.enqueue(.load($0), host: $0.host, now: now) }
+        }
+        if refused { loads.forEach(onCancelled) }
     }
 
     /// Returns once fewer than `queueLimit` URLs are queued.
@@ -86,13 +98,14 @@ final class HostDispatch: Sendable {
 
     // MARK: The main loop's side
 
-    /// The next load to run, in the order the scheduler starts them; nil when
-    /// the reader is done and nothing is queued, paused or running.
-    func nextStart() async -> HostLoad? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<HostLoad?, Never>) in
-            let answer = state.withLock { state -> HostLoad?? in
-                if !state.ready.isEmpty { return .some(state.ready.removeFirst()) }
-                if Self.isDone(state) { return .some(nil) }
+    /// Every load started since the last call, in the order the scheduler
+    /// started them (waits for one); empty when the reader is done and
+    /// nothing is queued, paused or running.
+    func nextStarts() async -> [HostLoad] {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[HostLoad], Never>) in
+            let answer = state.withLock { state -> [HostLoad]? in
+                if !state.ready.isEmpty { return Self.takeReady(&state) }
+                if Self.isDone(state) { return [] }
                 state.consumer = continuation
                 return nil
             }
@@ -154,25 +167,74 @@ final class HostDispatch: Sendable {
         state.readerDone && state.ready.isEmpty && state.scheduler.running == 0 && state.scheduler.queued == 0
     }
 
+    /// The ready loads, taken whole (the array moves out; no copy).
+    private static func takeReady(_ state: inout State) -> [HostLoad] {
+        var taken: [HostLoad] = []
+        swap(&taken, &state.ready)
+        return taken
+    }
+
+    /// What `step` found under the lock: the new loads the scheduler
+    /// started, its other actions, whether the batch was cancelled, and
+    /// whom to wake (when no load was started; else after they are reported).
+    private struct Stepped {
+        var started: [HostLoad] = []
+        var actions: [Scheduler.Action] = []
+        var cancelled = false
+        var wake = Wake()
+
+        init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int) {
+            for action in actions {
+                if case .start(.load(var load), _, let waited) = action {
+                    load.waited = waited
+                    started.append(load)
+                } else {
+                    self.actions.append(action)
+                }
+            }
+            cancelled = state.cancelled
+            if started.isEmpty || cancelled { wake = HostDispatch.takeWaiters(&state, queueLimit) }
+        }
+    }
+
+    /// The waiters one step wakes: taken under the lock, resumed outside it.
+    private struct Wake {
+        var consumer: CheckedContinuation<[HostLoad], Never>?
+        var loads: [HostLoad] = []
+        var reader: CheckedContinuation<Void, Never>?
+        var timerDue: Double?
+    }
+
     /// Runs one scheduler call under the lock, then carries out its actions
     /// outside it (a start that is a pushed-back fetch whose task was
     /// cancelled gives its slot straight back, which may start others).
+    /// New loads are reported started (`onStarted`, all at once) before the
+    /// main loop can take them: each URL's `loading` comes before its end.
     private func step(_ body: (inout State, Double) -> [Scheduler.Action]) {
-        var pending = state.withLock { state in body(&state, monotonicSeconds()) }
-        while !pending.isEmpty {
+        var stepped = state.withLock { state in
+            Stepped(body(&state, monotonicSeconds()), &state, queueLimit: queueLimit)
+        }
+        while true {
             var released: [HostKey] = []
-            for action in pending {
-                switch action {
-                case .start(.load(var load), _, let waited):
-                    load.waited = waited
-                    if state.withLock({ $0.cancelled }) {
+            if !stepped.started.isEmpty {
+                if stepped.cancelled {
+                    for load in stepped.started {
                         onCancelled(load)
                         released.append(load.host)
-                    } else {
-                        // Reported started before its task can end it: its `loading` comes first.
-                        onStarted(load)
-                        state.withLock { $0.ready.append(load) }
                     }
+                } else {
+                    onStarted(stepped.started)
+                    let started = stepped.started
+                    stepped.wake = state.withLock { state in
+                        state.ready.append(contentsOf: started)
+                        return Self.takeWaiters(&state, queueLimit)
+                    }
+                }
+            }
+            for action in stepped.actions {
+                switch action {
+                case .start(.load, _, _):
+                    break   // `Stepped` took every new load
                 case .start(.resume(let gate), let host, _):
                     if !gate.resume(.tryAgain) { released.append(host) }
                 case .fail(.load(let load), _, let failure):
@@ -183,46 +245,47 @@ final class HostDispatch: Sendable {
                     onNote?(note)
                 }
             }
-            pending = released.isEmpty ? [] : state.withLock { state in
+            resume(stepped.wake)
+            if released.isEmpty { return }
+            // Slots given straight back may start others: one more round, as above.
+            stepped = state.withLock { state in
                 let now = monotonicSeconds()
-                return released.flatMap { state.scheduler.finished(host: $0, now: now) }
+                return Stepped(released.flatMap { state.scheduler.finished(host: $0, now: now) }, &state,
+                               queueLimit: queueLimit)
             }
         }
-        wakeWaiters()
     }
 
-    /// Wakes the main loop (a load is ready, or all is done), the reader
-    /// (room in the queues), and arms the timer for the next pause end.
-    private func wakeWaiters() {
-        let (consumer, answer, reader, timerDue) = state.withLock { state
-            -> (CheckedContinuation<HostLoad?, Never>?, HostLoad?, CheckedContinuation<Void, Never>?, Double?) in
-            var consumer: CheckedContinuation<HostLoad?, Never>?
-            var answer: HostLoad?
-            if state.consumer != nil, !state.ready.isEmpty || Self.isDone(state) {
-                consumer = state.consumer
-                state.consumer = nil
-                answer = state.ready.isEmpty ? nil : state.ready.removeFirst()
-            }
-            var reader: CheckedContinuation<Void, Never>?
-            if state.reader != nil, state.scheduler.queued < queueLimit || state.cancelled {
-                reader = state.reader
-                state.reader = nil
-            }
-            var arm: Double?
-            if !state.cancelled, let wake = state.scheduler.nextWake, wake > monotonicSeconds(),
-               state.timerDue.map({ wake < $0 }) ?? true {
-                state.timerDue = wake
-                state.timer?.cancel()
-                arm = wake
-            }
-            return (consumer, answer, reader, arm)
+    /// Under the lock: the main loop's wake-up (loads are ready, or all is
+    /// done), the reader's (room in the queues), and the timer to arm for
+    /// the next pause end.
+    private static func takeWaiters(_ state: inout State, _ queueLimit: Int) -> Wake {
+        var wake = Wake()
+        if state.consumer != nil, !state.ready.isEmpty || isDone(state) {
+            wake.consumer = state.consumer
+            state.consumer = nil
+            wake.loads = takeReady(&state)
         }
-        consumer?.resume(returning: answer)
-        reader?.resume()
-        if let timerDue { arm(at: timerDue) }
+        if state.reader != nil, state.scheduler.queued < queueLimit || state.cancelled {
+            wake.reader = state.reader
+            state.reader = nil
+        }
+        if !state.cancelled, let due = state.scheduler.nextWake, due > monotonicSeconds(),
+           state.timerDue.map({ due < $0 }) ?? true {
+            state.timerDue = due
+            state.timer?.cancel()
+            wake.timerDue = due
+        }
+        return wake
     }
 
-    private func arm(at due: Double) {
+    private func resume(_ wake: Wake) {
+        wake.consumer?.resume(returning: wake.loads)
+        wake.reader?.resume()
+        if let due = wake.timerDue { arm(at: due) }
+    }
+
+    fileprivate func arm(at due: Double) {
         let timer = Task { [weak self] in
             let delay = max(0, due - monotonicSeconds())
             do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9) + 1_000_000) } catch { return }

@@ -1,9 +1,9 @@
 import Fetch
 
-/// The scheduler's settings and its four decisions, as pure functions of
-/// the numbers they need: which host starts next, how long a host that
-/// pushed back is paused, how its connection limit adapts, and when it is
-/// given up on. `HostScheduler` keeps the state and applies them; nothing
+/// The scheduler's settings and its decisions, as pure functions of the
+/// numbers they need: which host starts next and how many it may run, how
+/// long a host that pushed back is paused, how its limit adapts, and when
+/// it is given up on. `HostScheduler` keeps the state and applies them; nothing
 /// here reads a clock or touches a socket.
 public struct HostPolicy: Sendable, Equatable {
     /// Transfers at once over all hosts (`--jobs`).
@@ -20,6 +20,8 @@ public struct HostPolicy: Sendable, Equatable {
     public var pauseMax: Double = Defaults.hostPauseMax
     /// Answers in a row after which a reduced limit grows by one.
     public var growAfter: Int = Defaults.hostGrowAfter
+    /// Transfers at once to a host that has connected but not yet answered.
+    public var unansweredLimit: Int = Defaults.hostUnansweredLimit
 
     public init(jobs: Int = Defaults.jobs, jobsPerHost: Int = Defaults.jobsPerHost) {
         self.jobs = max(1, jobs)
@@ -65,6 +67,17 @@ public struct HostPolicy: Sendable, Equatable {
         return best
     }
 
+    /// Transfers `host` may run at once now: one until its first connection
+    /// is made or refused (a name that does not resolve costs one lookup);
+    /// then at most `unansweredLimit` until its first answer (a host that
+    /// accepts connections and never answers holds no more slots while its
+    /// first timeout runs, and those few start together); then its
+    /// adaptive `limit`.
+    public func startLimit(limit: Int, resolved: Bool, answered: Bool) -> Int {
+        guard resolved else { return 1 }
+        return answered ? limit : min(limit, max(1, unansweredLimit))
+    }
+
     // MARK: Pause
 
     /// Seconds a host that answered 429 or 503 is paused: its `Retry-After`
@@ -97,6 +110,17 @@ public struct HostPolicy: Sendable, Equatable {
     /// is given up on for the rest of the run.
     public func givesUp(failuresInARow: Int) -> Bool { failuresInARow >= max(1, giveUpAfter) }
 
+    /// The same after a failure that was `silent` (a timeout with not one
+    /// byte of an answer: a connect timeout, or a request left unanswered):
+    /// a host that has not answered once in this run is given up on at its
+    /// first, so a host that accepts connections and never answers (or never
+    /// completes a TLS handshake) costs the run one timeout, not one per URL
+    /// and retry (issue 21's polite floor). A host that has answered is only
+    /// slow or unlucky: `giveUpAfter` in a row, as for any failure.
+    public func givesUp(failuresInARow: Int, silent: Bool, hostAnswered: Bool) -> Bool {
+        (silent && !hostAnswered) || givesUp(failuresInARow: failuresInARow)
+    }
+
     /// Why a host's URLs fail without being tried, after `timeouts` timeouts
     /// and `refusals` connect failures in a row; the kind they report is
     /// that of the failure that decided it (`last`).
@@ -105,6 +129,11 @@ public struct HostPolicy: Sendable, Equatable {
             : timeouts == 0 ? "\(refusals) connect failures"
             : "\(timeouts + refusals) connect failures or timeouts"
         return HostFailure(kind: last, message: "host \(host.name) gave \(what) in a row; not tried again in this run")
+    }
+
+    /// Why a host that never answered fails its URLs without trying them.
+    public static func neverAnswered(host: HostKey) -> HostFailure {
+        HostFailure(kind: .timeout, message: "host \(host.name) timed out before its first answer; not tried again in this run")
     }
 
     /// Why a name that did not resolve fails its URLs without a second lookup.

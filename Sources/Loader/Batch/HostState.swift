@@ -11,9 +11,13 @@ struct HostState<Item> {
     private var headSince = 0.0
     /// The adaptive limit: `jobsPerHost` at first, halved on a 429.
     var limit: Int
-    /// A first answer (of any kind but "did not resolve") came: until then the
-    /// host runs one transfer, so a name that does not resolve costs one lookup.
+    /// A connection was made or failed (anything but "did not resolve"):
+    /// until then the host runs one transfer, so a name that does not
+    /// resolve costs one lookup (`HostPolicy.startLimit`).
     var resolved = false
+    /// The host answered in this run: a response, a pushback, or the start
+    /// of one that then timed out.
+    var answered = false
     /// No start before this time.
     var pausedUntil: Double?
     var pushbacksInARow = 0
@@ -31,9 +35,6 @@ struct HostState<Item> {
 
     var queued: Int { items.count - head }
     var failuresInARow: Int { timeoutsInARow + refusalsInARow }
-
-    /// The limit now: one until the name has resolved.
-    var effectiveLimit: Int { resolved ? limit : 1 }
 
     func isPaused(at now: Double) -> Bool { pausedUntil.map { now < $0 } ?? false }
 

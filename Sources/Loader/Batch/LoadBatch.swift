@@ -10,7 +10,7 @@ import Support
 /// Memory stays flat however long the list: URLs are read lazily, the batch
 /// runs at most `backlog` events ahead of the consumer (it waits for the
 /// consumer rather than buffering: `BatchChannel`), hosts' queues hold at
-/// most about `backlog` URLs, and only the set of seen keys (16 bytes per
+/// most about `queueLimit` URLs (or `backlog`, if larger), and only the set of seen keys (16 bytes per
 /// distinct URL) and 8 bytes per distinct host grow.
 ///
 /// `cancel()` stops the work but keeps the sequence going until every URL
@@ -33,6 +33,14 @@ public struct LoadBatch: AsyncSequence, Sendable {
 
     /// Events a batch may run ahead of its consumer before it waits.
     public static let defaultBacklog = 1024
+
+    /// URLs the hosts' queues may hold before the reader waits: how far the
+    /// input is read ahead of the transfers. The busiest host drains slowest,
+    /// so its queue fills most of this; with too little, the reader crawls
+    /// at that host's pace and a host listed late starts late (a host that
+    /// never answers, listed at 4,355 of 5,000, started 13 s into the run with
+    /// 1,024). Bounded, so memory stays flat in the length of the list.
+    public static let queueLimit = 4096
 
     public func cancel() { work.cancel() }
 
@@ -104,18 +112,22 @@ extension ImageLoader {
                               notes: (@Sendable (HostNote) -> Void)?) -> HostDispatch {
         HostDispatch(
             policy: HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost),
-            // Queued URLs wait in memory: as many as the batch may run ahead of its consumer.
-            queueLimit: max(backlog, 2 * options.jobs), onNote: notes,
+            // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
+            queueLimit: max(backlog, LoadBatch.queueLimit, 2 * options.jobs), onNote: notes,
             onFail: { [self] load, failure in
                 let phase = hostGaveUp(failure, url: load.url, key: load.key, entry: load.entry)
                 channel.send(LoadEvent(url: load.shown, phase: deliver(phase, url: load.shown, to: load.refresh ? nil : delivery),
                                        duration: load.lookup, refreshed: load.refresh), urgent: true)
             },
-            onStarted: { [self] load in
-                // Sent as the scheduler starts it (by the reader, in input order, when a slot is free).
-                if !load.refresh {
-                    channel.send(LoadEvent(url: load.shown, phase: .loading(storedCopy(load.entry)), duration: 0), urgent: true)
+            onStarted: { [self] loads in
+                // Sent as the scheduler starts them (in input order per host, when slots are free), all
+                // at once and not urgent: the consumer is woken by the run of events or the flush delay.
+                var events: [LoadEvent] = []
+                events.reserveCapacity(loads.count)
+                for load in loads where !load.refresh {
+                    events.append(LoadEvent(url: load.shown, phase: .loading(storedCopy(load.entry)), duration: 0))
                 }
+                channel.send(contentsOf: &events, distinct: 0, duplicates: 0)
             },
             onCancelled: { load in
                 // A refresh's URL has its report already; the refresh is not made.
@@ -144,22 +156,29 @@ extension ImageLoader {
         }
     }
 
-    /// Starts each load the scheduler hands out; returns when all have ended.
-    /// A discarding group: a plain task group keeps every finished child until
-    /// `next()` reaps it, so a batch's memory (and the group's bookkeeping)
-    /// grew with its URLs (5,000 URLs: 112 MiB, 3.4 times the CPU).
+    /// Starts the loads the scheduler hands out, every one ready at once;
+    /// returns when all have ended. A discarding group: a plain task group
+    /// keeps every finished child until `next()` reaps it, so a batch's
+    /// memory (and the group's bookkeeping) grew with its URLs (5,000 URLs:
+    /// 112 MiB, 3.4 times the CPU).
     private func runLoads(_ delivery: Delivery?, _ channel: BatchChannel, _ dispatch: HostDispatch) async {
         await withDiscardingTaskGroup { group in
-            while let load = await dispatch.nextStart() {
-                let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries)
-                // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
-                let start = monotonicSeconds() - load.lookup - load.waited
-                group.addTask {
-                    let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate)
-                    let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
-                    dispatch.finished(load, gate: gate)
-                    channel.send(LoadEvent(url: load.shown, phase: phase, duration: monotonicSeconds() - start,
-                                           refreshed: load.refresh), urgent: true)
+            while true {
+                let loads = await dispatch.nextStarts()
+                if loads.isEmpty { break }
+                let now = monotonicSeconds()
+                for load in loads {
+                    let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries)
+                    // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
+                    let start = now - load.lookup - load.waited
+                    group.addTask {
+                        let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate)
+                        let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
+                        dispatch.finished(load, gate: gate)
+                        // Not urgent: the consumer is woken once per run of events (or after the flush delay).
+                        channel.send(LoadEvent(url: load.shown, phase: phase, duration: monotonicSeconds() - start,
+                                               refreshed: load.refresh), urgent: false)
+                    }
                 }
             }
         }
@@ -182,6 +201,8 @@ extension ImageLoader {
                 if chunk.isEmpty { break }
                 var events: [LoadEvent] = []
                 events.reserveCapacity(chunk.count)
+                // The chunk's network loads, handed to their hosts at once after its cache answers.
+                var loads: [HostLoad] = []
                 var distinct = 0, duplicates = 0
                 // Part by part, each reversed and popped: every answer is moved out, not copied.
                 var parts = await planChunk(chunk, lookUp: !Task.isCancelled, seen: seen)
@@ -211,24 +232,19 @@ extension ImageLoader {
                             events.append(LoadEvent(url: item.shown, phase: delivered,
                                                     duration: item.duration + monotonicSeconds() - copyStart))
                         case .network(let url, let key, let entry):
-                            channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
-                            distinct = 0
-                            duplicates = 0
-                            dispatch.enqueue(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
-                                                      shown: item.shown, lookup: item.duration, refresh: false))
+                            loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  shown: item.shown, lookup: item.duration, refresh: false))
                         case .revalidateInBackground(let stale, let url, let key, let entry):
                             // Reported at once, like a cache answer; the revalidation then waits for its
                             // host like any transfer, and its outcome follows as a `refreshed` event.
                             events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
-                            channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
-                            distinct = 0
-                            duplicates = 0
-                            dispatch.enqueue(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
-                                                      shown: item.shown, lookup: 0, refresh: true))
+                            loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  shown: item.shown, lookup: 0, refresh: true))
                         }
                     }
                 }
                 channel.send(contentsOf: &events, distinct: distinct, duplicates: duplicates)
+                dispatch.enqueue(loads)
             }
         } catch {
             channel.send(LoadEvent(url: "", phase: .failure(LoadError(kind: .io, message: "reading the URL list: \(error)")), duration: 0), urgent: true)

@@ -1,0 +1,274 @@
+import Support
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The transfer loops of one `FetchClient`, and which one runs each transfer.
+///
+/// A client has `FetchConfiguration.transferLoops` loops (one per core by
+/// default), each a `CurlLoop`: a thread with its own multi handle, easy
+/// handles, connection cache and `CurlShare`; a loop starts when a transfer
+/// is first placed on it. A connection lives in one loop's cache, so where a
+/// transfer goes decides whether it finds a warm connection:
+///
+/// - **https**: every transfer to one host and port goes to that host's home
+///   loop (a hash of "host:port"). HTTP/2 multiplexes a host's transfers on
+///   one connection, which can only be shared inside one multi handle
+///   (issue 21), and the loop's share resumes the host's TLS sessions.
+/// - **http**: to the loop with the fewest transfers to that host running,
+///   the home loop first on a tie. One busy host is spread evenly over the
+///   loops (8 at once: 4 and 4), so every core works on it, and each loop
+///   keeps its own warm connections to it; no loop ever runs more than
+///   ⌈L / loops⌉ transfers to a host that has at most L at once, so the host
+///   sees about as many connections as with one loop. A host with one
+///   transfer at a time stays on its home loop and its one connection.
+///
+/// `FetchConfiguration.maxConcurrentTransfers` bounds the whole client: a
+/// transfer takes one of its slots before it is handed to its loop, and
+/// beyond the limit waits here, in order, until any loop finishes one. With
+/// a limit, a transfer is placed when it gets its slot, on the counts of
+/// the transfers then running, so a slot freed on one host's loop goes back
+/// to that loop and its warm connection.
+/// The connection cache (CURLMOPT_MAXCONNECTS: `connectionCache`) and the
+/// pool of idle easy handles are divided between the loops, at least 8
+/// each: a host's transfers are spread evenly or kept on one loop, so each
+/// loop needs its share. The per-host connection limit
+/// (CURLMOPT_MAX_HOST_CONNECTIONS) is each loop's whole: an https host has
+/// only its home loop, and an http host's transfers are bounded by the caller.
+///
+/// Threading: any thread may call `makeTransfer`, `submit` and `cancel`;
+/// `finished` is called from `CurlTransfer.finish`, on whichever thread
+/// answers the transfer. Nothing here is called with a loop's lock held, and
+/// no loop is called with this one held.
+final class TransferLoops: Sendable {
+    private struct State {
+        /// The loops by index; nil until a transfer is first placed there.
+        var loops: [CurlLoop?]
+        /// Made with the first loop and shared by all (see `CertificateStore`).
+        var certificates: CertificateStore?
+        /// For each plain-http "host:port" with transfers placed and not yet
+        /// finished: how many on each loop. Gone when all are finished.
+        var running: [Substring: [Int]] = [:]
+        /// Transfers holding one of the `slotLimit` slots.
+        var slotsInUse = 0
+        /// Submitted transfers waiting for a slot, oldest first.
+        var waiting = FIFO<CurlTransfer>()
+        var stopping = false
+    }
+
+    private let state: Locked<State>
+    private let configuration: FetchConfiguration
+    let count: Int
+    /// `maxConcurrentTransfers`, at least 1; nil: no limit.
+    private let slotLimit: Int?
+    private let connectionCachePerLoop: Int
+
+    init(configuration: FetchConfiguration) {
+        self.configuration = configuration
+        count = min(Defaults.maxTransferLoops, max(1, configuration.transferLoops))
+        slotLimit = configuration.maxConcurrentTransfers.map { max(1, $0) }
+        let cache = Self.connectionCache(maxConnections: configuration.maxConnections, openFiles: Self.openFileLimit())
+        connectionCachePerLoop = max(8, (cache + count - 1) / count)
+        state = Locked(State(loops: Array(repeating: nil, count: count)))
+    }
+
+    /// Connections the client's caches keep, over all loops: twice
+    /// `maxConnections` (every transfer finds its own), or
+    /// `Defaults.idleConnections` (about one per host a batch works on) when
+    /// that is more and a quarter of the open-file limit allows it.
+    static func connectionCache(maxConnections: Int, openFiles: Int) -> Int {
+        max(8, maxConnections * 2, min(Defaults.idleConnections, openFiles / 4))
+    }
+
+    /// The process's open-file limit (soft), or 1,024 when it cannot be read.
+    private static func openFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return Int(clamping: min(limit.rlim_cur, rlim_t(Int.max / 8)))   // RLIM_INFINITY is the largest value
+    }
+
+    /// A transfer for `spec`. The caller sets its continuation and hands it
+    /// to `submit`, always: its placement is counted until it finishes.
+    /// Without a slot limit it is placed on its loop here (started if need
+    /// be); with one, when it is granted a slot, among loops all started here.
+    func makeTransfer(_ spec: TransferSpec) throws(FetchError) -> CurlTransfer {
+        if case .failure(let error) = CurlGlobal.initialised { throw error }   // before any libcurl call (it is loaded then)
+        let transfer = CurlTransfer(spec: spec, loops: self)
+        let failure = state.withLock { state -> FetchError? in
+            guard !state.stopping else { return FetchError(.cancelled, url: spec.url) }
+            if slotLimit == nil {
+                switch place(transfer.spec.url, in: &state) {
+                case .success(let placement): transfer.placement = placement
+                case .failure(let error): return error
+                }
+            } else {
+                for index in 0..<count where state.loops[index] == nil {
+                    if case .failure(let error) = loop(index, in: &state) { return error }
+                }
+            }
+            return nil
+        }
+        if let failure { throw failure }
+        return transfer
+    }
+
+    /// Hands `transfer` to its loop, or queues it while `slotLimit` transfers run.
+    func submit(_ transfer: CurlTransfer) {
+        if let slotLimit {
+            enum Verdict { case start, queued, refused(FetchError) }
+            let verdict = state.withLock { state -> Verdict in
+                // A cancel that came first has set the flag before it looked in `waiting`.
+                if state.stopping || transfer.cancelRequested.load(ordering: .acquiring) {
+                    return .refused(FetchError(.cancelled, url: transfer.spec.url))
+                }
+                if state.slotsInUse < slotLimit {
+                    return grant(transfer, in: &state).map { .refused($0) } ?? .start
+                }
+                state.waiting.append(transfer)
+                return .queued
+            }
+            switch verdict {
+            case .start: break
+            case .queued: return
+            case .refused(let error):
+                transfer.finish(.failure(error))   // not placed: holds no slot
+                return
+            }
+        }
+        transfer.placement?.loop.submit(transfer)
+    }
+
+    /// Aborts `transfer`: at once if it waits for a slot, else through its
+    /// loop. Safe before, during or after `submit` (see `CurlLoop.cancel`).
+    func cancel(_ transfer: CurlTransfer) {
+        transfer.cancelRequested.store(true, ordering: .releasing)
+        guard slotLimit != nil else {
+            transfer.placement?.loop.cancel(transfer)   // placed when made
+            return
+        }
+        enum Found { case waiting, placed(CurlLoop), notYetSubmitted }
+        let found = state.withLock { state -> Found in
+            if state.waiting.remove(firstWhere: { $0 === transfer }) != nil { return .waiting }
+            return transfer.placement.map { .placed($0.loop) } ?? .notYetSubmitted
+        }
+        switch found {
+        case .waiting: transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
+        case .placed(let loop): loop.cancel(transfer)
+        case .notYetSubmitted: break   // `submit` will see the flag
+        }
+    }
+
+    /// Gives back what a transfer that has its answer took: its count on its
+    /// host and loop, and its slot, which goes to the oldest waiting transfer.
+    func finished(_ transfer: CurlTransfer) {
+        guard let placement = transfer.placement, placement.countedHost != nil || slotLimit != nil else { return }
+        var refused: [(CurlTransfer, FetchError)] = []
+        let next = state.withLock { state -> CurlTransfer? in
+            if let host = placement.countedHost {
+                state.running[host]?[placement.index] -= 1   // in place: no copy of the tallies
+                if state.running[host]?.allSatisfy({ $0 <= 0 }) == true { state.running.removeValue(forKey: host) }
+            }
+            guard let slotLimit else { return nil }
+            state.slotsInUse -= 1
+            while !state.stopping, state.slotsInUse < slotLimit, let next = state.waiting.popFirst() {
+                guard let error = grant(next, in: &state) else { return next }
+                refused.append((next, error))
+            }
+            return nil
+        }
+        for (transfer, error) in refused { transfer.finish(.failure(error)) }
+        if let next { next.placement?.loop.submit(next) }
+    }
+
+    /// Places `transfer` and takes a slot for it; the error when it cannot be
+    /// placed (only if a loop cannot start, and `makeTransfer` started them all).
+    private func grant(_ transfer: CurlTransfer, in state: inout State) -> FetchError? {
+        switch place(transfer.spec.url, in: &state) {
+        case .success(let placement):
+            transfer.placement = placement
+            state.slotsInUse += 1
+            return nil
+        case .failure(let error):
+            return error
+        }
+    }
+
+    /// Chooses the loop for a transfer to `url` (see the type's comment),
+    /// starts it if need be, and counts the transfer on its host and loop.
+    private func place(_ url: String, in state: inout State) -> Result<TransferPlacement, FetchError> {
+        let origin = Self.origin(of: url)
+        let home = count == 1 ? 0 : origin.map { Int(UInt(bitPattern: $0.hostPort.hashValue) % UInt(count)) } ?? 0
+        let counted = count > 1 ? origin.flatMap { $0.secure ? nil : $0.hostPort } : nil
+        var index = home
+        if let counted, let tallies = state.running[counted] {
+            for step in 1..<count where tallies[(home + step) % count] < tallies[index] { index = (home + step) % count }
+        }
+        let loop: CurlLoop
+        switch self.loop(index, in: &state) {
+        case .success(let started): loop = started
+        case .failure(let error): return .failure(error)
+        }
+        if let counted { state.running[counted, default: Array(repeating: 0, count: count)][index] += 1 }
+        return .success(TransferPlacement(loop: loop, index: index, countedHost: counted))
+    }
+
+    /// Loop `index`, started if it was not.
+    private func loop(_ index: Int, in state: inout State) -> Result<CurlLoop, FetchError> {
+        if let started = state.loops[index] { return .success(started) }
+        let certificates = state.certificates ?? CertificateStore(configuration)
+        state.certificates = certificates
+        do throws(FetchError) {
+            let loop = try CurlLoop(configuration: configuration, certificates: certificates, connectionCache: connectionCachePerLoop)
+            state.loops[index] = loop
+            return .success(loop)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Answers every waiting transfer and stops every loop (each answers its
+    /// own); waits for their threads to exit.
+    func shutdown() {
+        let (loops, waiting) = state.withLock { state -> ([CurlLoop], [CurlTransfer]) in
+            state.stopping = true
+            defer { state.waiting.removeAll() }
+            return (state.loops.compactMap { $0 }, Array(state.waiting.elements))
+        }
+        for transfer in waiting {
+            transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
+        }
+        for loop in loops { loop.shutdown() }
+    }
+
+    /// Whether the URL is https, and its "host:port" as written (user info
+    /// dropped); nil for a URL that is not http or https.
+    static func origin(of url: String) -> (secure: Bool, hostPort: Substring)? {
+        let bytes = url.utf8
+        func schemeIs(_ scheme: StaticString) -> Bool {
+            let count = scheme.utf8CodeUnitCount
+            guard bytes.count > count else { return false }
+            return zip(bytes, UnsafeBufferPointer(start: scheme.utf8Start, count: count)).allSatisfy { ($0 | 0x20) == ($1 | 0x20) }
+        }
+        let secure: Bool
+        if schemeIs("https://") {
+            secure = true
+        } else if schemeIs("http://") {
+            secure = false
+        } else {
+            return nil
+        }
+        let start = bytes.index(bytes.startIndex, offsetBy: secure ? 8 : 7)
+        let end = bytes[start...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? bytes.endIndex
+        let authority = url[start..<end]
+        guard let at = authority.utf8.lastIndex(of: 0x40) else { return (secure, authority) }
+        return (secure, authority[authority.utf8.index(after: at)...])
+    }
+}
+
+/// Where `TransferLoops` put one transfer, and what it counted for it.
+struct TransferPlacement: Sendable {
+    let loop: CurlLoop
+    let index: Int
+    /// The plain-http "host:port" counted on loop `index`; nil when not counted (https, one loop).
+    let countedHost: Substring?
+}

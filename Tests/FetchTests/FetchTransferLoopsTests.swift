@@ -1,0 +1,127 @@
+import Fetch
+import Foundation
+import Support
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Several transfer loops on one client (`FetchConfiguration.transferLoops`):
+/// one busy plain-http host is spread over them, an https host stays on one,
+/// and connections are reused either way. Which loop ran a transfer is seen
+/// as a user sees it: a body larger than `Defaults.bufferedBodyLimit` is
+/// written to the sink by the thread that receives it.
+@Suite struct FetchTransferLoopsTests {
+    static let large = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 7, count: 200_000)
+
+    /// Records the threads that write bodies (one sink per fetch, one record for all).
+    final class ThreadRecordingSink: BodySink, @unchecked Sendable {
+        let threads: Locked<Set<UInt>>
+        private(set) var bytes = 0
+
+        init(recordingInto threads: Locked<Set<UInt>>) {
+            self.threads = threads
+        }
+
+        func write(_ chunk: UnsafeRawBufferPointer) throws {
+            let thread = UInt(pthread_self())
+            threads.withLock { _ = $0.insert(thread) }
+            bytes += chunk.count
+        }
+
+        func reset() throws { bytes = 0 }
+    }
+
+    /// `rounds` times, `width` fetches at once of `url(round, index)`; the
+    /// threads that wrote the bodies, and the responses.
+    static func fetchInRounds(_ client: FetchClient, rounds: Int, width: Int,
+                              _ url: @escaping @Sendable (Int, Int) -> String) async throws -> (threads: Set<UInt>, responses: [FetchResponse]) {
+        let threads = Locked<Set<UInt>>([])
+        var responses: [FetchResponse] = []
+        for round in 0..<rounds {
+            responses += try await withThrowingTaskGroup(of: FetchResponse.self) { group in
+                for index in 0..<width {
+                    group.addTask {
+                        let sink = ThreadRecordingSink(recordingInto: threads)
+                        let response = try await client.fetch(FetchRequest(url: url(round, index)), into: sink)
+                        #expect(sink.bytes == Self.large.count)
+                        return response
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        return (threads.withLock { $0 }, responses)
+    }
+
+    @Test func oneBusyPlainHTTPHostRunsOnEveryLoopAndReusesItsConnections() async throws {
+        let server = try ScriptedServer()
+        server.route("/big.png", ScriptedResponse.ok(Self.large).delayed(0.02))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 2
+        let client = FetchClient(configuration: configuration)
+        let (threads, responses) = try await Self.fetchInRounds(client, rounds: 5, width: 8) { round, index in
+            server.url("/big.png?r=\(round)&n=\(index)")
+        }
+        #expect(responses.count == 40 && responses.allSatisfy { $0.status == 200 })
+        #expect(threads.count == 2, "bodies written by \(threads.count) threads: one host's transfers ran on one loop")
+        #expect(server.maxConcurrentRequests == 8)
+        // Each loop keeps its own warm connections to the host, no more than it runs at once.
+        #expect(server.connectionsAccepted <= 8, "\(server.connectionsAccepted) connections for 8 at a time")
+        #expect(server.maxConcurrentConnections <= 8)
+    }
+
+    @Test func oneAtATimeToAPlainHTTPHostStaysOnOneLoopAndOneConnection() async throws {
+        let server = try ScriptedServer()
+        server.route("/big.png", .ok(Self.large))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 4
+        let client = FetchClient(configuration: configuration)
+        let (threads, responses) = try await Self.fetchInRounds(client, rounds: 12, width: 1) { round, _ in
+            server.url("/big.png?r=\(round)")
+        }
+        #expect(responses.count == 12)
+        #expect(threads.count == 1)
+        #expect(server.connectionsAccepted == 1)
+    }
+
+    @Test func httpsTransfersToOneHostStayOnOneLoopAndOneConnection() async throws {
+        let root = try TempDirectory(prefix: "asyncfetch-loops")
+        chmod(try root.write("big.png", Self.large), 0o644)   // nginx's workers run as nobody
+        chmod(root.path, 0o755)
+        let nginx = try NginxServer(root: root.path, tls: true, extraConfig: "add_header X-Connection $connection always;")
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 4
+        configuration.caFile = nginx.certificatePath
+        let client = FetchClient(configuration: configuration)
+        let (threads, responses) = try await Self.fetchInRounds(client, rounds: 3, width: 8) { round, index in
+            nginx.url("/big.png?r=\(round)&n=\(index)")
+        }
+        #expect(responses.count == 24 && responses.allSatisfy { $0.status == 200 && $0.httpVersion == "2" })
+        #expect(threads.count == 1, "bodies written by \(threads.count) threads")
+        let connections = Set(responses.compactMap { $0.headers["X-Connection"] })
+        #expect(connections.count == 1, "nginx saw connections \(connections)")
+    }
+
+    /// The limit bounds the whole client, whatever the number of loops; one
+    /// host's slots are spread over the loops, and a freed slot goes to the
+    /// loop that freed it (its connection is warm), so no more connections
+    /// are opened than slots.
+    @Test(arguments: [1, 2, 3])
+    func theTransferLimitBoundsAllLoopsTogether(limit: Int) async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.large).delayed(0.05))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 3
+        configuration.maxConcurrentTransfers = limit
+        let client = FetchClient(configuration: configuration)
+        let (threads, responses) = try await Self.fetchInRounds(client, rounds: 1, width: 12) { _, index in
+            server.url("/slow.png?n=\(index)")
+        }
+        #expect(responses.count == 12)
+        #expect(server.maxConcurrentRequests == limit)
+        #expect(threads.count == limit)
+        #expect(server.connectionsAccepted == limit)
+    }
+}
