@@ -1,9 +1,11 @@
-#define _GNU_SOURCE   /* memfd_create, pthread_setname_np */
+#define _GNU_SOURCE   /* memfd_create, pthread_setname_np, sched_getaffinity */
 #include "CCurl.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stddef.h>
 
 /*
@@ -162,6 +164,17 @@ int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
 
 int ccurl_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+long ccurl_usable_cores(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int count = CPU_COUNT(&set);
+        if (count > 0) return count;
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? online : 1;
 }
 
 int ccurl_name_thread(const char *name) {

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CCurl
 
 /// The transfer limits of asyncfetch, in one place. The command line, the
 /// loader and the fetch engine all start from these values. The cache
@@ -88,11 +86,12 @@ public enum Defaults {
     /// process's open-file limit (`TransferLoops.connectionCache`).
     public static let idleConnections = 512
     /// Transfer loops of a `FetchClient` (`FetchConfiguration.transferLoops`):
-    /// one per online core, each a thread with its own multi handle, so
+    /// one per core the process may run on (its CPU affinity, so a cpuset or
+    /// `taskset` counts), each a thread with its own multi handle, so
     /// libcurl's work is not bound to one core (issue 22). At most
     /// `maxTransferLoops`: past a few cores the loops are idle while the
     /// per-loop costs (a thread, a CA store, a connection pool) remain.
-    public static let transferLoops: Int = min(maxTransferLoops, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    public static let transferLoops: Int = min(maxTransferLoops, max(1, ccurl_usable_cores()))
     /// The most transfer loops a client starts, whatever the configuration asks.
     public static let maxTransferLoops = 8
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing

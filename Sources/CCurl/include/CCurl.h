@@ -47,6 +47,10 @@ int ccurl_memfd(const char *name);
 /// so that `top -H` and `perf` tell the transfer loops apart; 0 or an errno.
 int ccurl_name_thread(const char *name);
 
+/// Cores this process may run on (sched_getaffinity: a cpuset or `taskset`
+/// counts, not the machine's), else the online cores; at least 1.
+long ccurl_usable_cores(void);
+
 /// The CURLMsg fields Swift needs, flattened (CURLMsg holds a union).
 typedef struct {
     int is_done;
