@@ -10,7 +10,9 @@ public struct FetchConfiguration: Sendable {
     public var retryBaseDelay: Double = Defaults.retryBaseDelay
     public var retryMaxDelay: Double = Defaults.retryMaxDelay
     /// Idle connections kept for reuse: the connection caches of the
-    /// transfer loops hold twice this between them, at least 8 each.
+    /// transfer loops hold twice this between them (or
+    /// `Defaults.idleConnections`, if more: see `TransferLoops.connectionCache`),
+    /// at least 8 each.
     public var maxConnections: Int = Defaults.jobs
     /// Connections at once to one host (CURLMOPT_MAX_HOST_CONNECTIONS; nil:
     /// no limit). A batch schedules at most `--jobs-per-host` transfers per

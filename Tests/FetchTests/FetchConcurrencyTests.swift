@@ -42,6 +42,24 @@ import TestSupport
         #expect(server.maxConcurrentRequests >= 2)
     }
 
+    @Test func aHostsConnectionOutlivesARoundOfOtherHosts() async throws {
+        // A batch serves hosts in turn: a host's next URL comes after one of
+        // every other host. The cache keeps a connection per host for that
+        // (`Defaults.idleConnections`), not just twice the few transfers at once.
+        let servers = try (0..<24).map { _ in try ScriptedServer() }
+        for server in servers { server.route("/a.png", .ok(Self.png)) }
+        let harness = try FetchHarness { config in
+            config.maxConnections = 2
+            config.transferLoops = 1
+        }
+        for round in 0..<3 {
+            for server in servers {
+                #expect(try await harness.fetch(server.url("/a.png?r=\(round)")).body == Self.png)
+            }
+        }
+        #expect(servers.map(\.connectionsAccepted) == Array(repeating: 1, count: servers.count))
+    }
+
     @Test func manyTransfersRunAtOnceOnOneClient() async throws {
         let server = try ScriptedServer()
         server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(0.5))

@@ -44,6 +44,8 @@ final class CurlLoop: @unchecked Sendable {
     private let shared = Locked(Shared())
     private let multi: UnsafeMutableRawPointer
     private let configuration: FetchConfiguration
+    /// The thread's name, "curl-loop-N" (N: the loop's index), as `top -H` and `perf` show it.
+    private let threadName: String
 
     // Loop-thread state.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
@@ -70,7 +72,8 @@ final class CurlLoop: @unchecked Sendable {
 
     /// `connectionCache`: this loop's share of the client's connection cache
     /// (CURLMOPT_MAXCONNECTS) and of its pool of idle easy handles.
-    init(configuration: FetchConfiguration, certificates: CertificateStore, connectionCache: Int) throws(FetchError) {
+    init(index: Int, configuration: FetchConfiguration, certificates: CertificateStore, connectionCache: Int) throws(FetchError) {
+        threadName = "curl-loop-\(index)"
         if case .failure(let error) = CurlGlobal.initialised { throw error }
         guard let multi = curl_multi_init() else {
             throw FetchError(.network, url: "", curlMessage: "curl_multi_init failed")
@@ -88,9 +91,10 @@ final class CurlLoop: @unchecked Sendable {
         // Defaults of 7.88 multiplex HTTP/2 already; saying so keeps it true.
         var rc = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         if rc == CURLM_OK {
-            // Idle connections kept for reuse: enough for every job to find its own. libcurl keys
-            // them by host and port and closes the one idle longest when full; a batch runs each
-            // host's URLs back to back, so an active host's connections are the recent ones and stay.
+            // Idle connections kept for reuse (`TransferLoops.connectionCache`): enough for every job
+            // to find its own, and about one per host a batch works on. libcurl keys them by host and
+            // port and closes the one idle longest when full: a host whose next URL comes after a
+            // round of the other hosts finds its connection still there.
             rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connectionCache)
         }
         if rc == CURLM_OK, let perHost = configuration.maxHostConnections {
@@ -106,6 +110,7 @@ final class CurlLoop: @unchecked Sendable {
             guard let argument else { return nil }
             let loop = Unmanaged<CurlLoop>.fromOpaque(argument).takeRetainedValue()
             CurlLoop.blockSIGPIPE()
+            _ = ccurl_name_thread(loop.threadName)   // a name is only a help to whoever watches
             loop.run()
             return nil
         }, retained)

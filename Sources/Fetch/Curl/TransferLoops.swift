@@ -1,4 +1,7 @@
 import Support
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The transfer loops of one `FetchClient`, and which one runs each transfer.
 ///
@@ -26,8 +29,8 @@ import Support
 /// a limit, a transfer is placed when it gets its slot, on the counts of
 /// the transfers then running, so a slot freed on one host's loop goes back
 /// to that loop and its warm connection.
-/// The connection cache (CURLMOPT_MAXCONNECTS, twice `maxConnections`) and
-/// the pool of idle easy handles are divided between the loops, at least 8
+/// The connection cache (CURLMOPT_MAXCONNECTS: `connectionCache`) and the
+/// pool of idle easy handles are divided between the loops, at least 8
 /// each: a host's transfers are spread evenly or kept on one loop, so each
 /// loop needs its share. The per-host connection limit
 /// (CURLMOPT_MAX_HOST_CONNECTIONS) is each loop's whole: an https host has
@@ -64,9 +67,24 @@ final class TransferLoops: Sendable {
         self.configuration = configuration
         count = min(Defaults.maxTransferLoops, max(1, configuration.transferLoops))
         slotLimit = configuration.maxConcurrentTransfers.map { max(1, $0) }
-        let cache = max(8, configuration.maxConnections * 2)
+        let cache = Self.connectionCache(maxConnections: configuration.maxConnections, openFiles: Self.openFileLimit())
         connectionCachePerLoop = max(8, (cache + count - 1) / count)
         state = Locked(State(loops: Array(repeating: nil, count: count)))
+    }
+
+    /// Connections the client's caches keep, over all loops: twice
+    /// `maxConnections` (every transfer finds its own), or
+    /// `Defaults.idleConnections` (about one per host a batch works on) when
+    /// that is more and a quarter of the open-file limit allows it.
+    static func connectionCache(maxConnections: Int, openFiles: Int) -> Int {
+        max(8, maxConnections * 2, min(Defaults.idleConnections, openFiles / 4))
+    }
+
+    /// The process's open-file limit (soft), or 1,024 when it cannot be read.
+    private static func openFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return Int(clamping: min(limit.rlim_cur, rlim_t(Int.max / 8)))   // RLIM_INFINITY is the largest value
     }
 
     /// A transfer for `spec`. The caller sets its completion and hands it
@@ -200,7 +218,8 @@ final class TransferLoops: Sendable {
         let certificates = state.certificates ?? CertificateStore(configuration)
         state.certificates = certificates
         do throws(FetchError) {
-            let loop = try CurlLoop(configuration: configuration, certificates: certificates, connectionCache: connectionCachePerLoop)
+            let loop = try CurlLoop(index: index, configuration: configuration, certificates: certificates,
+                                    connectionCache: connectionCachePerLoop)
             state.loops[index] = loop
             return .success(loop)
         } catch {
