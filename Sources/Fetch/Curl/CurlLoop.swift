@@ -122,7 +122,7 @@ final class CurlLoop: @unchecked Sendable {
         threadStarted = true
     }
 
-    /// Queues a transfer; its continuation must already be set.
+    /// Queues a transfer; its completion must already be set.
     func submit(_ transfer: CurlTransfer) {
         let (accepted, wake) = shared.withLock { shared -> (Bool, Bool) in
             guard !shared.stopping else { return (false, false) }

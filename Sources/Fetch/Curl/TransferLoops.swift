@@ -87,7 +87,7 @@ final class TransferLoops: Sendable {
         return Int(clamping: min(limit.rlim_cur, rlim_t(Int.max / 8)))   // RLIM_INFINITY is the largest value
     }
 
-    /// A transfer for `spec`. The caller sets its continuation and hands it
+    /// A transfer for `spec`. The caller sets its completion and hands it
     /// to `submit`, always: its placement is counted until it finishes.
     /// Without a slot limit it is placed on its loop here (started if need
     /// be); with one, when it is granted a slot, among loops all started here.
