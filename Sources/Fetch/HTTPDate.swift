@@ -42,9 +42,7 @@ public enum HTTPDate {
     /// name no real moment (a day the month lacks, hour 24, minute 60…).
     /// Days from the civil date by Howard Hinnant's algorithm.
     static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Double? {
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard year >= 1900, (1...12).contains(month), (1...lengths[month - 1]).contains(day),
+        guard year >= 1900, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
               hour <= 23, minute <= 59, second <= 60 else { return nil }
         let y = month <= 2 ? year - 1 : year
         let era = y / 400
@@ -54,6 +52,15 @@ public enum HTTPDate {
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
         return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+    }
+
+    /// Days in `month` (1…12) of `year` (no array per call: every cache hit parses a date or two).
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     /// RFC 9110 §5.6.7: a two-digit year (rfc850-date) that would lie more

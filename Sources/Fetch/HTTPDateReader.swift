@@ -7,9 +7,10 @@ struct HTTPDateReader {
     init(_ bytes: UnsafeBufferPointer<UInt8>) { b = bytes }
 
     // As bytes: every cache hit may parse a date or two, so no String is made.
-    static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map { Array($0.utf8) }
+    // Three-letter names as one number each (`packed`): one comparison per name.
+    static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map { packed(Array($0.utf8)) }
     static let longDayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"].map { Array($0.utf8) }
-    static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map { Array($0.utf8) }
+    static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map { packed(Array($0.utf8)) }
     static let gmt = Array("GMT".utf8)
 
     /// "Sun, 06 Nov 1994 08:49:37 GMT": 29 bytes.
@@ -67,8 +68,15 @@ struct HTTPDateReader {
         return true
     }
 
-    /// The index in `names` (all three bytes long) of the name at `at`.
-    private func word(_ at: Int, in names: [[UInt8]]) -> Int? {
-        names.firstIndex { text(at, $0) }
+    /// The index in `names` (three-byte names, `packed`) of the name at `at`.
+    private func word(_ at: Int, in names: [UInt32]) -> Int? {
+        guard at + 3 <= b.count else { return nil }
+        return names.firstIndex(of: Self.packed(b[at], b[at + 1], b[at + 2]))
+    }
+
+    private static func packed(_ name: [UInt8]) -> UInt32 { packed(name[0], name[1], name[2]) }
+
+    private static func packed(_ a: UInt8, _ b: UInt8, _ c: UInt8) -> UInt32 {
+        UInt32(a) << 16 | UInt32(b) << 8 | UInt32(c)
     }
 }

@@ -28,11 +28,50 @@ public struct Freshness: Sendable {
 
     /// The stored response's `Cache-Control` directives.
     public static func cacheControl(_ meta: CacheMetadata) -> CacheControl {
-        var values: [String] = []
-        for header in meta.headers where header.name.utf8.count == 13 && header.name.lowercased() == "cache-control" {
-            values.append(header.value)
+        StoredFields(meta).cacheControl
+    }
+
+    /// The stored headers freshness reads, found in one pass over the
+    /// record's headers (every hit comes through here).
+    private struct StoredFields {
+        var cacheControlValues: [String] = []
+        /// The first of each (as `CacheMetadata.header` finds them).
+        var date: String?
+        var expires: String?
+        var expiresCount = 0
+        var lastModified: String?
+        var age: String?
+
+        init(_ meta: CacheMetadata) {
+            for header in meta.headers {
+                let name = header.name
+                switch name.utf8.count {
+                case 3 where age == nil && asciiCaseInsensitiveEqual(name, "Age"):
+                    age = header.value
+                case 4 where date == nil && asciiCaseInsensitiveEqual(name, "Date"):
+                    date = header.value
+                case 7 where asciiCaseInsensitiveEqual(name, "Expires"):
+                    if expires == nil { expires = header.value }
+                    expiresCount += 1
+                case 13 where asciiCaseInsensitiveEqual(name, "Cache-Control"):
+                    cacheControlValues.append(header.value)
+                case 13 where lastModified == nil && asciiCaseInsensitiveEqual(name, "Last-Modified"):
+                    lastModified = header.value
+                default:
+                    continue
+                }
+            }
         }
-        return values.isEmpty ? CacheControl() : CacheControl(values)
+
+        var cacheControl: CacheControl {
+            cacheControlValues.isEmpty ? CacheControl() : CacheControl(cacheControlValues)
+        }
+
+        /// The `Date` the origin sent, or the receive time when it sent none or
+        /// an invalid one (RFC 9110 §6.6.1: a recipient adds the receive time).
+        func dateValue(_ meta: CacheMetadata) -> Double {
+            date.flatMap(HTTPDate.parse) ?? meta.responseTime
+        }
     }
 
     /// Seconds the response may be used without revalidation, and whether
@@ -40,22 +79,23 @@ public struct Freshness: Sendable {
     /// or default lifetime is not explicit.
     public func lifetime(_ meta: CacheMetadata) -> (seconds: Double, explicit: Bool) {
         if let maxAgeOverride { return (maxAgeOverride, true) }
-        return lifetime(meta, Self.cacheControl(meta), dateValue: { dateValue(meta) })
+        let fields = StoredFields(meta)
+        return lifetime(meta, fields.cacheControl, fields, dateValue: { fields.dateValue(meta) })
     }
 
-    /// `lifetime` with the parsed `Cache-Control` given (a hit parses it once).
-    private func lifetime(_ meta: CacheMetadata, _ cc: CacheControl, dateValue: () -> Double) -> (seconds: Double, explicit: Bool) {
+    /// `lifetime` with the parsed `Cache-Control` and the headers given (a hit finds them once).
+    private func lifetime(_ meta: CacheMetadata, _ cc: CacheControl, _ fields: StoredFields,
+                          dateValue: () -> Double) -> (seconds: Double, explicit: Bool) {
         if let maxAgeOverride { return (maxAgeOverride, true) }
         if cc.maxAgeInvalid { return (0, true) }
         if let maxAge = cc.maxAge { return (Double(maxAge), true) }   // Expires is then ignored (§5.3)
-        if let expires = meta.header("Expires") {
+        if let expires = fields.expires {
             // An invalid Expires (e.g. "0", or two of them: it is a singleton field) means already expired (§5.3).
-            guard meta.headers.lazy.filter({ asciiCaseInsensitiveEqual($0.name, "Expires") }).count == 1,
-                  let expiry = HTTPDate.parse(expires) else { return (0, true) }
+            guard fields.expiresCount == 1, let expiry = HTTPDate.parse(expires) else { return (0, true) }
             return (expiry - dateValue(), true)
         }
         if heuristic, StatusCacheability.heuristic.contains(meta.status) || cc.isPublic,
-           let modified = meta.header("Last-Modified").flatMap(HTTPDate.parse) {
+           let modified = fields.lastModified.flatMap(HTTPDate.parse) {
             return (max(0, dateValue() - modified) * Self.heuristicFraction, false)
         }
         // The default lifetime is for stored images: a remembered error needs freshness from the server.
@@ -65,11 +105,12 @@ public struct Freshness: Sendable {
     /// §4.2.3: the corrected initial age (the larger of the apparent age and
     /// `Age` plus the request's round trip), plus the time since receipt.
     public func currentAge(_ meta: CacheMetadata, now: Double) -> Double {
-        currentAge(meta, now: now, dateValue: dateValue(meta))
+        let fields = StoredFields(meta)
+        return currentAge(meta, fields, now: now, dateValue: fields.dateValue(meta))
     }
 
-    private func currentAge(_ meta: CacheMetadata, now: Double, dateValue: Double) -> Double {
-        let ageValue = meta.header("Age").flatMap(Self.ageSeconds) ?? 0
+    private func currentAge(_ meta: CacheMetadata, _ fields: StoredFields, now: Double, dateValue: Double) -> Double {
+        let ageValue = fields.age.flatMap(Self.ageSeconds) ?? 0
         let apparentAge = max(0, meta.responseTime - dateValue)
         let responseDelay = max(0, meta.responseTime - meta.requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
@@ -79,11 +120,12 @@ public struct Freshness: Sendable {
     /// Fresh and usable without contacting the server. `no-cache` entries are
     /// never fresh (always revalidated), unless `--max-age` overrides.
     public func isFresh(_ meta: CacheMetadata, now: Double) -> Bool {
-        // Every hit comes through here: Cache-Control and Date are parsed once.
-        let cc = maxAgeOverride == nil ? Self.cacheControl(meta) : CacheControl()
+        // Every hit comes through here: the headers are found in one pass, Cache-Control and Date parsed once.
+        let fields = StoredFields(meta)
+        let cc = maxAgeOverride == nil ? fields.cacheControl : CacheControl()
         if maxAgeOverride == nil && cc.noCache { return false }
-        let date = dateValue(meta)
-        return lifetime(meta, cc, dateValue: { date }).seconds > currentAge(meta, now: now, dateValue: date)
+        let date = fields.dateValue(meta)
+        return lifetime(meta, cc, fields, dateValue: { date }).seconds > currentAge(meta, fields, now: now, dateValue: date)
     }
 
     /// Whether a stale copy may be served when the network fails: never for
@@ -98,11 +140,12 @@ public struct Freshness: Sendable {
     /// §4) of the response and of the request (`-H 'Cache-Control:
     /// stale-if-error=N'`), when they give one: past it, the error stands.
     public func mayServeStale(_ meta: CacheMetadata, now: Double, requestWindow: Int? = nil) -> Bool {
-        let cc = Self.cacheControl(meta)
+        let fields = StoredFields(meta)
+        let cc = fields.cacheControl
         guard !cc.mustRevalidate && !cc.noCache else { return false }
         let windows = [cc.staleIfError, requestWindow].compactMap { $0 }
         guard !windows.isEmpty else { return true }
-        let over = staleness(meta, cc, now: now)
+        let over = staleness(meta, cc, fields, now: now)
         return windows.contains { over <= Double($0) }
     }
 
@@ -124,22 +167,17 @@ public struct Freshness: Sendable {
     /// Never for `no-cache` or `must-revalidate`, nor with `--max-age`.
     public func mayServeWhileRevalidating(_ meta: CacheMetadata, now: Double) -> Bool {
         guard maxAgeOverride == nil, meta.hasBody else { return false }
-        let cc = Self.cacheControl(meta)
+        let fields = StoredFields(meta)
+        let cc = fields.cacheControl
         guard let window = cc.staleWhileRevalidate, !cc.noCache, !cc.mustRevalidate else { return false }
-        let over = staleness(meta, cc, now: now)
+        let over = staleness(meta, cc, fields, now: now)
         return over >= 0 && over < Double(window)
     }
 
     /// Seconds since the entry became stale (negative while it is fresh).
-    private func staleness(_ meta: CacheMetadata, _ cc: CacheControl, now: Double) -> Double {
-        let date = dateValue(meta)
-        return currentAge(meta, now: now, dateValue: date) - lifetime(meta, cc, dateValue: { date }).seconds
-    }
-
-    /// The `Date` the origin sent, or the receive time when it sent none or
-    /// an invalid one (RFC 9110 §6.6.1: a recipient adds the receive time).
-    private func dateValue(_ meta: CacheMetadata) -> Double {
-        meta.header("Date").flatMap(HTTPDate.parse) ?? meta.responseTime
+    private func staleness(_ meta: CacheMetadata, _ cc: CacheControl, _ fields: StoredFields, now: Double) -> Double {
+        let date = fields.dateValue(meta)
+        return currentAge(meta, fields, now: now, dateValue: date) - lifetime(meta, cc, fields, dateValue: { date }).seconds
     }
 
     /// `Age` (RFC 9111 §5.1): a non-negative integer; of a list, the first

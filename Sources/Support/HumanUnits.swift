@@ -21,15 +21,16 @@ public enum HumanUnits {
             out.append(contentsOf: " B".utf8)
             return
         }
-        let units: [StaticString] = [" KiB", " MiB", " GiB", " TiB"]
         var value = Double(bytes) / 1024
         var unit = 0
-        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
+        while value >= 1024 && unit < 3 { value /= 1024; unit += 1 }
         let tenths = Int64((value * 10).rounded())
         appendDecimal(tenths / 10, to: &out)
         out.append(0x2E)
         appendDecimal(tenths % 10, to: &out)
-        units[unit].withUTF8Buffer { out.append(contentsOf: $0) }
+        // A literal per unit: an array of them would be allocated on every call.
+        let name: StaticString = unit == 0 ? " KiB" : unit == 1 ? " MiB" : unit == 2 ? " GiB" : " TiB"
+        name.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
     /// `12.4 ms` below a second, `1.25 s` above.

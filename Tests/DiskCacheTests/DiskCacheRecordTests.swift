@@ -197,6 +197,8 @@ import TestSupport
 
         let hit = try #require(store.lookup(key, url: url))
         #expect(hit.metadata.digestAlgorithm == .md5 && hit.metadata.header("ETag") == "\"old\"")
+        #expect(hit.metadata.key == key && hit.metadata.url == url)
+        #expect(store.lookup(key, url: "https://x.test/v2.png") == nil, "an old record names its URL too")
         #expect(store.lookup(MD5.hex(goneURL)) == nil, "a sidecar-only entry of the old format is a miss")
         let report = try store.verify()
         #expect(report.intact == 2 + 1, "the old entry's MD5 checks out (and the new entry)")

@@ -26,18 +26,29 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
 
     /// `url` without the password of its user info, if it has one.
     public static func removingPassword(_ url: String) -> String {
-        let bytes = Array(url.utf8)
+        // Every lookup asks (`storedURL`): read the bytes in place, and copy
+        // them only when there is a password to cut out.
+        var url = url
+        return url.withUTF8 { passwordRange($0) }.map { cut in
+            var bytes = Array(url.utf8)
+            bytes.removeSubrange(cut)
+            return String(decoding: bytes, as: UTF8.self)
+        } ?? url
+    }
+
+    /// The bytes `removingPassword` removes (the password and its `:`), if any.
+    private static func passwordRange(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         var start = 0
         while start + 2 < bytes.count && !(bytes[start] == 0x3A && bytes[start + 1] == 0x2F && bytes[start + 2] == 0x2F) {
             start += 1
         }
-        guard start + 2 < bytes.count else { return url }
+        guard start + 2 < bytes.count else { return nil }
         start += 3
         var end = start   // the authority ends at '/', '?' or '#'
         while end < bytes.count && bytes[end] != 0x2F && bytes[end] != 0x3F && bytes[end] != 0x23 { end += 1 }
         guard let at = bytes[start..<end].lastIndex(of: 0x40),
-              let colon = bytes[start..<at].firstIndex(of: 0x3A) else { return url }
-        return String(decoding: bytes[..<colon] + bytes[at...], as: UTF8.self)
+              let colon = bytes[start..<at].firstIndex(of: 0x3A) else { return nil }
+        return colon..<at
     }
 
     /// Normalises once and hashes once: the key (or why the URL has none),

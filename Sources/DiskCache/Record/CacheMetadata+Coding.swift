@@ -44,42 +44,63 @@ extension CacheMetadata {
     /// corrupt files are misses, never crashes). The trailing `end` line
     /// proves the file is complete. Unknown keys (a newer writer) are skipped.
     public static func decode(_ bytes: UnsafeRawBufferPointer) -> CacheMetadata? {
+        guard case .record(let meta) = decode(bytes, key: nil, url: nil) else { return nil }
+        return meta
+    }
+
+    /// What `decode(_:key:url:)` found.
+    enum Decoded {
+        case record(CacheMetadata)
+        /// A complete record of ours, but for another key or URL than expected.
+        case mismatch
+        /// Not a complete record of ours.
+        case invalid
+    }
+
+    /// `decode`, for a lookup that knows the key and (optionally) the URL
+    /// the record must name: both are compared in place, and the record's
+    /// `key` and `url` are the caller's strings (no copies made per hit). A
+    /// complete record naming another key or URL is a `.mismatch`.
+    static func decode(_ bytes: UnsafeRawBufferPointer, key expectedKey: String?, url expectedURL: String?) -> Decoded {
         var lines = LineIterator(bytes)
-        guard let first = lines.next() else { return nil }
+        guard let first = lines.next() else { return .invalid }
         let version1 = first.equals(magicVersion1)
-        guard version1 || first.equals(magic) else { return nil }
+        guard version1 || first.equals(magic) else { return .invalid }
         var meta = CacheMetadata(url: "", status: 0, requestTime: 0, responseTime: 0, headers: [])
         if version1 { meta.digestAlgorithm = .md5 }
         meta.headers.reserveCapacity(8)
         var sawURL = false, sawLength = false, sawStored = false, sawEnd = false
+        // With an expectation, whether the last `key`/`url` line matched it.
+        var keyMatches = false, urlMatches = false
         while let line = lines.next() {
             if sawEnd {
                 // Only the empty rest after the final newline may follow `end`.
-                guard line.count == 0, lines.atEnd else { return nil }
+                guard line.count == 0, lines.atEnd else { return .invalid }
                 break
             }
             if line.equals("end") { sawEnd = true; continue }
-            guard let space = line.firstIndex(of: 0x20) else { return nil }
+            guard let space = line.firstIndex(of: 0x20) else { return .invalid }
             let key = line.prefix(space)
             let value = line.suffix(from: space + 1)
             switch key.count {
             case 1 where key[0] == 0x68 || key[0] == 0x76:   // "h", "v"
                 let header: Header
                 if let gap = value.firstIndex(of: 0x20) {
-                    header = Header(value.prefix(gap).string, value.suffix(from: gap + 1).string)
+                    let name = value.prefix(gap)
+                    header = Header(commonHeaderName(name) ?? name.string, value.suffix(from: gap + 1).string)
                 } else {
                     header = Header(value.string, "")
                 }
                 if key[0] == 0x68 { meta.headers.append(header) } else { meta.varyRequest.append(header) }
             case 3 where key.equals("key"):
-                meta.key = value.string
+                if let expectedKey { keyMatches = value.matches(expectedKey) } else { meta.key = value.string }
             case 3 where key.equals("url"):
-                meta.url = value.string
+                if let expectedURL { urlMatches = value.matches(expectedURL) } else { meta.url = value.string }
                 sawURL = true
             case 5 where key.equals("width"):
                 meta.width = value.integer.flatMap { Int(exactly: $0) }
             case 6 where key.equals("status"):
-                guard let v = value.integer, let status = Int(exactly: v) else { return nil }
+                guard let v = value.integer, let status = Int(exactly: v) else { return .invalid }
                 meta.status = status
             case 6 where key.equals("format"):
                 meta.format = value.string
@@ -91,37 +112,61 @@ extension CacheMetadata {
                 meta.bodyDigest = value.string
             case 11 where key.equals("body-digest"):
                 guard let gap = value.firstIndex(of: 0x20),
-                      let algorithm = DigestAlgorithm(rawValue: value.prefix(gap).string) else { return nil }
+                      let algorithm = DigestAlgorithm(value.prefix(gap)) else { return .invalid }
                 meta.digestAlgorithm = algorithm
                 meta.bodyDigest = value.suffix(from: gap + 1).string
             case 10 where key.equals("body-inode"):
-                guard let v = value.integer, v >= 0 else { return nil }
+                guard let v = value.integer, v >= 0 else { return .invalid }
                 meta.bodyInode = UInt64(v)
             case 11 where key.equals("body-length"):
-                guard let v = value.integer, v >= 0 else { return nil }
+                guard let v = value.integer, v >= 0 else { return .invalid }
                 meta.bodyLength = v
                 sawLength = true
             case 11 where key.equals("stored-time"):
-                guard let v = value.double else { return nil }
+                guard let v = value.double else { return .invalid }
                 meta.storedAt = v
                 sawStored = true
             case 12 where key.equals("request-time"):
-                guard let v = value.double else { return nil }
+                guard let v = value.double else { return .invalid }
                 meta.requestTime = v
             case 13 where key.equals("response-time"):
-                guard let v = value.double else { return nil }
+                guard let v = value.double else { return .invalid }
                 meta.responseTime = v
             case 13 where key.equals("body-mtime-ns"):
-                guard let v = value.integer else { return nil }
+                guard let v = value.integer else { return .invalid }
                 meta.bodyMtimeNs = v
             default:
                 continue   // newer fields are ignored, not fatal
             }
         }
-        guard sawEnd, sawURL, sawLength else { return nil }
-        if version1 { meta.key = MD5.hex(meta.url) }
+        guard sawEnd, sawURL, sawLength else { return .invalid }
+        if let expectedURL {
+            guard urlMatches else { return .mismatch }
+            meta.url = expectedURL
+        }
+        if version1 {
+            // Records before `key` existed: their key is the MD5 of the URL.
+            meta.key = MD5.hex(meta.url)
+            if let expectedKey, meta.key != expectedKey { return .mismatch }
+        } else if let expectedKey {
+            guard keyMatches else { return .mismatch }
+            meta.key = expectedKey
+        }
         if !sawStored { meta.storedAt = meta.responseTime }
-        return meta
+        return .record(meta)
+    }
+}
+
+/// The stored header names nearly every record has, as constant strings:
+/// a hit then makes no string (and checks no UTF-8) for them.
+private func commonHeaderName(_ name: ByteRun) -> String? {
+    switch name.count {
+    case 4 where name.equals("ETag"): return "ETag"
+    case 4 where name.equals("Date"): return "Date"
+    case 12 where name.equals("Content-Type"): return "Content-Type"
+    case 13 where name.equals("Last-Modified"): return "Last-Modified"
+    case 13 where name.equals("Cache-Control"): return "Cache-Control"
+    default: return nil
     }
 }
 
@@ -148,6 +193,24 @@ struct ByteRun {
     }
 
     var string: String { String(decoding: base, as: UTF8.self) }
+
+    /// Whether these bytes decode to `text`: compared in place when they
+    /// are the same bytes or both plain ASCII (then equal bytes and equal
+    /// strings are the same thing); otherwise as strings, as `string == text`.
+    func matches(_ text: String) -> Bool {
+        var text = text
+        let inPlace = text.withUTF8 { expected -> Bool? in
+            if expected.count == base.count,
+               expected.count == 0 || memcmp(expected.baseAddress!, base.baseAddress!, base.count) == 0 { return true }
+            return Self.isASCII(UnsafeRawBufferPointer(expected)) && Self.isASCII(base) ? false : nil
+        }
+        return inPlace ?? (string == text)
+    }
+
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        for byte in bytes where byte >= 0x80 { return false }
+        return true
+    }
 
     /// A decimal integer with an optional leading `-`; nil on anything else or overflow.
     var integer: Int64? {
@@ -281,6 +344,19 @@ private struct MetadataWriter {
                 let byte = buffer[i]
                 if byte == 0x0A || byte == 0x0D || byte == 0x20 { buffer[i] = spaces }
             }
+        }
+    }
+}
+
+extension DigestAlgorithm {
+    /// The algorithm a record names (`rawValue`), read in place.
+    init?(_ name: ByteRun) {
+        if name.equals("xxh3-128") {
+            self = .xxh3
+        } else if name.equals("md5") {
+            self = .md5
+        } else {
+            return nil
         }
     }
 }

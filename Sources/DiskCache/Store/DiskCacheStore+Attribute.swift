@@ -23,11 +23,18 @@ import Synchronization
 /// that entry alone.
 extension DiskCacheStore {
     static let metadataAttribute = "user.asyncfetch.meta"
-    /// The largest record a hit reads in one call; a larger one is not ours.
+    /// The largest record a hit reads; a larger one is not ours.
     static let attributeCapacity = 8192
+    /// What a hit asks for first: every ordinary record fits (about 500
+    /// bytes). The kernel allocates and zeroes as many bytes as asked for
+    /// on every call, so the full capacity is asked for only when this
+    /// does not fit (ERANGE).
+    static let attributeFirstRead = 2048
 
     enum RecordRead {
         case record(CacheMetadata)
+        /// A complete record, for another key or URL than the lookup's.
+        case mismatch
         /// No file at the body's name (ENOENT).
         case noFile
         /// A file without a record of ours (ENODATA, ENOTSUP, ERANGE, or
@@ -36,19 +43,37 @@ extension DiskCacheStore {
     }
 
     /// The record on `key`'s body at `path` (a symlink is never followed: it
-    /// has no such attribute).
-    func readRecord(key: String, bodyPath path: String) -> RecordRead {
-        withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> RecordRead in
+    /// has no such attribute). With `matching`, a record naming another key
+    /// than `key`, or another URL than `url` when one is given, is a
+    /// `.mismatch` (compared in place: see `CacheMetadata.decode(_:key:url:)`).
+    func readRecord(key: String, bodyPath path: String, matching: Bool = false, url: String? = nil) -> RecordRead {
+        // Explicit C strings: passing a String where C wants `const char *`
+        // copies it into a new array on every call.
+        key.withCString { name in
+            path.withCString { cPath in
+                readRecord(name: name, cPath: cPath, capacity: Self.attributeFirstRead, key: matching ? key : nil, url: url)
+            }
+        }
+    }
+
+    private func readRecord(name: UnsafePointer<CChar>, cPath: UnsafePointer<CChar>, capacity: Int,
+                            key: String?, url: String?) -> RecordRead {
+        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> RecordRead in
             guard let base = buffer.baseAddress else { return .noRecord }
-            let count = cdisk_getxattrat(directoryFD, key, path, Self.metadataAttribute, base, buffer.count)
+            let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, name, cPath, $0, base, capacity) }
             guard count > 0 else {
+                if count < 0 && errno == ERANGE && capacity < Self.attributeCapacity {
+                    return readRecord(name: name, cPath: cPath, capacity: Self.attributeCapacity, key: key, url: url)
+                }
                 if count < 0 && errno == ENOENT { return .noFile }
                 if count < 0 && errno == ENOTSUP { placement.noteRefused() }
                 return .noRecord
             }
-            guard let meta = CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
-            else { return .noRecord }
-            return .record(meta)
+            switch CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key, url: url) {
+            case .record(let meta): return .record(meta)
+            case .mismatch: return .mismatch
+            case .invalid: return .noRecord
+            }
         }
     }
 

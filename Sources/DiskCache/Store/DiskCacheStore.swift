@@ -52,7 +52,20 @@ public final class DiskCacheStore: Sendable {
 
     deinit { _ = close(directoryFD) }
 
-    public func bodyPath(_ key: String) -> String { directory + "/" + key }
+    /// `DIR/<key>`, built in one allocation (every hit returns one).
+    public func bodyPath(_ key: String) -> String {
+        var directory = directory, key = key
+        return directory.withUTF8 { dir in
+            key.withUTF8 { name in
+                String(unsafeUninitializedCapacity: dir.count + 1 + name.count) { out in
+                    _ = out.initialize(fromContentsOf: dir)
+                    out[dir.count] = 0x2F
+                    _ = out[(dir.count + 1)...].initialize(fromContentsOf: name)
+                    return dir.count + 1 + name.count
+                }
+            }
+        }
+    }
     public func metadataPath(_ key: String) -> String { directory + "/" + key + CacheFileName.metadataSuffix }
 
     /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
@@ -71,14 +84,16 @@ public final class DiskCacheStore: Sendable {
         guard CacheFileName.isKey(key) else { return nil }
         let path = bodyPath(key)
         if placement.readsRecords {
-            switch readRecord(key: key, bodyPath: path) {
+            // The record travels with the inode: it must name this key (a
+            // body renamed to another key's name is not that key's entry),
+            // and this URL when one is given (`readRecord` compares both).
+            switch readRecord(key: key, bodyPath: path, matching: true, url: url) {
             case .record(let meta):
-                // The record travels with the inode: it must name this key (a
-                // body renamed to another key's name is not that key's entry).
-                guard meta.key == key, url.map({ meta.url == $0 }) ?? true,
-                      let body = statBody(key), Self.body(body, matches: meta) else { return nil }
+                guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
                 return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim),
                                   inode: UInt64(body.st_ino), recordOnBody: true)
+            case .mismatch:
+                return nil
             case .noFile where placement.mode(self) == .attribute:
                 return nil   // no body, and this directory keeps no bodiless sidecars
             case .noFile, .noRecord:
@@ -326,7 +341,7 @@ public final class DiskCacheStore: Sendable {
 
     func statBody(_ key: String) -> stat? {
         var info = stat()
-        guard fstatat(directoryFD, key, &info, 0) == 0 else { return nil }
+        guard key.withCString({ fstatat(directoryFD, $0, &info, 0) }) == 0 else { return nil }
         return info
     }
 

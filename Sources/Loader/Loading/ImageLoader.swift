@@ -30,12 +30,15 @@ public final class ImageLoader: Sendable {
 
     /// What to do for one URL, decided without any I/O beyond one metadata
     /// read and one `stat`.
+    /// The network cases are boxed (`indirect`): a plan is moved several
+    /// times per URL, and a cache answer (`done`, the common case of a warm
+    /// run) should not carry the room of a whole stored entry.
     enum Plan: Sendable {
         case done(Phase)
-        case network(url: String, key: CacheKey, entry: CacheEntry?)
+        indirect case network(url: String, key: CacheKey, entry: CacheEntry?)
         /// `stale-while-revalidate` (RFC 5861 §3): report `stale` (a stale
         /// `success`) at once, and revalidate `entry` in the background.
-        case revalidateInBackground(stale: Phase, url: String, key: CacheKey, entry: CacheEntry)
+        indirect case revalidateInBackground(stale: Phase, url: String, key: CacheKey, entry: CacheEntry)
     }
 
     /// Validates the URL, consults the cache and decides. Synchronous and

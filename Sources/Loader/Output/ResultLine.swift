@@ -40,7 +40,7 @@ public struct ResultLine: Sendable {
         case .empty(let reason):
             paint("empty  ", "33", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            line.append(contentsOf: (reason == .notCached ? "not cached" : "cancelled before it started").utf8)
+            Self.appendUTF8(reason == .notCached ? "not cached" : "cancelled before it started", to: &line)
         case .failure(let error) where event.refreshed:
             if quiet { return false }
             paint("refresh", "33", into: &line)
@@ -49,8 +49,8 @@ public struct ResultLine: Sendable {
         case .failure(let error):
             paint("failure", "31", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            line.append(contentsOf: error.message.utf8)
-            if error.source == .cache && error.kind == .http { line.append(contentsOf: " (remembered)".utf8) }
+            Self.appendUTF8(error.message, to: &line)
+            if error.source == .cache && error.kind == .http { Self.appendUTF8(" (remembered)", to: &line) }
             if verbose {
                 var detail = [error.kind.rawValue]
                 if error.attempts > 0 { detail.append("attempts \(error.attempts)") }
@@ -61,7 +61,7 @@ public struct ResultLine: Sendable {
             if quiet { return false }
             if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            line.append(contentsOf: (result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")).utf8)
+            Self.appendUTF8(result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)"), to: &line)
             append("  (", result.source.rawValue, ", ", to: &line)
             if let reason = result.reason { append(reason, ", ", to: &line) }
             HumanUnits.appendBytes(result.bytes, to: &line)
@@ -100,9 +100,16 @@ public struct ResultLine: Sendable {
 
     /// The parts' UTF-8 after `line`'s (not variadic: no array per call).
     private func append(_ a: String, _ b: String, _ c: String = "", to line: inout [UInt8]) {
-        line.append(contentsOf: a.utf8)
-        line.append(contentsOf: b.utf8)
-        line.append(contentsOf: c.utf8)
+        Self.appendUTF8(a, to: &line)
+        Self.appendUTF8(b, to: &line)
+        Self.appendUTF8(c, to: &line)
+    }
+
+    /// `text`'s UTF-8 after `line`'s, copied in one piece (appending a
+    /// `String.UTF8View` goes through the generic sequence path).
+    static func appendUTF8(_ text: String, to line: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { line.append(contentsOf: $0) }
     }
 
     private func httpDetail(_ result: LoadResult, duration: Double) -> String {
@@ -124,8 +131,8 @@ public struct ResultLine: Sendable {
 
     private func paint(_ text: String, _ code: String, into line: inout [UInt8]) {
         if color { append("\u{1B}[", code, "m", to: &line) }
-        line.append(contentsOf: text.utf8)
-        if color { line.append(contentsOf: "\u{1B}[0m".utf8) }
+        Self.appendUTF8(text, to: &line)
+        if color { Self.appendUTF8("\u{1B}[0m", to: &line) }
     }
 
     /// One object per phase change, fields in SPEC §3's order.
