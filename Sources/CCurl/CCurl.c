@@ -1,4 +1,4 @@
-#define _GNU_SOURCE   /* memfd_create */
+#define _GNU_SOURCE   /* memfd_create, pthread_setname_np */
 #include "CCurl.h"
 
 #include <dlfcn.h>
@@ -162,4 +162,12 @@ int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
 
 int ccurl_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int ccurl_name_thread(const char *name) {
+    char shortened[16];
+    size_t n = 0;
+    while (n < sizeof shortened - 1 && name[n] != 0) { shortened[n] = name[n]; n++; }
+    shortened[n] = 0;
+    return pthread_setname_np(pthread_self(), shortened);
 }

@@ -2,7 +2,8 @@ import Support
 
 /// Runs HTTP transfers on libcurl transfer loops (threads with a multi
 /// handle each, one per core by default: `TransferLoops`), each awaited
-/// from a Swift task. Cancelling the awaiting task aborts its transfer.
+/// from a Swift task (`fetch`: cancelling the task aborts its transfer) or
+/// completed by a callback on the loop's thread (`start`, with a `FetchHandle`).
 ///
 /// ```swift
 /// let client = FetchClient()
@@ -30,6 +31,65 @@ public final class FetchClient: Sendable {
     /// configuration allows. Returns for 2xx and 304; throws `FetchError`
     /// for everything else, `.cancelled` when the task is cancelled.
     public func fetch(_ request: FetchRequest, into sink: BodySink) async throws -> FetchResponse {
+        let attempts = try prepare(request, into: sink)
+        return try await drive(attempts, from: attempts.start(), request, sink)
+    }
+
+    /// Starts `request` without a Swift task, and calls `completion` exactly
+    /// once, never before this returns. When the first attempt answers 2xx
+    /// or 304 (the common case), the body is handed to `sink` and
+    /// `completion` runs on the transfer loop's thread: it must be quick and
+    /// must never wait (it may start other fetches). Any other course (a
+    /// retry, a resumed redirect chain, the gate's decision after a failure)
+    /// goes on on a Swift task exactly as `fetch` does, and `completion` runs
+    /// there. `handle.cancel()` stops it at any point, before it starts
+    /// included: it then fails `.cancelled`.
+    public func start(_ request: FetchRequest, into sink: BodySink, handle: FetchHandle,
+                      completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
+        let attempts: FetchAttempts
+        let transfer: CurlTransfer
+        do throws(FetchError) {
+            attempts = try prepare(request, into: sink)
+            guard case .attempt(let spec, _, _) = attempts.start() else { return }
+            do { transfer = try loops.makeTransfer(spec) } catch { throw attempts.beforeAttempt(error) }
+        } catch {
+            return handle.continueOnTask { completion(.failure(error)) }
+        }
+        // Released by `CurlTransfer.finish` as it calls it (the handle holds the transfer meanwhile).
+        transfer.completion = { [self] outcome in
+            var attempts = attempts
+            switch attempts.next(after: outcome) {
+            case .deliver(let response, let count, let before, let resumedAt):
+                request.gate?.answered(status: response.status)
+                completion(Result { () throws(FetchError) in
+                    try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before, resumedAt: resumedAt)
+                })
+            case .fail(let error):
+                // Cancelled: maybe answered inside `submit`, before `start` returned.
+                handle.continueOnTask { completion(.failure(error)) }
+            case let action:
+                let state = attempts
+                handle.continueOnTask {
+                    do throws(FetchError) {
+                        completion(.success(try await self.drive(state, from: action, request, sink)))
+                    } catch {
+                        completion(.failure(error))
+                    }
+                }
+            }
+        }
+        guard handle.register(transfer, on: loops) else {
+            // Cancelled first: the transfer is answered (its placement given back), the fetch fails.
+            let error = attempts.beforeAttempt(FetchError(.cancelled, url: request.url))
+            transfer.completion = { _ in }   // answered here, so that its placement is given back
+            transfer.finish(.failure(error))
+            return handle.continueOnTask { completion(.failure(error)) }
+        }
+        loops.submit(transfer)
+    }
+
+    /// The state machine of a new fetch's attempts.
+    private func prepare(_ request: FetchRequest, into sink: BodySink) throws(FetchError) -> FetchAttempts {
         try Self.validate(request.url)
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
@@ -39,82 +99,40 @@ public final class FetchClient: Sendable {
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
                                      onConnected: onConnected)
-        var spec = firstSpec
-        var redirectsBefore = 0
-        var attempt = 0
-        /// Attempts that count against `retries`: not those the gate had tried again.
-        var counted = 0
+        return FetchAttempts(url: request.url, firstSpec: firstSpec, lines: lines, policy: policy,
+                             maxRedirects: configuration.maxRedirects)
+    }
+
+    /// Carries out the attempts' actions on this task until the fetch ends.
+    private func drive(_ attempts: FetchAttempts, from first: FetchAttempts.Action, _ request: FetchRequest,
+                       _ sink: BodySink) async throws(FetchError) -> FetchResponse {
+        var attempts = attempts
+        var action = first
         while true {
-            attempt += 1
-            counted += 1
-            var error: FetchError
-            if Task.isCancelled {
-                error = FetchError(.cancelled, url: request.url)
-            } else {
-                let transfer: CurlTransfer
-                do { transfer = try loops.makeTransfer(spec) } catch {
-                    throw FetchError(error.kind, url: request.url, curlCode: error.curlCode, curlMessage: error.curlMessage,
-                                     detail: error.detail, attempts: attempt)
+            switch action {
+            case .attempt(let spec, let resetSink, let delay):
+                if delay > 0 {
+                    do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { throw attempts.cancelled }
                 }
-                switch await Self.attempt(transfer, on: loops) {
-                case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
-                    request.gate?.answered(status: response.status)
-                    return try Self.deliver(response, of: request, to: sink, attempts: attempt,
-                                            redirectsBefore: redirectsBefore, resumedAt: spec.url)
-                case .response(let response):
-                    error = FetchError(.http, url: request.url, status: response.status,
-                                       headers: HTTPHeaders(parsing: response.rawHeaders),
-                                       detail: response.bodyProblem.map { "the body was also malformed: " + $0 })
-                case .interrupted(_, let url, let redirects)
-                    where redirectsBefore + redirects <= configuration.maxRedirects:
-                    // A redirect chain on a server that closes idle connections: go on
-                    // from the hop that died, on a fresh connection, with what is left
-                    // of the redirect budget (so a loop is still `redirects` after 10 hops).
-                    // This is not a retry: each resume follows at least one more hop.
-                    redirectsBefore += redirects
-                    spec = TransferSpec(url: url, headerLines: Self.linesForRedirect(lines, from: request.url, to: url),
-                                        maxSize: configuration.maxSize,
-                                        maxRedirects: configuration.maxRedirects - redirectsBefore, sink: sink,
-                                        progress: configuration.progress, method: request.method, body: request.body, bodyFile: request.bodyFile,
-                                        onConnected: onConnected)
-                    attempt -= 1
-                    counted -= 1
-                    do { try sink.reset() } catch {
-                        throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)",
-                                         attempts: attempt)
-                    }
+                if resetSink {
+                    do { try sink.reset() } catch { throw attempts.resetFailed(error) }
+                }
+                if Task.isCancelled {
+                    action = attempts.next(after: .failure(FetchError(.cancelled, url: request.url)))
                     continue
-                case .interrupted(let failure, _, _), .failure(let failure):
-                    error = failure
                 }
-                if error.kind == .redirects && redirectsBefore > 0 {
-                    // libcurl counted only the hops since the chain was resumed.
-                    error = FetchError(.redirects, url: request.url, curlCode: error.curlCode,
-                                       curlMessage: "Maximum (\(configuration.maxRedirects)) redirects followed")
-                }
-            }
-            error.attempts = attempt
-            guard error.kind != .cancelled else { throw error }
-            switch await request.gate?.failed(error) ?? .usePolicy {
-            case .usePolicy:
-                guard counted <= policy.retries, policy.isRetryable(error) else { throw error }
-                do {
-                    try await Task.sleep(nanoseconds: UInt64(policy.delay(after: counted, error: error) * 1e9))
-                } catch {
-                    throw FetchError(.cancelled, url: request.url, attempts: attempt)
-                }
-            case .tryAgain:
-                counted -= 1
-            case .stop:
+                let transfer: CurlTransfer
+                do { transfer = try loops.makeTransfer(spec) } catch { throw attempts.beforeAttempt(error) }
+                action = attempts.next(after: await Self.attempt(transfer, on: loops))
+            case .deliver(let response, let count, let before, let resumedAt):
+                request.gate?.answered(status: response.status)
+                return try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before,
+                                        resumedAt: resumedAt)
+            case .askGate(let error):
+                action = attempts.decide(await request.gate?.failed(error) ?? .usePolicy, for: error)
+            case .fail(let error):
                 throw error
-            case .cancelled:
-                throw FetchError(.cancelled, url: request.url, attempts: attempt)
             }
-            do { try sink.reset() } catch {
-                throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempt)
-            }
-            spec = firstSpec
-            redirectsBefore = 0
         }
     }
 
@@ -166,7 +184,7 @@ public final class FetchClient: Sendable {
     private static func attempt(_ transfer: CurlTransfer, on loops: TransferLoops) async -> AttemptOutcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                transfer.continuation = continuation
+                transfer.completion = { continuation.resume(returning: $0) }
                 loops.submit(transfer)
             }
         } onCancel: {

@@ -44,6 +44,8 @@ final class CurlLoop: @unchecked Sendable {
     private let shared = Locked(Shared())
     private let multi: UnsafeMutableRawPointer
     private let configuration: FetchConfiguration
+    /// The thread's name, "curl-loop-N" (N: the loop's index), as `top -H` and `perf` show it.
+    private let threadName: String
 
     // Loop-thread state.
     private var active: [ObjectIdentifier: CurlTransfer] = [:]
@@ -70,7 +72,8 @@ final class CurlLoop: @unchecked Sendable {
 
     /// `connectionCache`: this loop's share of the client's connection cache
     /// (CURLMOPT_MAXCONNECTS) and of its pool of idle easy handles.
-    init(configuration: FetchConfiguration, certificates: CertificateStore, connectionCache: Int) throws(FetchError) {
+    init(index: Int, configuration: FetchConfiguration, certificates: CertificateStore, connectionCache: Int) throws(FetchError) {
+        threadName = "curl-loop-\(index)"
         if case .failure(let error) = CurlGlobal.initialised { throw error }
         guard let multi = curl_multi_init() else {
             throw FetchError(.network, url: "", curlMessage: "curl_multi_init failed")
@@ -107,6 +110,7 @@ final class CurlLoop: @unchecked Sendable {
             guard let argument else { return nil }
             let loop = Unmanaged<CurlLoop>.fromOpaque(argument).takeRetainedValue()
             CurlLoop.blockSIGPIPE()
+            _ = ccurl_name_thread(loop.threadName)   // a name is only a help to whoever watches
             loop.run()
             return nil
         }, retained)
@@ -118,7 +122,7 @@ final class CurlLoop: @unchecked Sendable {
         threadStarted = true
     }
 
-    /// Queues a transfer; its continuation must already be set.
+    /// Queues a transfer; its completion must already be set.
     func submit(_ transfer: CurlTransfer) {
         let (accepted, wake) = shared.withLock { shared -> (Bool, Bool) in
             guard !shared.stopping else { return (false, false) }

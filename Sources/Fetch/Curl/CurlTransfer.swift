@@ -52,11 +52,11 @@ struct TransferSpec: Sendable {
 /// One attempt of one request, owned by the `CurlLoop` it was placed on.
 ///
 /// Ownership and threading: `TransferLoops.makeTransfer` creates it on the
-/// awaiting task, which sets `continuation` and hands it to `TransferLoops.submit`
+/// awaiting task or `FetchClient.start`, which sets `completion` and hands it to `TransferLoops.submit`
 /// (through the client's queue of transfers waiting for a slot, if it has a
 /// limit, then the loop's queue); from then on only the loop thread touches
 /// its fields, except `cancelRequested`, which `cancel` sets from any thread.
-/// `continuation` is resumed exactly once (`finish`): by the loop, or by
+/// `completion` is called exactly once (`finish`): by the loop, or by
 /// `TransferLoops` for a transfer it never handed to the loop.
 ///
 /// Callback lifetime: the write and header callbacks receive
@@ -80,7 +80,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// (under the lock of `loops`, which `cancel` takes to read it).
     /// Nil for a transfer answered before it was placed.
     var placement: TransferPlacement?
-    var continuation: CheckedContinuation<AttemptOutcome, Never>?
+    /// Called once with the outcome (`finish`): resumes the awaiting task's
+    /// continuation, or is `FetchClient.start`'s callback. Released as it is called.
+    var completion: (@Sendable (AttemptOutcome) -> Void)?
     /// Set (once) by `CurlLoop.cancel`, read by the loop before it starts the
     /// transfer: a cancel that overtakes the `add` still stops it.
     let cancelRequested = Atomic<Bool>(false)
@@ -132,17 +134,17 @@ final class CurlTransfer: @unchecked Sendable {
         if uploadFD >= 0 { _ = close(uploadFD) }   // read-only: nothing to report
     }
 
-    /// Resumes the awaiting task; a second call is a no-op. Gives back what
+    /// Answers the attempt (`completion`); a second call is a no-op. Gives back what
     /// its placement took first (`TransferLoops.finished`).
     func finish(_ outcome: AttemptOutcome) {
         if let length = progressLength {
             spec.progress?.bodyEnded(length: length, received: bodyBytes)
             progressLength = nil
         }
-        guard let continuation else { return }
-        self.continuation = nil
+        guard let completion else { return }
+        self.completion = nil
         loops.finished(self)
-        continuation.resume(returning: outcome)
+        completion(outcome)
     }
 
     /// Points `easy` at this transfer; `waitForMultiplexing` sets CURLOPT_PIPEWAIT.

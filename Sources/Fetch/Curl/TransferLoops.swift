@@ -87,7 +87,7 @@ final class TransferLoops: Sendable {
         return Int(clamping: min(limit.rlim_cur, rlim_t(Int.max / 8)))   // RLIM_INFINITY is the largest value
     }
 
-    /// A transfer for `spec`. The caller sets its continuation and hands it
+    /// A transfer for `spec`. The caller sets its completion and hands it
     /// to `submit`, always: its placement is counted until it finishes.
     /// Without a slot limit it is placed on its loop here (started if need
     /// be); with one, when it is granted a slot, among loops all started here.
@@ -218,7 +218,8 @@ final class TransferLoops: Sendable {
         let certificates = state.certificates ?? CertificateStore(configuration)
         state.certificates = certificates
         do throws(FetchError) {
-            let loop = try CurlLoop(configuration: configuration, certificates: certificates, connectionCache: connectionCachePerLoop)
+            let loop = try CurlLoop(index: index, configuration: configuration, certificates: certificates,
+                                    connectionCache: connectionCachePerLoop)
             state.loops[index] = loop
             return .success(loop)
         } catch {

@@ -113,10 +113,14 @@ final class HostDispatch: Sendable {
         }
     }
 
-    /// A load's task ends; it gives its slot back unless its gate had given it up.
-    func finished(_ load: HostLoad, gate: HostAttemptGate) {
-        guard gate.holdsSlot else { return }
-        step { $0.scheduler.finished(host: load.host, now: $1) }
+    /// A load ends; it gives its slot back unless its gate had given it up.
+    /// With `handOut`, the loads this lets the scheduler start (reported
+    /// started already) are returned for the caller to start, rather than
+    /// handed to the main loop (`BatchLoads`: no wake-up of the main loop).
+    @discardableResult
+    func finished(_ load: HostLoad, gate: HostAttemptGate, handOut: Bool = false) -> [HostLoad] {
+        guard gate.holdsSlot else { return [] }
+        return step(handOut: handOut) { $0.scheduler.finished(host: load.host, now: $1) }
     }
 
     /// Ctrl-C: every queued URL is reported (loads) or released (pushed-back
@@ -183,7 +187,7 @@ final class HostDispatch: Sendable {
         var cancelled = false
         var wake = Wake()
 
-        init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int) {
+        init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false) {
             for action in actions {
                 if case .start(.load(var load), _, let waited) = action {
                     load.waited = waited
@@ -193,7 +197,7 @@ final class HostDispatch: Sendable {
                 }
             }
             cancelled = state.cancelled
-            if started.isEmpty || cancelled { wake = HostDispatch.takeWaiters(&state, queueLimit) }
+            if started.isEmpty || cancelled || handOut { wake = HostDispatch.takeWaiters(&state, queueLimit) }
         }
     }
 
@@ -210,9 +214,16 @@ final class HostDispatch: Sendable {
     /// cancelled gives its slot straight back, which may start others).
     /// New loads are reported started (`onStarted`, all at once) before the
     /// main loop can take them: each URL's `loading` comes before its end.
-    private func step(_ body: (inout State, Double) -> [Scheduler.Action]) {
+    /// With `handOut` the loads the call itself started are returned instead.
+    @discardableResult
+    private func step(handOut: Bool = false, _ body: (inout State, Double) -> [Scheduler.Action]) -> [HostLoad] {
         var stepped = state.withLock { state in
-            Stepped(body(&state, monotonicSeconds()), &state, queueLimit: queueLimit)
+            Stepped(body(&state, monotonicSeconds()), &state, queueLimit: queueLimit, handOut: handOut)
+        }
+        var handedOut: [HostLoad] = []
+        if handOut && !stepped.cancelled && !stepped.started.isEmpty {
+            onStarted(stepped.started)
+            swap(&handedOut, &stepped.started)
         }
         while true {
             var released: [HostKey] = []
@@ -246,7 +257,7 @@ final class HostDispatch: Sendable {
                 }
             }
             resume(stepped.wake)
-            if released.isEmpty { return }
+            if released.isEmpty { return handedOut }
             // Slots given straight back may start others: one more round, as above.
             stepped = state.withLock { state in
                 let now = monotonicSeconds()

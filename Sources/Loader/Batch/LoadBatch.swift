@@ -140,32 +140,43 @@ extension ImageLoader {
         await runBatch(urls.makeAsyncIterator(), delivery, channel, dispatch)
     }
 
-    /// Reads the URLs on this task (`readURLs`) while another runs the network
-    /// loads in the order the host scheduler starts them, each on its own task.
+    /// Reads the URLs on this task (`readURLs`) while another starts the
+    /// network loads in the order the host scheduler starts them: without a
+    /// task each (`BatchLoads`), or, where that does not apply, each on its own.
     private func runBatch<URLs: URLChunkIterator>(_ urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel,
                                                   _ dispatch: HostDispatch) async {
+        let loads = BatchLoads.applies(to: options, delivery: delivery)
+            ? BatchLoads(loader: self, channel: channel, dispatch: dispatch) : nil
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.runLoads(delivery, channel, dispatch) }
+                group.addTask { await self.runLoads(delivery, channel, dispatch, loads) }
                 await readURLs(urls, delivery, channel, dispatch)
                 dispatch.readerFinished()
                 await group.waitForAll()
             }
         } onCancel: {
+            // The queues first: nothing new starts, so each load cancelled below ends at once.
             dispatch.cancel()
+            loads?.cancel()
         }
     }
 
-    /// Starts the loads the scheduler hands out, every one ready at once;
+    /// Starts the loads the scheduler hands out, every one ready at once
+    /// (with `batchLoads`, those its loads' ends do not start themselves);
     /// returns when all have ended. A discarding group: a plain task group
     /// keeps every finished child until `next()` reaps it, so a batch's
     /// memory (and the group's bookkeeping) grew with its URLs (5,000 URLs:
     /// 112 MiB, 3.4 times the CPU).
-    private func runLoads(_ delivery: Delivery?, _ channel: BatchChannel, _ dispatch: HostDispatch) async {
+    private func runLoads(_ delivery: Delivery?, _ channel: BatchChannel, _ dispatch: HostDispatch,
+                          _ batchLoads: BatchLoads?) async {
         await withDiscardingTaskGroup { group in
             while true {
                 let loads = await dispatch.nextStarts()
                 if loads.isEmpty { break }
+                if let batchLoads {
+                    batchLoads.start(loads)
+                    continue
+                }
                 let now = monotonicSeconds()
                 for load in loads {
                     let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries)

@@ -18,8 +18,9 @@ import ImageFormats
 ///
 /// Threading: the fetch engine calls `begin`/`write`/`reset` from its loop
 /// thread or from the awaiting task, never both at once, and only while
-/// `fetch` runs; `received`, `keepPartial` and `abandon` are called by
-/// the awaiting task after it.
+/// `fetch` runs; `received`, `keepPartial` and `abandon` are called after
+/// it, by the awaiting task or by `FetchClient.start`'s completion (on the
+/// loop thread that finished the transfer).
 final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     private let key: String

@@ -13,61 +13,130 @@ extension ImageLoader {
     /// §4.3). `entry` is the stored entry the plan found (Vary-matched), if any.
     /// `gate` takes the retry decisions that concern the host (a batch's).
     func network(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil) async -> Phase {
-        var request = FetchRequest(url: url, gate: gate)
-        let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
-        for header in conditional.map(Revalidation.conditionalHeaders) ?? [] {
-            request.headers.set(name: header.name, value: header.value)
-        }
-        // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
-        let partial = entry == nil ? cache.partial(for: key.hex, url: key.storedURL) : nil
-        if let partial, let validator = partial.validator {
-            request.headers.set(name: "Range", value: "bytes=\(partial.length)-")
-            request.headers.set(name: "If-Range", value: validator)
-        }
-        let sink = CacheSink(cache: cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
-                             checkStructure: !options.acceptAnyContent)
-        defer { sink.abandon() }
-        let requestTime = currentUnixTime()
-        let response: FetchResponse
+        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, gate: gate)
+        defer { exchange.sink.abandon() }
+        let fetched: Result<FetchResponse, FetchError>
         do {
-            response = try await client.fetch(request, into: sink)
+            fetched = .success(try await client.fetch(exchange.request, into: exchange.sink))
         } catch let error as FetchError {
+            fetched = .failure(error)
+        } catch {
+            return .failure(LoadError(kind: .network, message: "\(error)"))
+        }
+        switch complete(exchange, with: fetched) {
+        case .done(let phase): return phase
+        case .again(let entry): return await network(url: url, key: key, entry: entry, gate: gate)
+        }
+    }
+
+    /// `network` without a Swift task (the batch's way, issue 22): the
+    /// transfer starts now, and `completion` runs once with the phase. For a
+    /// first attempt answered 2xx or 304 it runs on the transfer loop's
+    /// thread, which then also validates, commits and builds the result
+    /// (`complete`); anything rarer goes on on a Swift task (`FetchClient.start`),
+    /// a load asked again (`NetworkEnd.again`) through `network` itself.
+    /// Not for `--decode` (never decoded on a loop thread) nor the remote tier.
+    func startNetwork(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)?,
+                      handle: FetchHandle, completion: @escaping @Sendable (Phase) -> Void) {
+        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, gate: gate)
+        client.start(exchange.request, into: exchange.sink, handle: handle) { [self] fetched in
+            let end = complete(exchange, with: fetched)
+            exchange.sink.abandon()
+            switch end {
+            case .done(let phase):
+                completion(phase)
+            case .again(let entry):
+                handle.continueOnTask { completion(await self.network(url: url, key: key, entry: entry, gate: gate)) }
+            }
+        }
+    }
+
+    /// One network load's request, as `network` and `startNetwork` make it:
+    /// conditional on the stored entry, or resuming a kept partial body.
+    struct NetworkExchange: Sendable {
+        let request: FetchRequest
+        let sink: CacheSink
+        let key: CacheKey
+        let entry: CacheEntry?
+        /// The stored record the request is conditional on (an entry with a body).
+        let conditional: CacheMetadata?
+        let partial: PartialBody?
+        let requestTime: Double
+
+        init(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)?) {
+            var request = FetchRequest(url: url, gate: gate)
+            let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
+            for header in conditional.map(Revalidation.conditionalHeaders) ?? [] {
+                request.headers.set(name: header.name, value: header.value)
+            }
+            // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
+            let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL) : nil
+            if let partial, let validator = partial.validator {
+                request.headers.set(name: "Range", value: "bytes=\(partial.length)-")
+                request.headers.set(name: "If-Range", value: validator)
+            }
+            self.request = request
+            sink = CacheSink(cache: loader.cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
+                             checkStructure: !loader.options.acceptAnyContent)
+            self.key = key
+            self.entry = entry
+            self.conditional = conditional
+            self.partial = partial
+            requestTime = currentUnixTime()
+        }
+    }
+
+    /// How a network load ends: its phase, or a new load of the URL (asked
+    /// again, conditional on `entry`, or not when it is nil).
+    enum NetworkEnd {
+        case done(Phase)
+        case again(entry: CacheEntry?)
+    }
+
+    /// Turns a fetch's outcome into the load's end, synchronously: a kept
+    /// partial body, a remembered error, the 304 merge, the 206 check, the
+    /// structure verdict and the commit. Runs wherever the fetch completed.
+    func complete(_ exchange: NetworkExchange, with fetched: Result<FetchResponse, FetchError>) -> NetworkEnd {
+        let key = exchange.key, entry = exchange.entry, sink = exchange.sink, requestTime = exchange.requestTime
+        let response: FetchResponse
+        switch fetched {
+        case .success(let answered):
+            response = answered
+        case .failure(let error):
             if error.kind == .network || error.kind == .timeout {
                 let kept = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
                                                      responseTime: currentUnixTime())
                 _ = sink.keepPartial(kept, minimum: CacheDefaults.resumeMinimum)
             }
-            if error.status == 416, partial != nil {
+            if error.status == 416, exchange.partial != nil {
                 // The kept part no longer fits the resource (it shrank): drop it and ask for the whole body.
                 cache.removePartial(key.hex)
-                return await network(url: url, key: key, entry: entry, gate: gate)
+                return .again(entry: entry)
             }
-            return failed(error, key: key, entry: entry, requestTime: requestTime)
-        } catch {
-            return .failure(LoadError(kind: .network, message: "\(error)"))
+            return .done(failed(error, key: key, entry: entry, requestTime: requestTime))
         }
         let responseTime = currentUnixTime()
         if response.status == 304 {
-            guard let entry, let conditional else {
-                return .failure(LoadError(kind: .http, message: "HTTP 304 Not Modified to an unconditional request",
-                                          status: 304, attempts: response.attempts))
+            guard let entry, let conditional = exchange.conditional else {
+                return .done(.failure(LoadError(kind: .http, message: "HTTP 304 Not Modified to an unconditional request",
+                                                status: 304, attempts: response.attempts)))
             }
             guard Revalidation.validatorMatches(response.headers, conditional) else {
                 // §4.3.4: the 304 names another representation; ours cannot be updated. Ask again, unconditionally.
-                return await network(url: url, key: key, entry: nil, gate: gate)
+                return .again(entry: nil)
             }
-            return revalidated(entry, response: response, requestTime: requestTime, responseTime: responseTime)
+            return .done(revalidated(entry, response: response, requestTime: requestTime, responseTime: responseTime))
         }
         if response.status == 206 && !sink.resumed {
-            return .failure(LoadError(kind: .http, message: "HTTP 206 Partial Content to a request for the whole body",
-                                      status: 206, attempts: response.attempts))
+            return .done(.failure(LoadError(kind: .http, message: "HTTP 206 Partial Content to a request for the whole body",
+                                            status: 206, attempts: response.attempts)))
         }
         let body: ReceivedBody
         do { body = try sink.received() } catch {
-            return .failure(LoadError(error, attempts: response.attempts))
+            return .done(.failure(LoadError(error, attempts: response.attempts)))
         }
-        return stored(body, structure: sink.structure, key: key, entry: entry, response: response,
-                      requestTime: requestTime, responseTime: responseTime)
+        return .done(stored(body, structure: sink.structure, key: key, entry: entry, response: response,
+                            requestTime: requestTime, responseTime: responseTime))
     }
 
     /// A 304: the stored record merged with it (`Revalidation.merged`), the body kept.
@@ -112,7 +181,8 @@ extension ImageLoader {
         if options.decode, let format = info?.format, structure != nil {
             // SPEC §5 (--decode): every pixel decoded before the body is published, so a
             // refused body never reaches the cache. This runs on the cooperative pool (the
-            // task that awaited the transfer), never on a transfer loop's thread.
+            // task that awaited the transfer), never on a transfer loop's thread: a batch
+            // with --decode loads through `network`, not `startNetwork`.
             let verdict = ImageDecoding.decode(path: writer.readablePath, format: format)
             if let refusal = verdict.refusal {
                 return .failure(LoadError(kind: .notAnImage, message: refusal, status: response.status,

@@ -1,0 +1,124 @@
+/// One fetch's attempts as a state machine with no clock, no threads and no
+/// I/O: after each attempt's outcome it says what to do next, and the owner
+/// does it (`FetchClient.fetch`'s loop on a Swift task, or `FetchClient.start`'s
+/// callback on the transfer loop's thread, which hands anything but a first
+/// answer to that same loop). One copy of the rules: retries by the
+/// `RetryPolicy` or the gate's verdict, redirect chains resumed after a
+/// connection died, and the attempt counts a response reports.
+struct FetchAttempts: Sendable {
+    enum Action: Sendable {
+        /// Run `spec` after `delay` seconds (0: now); reset the sink first when `resetSink`.
+        case attempt(TransferSpec, resetSink: Bool, delay: Double)
+        /// The attempt answered 2xx or 304: tell the gate, complete the body, return the response.
+        case deliver(AttemptResponse, attempts: Int, redirectsBefore: Int, resumedAt: String)
+        /// The attempt failed: the gate says what to do (`decide`); without a gate, `.usePolicy`.
+        case askGate(FetchError)
+        /// The fetch fails with this error.
+        case fail(FetchError)
+    }
+
+    let url: String
+    private let policy: RetryPolicy
+    private let maxRedirects: Int
+    private let firstSpec: TransferSpec
+    /// The request's header lines (a resumed redirect chain rewrites them per hop).
+    private let lines: [String]
+    private var spec: TransferSpec
+    private var redirectsBefore = 0
+    /// Attempts made, as reported (a resumed redirect chain is not a new attempt).
+    private(set) var attempt = 0
+    /// Attempts that count against `retries`: not those the gate had tried again.
+    private var counted = 0
+
+    init(url: String, firstSpec: TransferSpec, lines: [String], policy: RetryPolicy, maxRedirects: Int) {
+        self.url = url
+        self.firstSpec = firstSpec
+        self.lines = lines
+        self.policy = policy
+        self.maxRedirects = maxRedirects
+        spec = firstSpec
+    }
+
+    /// The first attempt.
+    func start() -> Action { .attempt(firstSpec, resetSink: false, delay: 0) }
+
+    /// What follows an attempt (`attempt` counts it); a cancelled task's
+    /// attempt that never ran is `.failure` of kind `.cancelled`.
+    mutating func next(after outcome: AttemptOutcome) -> Action {
+        attempt += 1
+        counted += 1
+        var error: FetchError
+        switch outcome {
+        case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
+            return .deliver(response, attempts: attempt, redirectsBefore: redirectsBefore, resumedAt: spec.url)
+        case .response(let response):
+            error = FetchError(.http, url: url, status: response.status,
+                               headers: HTTPHeaders(parsing: response.rawHeaders),
+                               detail: response.bodyProblem.map { "the body was also malformed: " + $0 })
+        case .interrupted(_, let next, let redirects) where redirectsBefore + redirects <= maxRedirects:
+            // A redirect chain on a server that closes idle connections: go on
+            // from the hop that died, on a fresh connection, with what is left
+            // of the redirect budget (so a loop is still `redirects` after 10 hops).
+            // This is not a retry: each resume follows at least one more hop.
+            redirectsBefore += redirects
+            spec = TransferSpec(following: firstSpec, to: next,
+                                headerLines: FetchClient.linesForRedirect(lines, from: url, to: next),
+                                maxRedirects: maxRedirects - redirectsBefore)
+            attempt -= 1
+            counted -= 1
+            return .attempt(spec, resetSink: true, delay: 0)
+        case .interrupted(let failure, _, _), .failure(let failure):
+            error = failure
+        }
+        if error.kind == .redirects && redirectsBefore > 0 {
+            // libcurl counted only the hops since the chain was resumed.
+            error = FetchError(.redirects, url: url, curlCode: error.curlCode,
+                               curlMessage: "Maximum (\(maxRedirects)) redirects followed")
+        }
+        error.attempts = attempt
+        return error.kind == .cancelled ? .fail(error) : .askGate(error)
+    }
+
+    /// What follows the gate's verdict on a failed attempt's `error`.
+    mutating func decide(_ verdict: FetchRetryVerdict, for error: FetchError) -> Action {
+        var delay = 0.0
+        switch verdict {
+        case .usePolicy:
+            guard counted <= policy.retries, policy.isRetryable(error) else { return .fail(error) }
+            delay = policy.delay(after: counted, error: error)
+        case .tryAgain:
+            counted -= 1
+        case .stop:
+            return .fail(error)
+        case .cancelled:
+            return .fail(cancelled)
+        }
+        spec = firstSpec
+        redirectsBefore = 0
+        return .attempt(firstSpec, resetSink: true, delay: delay)
+    }
+
+    /// The error of a fetch cancelled now.
+    var cancelled: FetchError { FetchError(.cancelled, url: url, attempts: attempt) }
+
+    /// `error` as the fetch's when it came before the next attempt could run
+    /// (its transfer could not be placed, or the fetch was cancelled first).
+    func beforeAttempt(_ error: FetchError) -> FetchError {
+        FetchError(error.kind, url: url, curlCode: error.curlCode, curlMessage: error.curlMessage, detail: error.detail,
+                   attempts: attempt + 1)
+    }
+
+    /// The error of a sink that could not start over.
+    func resetFailed(_ error: Error) -> FetchError {
+        FetchError(.io, url: url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempt)
+    }
+}
+
+extension TransferSpec {
+    /// `first`'s request resumed at `url`, a later hop of its redirect chain.
+    init(following first: TransferSpec, to url: String, headerLines: [String], maxRedirects: Int) {
+        self.init(url: url, headerLines: headerLines, maxSize: first.maxSize, maxRedirects: maxRedirects, sink: first.sink,
+                  progress: first.progress, method: first.method, body: first.body, bodyFile: first.bodyFile,
+                  onConnected: first.onConnected)
+    }
+}

@@ -1,0 +1,53 @@
+import Support
+
+/// Cancels one fetch begun with `FetchClient.start`, whatever it is doing:
+/// an attempt on the transfer loop, or the Swift task it went on on (a
+/// retry, a gate's wait). A cancel that comes before the fetch registers
+/// is kept: the fetch then fails `.cancelled` at once (`register`).
+///
+/// Lifetimes: the handle holds the running attempt's transfer (until the
+/// next one registers) or the task; neither holds the handle.
+public final class FetchHandle: Sendable {
+    private struct State {
+        var cancelled = false
+        var transfer: CurlTransfer?
+        var loops: TransferLoops?
+        var task: Task<Void, Never>?
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    /// Stops the fetch; it completes `.cancelled` (unless it had completed).
+    public func cancel() {
+        let (transfer, loops, task) = state.withLock { state in
+            state.cancelled = true
+            return (state.transfer, state.loops, state.task)
+        }
+        if let transfer, let loops { loops.cancel(transfer) }
+        task?.cancel()
+    }
+
+    /// The attempt about to be submitted; false when cancelled already.
+    func register(_ transfer: CurlTransfer, on loops: TransferLoops) -> Bool {
+        state.withLock { state in
+            if state.cancelled { return false }
+            state.transfer = transfer
+            state.loops = loops
+            return true
+        }
+    }
+
+    /// Runs the rest of the fetch on a Swift task that `cancel` cancels (the
+    /// fetch's own retries, or its owner's next step: a load asked again).
+    public func continueOnTask(_ body: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            state.transfer = nil
+            state.loops = nil
+            let task = Task(operation: body)
+            if state.cancelled { task.cancel() }
+            state.task = task
+        }
+    }
+}

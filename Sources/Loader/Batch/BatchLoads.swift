@@ -1,0 +1,76 @@
+import Fetch
+import Support
+
+/// A batch's network loads without a Swift task each (issue 22 item 2):
+/// each starts with `ImageLoader.startNetwork`, and its end — for a small
+/// transfer answered at the first attempt, on the transfer loop's thread
+/// that finished it — reports the URL to the channel (not urgent: the
+/// consumer is woken once per run of results), gives the slot back, and
+/// starts right there the loads that slot let the scheduler start. Only
+/// loads started by other events (new URLs, a pause's end) go through the
+/// batch's main loop.
+///
+/// Cancellation: holds each running load's `FetchHandle`; `cancel()`
+/// cancels them all, and a load started later is cancelled at once. Each
+/// ends `failure`/`cancelled`, reported once, as a task's load would.
+final class BatchLoads: Sendable {
+    private let loader: ImageLoader
+    private let channel: BatchChannel
+    private let dispatch: HostDispatch
+
+    private struct Running {
+        var cancelled = false
+        var handles: [ObjectIdentifier: FetchHandle] = [:]
+    }
+
+    private let running = Locked(Running())
+
+    /// Loads run this way unless a body must be decoded (`--decode`: never on
+    /// a loop thread), a remote tier is asked first, or bodies are delivered
+    /// (`-o`, `--output-dir`: a copy of any size): those keep a task each.
+    static func applies(to options: LoaderOptions, delivery: Delivery?) -> Bool {
+        !options.decode && options.remote == nil && delivery == nil
+    }
+
+    init(loader: ImageLoader, channel: BatchChannel, dispatch: HostDispatch) {
+        self.loader = loader
+        self.channel = channel
+        self.dispatch = dispatch
+    }
+
+    /// Starts `loads` (reported started already), in order.
+    func start(_ loads: [HostLoad]) {
+        let now = monotonicSeconds()
+        for load in loads { start(load, now: now) }
+    }
+
+    /// Cancels every running load, and each one started from now on.
+    func cancel() {
+        let handles = running.withLock { running in
+            running.cancelled = true
+            return Array(running.handles.values)
+        }
+        for handle in handles { handle.cancel() }
+    }
+
+    private func start(_ load: HostLoad, now: Double) {
+        let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries)
+        // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
+        let since = now - load.lookup - load.waited
+        let handle = FetchHandle()
+        let id = ObjectIdentifier(handle)
+        let cancelled = running.withLock { running in
+            running.handles[id] = handle
+            return running.cancelled
+        }
+        if cancelled { handle.cancel() }
+        // `startNetwork` never completes before it returns, so the loads started below never nest.
+        loader.startNetwork(url: load.url, key: load.key, entry: load.entry, gate: gate, handle: handle) { [self] loaded in
+            running.withLock { _ = $0.handles.removeValue(forKey: id) }
+            // Reported before the slot is given back: the batch ends only once every URL's event is queued.
+            channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
+                                   duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)
+            start(dispatch.finished(load, gate: gate, handOut: true))
+        }
+    }
+}
