@@ -51,6 +51,10 @@ import Testing
 
         mutating func enqueue(_ item: Int, _ host: HostKey) { apply(scheduler.enqueue(item, host: host, now: now)) }
 
+        mutating func enqueue(_ items: Range<Int>, _ host: HostKey) {
+            for item in items { enqueue(item, host) }
+        }
+
         /// Reports an outcome for one running item of `host` and frees its slot.
         mutating func complete(_ host: HostKey, _ outcome: Scheduler.Outcome, requeue: Int? = nil) {
             apply(scheduler.report(outcome, host: host, now: now))
@@ -223,6 +227,28 @@ import Testing
         #expect(harness.scheduler.counts.hostsPaused == 1)
     }
 
+    @Test func theNextWakeFollowsPausesThroughTheirEndAndAGiveUp() {
+        var harness = Harness(jobs: 8, perHost: 2)
+        for (index, host) in [Self.a, Self.b].enumerated() {
+            harness.enqueue(index * 10..<index * 10 + 6, host)
+            harness.complete(host, .answered)
+        }
+        #expect(harness.scheduler.nextWake == nil)
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 2), requeue: 1)
+        harness.complete(Self.b, .pushedBack(status: 503, retryAfter: 1), requeue: 11)
+        #expect(harness.scheduler.nextWake == 1)
+        harness.advance(to: 1.5)   // b's pause is over: only a's is waited for
+        #expect(harness.scheduler.nextWake == 2)
+        #expect(harness.startedItems(on: Self.b).contains(11))
+        // a, still paused, is given up on (its one transfer in flight is refused, three times in a row): nothing to wake for.
+        harness.complete(Self.a, .refused)
+        #expect(harness.scheduler.failure(of: Self.a) == nil)
+        harness.apply(harness.scheduler.report(.refused, host: Self.a, now: 1.5))
+        harness.apply(harness.scheduler.report(.refused, host: Self.a, now: 1.5))
+        #expect(harness.scheduler.failure(of: Self.a) != nil)
+        #expect(harness.scheduler.nextWake == nil)
+    }
+
     @Test func pausesAreCappedAndBackOffExponentiallyWithoutRetryAfter() {
         var policy = HostPolicy(jobs: 8, jobsPerHost: 6)
         policy.pauseBase = 1
@@ -352,8 +378,8 @@ import Testing
 
     @Test func aHostThatHasAnsweredGetsThreeSilentTimeoutsInARow() {
         var harness = Harness(jobs: 8, perHost: 3)
-        for item in 0..<10 { harness.enqueue(item, Self.a) }
-        for item in 20..<30 { harness.enqueue(item, Self.b) }
+        harness.enqueue(0..<10, Self.a)
+        harness.enqueue(20..<30, Self.b)
         harness.complete(Self.a, .answered)
         harness.complete(Self.a, .unanswered)
         harness.complete(Self.a, .unanswered)

@@ -59,7 +59,11 @@ public struct HostScheduler<Item> {
     }
 
     public let policy: HostPolicy
-    private var hosts: [HostKey: HostState<Item>] = [:]
+    private var hosts = HostTable<Item>()
+    /// Hosts with a pause set (`pausedUntil`): `nextWake` looks only when there are some.
+    private var pauses = 0
+    /// `fill`'s candidates and their positions in `hosts`, kept between calls (no allocation per event).
+    private var scratch: (candidates: [HostPolicy.Candidate], positions: [Int]) = ([], [])
     /// Hashes of every host seen (8 bytes each), for `counts.hosts`.
     private var seen = Set<Int>()
     private var everPaused = Set<HostKey>()
@@ -81,9 +85,15 @@ public struct HostScheduler<Item> {
     /// fails at once if the host was given up on.
     public mutating func enqueue(_ item: Item, host: HostKey, now: Double) -> [Action] {
         if seen.insert(host.hashValue).inserted { counts.hosts += 1 }
-        if let failure = hosts[host]?.givenUp { return [.fail(item, host, failure)] }
+        if let failure = hosts.read(host, { $0.givenUp }) ?? nil { return [.fail(item, host, failure)] }
         order += 1
-        hosts[host, default: HostState(limit: policy.jobsPerHost, served: order)].append(item, now: now)
+        if let position = hosts.position(of: host) {
+            hosts.modify(at: position) { $0.append(item, now: now) }
+        } else {
+            var state = HostState<Item>(limit: policy.jobsPerHost, served: order)
+            state.append(item, now: now)
+            hosts[host] = state
+        }
         queued += 1
         return fill(now: now)
     }
@@ -102,6 +112,7 @@ public struct HostScheduler<Item> {
 
     private mutating func apply(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
         guard var state = hosts[host] else { return [] }
+        let wasPaused = state.pausedUntil != nil
         var actions: [Action] = []
         switch outcome {
         case .answered:
@@ -155,6 +166,7 @@ public struct HostScheduler<Item> {
         case .neutral:
             break
         }
+        pauses += (state.pausedUntil != nil ? 1 : 0) - (wasPaused ? 1 : 0)
         hosts[host] = state
         return actions
     }
@@ -196,9 +208,10 @@ public struct HostScheduler<Item> {
         // A plain loop: a key path into the generic `HostState<Item>` (`compactMap(\.pausedUntil)`)
         // is instantiated at run time on every call, and this runs after every scheduler event
         // (it was 11 % of a cold 10,000-URL run's CPU).
+        guard pauses > 0 else { return nil }
         var earliest: Double?
-        for state in hosts.values where state.queued > 0 && state.givenUp == nil {
-            if let until = state.pausedUntil, earliest.map({ until < $0 }) ?? true { earliest = until }
+        for position in hosts.states.indices where hosts.states[position].queued > 0 && hosts.states[position].givenUp == nil {
+            if let until = hosts.states[position].pausedUntil, earliest.map({ until < $0 }) ?? true { earliest = until }
         }
         return earliest
     }
@@ -207,7 +220,7 @@ public struct HostScheduler<Item> {
     /// cancelled: each needs its terminal report). Running items stay counted.
     public mutating func drain() -> [Item] {
         var drained: [Item] = []
-        for key in Array(hosts.keys) {
+        for key in hosts.keys {
             guard var state = hosts[key] else { continue }
             drained += state.removeAll()
             store(state, key)
@@ -219,29 +232,29 @@ public struct HostScheduler<Item> {
     // MARK: Queries
 
     /// Why `host`'s items fail at once, if it was given up on.
-    public func failure(of host: HostKey) -> HostFailure? { hosts[host]?.givenUp }
+    public func failure(of host: HostKey) -> HostFailure? { hosts.read(host) { $0.givenUp } ?? nil }
 
     /// `host`'s limit now (`jobsPerHost` for a host with no state).
-    public func limit(of host: HostKey) -> Int { hosts[host]?.limit ?? policy.jobsPerHost }
+    public func limit(of host: HostKey) -> Int { hosts.read(host) { $0.limit } ?? policy.jobsPerHost }
 
     /// Items of `host` running now.
-    public func running(on host: HostKey) -> Int { hosts[host]?.running ?? 0 }
+    public func running(on host: HostKey) -> Int { hosts.read(host) { $0.running } ?? 0 }
 
     /// Items of `host` queued now.
-    public func queued(on host: HostKey) -> Int { hosts[host]?.queued ?? 0 }
+    public func queued(on host: HostKey) -> Int { hosts.read(host) { $0.queued } ?? 0 }
 
     /// Hosts whose state is held now (with work, a pause, a reduced limit,
     /// a failure streak or a give-up): what the scheduler's memory grows with.
     public var hostsHeld: Int { hosts.count }
 
-    public func isPaused(_ host: HostKey, now: Double) -> Bool { hosts[host]?.isPaused(at: now) ?? false }
+    public func isPaused(_ host: HostKey, now: Double) -> Bool { hosts.read(host) { $0.isPaused(at: now) } ?? false }
 
     /// Hosts with a transfer running, and hosts paused now (the progress display).
     public func activity(now: Double) -> (active: Int, paused: Int) {
         var active = 0, paused = 0
-        for state in hosts.values {
-            if state.running > 0 { active += 1 }
-            if state.isPaused(at: now) && state.givenUp == nil { paused += 1 }
+        for position in hosts.states.indices {
+            if hosts.states[position].running > 0 { active += 1 }
+            if hosts.states[position].isPaused(at: now) && hosts.states[position].givenUp == nil { paused += 1 }
         }
         return (active, paused)
     }
@@ -257,10 +270,6 @@ public struct HostScheduler<Item> {
         return [.note(.gaveUp(host, failure))] + dropped.map { .fail($0, host, failure) }
     }
 
-    private func startLimit(_ state: HostState<Item>) -> Int {
-        policy.startLimit(limit: state.limit, resolved: state.resolved, answered: state.answered)
-    }
-
     private mutating func store(_ state: HostState<Item>, _ host: HostKey) {
         if state.isForgettable(ceiling: policy.jobsPerHost) {
             hosts[host] = nil
@@ -272,36 +281,40 @@ public struct HostScheduler<Item> {
     /// Starts items while global slots are free and some host can take one.
     private mutating func fill(now: Double) -> [Action] {
         guard queued > 0, running < policy.jobs else { return [] }
-        var keys: [HostKey] = []
-        var candidates: [HostPolicy.Candidate] = []
-        var resumed: [HostKey] = []
-        for (key, state) in hosts {
-            if let until = state.pausedUntil {
-                if now < until { continue }
-                resumed.append(key)   // the pause is over, whether or not the host can start now
-            }
-            guard state.queued > 0, state.givenUp == nil, state.running < startLimit(state) else { continue }
-            keys.append(key)
-            candidates.append(HostPolicy.Candidate(queued: state.queued, running: state.running, served: state.served))
+        var (candidates, positions) = scratch
+        defer {
+            candidates.removeAll(keepingCapacity: true)
+            positions.removeAll(keepingCapacity: true)
+            scratch = (candidates, positions)
         }
-        for key in resumed { hosts[key]?.pausedUntil = nil }
+        // Every field is read in place (`hosts.states[position]`): a copy of a state costs a retain per reference.
+        for position in hosts.states.indices {
+            if let until = hosts.states[position].pausedUntil {
+                if now < until { continue }
+                hosts.modify(at: position) { $0.pausedUntil = nil }   // the pause is over, whether or not the host can start now
+                pauses -= 1
+            }
+            guard let candidate = hosts.states[position].candidate(policy) else { continue }
+            candidates.append(candidate)
+            positions.append(position)
+        }
         var actions: [Action] = []
         while running < policy.jobs, let index = HostPolicy.pick(candidates, turn: turn) {
             turn += 1
             order += 1
-            let key = keys[index]
-            // In place (`?.` through the subscript): a copy of the host's state
-            // would share its queue's storage, and `start` would then copy the
-            // whole queue once per URL.
-            guard let (item, waited) = hosts[key]?.start(served: order, now: now), let state = hosts[key] else { break }
+            let position = positions[index], served = order
+            guard let (item, waited) = hosts.modify(at: position, { $0.start(served: served, now: now) }) else { break }
             running += 1
             queued -= 1
-            actions.append(.start(item, key, waited: waited))
-            if state.queued > 0 && state.running < startLimit(state) {
-                candidates[index] = HostPolicy.Candidate(queued: state.queued, running: state.running, served: state.served)
+            actions.append(.start(item, hosts.keys[position], waited: waited))
+            if let candidate = hosts.states[position].candidate(policy) {
+                candidates[index] = candidate
             } else {
-                candidates.remove(at: index)
-                keys.remove(at: index)
+                // The order of the candidates does not matter (`pick` breaks ties by `served`, which is unique).
+                candidates.swapAt(index, candidates.count - 1)
+                positions.swapAt(index, positions.count - 1)
+                candidates.removeLast()
+                positions.removeLast()
             }
         }
         return actions

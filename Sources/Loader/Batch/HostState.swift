@@ -38,6 +38,14 @@ struct HostState<Item> {
 
     func isPaused(at now: Double) -> Bool { pausedUntil.map { now < $0 } ?? false }
 
+    /// What `HostPolicy.pick` weighs, if the host could start an item now:
+    /// it has queued work, is not given up and is below its limit (a pause
+    /// is the caller's to check).
+    func candidate(_ policy: HostPolicy) -> HostPolicy.Candidate? {
+        guard queued > 0, givenUp == nil, running < policy.startLimit(limit: limit, resolved: resolved, answered: answered) else { return nil }
+        return HostPolicy.Candidate(queued: queued, running: running, served: served)
+    }
+
     /// Nothing to remember: dropping the state loses nothing a later URL of
     /// the host would need (memory stays flat in the number of hosts).
     func isForgettable(ceiling: Int) -> Bool {
