@@ -10,6 +10,11 @@ public protocol FetchAttemptGate: Sendable {
     /// never wait.
     func connected()
 
+    /// A status line of the attempt's response came in (the server answers,
+    /// whatever the status and however long its body takes). Called on the
+    /// transfer thread, once per status line: quick, never waits.
+    func responding()
+
     /// The attempt got the response the fetch returns (2xx or 304).
     func answered(status: Int)
 

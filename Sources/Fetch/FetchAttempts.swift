@@ -119,6 +119,6 @@ extension TransferSpec {
     init(following first: TransferSpec, to url: String, headerLines: [String], maxRedirects: Int) {
         self.init(url: url, headerLines: headerLines, maxSize: first.maxSize, maxRedirects: maxRedirects, sink: first.sink,
                   progress: first.progress, method: first.method, body: first.body, bodyFile: first.bodyFile,
-                  onConnected: first.onConnected)
+                  gate: first.gate)
     }
 }

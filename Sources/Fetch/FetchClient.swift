@@ -94,11 +94,10 @@ public final class FetchClient: Sendable {
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
         let lines = headerLines(for: request)
-        let onConnected = request.gate.map { gate in { @Sendable in gate.connected() } }
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
-                                     onConnected: onConnected)
+                                     gate: request.gate)
         return FetchAttempts(url: request.url, firstSpec: firstSpec, lines: lines, policy: policy,
                              maxRedirects: configuration.maxRedirects)
     }

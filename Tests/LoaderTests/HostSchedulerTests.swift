@@ -411,6 +411,19 @@ import Testing
         #expect(policy.startLimit(limit: 6, resolved: true, answered: true) == 6)
     }
 
+    @Test func aResponseThatBeginsOpensTheHostBeforeItsBodyEnds() {
+        var harness = Harness(jobs: 16, perHost: 6)
+        for item in 0..<20 { harness.enqueue(item, Self.a) }
+        harness.apply(harness.scheduler.report(.connected, host: Self.a, now: 0))
+        #expect(harness.running[Self.a] == Defaults.hostUnansweredLimit)
+        // A status line came; the body is still on its way (a large or slow image).
+        harness.apply(harness.scheduler.report(.responding, host: Self.a, now: 0))
+        #expect(harness.running[Self.a] == 6)
+        // It has answered: a later silent timeout is one of three, not the end of the host.
+        harness.complete(Self.a, .unanswered)
+        #expect(harness.scheduler.failure(of: Self.a) == nil)
+    }
+
     @Test func aNameThatDoesNotResolveCostsOneLookup() {
         var harness = Harness(jobs: 8, perHost: 6)
         for item in 0..<5 { harness.enqueue(item, Self.a) }

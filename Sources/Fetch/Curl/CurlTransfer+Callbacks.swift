@@ -23,6 +23,7 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     let line = UnsafeRawBufferPointer(start: data, count: size * count)
     switch transfer.head.accept(line) {
     case .status:
+        transfer.spec.gate?.responding()
         transfer.rawHeaders.removeAll(keepingCapacity: true)
         transfer.bodyStatusChecked = false
     case .field: break
@@ -34,11 +35,11 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
 }
 
 /// CURLOPT_PREREQFUNCTION: the connection is ready and the request about to
-/// go (the name resolved): tells the request's gate (`spec.onConnected`),
+/// go (the name resolved): tells the request's gate (`spec.gate`),
 /// which schedules by host. Same userdata and lifetime as the header callback.
 let curlPrereqCallback: ccurl_prereq_callback = { userdata, _, _, _, _ in
     guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
-    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().spec.onConnected?()
+    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().spec.gate?.connected()
     return Int32(CURL_PREREQFUNC_OK)
 }
 

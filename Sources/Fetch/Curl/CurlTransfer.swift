@@ -45,8 +45,9 @@ struct TransferSpec: Sendable {
     var method: FetchRequest.Method = .get
     var body: [UInt8] = []
     var bodyFile: FetchRequest.BodyFile?
-    /// Called on the loop thread when the connection is ready (`FetchAttemptGate.connected`).
-    var onConnected: (@Sendable () -> Void)?
+    /// Hears, on the loop thread, when the connection is ready and when the
+    /// response begins (`FetchAttemptGate.connected`, `.responding`).
+    var gate: (any FetchAttemptGate)?
 }
 
 /// One attempt of one request, owned by the `CurlLoop` it was placed on.

@@ -26,6 +26,7 @@ final class HostAttemptGate: FetchAttemptGate {
         var holdsSlot = true
         var cancelled = false
         var connected = false
+        var responding = false
     }
 
     private let state = Locked(State())
@@ -44,6 +45,16 @@ final class HostAttemptGate: FetchAttemptGate {
             return !state.connected
         }
         if first { dispatch.report(.connected, host: host) }
+    }
+
+    /// The host answers: its other slots open now, not when this (perhaps
+    /// long) body ends.
+    func responding() {
+        let first = state.withLock { state -> Bool in
+            defer { state.responding = true }
+            return !state.responding
+        }
+        if first { dispatch.report(.responding, host: host) }
     }
 
     func answered(status: Int) {

@@ -32,6 +32,9 @@ public struct HostScheduler<Item> {
         /// A connection to the host was made: its name resolved (the host may
         /// open its other slots before the first answer).
         case connected
+        /// A response began (a status line came in): the host answers, and
+        /// may run its whole limit; the attempt's end reports how it went.
+        case responding
         /// 429 or 503, with the `Retry-After` seconds when given.
         case pushedBack(status: Int, retryAfter: Double?)
         /// The connection was refused or dropped before an answer.
@@ -163,6 +166,9 @@ public struct HostScheduler<Item> {
             if state.givenUp == nil { actions += giveUp(&state, host, HostPolicy.unresolved(host: host)) }
         case .connected:
             state.resolved = true
+        case .responding:
+            state.resolved = true
+            state.answered = true
         case .neutral:
             break
         }
