@@ -283,4 +283,40 @@ import TestSupport
             }
         }, "\(pausedOnes.map(\.phase.name))")
     }
+
+    /// A URL pushed back by its host (429) holds no slot while it waits, so
+    /// once the batch is cancelled the scheduler has nothing running: the
+    /// batch must still end only after that URL's terminal report (it lost
+    /// it in a few rounds of 100 when the end was the scheduler's alone).
+    @Test func cancellingAURLPushedBackReportsItBeforeTheBatchEnds() async throws {
+        let paused = try ScriptedServer()
+        paused.route("/img", ScriptedResponse.status(429, headers: [("Retry-After", "30")]))
+        var reports: [[Bool]] = []   // per batch, per terminal report: whether it says cancelled
+        for round in 0..<100 {
+            let loader = loader(jobs: 4, perHost: 2) { options in
+                options.acceptAnyContent = true
+                options.fetch.retries = 2   // the URL pushed back waits for its host
+            }
+            let recorder = Recorder()
+            let batch = loader.batch(ArraySequence([paused.url("/img?\(round)")]), hostNotes: { recorder.note($0) })
+            let canceller = Task {
+                while !recorder.notes.contains(where: { if case .paused = $0 { true } else { false } }) {
+                    try? await Task.sleep(nanoseconds: 2_000_000)
+                }
+                batch.cancel()
+            }
+            let terminal = await Self.run(batch)
+            await canceller.value
+            await batch.finished()
+            reports.append(terminal.map {
+                switch $0.phase {
+                case .empty(.cancelled): true
+                case .failure(let error): error.kind == .cancelled
+                default: false
+                }
+            })
+        }
+        #expect(reports.allSatisfy { $0.count == 1 }, "reports per batch: \(reports.map(\.count))")
+        #expect(reports.allSatisfy { $0.allSatisfy { $0 } }, "\(reports)")
+    }
 }

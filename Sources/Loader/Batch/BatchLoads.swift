@@ -13,6 +13,11 @@ import Support
 /// Cancellation: holds each running load's `FetchHandle`; `cancel()`
 /// cancels them all, and a load started later is cancelled at once. Each
 /// ends `failure`/`cancelled`, reported once, as a task's load would.
+///
+/// The end: a load pushed back by its host holds no slot while it waits,
+/// so the scheduler may find nothing running before that load has reported
+/// (it is then given up on or cancelled). `waitForAll` is what a task
+/// group's end was: the batch ends only after every load's report.
 final class BatchLoads: Sendable {
     private let loader: ImageLoader
     private let channel: BatchChannel
@@ -21,6 +26,8 @@ final class BatchLoads: Sendable {
     private struct Running {
         var cancelled = false
         var handles: [ObjectIdentifier: FetchHandle] = [:]
+        /// `waitForAll`, until `handles` is empty.
+        var waiter: CheckedContinuation<Void, Never>?
     }
 
     private let running = Locked(Running())
@@ -53,6 +60,19 @@ final class BatchLoads: Sendable {
         for handle in handles { handle.cancel() }
     }
 
+    /// Returns once every load started has reported its end (call it once
+    /// the scheduler has nothing left to start).
+    func waitForAll() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = running.withLock { running -> Bool in
+                if running.handles.isEmpty { return true }
+                running.waiter = continuation
+                return false
+            }
+            if ended { continuation.resume() }
+        }
+    }
+
     private func start(_ load: HostLoad, now: Double) {
         let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries)
         // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
@@ -66,11 +86,18 @@ final class BatchLoads: Sendable {
         if cancelled { handle.cancel() }
         // `startNetwork` never completes before it returns, so the loads started below never nest.
         loader.startNetwork(url: load.url, key: load.key, entry: load.entry, gate: gate, handle: handle) { [self] loaded in
-            running.withLock { _ = $0.handles.removeValue(forKey: id) }
             // Reported before the slot is given back: the batch ends only once every URL's event is queued.
             channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
                                    duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)
             start(dispatch.finished(load, gate: gate, handOut: true))
+            // Last: the loads just started are counted first, so `handles` is empty only at the end.
+            let waiter = running.withLock { running -> CheckedContinuation<Void, Never>? in
+                running.handles.removeValue(forKey: id)
+                guard running.handles.isEmpty else { return nil }
+                defer { running.waiter = nil }
+                return running.waiter
+            }
+            waiter?.resume()
         }
     }
 }

@@ -172,7 +172,10 @@ extension ImageLoader {
         await withDiscardingTaskGroup { group in
             while true {
                 let loads = await dispatch.nextStarts()
-                if loads.isEmpty { break }
+                if loads.isEmpty {
+                    await batchLoads?.waitForAll()   // a pushed-back load may still be reporting
+                    break
+                }
                 if let batchLoads {
                     batchLoads.start(loads)
                     continue
