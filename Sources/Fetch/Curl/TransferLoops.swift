@@ -9,32 +9,25 @@ import Glibc
 /// default), each a `CurlLoop`: a thread with its own multi handle, easy
 /// handles, connection cache and `CurlShare`; a loop starts when a transfer
 /// is first placed on it. A connection lives in one loop's cache, so where a
-/// transfer goes decides whether it finds a warm connection:
-///
-/// - **https**: every transfer to one host and port goes to that host's home
-///   loop (a hash of "host:port"). HTTP/2 multiplexes a host's transfers on
-///   one connection, which can only be shared inside one multi handle
-///   (issue 21), and the loop's share resumes the host's TLS sessions.
-/// - **http**: to the loop with the fewest transfers to that host running,
-///   the home loop first on a tie. One busy host is spread evenly over the
-///   loops (8 at once: 4 and 4), so every core works on it, and each loop
-///   keeps its own warm connections to it; no loop ever runs more than
-///   ⌈L / loops⌉ transfers to a host that has at most L at once, so the host
-///   sees about as many connections as with one loop. A host with one
-///   transfer at a time stays on its home loop and its one connection.
+/// transfer goes decides whether it finds a warm connection: every transfer
+/// to one host and port goes to that host's home loop (a hash
+/// of "host:port"), as SPEC §6 says: a host stays on one loop. Its
+/// connections are then all in one cache, where its next transfer finds
+/// them; over https, HTTP/2 multiplexes its transfers on one connection
+/// (which can only be shared inside one multi handle) and the loop's share
+/// resumes its TLS sessions. Many hosts spread over the loops; one busy
+/// host keeps one loop busy (plain http could spread one host's transfers
+/// over the loops, each keeping its own warm connections, but the contract
+/// keeps a host on one loop; bench/README says what that costs).
 ///
 /// `FetchConfiguration.maxConcurrentTransfers` bounds the whole client: a
 /// transfer takes one of its slots before it is handed to its loop, and
 /// beyond the limit waits here, in order, until any loop finishes one. With
-/// a limit, a transfer is placed when it gets its slot, on the counts of
-/// the transfers then running, so a slot freed on one host's loop goes back
-/// to that loop and its warm connection.
+/// a limit, a transfer is placed when it gets its slot.
 /// The connection cache (CURLMOPT_MAXCONNECTS: `connectionCache`) and the
 /// pool of idle easy handles are divided between the loops, at least 8
-/// each: a host's transfers are spread evenly or kept on one loop, so each
-/// loop needs its share. The per-host connection limit
-/// (CURLMOPT_MAX_HOST_CONNECTIONS) is each loop's whole: an https host has
-/// only its home loop, and an http host's transfers are bounded by the caller.
+/// each. The per-host connection limit (CURLMOPT_MAX_HOST_CONNECTIONS) is
+/// each loop's whole: a host has only its home loop.
 ///
 /// Threading: any thread may call `makeTransfer`, `submit` and `cancel`;
 /// `finished` is called from `CurlTransfer.finish`, on whichever thread
@@ -46,9 +39,6 @@ final class TransferLoops: Sendable {
         var loops: [CurlLoop?]
         /// Made with the first loop and shared by all (see `CertificateStore`).
         var certificates: CertificateStore?
-        /// For each plain-http "host:port" with transfers placed and not yet
-        /// finished: how many on each loop. Gone when all are finished.
-        var running: [Substring: [Int]] = [:]
         /// Transfers holding one of the `slotLimit` slots.
         var slotsInUse = 0
         /// Submitted transfers waiting for a slot, oldest first.
@@ -158,17 +148,12 @@ final class TransferLoops: Sendable {
         }
     }
 
-    /// Gives back what a transfer that has its answer took: its count on its
-    /// host and loop, and its slot, which goes to the oldest waiting transfer.
+    /// Gives back the slot of a transfer that has its answer: it goes to the
+    /// oldest waiting transfer.
     func finished(_ transfer: CurlTransfer) {
-        guard let placement = transfer.placement, placement.countedHost != nil || slotLimit != nil else { return }
+        guard transfer.placement != nil, let slotLimit else { return }
         var refused: [(CurlTransfer, FetchError)] = []
         let next = state.withLock { state -> CurlTransfer? in
-            if let host = placement.countedHost {
-                state.running[host]?[placement.index] -= 1   // in place: no copy of the tallies
-                if state.running[host]?.allSatisfy({ $0 <= 0 }) == true { state.running.removeValue(forKey: host) }
-            }
-            guard let slotLimit else { return nil }
             state.slotsInUse -= 1
             while !state.stopping, state.slotsInUse < slotLimit, let next = state.waiting.popFirst() {
                 guard let error = grant(next, in: &state) else { return next }
@@ -193,23 +178,13 @@ final class TransferLoops: Sendable {
         }
     }
 
-    /// Chooses the loop for a transfer to `url` (see the type's comment),
-    /// starts it if need be, and counts the transfer on its host and loop.
+    /// The home loop of `url`'s host (see the type's comment), started if need be.
     private func place(_ url: String, in state: inout State) -> Result<TransferPlacement, FetchError> {
-        let origin = Self.origin(of: url)
-        let home = count == 1 ? 0 : origin.map { Int(UInt(bitPattern: $0.hostPort.hashValue) % UInt(count)) } ?? 0
-        let counted = count > 1 ? origin.flatMap { $0.secure ? nil : $0.hostPort } : nil
-        var index = home
-        if let counted, let tallies = state.running[counted] {
-            for step in 1..<count where tallies[(home + step) % count] < tallies[index] { index = (home + step) % count }
-        }
-        let loop: CurlLoop
-        switch self.loop(index, in: &state) {
-        case .success(let started): loop = started
+        let home = count == 1 ? 0 : Self.origin(of: url).map { Int(UInt(bitPattern: $0.hostPort.hashValue) % UInt(count)) } ?? 0
+        switch loop(home, in: &state) {
+        case .success(let started): return .success(TransferPlacement(loop: started, index: home))
         case .failure(let error): return .failure(error)
         }
-        if let counted { state.running[counted, default: Array(repeating: 0, count: count)][index] += 1 }
-        return .success(TransferPlacement(loop: loop, index: index, countedHost: counted))
     }
 
     /// Loop `index`, started if it was not.
@@ -266,10 +241,8 @@ final class TransferLoops: Sendable {
     }
 }
 
-/// Where `TransferLoops` put one transfer, and what it counted for it.
+/// Where `TransferLoops` put one transfer.
 struct TransferPlacement: Sendable {
     let loop: CurlLoop
     let index: Int
-    /// The plain-http "host:port" counted on loop `index`; nil when not counted (https, one loop).
-    let countedHost: Substring?
 }
