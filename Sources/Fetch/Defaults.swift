@@ -20,9 +20,9 @@ public enum Defaults {
     public static let hostGiveUpAfter = 3
     /// Transfers at once to a host that has connected but not answered yet
     /// in this run: a host that accepts connections and never answers holds
-    /// no more slots than this while its first timeout runs (after which it
-    /// is given up on).
-    public static let hostUnansweredLimit = 3
+    /// no more slots than this while its first timeouts run, and as many as
+    /// `hostGiveUpAfter` run together, so they give it up after one timeout.
+    public static let hostUnansweredLimit = hostGiveUpAfter
     /// A host that answers 429 or 503 without `Retry-After` is paused this
     /// long, doubling with each pushback in a row.
     public static let hostPauseBase: Double = 1

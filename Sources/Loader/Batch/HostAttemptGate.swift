@@ -7,8 +7,7 @@ import Support
 /// slot is free again. Those waits do not use up the URL's `--retries`
 /// (at most `Defaults.hostPushbackRetries` of them; then the policy's own
 /// retries apply; none with `--retries 0`, which asks for no second attempt
-/// at all). A host given up on is not tried again (a host that never
-/// answered is given up on at its first silent timeout: `HostPolicy.givesUp`).
+/// at all). A host given up on is not tried again.
 ///
 /// Each wait is resumed exactly once: by the dispatch (`tryAgain` when the
 /// scheduler starts it, `stop` when the host is given up on, `cancelled`

@@ -71,7 +71,8 @@ public struct HostPolicy: Sendable, Equatable {
     /// is made or refused (a name that does not resolve costs one lookup);
     /// then at most `unansweredLimit` until its first answer (a host that
     /// accepts connections and never answers holds no more slots while its
-    /// first timeout runs, and those few start together); then its
+    /// first timeouts run, and those few start together, so that they give
+    /// it up after one timeout, not one after another); then its
     /// adaptive `limit`.
     public func startLimit(limit: Int, resolved: Bool, answered: Bool) -> Int {
         guard resolved else { return 1 }
@@ -110,17 +111,6 @@ public struct HostPolicy: Sendable, Equatable {
     /// is given up on for the rest of the run.
     public func givesUp(failuresInARow: Int) -> Bool { failuresInARow >= max(1, giveUpAfter) }
 
-    /// The same after a failure that was `silent` (a timeout with not one
-    /// byte of an answer: a connect timeout, or a request left unanswered):
-    /// a host that has not answered once in this run is given up on at its
-    /// first, so a host that accepts connections and never answers (or never
-    /// completes a TLS handshake) costs the run one timeout, not one per URL
-    /// and retry (issue 21's polite floor). A host that has answered is only
-    /// slow or unlucky: `giveUpAfter` in a row, as for any failure.
-    public func givesUp(failuresInARow: Int, silent: Bool, hostAnswered: Bool) -> Bool {
-        (silent && !hostAnswered) || givesUp(failuresInARow: failuresInARow)
-    }
-
     /// Why a host's URLs fail without being tried, after `timeouts` timeouts
     /// and `refusals` connect failures in a row; the kind they report is
     /// that of the failure that decided it (`last`).
@@ -129,11 +119,6 @@ public struct HostPolicy: Sendable, Equatable {
             : timeouts == 0 ? "\(refusals) connect failures"
             : "\(timeouts + refusals) connect failures or timeouts"
         return HostFailure(kind: last, message: "host \(host.name) gave \(what) in a row; not tried again in this run")
-    }
-
-    /// Why a host that never answered fails its URLs without trying them.
-    public static func neverAnswered(host: HostKey) -> HostFailure {
-        HostFailure(kind: .timeout, message: "host \(host.name) timed out before its first answer; not tried again in this run")
     }
 
     /// Why a name that did not resolve fails its URLs without a second lookup.

@@ -42,8 +42,8 @@ public struct HostScheduler<Item> {
         /// The attempt timed out after its answer had started (a status line came).
         case timedOut
         /// No answer at all in time: a connect timeout, or not one byte of a
-        /// response. Counts as a timeout; a host that has not answered in this
-        /// run is given up on at its first (`HostPolicy.givesUp`).
+        /// response. Counts as a timeout, and says nothing about whether the
+        /// host answers (a `timedOut` host has answered: it may run its whole limit).
         case unanswered
         /// The name did not resolve.
         case unresolved
@@ -154,12 +154,9 @@ public struct HostScheduler<Item> {
             state.answersInARow = 0
             if outcome == .timedOut { state.answered = true }
             if outcome == .refused { state.refusalsInARow += 1 } else { state.timeoutsInARow += 1 }
-            let silent = outcome == .unanswered
-            if state.givenUp == nil
-                && policy.givesUp(failuresInARow: state.failuresInARow, silent: silent, hostAnswered: state.answered) {
-                let failure = silent && !state.answered ? HostPolicy.neverAnswered(host: host)
-                    : HostPolicy.giveUp(host: host, timeouts: state.timeoutsInARow, refusals: state.refusalsInARow,
-                                        last: outcome == .refused ? .connect : .timeout)
+            if state.givenUp == nil && policy.givesUp(failuresInARow: state.failuresInARow) {
+                let failure = HostPolicy.giveUp(host: host, timeouts: state.timeoutsInARow, refusals: state.refusalsInARow,
+                                                last: outcome == .refused ? .connect : .timeout)
                 actions += giveUp(&state, host, failure)
             }
         case .unresolved:
