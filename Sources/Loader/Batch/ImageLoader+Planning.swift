@@ -32,7 +32,7 @@ extension ImageLoader {
     ///
     /// The answer comes in parts (one or two), in input order: joining them
     /// would copy every answer.
-    func planChunk(_ urls: [String], lookUp: Bool, seen: Set<MD5.Digest>) async -> [[PlannedURL]] {
+    func planChunk(_ urls: [String], lookUp: Bool, seen: DigestSet) async -> [[PlannedURL]] {
         guard lookUp, urls.count >= Self.parallelChunkMinimum else {
             return [planSlice(urls[...], lookUp: lookUp, seen: seen)]
         }
@@ -42,7 +42,7 @@ extension ImageLoader {
         return [first, await second]
     }
 
-    private func planSlice(_ urls: ArraySlice<String>, lookUp: Bool, seen: Set<MD5.Digest>) -> [PlannedURL] {
+    private func planSlice(_ urls: ArraySlice<String>, lookUp: Bool, seen: DigestSet) -> [PlannedURL] {
         var planned: [PlannedURL] = []
         planned.reserveCapacity(urls.count)
         var mine = Set<MD5.Digest>(minimumCapacity: urls.count)

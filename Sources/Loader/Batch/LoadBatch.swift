@@ -10,8 +10,9 @@ import Support
 /// Memory stays flat however long the list: URLs are read lazily, the batch
 /// runs at most `backlog` events ahead of the consumer (it waits for the
 /// consumer rather than buffering: `BatchChannel`), hosts' queues hold at
-/// most about `queueLimit` URLs (or `backlog`, if larger), and only the set of seen keys (16 bytes per
-/// distinct URL) and 8 bytes per distinct host grow.
+/// most about `queueLimit` URLs (or `backlog`, if larger), and only the set
+/// of seen keys (`DigestSet`: about 24 bytes per distinct URL) and 8 bytes
+/// per distinct host grow.
 ///
 /// `cancel()` stops the work but keeps the sequence going until every URL
 /// has its terminal event (in flight: `failure`/`cancelled`; not started:
@@ -206,7 +207,7 @@ extension ImageLoader {
     private func readURLs<URLs: URLChunkIterator>(_ urls: URLs, _ delivery: Delivery?, _ channel: BatchChannel,
                                                   _ dispatch: HostDispatch) async {
         var urls = urls
-        var seen = Set<MD5.Digest>()
+        var seen = DigestSet()
         do {
             while !channel.isAbandoned {
                 let room = await channel.waitForRoom()
@@ -225,7 +226,7 @@ extension ImageLoader {
                     swap(&planned, &parts[index])
                     planned.reverse()
                     while let item = planned.popLast() {
-                        guard seen.insert(item.identity).inserted else {
+                        guard seen.insert(item.identity) else {
                             duplicates += 1
                             continue
                         }
