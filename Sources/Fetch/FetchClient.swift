@@ -36,7 +36,8 @@ public final class FetchClient: Sendable {
     }
 
     /// Starts `request` without a Swift task, and calls `completion` exactly
-    /// once, never before this returns. When the first attempt answers 2xx
+    /// once, never from inside this call (it may run on the loop thread while
+    /// this call is still returning). When the first attempt answers 2xx
     /// or 304 (the common case), the body is handed to `sink` and
     /// `completion` runs on the transfer loop's thread: it must be quick and
     /// must never wait (it may start other fetches). Any other course (a

@@ -6,7 +6,9 @@ import Support
 /// is kept: the fetch then fails `.cancelled` at once (`register`).
 ///
 /// Lifetimes: the handle holds the running attempt's transfer (until the
-/// next one registers) or the task; neither holds the handle.
+/// next one registers) or the task. The transfer's completion closure holds
+/// the handle until the transfer is answered (`finish` drops the closure),
+/// which breaks that cycle.
 public final class FetchHandle: Sendable {
     private struct State {
         var cancelled = false
