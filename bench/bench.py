@@ -16,7 +16,7 @@ hosts with latency, connection limits and failures in a network namespace,
 asyncfetch beside curl, aria2c and img2dataset (--no-internet skips it,
 --internet-only runs it alone).
 """
-import argparse, os, shutil, socket, statistics, struct, subprocess, sys, time, zlib, random
+import argparse, os, resource, shutil, socket, statistics, struct, subprocess, sys, time, zlib, random
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -37,6 +37,9 @@ class Nginx:
         self.work = work
         os.makedirs(f"{work}/logs", exist_ok=True)
         self.port = free_port()
+        # Cached descriptors stay below half the open-file limit: a cache larger
+        # than the limit made nginx fail "Too many open files" on 100,000 files.
+        open_files = max(1000, min(30000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 2))
         conf = f"""
 worker_processes 1;
 daemon off;
@@ -49,7 +52,7 @@ http {{
     sendfile on;
     tcp_nopush on;
     keepalive_requests 1000000;
-    open_file_cache max=30000 inactive=60s;
+    open_file_cache max={open_files} inactive=60s;
     client_body_temp_path {work}/tmp; proxy_temp_path {work}/tmp; fastcgi_temp_path {work}/tmp;
     uwsgi_temp_path {work}/tmp; scgi_temp_path {work}/tmp;
     server {{ listen 127.0.0.1:{self.port} backlog=4096; root {root}; {extra} }}
