@@ -173,6 +173,9 @@ final class HostDispatch: Sendable {
 
     func failure(of host: HostKey) -> HostFailure? { state.withLock { $0.scheduler.failure(of: host) } }
 
+    /// Whether `host` has URLs waiting for a slot.
+    func hasQueued(_ host: HostKey) -> Bool { state.withLock { $0.scheduler.queued(on: host) > 0 } }
+
     // MARK: Reporting
 
     var counts: HostCounts { state.withLock { $0.scheduler.counts } }
