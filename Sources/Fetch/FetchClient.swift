@@ -3,7 +3,8 @@ import Support
 /// Runs HTTP transfers on libcurl transfer loops (threads with a multi
 /// handle each, one per core by default: `TransferLoops`), each awaited
 /// from a Swift task (`fetch`: cancelling the task aborts its transfer) or
-/// completed by a callback on the loop's thread (`start`, with a `FetchHandle`).
+/// completed by a callback on a completion worker (`start`, with a
+/// `FetchHandle`: `CompletionWorkers`, threads beside the loops).
 ///
 /// ```swift
 /// let client = FetchClient()
@@ -16,13 +17,19 @@ public final class FetchClient: Sendable {
     public let configuration: FetchConfiguration
     /// The transfer threads, each started on first use.
     private let loops: TransferLoops
+    /// The threads `start`'s completions run on, started with the first one.
+    private let workers: CompletionWorkers
 
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
+        workers = CompletionWorkers(count: configuration.completionWorkers)
     }
 
-    deinit { loops.shutdown() }
+    deinit {
+        loops.shutdown()
+        workers.shutdown()
+    }
 
     /// libcurl's version, e.g. "7.88.1".
     public static var curlVersion: String { CurlGlobal.version }
@@ -36,15 +43,27 @@ public final class FetchClient: Sendable {
     }
 
     /// Starts `request` without a Swift task, and calls `completion` exactly
-    /// once, never from inside this call (it may run on the loop thread while
+    /// once, never from inside this call (it may run on another thread while
     /// this call is still returning). When the first attempt answers 2xx
-    /// or 304 (the common case), the body is handed to `sink` and
-    /// `completion` runs on the transfer loop's thread: it must be quick and
-    /// must never wait (it may start other fetches). Any other course (a
-    /// retry, a resumed redirect chain, the gate's decision after a failure)
-    /// goes on on a Swift task exactly as `fetch` does, and `completion` runs
-    /// there. `handle.cancel()` stops it at any point, before it starts
-    /// included: it then fails `.cancelled`.
+    /// or 304 (the common case), the loop hands the rest to one of the
+    /// client's completion workers and goes back to its transfers: there the
+    /// body held in memory is handed to `sink` and `completion` runs, not on
+    /// the loop's thread (only if no worker thread could be started at all).
+    /// It may do file work and start other
+    /// fetches, but should not wait long: the worker's later jobs wait
+    /// behind it (`CompletionWorkers`). Any other course (a retry, a resumed
+    /// redirect chain, the gate's decision after a failure) goes on on a
+    /// Swift task exactly as `fetch` does, and `completion` runs there.
+    /// `handle.cancel()` stops it at any point, before it starts included:
+    /// it then fails `.cancelled`; once the transfer is done (its completion
+    /// queued on a worker), the cancel is too late and the completion runs
+    /// with the answer.
+    ///
+    /// Memory: a finished transfer waiting for its worker holds its body if
+    /// it was held in memory (at most `Defaults.bufferedBodyLimit`). The
+    /// engine does not bound how many wait: the caller does, by the fetches
+    /// it lets run until their completions have run. A batch gives a load's
+    /// slot back in its completion, so at most `--jobs` bodies wait.
     public func start(_ request: FetchRequest, into sink: BodySink, handle: FetchHandle,
                       completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
         let attempts: FetchAttempts
@@ -62,9 +81,12 @@ public final class FetchClient: Sendable {
             switch attempts.next(after: outcome) {
             case .deliver(let response, let count, let before, let resumedAt):
                 request.gate?.answered(status: response.status)
-                completion(Result { () throws(FetchError) in
-                    try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before, resumedAt: resumedAt)
-                })
+                workers.run {
+                    completion(Result { () throws(FetchError) in
+                        try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before,
+                                         resumedAt: resumedAt)
+                    })
+                }
             case .fail(let error):
                 // Cancelled: maybe answered inside `submit`, before `start` returned.
                 handle.continueOnTask { completion(.failure(error)) }
@@ -157,8 +179,9 @@ public final class FetchClient: Sendable {
 
     private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
 
-    /// Completes a successful attempt on the awaiting task: hands a body the
-    /// loop held in memory to the sink, parses headers, redacts URLs.
+    /// Completes a successful attempt off the loop (on the awaiting task or a
+    /// completion worker): hands a body the loop held in memory to the sink,
+    /// parses headers, redacts URLs.
     private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
                                 attempts: Int, redirectsBefore: Int, resumedAt: String) throws(FetchError) -> FetchResponse {
         let headers = HTTPHeaders(parsing: response.rawHeaders)

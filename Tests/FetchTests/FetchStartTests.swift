@@ -16,6 +16,14 @@ import TestSupport
         let result: Result<FetchResponse, FetchError>
         /// The completion ran inside a Swift task.
         let onTask: Bool
+        /// The name of the thread it ran on.
+        let thread: String
+    }
+
+    /// The calling thread's name (`top -H` shows it).
+    static func currentThreadName() -> String {
+        let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+        return comm.trimmingCharacters(in: .newlines)
     }
 
     /// Starts `url` and waits for its one completion (and fails on a second).
@@ -29,7 +37,7 @@ import TestSupport
                     count += 1
                     return count == 1
                 }
-                if first { continuation.resume(returning: Completed(result: result, onTask: onTask)) }
+                if first { continuation.resume(returning: Completed(result: result, onTask: onTask, thread: currentThreadName())) }
             }
             afterStart()
         }
@@ -37,7 +45,7 @@ import TestSupport
         return (completed, calls.withLock { $0 })
     }
 
-    @Test func aFirstAnswerCompletesOnTheTransferThreadWithTheBodyInTheSink() async throws {
+    @Test func aFirstAnswerCompletesOnACompletionWorkerWithTheBodyInTheSink() async throws {
         let server = try ScriptedServer()
         server.route("/a.png", .ok(Self.png))
         let temp = try TempDirectory(prefix: "asyncfetch-start")
@@ -47,7 +55,8 @@ import TestSupport
         let response = try completed.result.get()
         #expect(response.status == 200)
         #expect(response.attempts == 1)
-        #expect(!completed.onTask, "a first answer completes on the transfer loop's thread, not on a task")
+        #expect(!completed.onTask, "a first answer completes on a completion worker, not on a task")
+        #expect(completed.thread.hasPrefix("cache-worker-"), "ran on \(completed.thread), not a completion worker")
         #expect(calls == 1)
         try sink.close()
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.path))) == Self.png)
@@ -121,5 +130,77 @@ import TestSupport
         #expect(error.kind == .cancelled)
         #expect(calls == 1)
         #expect(monotonicSeconds() - started < 5, "the cancel stops the transfer, not the server's 10 s")
+    }
+
+    /// A sink whose first `write` blocks until `release` (or `limit` seconds), as a slow disk would.
+    final class BlockingSink: BodySink, @unchecked Sendable {
+        private let released = Locked(false)
+        let entered = Locked(false)
+        let limit: Double
+
+        init(limit: Double) { self.limit = limit }
+
+        func release() { released.withLock { $0 = true } }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            entered.withLock { $0 = true }
+            let deadline = monotonicSeconds() + limit
+            while !released.withLock({ $0 }) && monotonicSeconds() < deadline { usleep(1000) }
+        }
+
+        func reset() throws {}
+    }
+
+    @Test func aCompletionThatBlocksDoesNotHoldTheOtherTransfersOfItsLoop() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow-disk.png", .ok(Self.png))
+        server.route("/b.png", .ok(Self.png))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 1   // both transfers on one loop, as one host's are
+        configuration.completionWorkers = 2
+        let client = FetchClient(configuration: configuration)
+        let blocking = BlockingSink(limit: 8)
+        defer { blocking.release() }
+        let first = Task { await Self.start(client, server.url("/slow-disk.png"), into: blocking) }
+        #expect(await eventually(within: 5) { blocking.entered.withLock { $0 } }, "the first body never reached its sink")
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try FileSink(path: temp.file("b"))
+        defer { sink.remove() }
+        let started = monotonicSeconds()
+        // While the first completion is still blocked in its sink, the loop runs the second transfer to its end.
+        let (second, calls) = await Self.start(client, server.url("/b.png"), into: sink)
+        let seconds = monotonicSeconds() - started
+        #expect(try second.result.get().status == 200)
+        #expect(calls == 1)
+        #expect(seconds < 4, "the second transfer waited \(seconds) s for the first one's sink")
+        blocking.release()
+        let (firstCompleted, firstCalls) = await first.value
+        #expect(try firstCompleted.result.get().status == 200)
+        #expect(firstCalls == 1)
+    }
+
+    @Test func aClientLetGoOfWhileItsFetchesRunStillCompletesEachOnce() async throws {
+        let server = try ScriptedServer()
+        for index in 0..<16 { server.route("/\(index).png", .ok(Self.png)) }
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let calls = Locked([Int](repeating: 0, count: 16))
+        let statuses = Locked([Int](repeating: 0, count: 16))
+        var sinks: [FileSink] = []
+        for index in 0..<16 { sinks.append(try FileSink(path: temp.file("\(index)"))) }
+        defer { for sink in sinks { sink.remove() } }
+        do {
+            // Only the fetches hold the client: the last completion lets it go, on a worker thread.
+            let client = FetchClient()
+            for index in 0..<16 {
+                client.start(FetchRequest(url: server.url("/\(index).png")), into: sinks[index], handle: FetchHandle()) { result in
+                    calls.withLock { $0[index] += 1 }
+                    statuses.withLock { $0[index] = (try? result.get().status) ?? -1 }
+                }
+            }
+        }
+        #expect(await eventually(within: 10) { calls.withLock { $0.allSatisfy { $0 >= 1 } } })
+        try? await Task.sleep(nanoseconds: 100_000_000)   // a second completion would come by now
+        #expect(calls.withLock { $0 } == Array(repeating: 1, count: 16))
+        #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
     }
 }

@@ -15,7 +15,8 @@ enum AttemptOutcome: Sendable {
 }
 
 /// A finished attempt, raw: the loop thread only copies bytes out of libcurl;
-/// the awaiting task parses the header block and redacts URLs (off the loop thread).
+/// the awaiting task or a completion worker parses the header block and
+/// redacts URLs (off the loop thread).
 struct AttemptResponse: Sendable {
     let status: Int
     /// The last response's header lines, exactly as received.
@@ -67,9 +68,10 @@ struct TransferSpec: Sendable {
 /// inside `curl_multi_perform` while the handle is added.
 ///
 /// Bodies: the first `Defaults.bufferedBodyLimit` bytes of a 2xx body are
-/// kept in `bufferedBody`; a body that fits is handed to the sink by the
-/// awaiting task after the transfer, so that small files cost the loop
-/// thread one copy instead of a write and whatever the sink does (hashing).
+/// kept in `bufferedBody`; a body that fits is handed to the sink after the
+/// transfer, off the loop (by the awaiting task or a completion worker), so
+/// that small files cost the loop thread one copy instead of a write and
+/// whatever the sink does (hashing).
 /// A larger body is flushed and then streamed from the loop thread, so
 /// memory stays flat however large it is.
 final class CurlTransfer: @unchecked Sendable {
