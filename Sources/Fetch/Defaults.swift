@@ -104,6 +104,11 @@ public enum Defaults {
     public static let completionWorkers: Int = min(maxCompletionWorkers, max(1, ccurl_usable_cores()))
     /// The most completion workers a client starts, whatever the configuration asks.
     public static let maxCompletionWorkers = 8
+    /// Buffers a large body streamed by `FetchClient.start` may have on their
+    /// way to its completion worker (`StreamHandoff`), each one chunk of at
+    /// most `receiveBufferSize`: past them the transfer pauses until the
+    /// worker gives one back. Memory per such transfer: this times 64 KiB.
+    public static let streamBuffers = 3
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000
