@@ -86,6 +86,9 @@ public enum Defaults {
     /// one of 512 made 597 and took 30 % less CPU. At most a quarter of the
     /// process's open-file limit (`TransferLoops.connectionCache`).
     public static let idleConnections = 512
+    /// Seconds a transfer loop trusts a DNS answer (libcurl's own default;
+    /// see `DNSCacheExpiry` for how its cache is pruned without a walk per transfer).
+    public static let dnsAnswerLifetime = 60
     /// Transfer loops of a `FetchClient` (`FetchConfiguration.transferLoops`):
     /// one per core the process may run on (its CPU affinity, so a cpuset or
     /// `taskset` counts), each a thread with its own multi handle, so

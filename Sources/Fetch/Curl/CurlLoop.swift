@@ -69,6 +69,7 @@ final class CurlLoop: @unchecked Sendable {
     /// on a connection of its own, and the host's later transfers do not
     /// wait: its URLs fail after two connect timeouts, not one per URL.
     private var unconnectedHosts: Set<Substring> = []
+    private var dnsExpiry = DNSCacheExpiry(lifetime: Defaults.dnsAnswerLifetime, now: monotonicSeconds())
     private var thread = pthread_t()
     private var threadStarted = false
 
@@ -250,6 +251,12 @@ final class CurlLoop: @unchecked Sendable {
             }
         }
         let wait = Self.multiplexingHost(transfer.spec.url).map { !unconnectedHosts.contains($0) } ?? false
+        if let failure = easy.setConnectionPolicy(dnsCacheTimeout: dnsExpiry.timeout(now: monotonicSeconds()),
+                                                  keepConnection: transfer.spec.gate?.keepsConnection() ?? true) {
+            release(easy, from: transfer)
+            transfer.finish(.failure(failure.error(url: transfer.spec.url)))
+            return
+        }
         if let error = transfer.attach(easy, waitForMultiplexing: wait) {
             release(easy, from: transfer)
             transfer.finish(.failure(error))
@@ -300,6 +307,7 @@ final class CurlLoop: @unchecked Sendable {
             let outcome = transfer.outcome(code: message.result, easy: easy)
             if let host = noteConnection(transfer.spec.url, code: message.result, easy: easy) { failedHosts.insert(host) }
             _ = curl_multi_remove_handle(multi, handle)
+            if easy.dnsCacheTimeout != -1 { dnsExpiry.ended(timeout: easy.dnsCacheTimeout, now: monotonicSeconds()) }
             release(easy, from: transfer)
             transfer.finish(outcome)
         }
