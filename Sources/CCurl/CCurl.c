@@ -49,6 +49,7 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(CURL *, curl_easy_init, (void)) \
     X(void, curl_easy_cleanup, (CURL *h)) \
     X(void, curl_easy_reset, (CURL *h)) \
+    X(CURLcode, curl_easy_pause, (CURL *h, int bitmask)) \
     X(const char *, curl_easy_strerror, (CURLcode c)) \
     X(CURLM *, curl_multi_init, (void)) \
     X(CURLMcode, curl_multi_cleanup, (CURLM *m)) \
@@ -100,6 +101,7 @@ const char *ccurl_version(void) {
 CURL *curl_easy_init(void) { return p_curl_easy_init(); }
 void curl_easy_cleanup(CURL *h) { p_curl_easy_cleanup(h); }
 void curl_easy_reset(CURL *h) { p_curl_easy_reset(h); }
+CURLcode curl_easy_pause(CURL *h, int bitmask) { return p_curl_easy_pause(h, bitmask); }
 const char *curl_easy_strerror(CURLcode c) { return loaded ? p_curl_easy_strerror(c) : "libcurl not loaded"; }
 CURLM *curl_multi_init(void) { return p_curl_multi_init(); }
 CURLMcode curl_multi_cleanup(CURLM *m) { return p_curl_multi_cleanup(m); }

@@ -9,10 +9,11 @@ import func Support.writeAll
 /// whole in memory.
 ///
 /// Threading: the engine calls a sink one call at a time, only between
-/// `fetch` being called and it returning: from its transfer loop thread while
-/// a large body streams, or from the awaiting task for a body small enough to
-/// be held in memory (`Defaults.bufferedBodyLimit`), never both at once. A
-/// sink must not be shared between concurrent fetches.
+/// `fetch` (or `start`) being called and it returning (or completing): from
+/// its transfer loop thread while a large body streams, or, for a body small
+/// enough to be held in memory (`Defaults.bufferedBodyLimit`), from the
+/// awaiting task (`fetch`) or a completion worker (`start`), never two at
+/// once. A sink must not be shared between concurrent fetches.
 public protocol BodySink: AnyObject, Sendable {
     /// Called once per attempt with a 2xx response's status and headers,
     /// before its first `write` (on whichever thread then writes). Throwing

@@ -63,9 +63,10 @@ public enum Defaults {
     /// libcurl's receive buffer per transfer (CURLOPT_BUFFERSIZE): fewer,
     /// larger write callbacks for big bodies.
     public static let receiveBufferSize = 64 * 1024
-    /// A 2xx body up to this size is held in memory and handed to the sink by
-    /// the awaiting task, off the transfer thread; a larger one streams.
-    /// Memory held at most: this times the concurrent transfers.
+    /// A 2xx body up to this size is held in memory and handed to the sink
+    /// off the transfer thread (by the awaiting task, or a completion worker
+    /// for `FetchClient.start`); a larger one streams. Memory held at most:
+    /// this times the fetches started whose completion has not run.
     public static let bufferedBodyLimit = 64 * 1024
     /// The system's CA bundle, one file (Debian's `ca-certificates`): the CA
     /// store is built from it once per transfer loop, not once per connection.
@@ -102,6 +103,20 @@ public enum Defaults {
     public static let transferLoops: Int = min(maxTransferLoops, max(1, ccurl_usable_cores()))
     /// The most transfer loops a client starts, whatever the configuration asks.
     public static let maxTransferLoops = 8
+    /// Completion workers of a `FetchClient` (`FetchConfiguration.completionWorkers`):
+    /// one per core the process may run on, threads "cache-worker-N" that
+    /// run a finished transfer's file work (its body handed to the sink, the
+    /// caller's completion: for a cache load the validation, commit and
+    /// result) off the transfer loop, which a busy host keeps to itself
+    /// (issue 22). At most `maxCompletionWorkers`.
+    public static let completionWorkers: Int = min(maxCompletionWorkers, max(1, ccurl_usable_cores()))
+    /// The most completion workers a client starts, whatever the configuration asks.
+    public static let maxCompletionWorkers = 8
+    /// Buffers a large body streamed by `FetchClient.start` may have on their
+    /// way to its completion worker (`StreamHandoff`), each one chunk of at
+    /// most `receiveBufferSize`: past them the transfer pauses until the
+    /// worker gives one back. Memory per such transfer: this times 64 KiB.
+    public static let streamBuffers = 3
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000

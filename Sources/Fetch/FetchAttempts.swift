@@ -1,8 +1,8 @@
 /// One fetch's attempts as a state machine with no clock, no threads and no
 /// I/O: after each attempt's outcome it says what to do next, and the owner
 /// does it (`FetchClient.fetch`'s loop on a Swift task, or `FetchClient.start`'s
-/// callback on the transfer loop's thread, which hands anything but a first
-/// answer to that same loop). One copy of the rules: retries by the
+/// callback on the transfer loop's thread, which hands a first answer to a
+/// completion worker and anything else to a Swift task). One copy of the rules: retries by the
 /// `RetryPolicy` or the gate's verdict, redirect chains resumed after a
 /// connection died, and the attempt counts a response reports.
 struct FetchAttempts: Sendable {

@@ -3,7 +3,8 @@ import Support
 /// Runs HTTP transfers on libcurl transfer loops (threads with a multi
 /// handle each, one per core by default: `TransferLoops`), each awaited
 /// from a Swift task (`fetch`: cancelling the task aborts its transfer) or
-/// completed by a callback on the loop's thread (`start`, with a `FetchHandle`).
+/// completed by a callback on a completion worker (`start`, with a
+/// `FetchHandle`: `CompletionWorkers`, threads beside the loops).
 ///
 /// ```swift
 /// let client = FetchClient()
@@ -14,7 +15,8 @@ import Support
 /// Every error thrown is a `FetchError`.
 public final class FetchClient: Sendable {
     public let configuration: FetchConfiguration
-    /// The transfer threads, each started on first use.
+    /// The transfer threads, each started on first use, and the completion
+    /// workers beside them (`loops.workers`).
     private let loops: TransferLoops
 
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
@@ -36,21 +38,33 @@ public final class FetchClient: Sendable {
     }
 
     /// Starts `request` without a Swift task, and calls `completion` exactly
-    /// once, never from inside this call (it may run on the loop thread while
+    /// once, never from inside this call (it may run on another thread while
     /// this call is still returning). When the first attempt answers 2xx
-    /// or 304 (the common case), the body is handed to `sink` and
-    /// `completion` runs on the transfer loop's thread: it must be quick and
-    /// must never wait (it may start other fetches). Any other course (a
-    /// retry, a resumed redirect chain, the gate's decision after a failure)
-    /// goes on on a Swift task exactly as `fetch` does, and `completion` runs
-    /// there. `handle.cancel()` stops it at any point, before it starts
-    /// included: it then fails `.cancelled`.
+    /// or 304 (the common case), the loop hands the rest to one of the
+    /// client's completion workers and goes back to its transfers: there the
+    /// body held in memory is handed to `sink` and `completion` runs, not on
+    /// the loop's thread (only if no worker thread could be started at all).
+    /// It may do file work and start other
+    /// fetches, but should not wait long: the worker's later jobs wait
+    /// behind it (`CompletionWorkers`). Any other course (a retry, a resumed
+    /// redirect chain, the gate's decision after a failure) goes on on a
+    /// Swift task exactly as `fetch` does, and `completion` runs there.
+    /// `handle.cancel()` stops it at any point, before it starts included:
+    /// it then fails `.cancelled`; once the transfer is done (its completion
+    /// queued on a worker), the cancel is too late and the completion runs
+    /// with the answer.
+    ///
+    /// Memory: a finished transfer waiting for its worker holds its body if
+    /// it was held in memory (at most `Defaults.bufferedBodyLimit`). The
+    /// engine does not bound how many wait: the caller does, by the fetches
+    /// it lets run until their completions have run. A batch gives a load's
+    /// slot back in its completion, so at most `--jobs` bodies wait.
     public func start(_ request: FetchRequest, into sink: BodySink, handle: FetchHandle,
                       completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
         let attempts: FetchAttempts
         let transfer: CurlTransfer
         do throws(FetchError) {
-            attempts = try prepare(request, into: sink)
+            attempts = try prepare(request, into: sink, streamsOnWorker: true)
             guard case .attempt(let spec, _, _) = attempts.start() else { return }
             do { transfer = try loops.makeTransfer(spec) } catch { throw attempts.beforeAttempt(error) }
         } catch {
@@ -62,9 +76,14 @@ public final class FetchClient: Sendable {
             switch attempts.next(after: outcome) {
             case .deliver(let response, let count, let before, let resumedAt):
                 request.gate?.answered(status: response.status)
-                completion(Result { () throws(FetchError) in
-                    try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before, resumedAt: resumedAt)
-                })
+                let deliver: @Sendable () -> Void = {
+                    completion(Result { () throws(FetchError) in
+                        try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before,
+                                         resumedAt: resumedAt)
+                    })
+                }
+                // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
+                if transfer.handoff != nil { deliver() } else { loops.workers.run(deliver) }
             case .fail(let error):
                 // Cancelled: maybe answered inside `submit`, before `start` returned.
                 handle.continueOnTask { completion(.failure(error)) }
@@ -90,7 +109,7 @@ public final class FetchClient: Sendable {
     }
 
     /// The state machine of a new fetch's attempts.
-    private func prepare(_ request: FetchRequest, into sink: BodySink) throws(FetchError) -> FetchAttempts {
+    private func prepare(_ request: FetchRequest, into sink: BodySink, streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
         try Self.validate(request.url)
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
@@ -98,7 +117,7 @@ public final class FetchClient: Sendable {
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
-                                     gate: request.gate)
+                                     gate: request.gate, streamsOnWorker: streamsOnWorker)
         return FetchAttempts(url: request.url, firstSpec: firstSpec, lines: lines, policy: policy,
                              maxRedirects: configuration.maxRedirects)
     }
@@ -157,8 +176,9 @@ public final class FetchClient: Sendable {
 
     private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
 
-    /// Completes a successful attempt on the awaiting task: hands a body the
-    /// loop held in memory to the sink, parses headers, redacts URLs.
+    /// Completes a successful attempt off the loop (on the awaiting task or a
+    /// completion worker): hands a body the loop held in memory to the sink,
+    /// parses headers, redacts URLs.
     private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
                                 attempts: Int, redirectsBefore: Int, resumedAt: String) throws(FetchError) -> FetchResponse {
         let headers = HTTPHeaders(parsing: response.rawHeaders)

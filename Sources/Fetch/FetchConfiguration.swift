@@ -28,6 +28,11 @@ public struct FetchConfiguration: Sendable {
     /// mean 1, above `Defaults.maxTransferLoops` that many. A loop starts
     /// when a transfer is first placed on it (see `TransferLoops`).
     public var transferLoops: Int = Defaults.transferLoops
+    /// Threads that run `FetchClient.start`'s completions off the transfer
+    /// loops (`Defaults.completionWorkers`: one per core). Values below 1
+    /// mean 1, above `Defaults.maxCompletionWorkers` that many. They start
+    /// with the first completion (see `CompletionWorkers`).
+    public var completionWorkers: Int = Defaults.completionWorkers
     /// Extra CA bundle (`--cacert`).
     public var caFile: String?
     /// The system's CA bundle, trusted besides `caFile` (nil or missing:

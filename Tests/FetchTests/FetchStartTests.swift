@@ -16,6 +16,16 @@ import TestSupport
         let result: Result<FetchResponse, FetchError>
         /// The completion ran inside a Swift task.
         let onTask: Bool
+        /// The name of the thread it ran on.
+        let thread: String
+        /// When it ran (`monotonicSeconds`).
+        let at: Double
+    }
+
+    /// The calling thread's name (`top -H` shows it).
+    static func currentThreadName() -> String {
+        let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+        return comm.trimmingCharacters(in: .newlines)
     }
 
     /// Starts `url` and waits for its one completion (and fails on a second).
@@ -29,7 +39,8 @@ import TestSupport
                     count += 1
                     return count == 1
                 }
-                if first { continuation.resume(returning: Completed(result: result, onTask: onTask)) }
+                if first { continuation.resume(returning: Completed(result: result, onTask: onTask, thread: currentThreadName(),
+                                                                     at: monotonicSeconds())) }
             }
             afterStart()
         }
@@ -37,7 +48,7 @@ import TestSupport
         return (completed, calls.withLock { $0 })
     }
 
-    @Test func aFirstAnswerCompletesOnTheTransferThreadWithTheBodyInTheSink() async throws {
+    @Test func aFirstAnswerCompletesOnACompletionWorkerWithTheBodyInTheSink() async throws {
         let server = try ScriptedServer()
         server.route("/a.png", .ok(Self.png))
         let temp = try TempDirectory(prefix: "asyncfetch-start")
@@ -47,7 +58,8 @@ import TestSupport
         let response = try completed.result.get()
         #expect(response.status == 200)
         #expect(response.attempts == 1)
-        #expect(!completed.onTask, "a first answer completes on the transfer loop's thread, not on a task")
+        #expect(!completed.onTask, "a first answer completes on a completion worker, not on a task")
+        #expect(completed.thread.hasPrefix("cache-worker-"), "ran on \(completed.thread), not a completion worker")
         #expect(calls == 1)
         try sink.close()
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.path))) == Self.png)
@@ -121,5 +133,204 @@ import TestSupport
         #expect(error.kind == .cancelled)
         #expect(calls == 1)
         #expect(monotonicSeconds() - started < 5, "the cancel stops the transfer, not the server's 10 s")
+    }
+
+    /// A sink whose first `write` blocks until `release` (or `limit` seconds), as a slow disk would.
+    final class BlockingSink: BodySink, @unchecked Sendable {
+        private let released = Locked(false)
+        let entered = Locked(false)
+        let limit: Double
+
+        init(limit: Double) { self.limit = limit }
+
+        func release() { released.withLock { $0 = true } }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            entered.withLock { $0 = true }
+            let deadline = monotonicSeconds() + limit
+            while !released.withLock({ $0 }) && monotonicSeconds() < deadline { usleep(1000) }
+        }
+
+        func reset() throws {}
+    }
+
+    @Test func aCompletionThatBlocksDoesNotHoldTheOtherTransfersOfItsLoop() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow-disk.png", .ok(Self.png))
+        server.route("/b.png", .ok(Self.png))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 1   // both transfers on one loop, as one host's are
+        configuration.completionWorkers = 2
+        let client = FetchClient(configuration: configuration)
+        let blocking = BlockingSink(limit: 8)
+        defer { blocking.release() }
+        let first = Task { await Self.start(client, server.url("/slow-disk.png"), into: blocking) }
+        #expect(await eventually(within: 5) { blocking.entered.withLock { $0 } }, "the first body never reached its sink")
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try FileSink(path: temp.file("b"))
+        defer { sink.remove() }
+        let started = monotonicSeconds()
+        // While the first completion is still blocked in its sink, the loop runs the second transfer to its end.
+        let (second, calls) = await Self.start(client, server.url("/b.png"), into: sink)
+        let seconds = monotonicSeconds() - started
+        #expect(try second.result.get().status == 200)
+        #expect(calls == 1)
+        #expect(seconds < 4, "the second transfer waited \(seconds) s for the first one's sink")
+        blocking.release()
+        let (firstCompleted, firstCalls) = await first.value
+        #expect(try firstCompleted.result.get().status == 200)
+        #expect(firstCalls == 1)
+    }
+
+    @Test func aClientLetGoOfWhileItsFetchesRunStillCompletesEachOnce() async throws {
+        let server = try ScriptedServer()
+        for index in 0..<16 { server.route("/\(index).png", .ok(Self.png)) }
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let calls = Locked([Int](repeating: 0, count: 16))
+        let statuses = Locked([Int](repeating: 0, count: 16))
+        var sinks: [FileSink] = []
+        for index in 0..<16 { sinks.append(try FileSink(path: temp.file("\(index)"))) }
+        defer { for sink in sinks { sink.remove() } }
+        do {
+            // Only the fetches hold the client: the last completion lets it go, on a worker thread.
+            let client = FetchClient()
+            for index in 0..<16 {
+                client.start(FetchRequest(url: server.url("/\(index).png")), into: sinks[index], handle: FetchHandle()) { result in
+                    calls.withLock { $0[index] += 1 }
+                    statuses.withLock { $0[index] = (try? result.get().status) ?? -1 }
+                }
+            }
+        }
+        #expect(await eventually(within: 10) { calls.withLock { $0.allSatisfy { $0 >= 1 } } })
+        try? await Task.sleep(nanoseconds: 100_000_000)   // a second completion would come by now
+        #expect(calls.withLock { $0 } == Array(repeating: 1, count: 16))
+        #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
+    }
+
+    /// A file sink that notes the threads it is written from, and can be slow or refuse a write.
+    final class WatchedSink: BodySink, @unchecked Sendable {
+        let file: FileSink
+        let writeDelay: useconds_t
+        let failAtWrite: Int?
+        let seen = Locked((threads: Set<String>(), writes: 0))
+
+        init(path: String, writeDelay: useconds_t = 0, failAtWrite: Int? = nil) throws {
+            file = try FileSink(path: path)
+            self.writeDelay = writeDelay
+            self.failAtWrite = failAtWrite
+        }
+
+        struct Refused: Error, CustomStringConvertible {
+            var description: String { "the disk refused it" }
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            let count = seen.withLock { seen -> Int in
+                seen.threads.insert(FetchStartTests.currentThreadName())
+                seen.writes += 1
+                return seen.writes
+            }
+            if count == failAtWrite { throw Refused() }
+            if writeDelay > 0 { usleep(writeDelay) }
+            try file.write(bytes)
+        }
+
+        func reset() throws { try file.reset() }
+    }
+
+    static let large = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+
+    @Test func aLargeBodyStreamsToACompletionWorkerInOrder() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"))
+        defer { sink.file.remove() }
+        let (completed, calls) = await Self.start(FetchClient(), server.url("/large.png"), into: sink)
+        #expect(try completed.result.get().bodyBytes == Int64(Self.large.count))
+        #expect(calls == 1)
+        #expect(completed.thread.hasPrefix("cache-worker-"))
+        let threads = sink.seen.withLock { $0.threads }
+        #expect(threads.count == 1 && threads.allSatisfy { $0.hasPrefix("cache-worker-") },
+                "every write on the transfer's one worker, none on the loop: \(threads)")
+        try sink.file.close()
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.file.path))) == Self.large)
+    }
+
+    @Test func aSlowSinkPausesTheTransferAndGetsEveryByteInOrder() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        server.route("/small.png", .ok(Self.png))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 1
+        let client = FetchClient(configuration: configuration)
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"), writeDelay: 2_000)   // 2 ms a write: far slower than loopback
+        defer { sink.file.remove() }
+        let large = Task { await Self.start(client, server.url("/large.png"), into: sink) }
+        // Meanwhile the loop is free: a small fetch on it completes long before the slow body.
+        let smallSink = try FileSink(path: temp.file("small"))
+        defer { smallSink.remove() }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        let (small, _) = await Self.start(client, server.url("/small.png"), into: smallSink)
+        #expect(try small.result.get().status == 200)
+        let (completed, calls) = await large.value
+        #expect(try completed.result.get().bodyBytes == Int64(Self.large.count))
+        #expect(calls == 1)
+        #expect(sink.seen.withLock { $0.writes } > 8, "the body came in many chunks")
+        try sink.file.close()
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.file.path))) == Self.large)
+    }
+
+    @Test func aSinkThatRefusesAStreamedWriteFailsTheFetchWithItsReason() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"), failAtWrite: 3)
+        defer { sink.file.remove() }
+        let (completed, calls) = await Self.start(FetchClient(), server.url("/large.png"), into: sink)
+        guard case .failure(let error) = completed.result else { Issue.record("a refused write succeeded"); return }
+        #expect(error.kind == .io)
+        #expect(error.detail == "the disk refused it", "\(error)")
+        #expect(calls == 1)
+        #expect(sink.seen.withLock { $0.writes } == 3, "no write after the refused one")
+    }
+
+    @Test func aStreamedBodyPastMaxSizeFailsTooLarge() async throws {
+        let server = try ScriptedServer()
+        var response = ScriptedResponse.ok(Self.large)
+        response.omitContentLength = true   // found out while streaming, not from the header
+        response.closeConnection = true
+        server.route("/large.png", response)
+        var configuration = FetchConfiguration()
+        configuration.maxSize = 1 << 20
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"))
+        defer { sink.file.remove() }
+        let (completed, calls) = await Self.start(FetchClient(configuration: configuration), server.url("/large.png"), into: sink)
+        guard case .failure(let error) = completed.result else { Issue.record("a body past --max-size succeeded"); return }
+        #expect(error.kind == .tooLarge)
+        #expect(calls == 1)
+        #expect(sink.file.bytesWritten <= 1 << 20)
+    }
+
+    @Test func cancellingAPausedLargeTransferEndsItAtOnce() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"), writeDelay: 20_000)   // 20 ms a write: paused most of the time
+        defer { sink.file.remove() }
+        let handle = FetchHandle()
+        let canceller = Task {
+            try? await Task.sleep(nanoseconds: 150_000_000)
+            handle.cancel()
+            return monotonicSeconds()
+        }
+        let (completed, calls) = await Self.start(FetchClient(), server.url("/large.png"), into: sink, handle: handle)
+        let cancelled = await canceller.value
+        guard case .failure(let error) = completed.result else { Issue.record("a cancelled fetch succeeded"); return }
+        #expect(error.kind == .cancelled)
+        #expect(calls == 1)
+        #expect(completed.at - cancelled < 0.1, "answered after the writes already queued (at most 3 × 20 ms), not the body's")
     }
 }

@@ -2,13 +2,17 @@ import Fetch
 import Support
 
 /// A batch's network loads without a Swift task each (issue 22 item 2):
-/// each starts with `ImageLoader.startNetwork`, and its end — for a small
-/// transfer answered at the first attempt, on the transfer loop's thread
-/// that finished it — reports the URL to the channel (not urgent: the
-/// consumer is woken once per run of results), gives the slot back, and
-/// starts right there the loads that slot let the scheduler start. Only
-/// loads started by other events (new URLs, a pause's end) go through the
-/// batch's main loop.
+/// each starts with `ImageLoader.startNetwork`, and its end — for a
+/// transfer answered at the first attempt, on the fetch client's completion
+/// worker that took it from its loop — reports the URL to the channel (not
+/// urgent: the consumer is woken once per run of results), gives the slot
+/// back, and starts right there the loads that slot let the scheduler
+/// start. Only loads started by other events (new URLs, a pause's end) go
+/// through the batch's main loop.
+///
+/// Memory: a load's slot comes back only when its end has run, so at most
+/// `--jobs` finished transfers (each holding a body of at most
+/// `Defaults.bufferedBodyLimit`) wait for a completion worker.
 ///
 /// Cancellation: holds each running load's `FetchHandle`; `cancel()`
 /// cancels them all, and a load started later is cancelled at once. Each

@@ -17,10 +17,11 @@ import ImageFormats
 /// instead, so that `-o` and `--output-dir` still get it.
 ///
 /// Threading: the fetch engine calls `begin`/`write`/`reset` from its loop
-/// thread or from the awaiting task, never both at once, and only while
-/// `fetch` runs; `received`, `keepPartial` and `abandon` are called after
-/// it, by the awaiting task or by `FetchClient.start`'s completion (on the
-/// loop thread that finished the transfer).
+/// thread, from the awaiting task or from a completion worker, one at a
+/// time, and only while the fetch runs; `received`, `keepPartial` and
+/// `abandon` are called after it, by the awaiting task or by
+/// `FetchClient.start`'s completion (on the completion worker that
+/// finished the transfer).
 final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     private let key: String

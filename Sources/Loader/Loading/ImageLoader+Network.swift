@@ -31,11 +31,12 @@ extension ImageLoader {
 
     /// `network` without a Swift task (the batch's way, issue 22): the
     /// transfer starts now, and `completion` runs once with the phase. For a
-    /// first attempt answered 2xx or 304 it runs on the transfer loop's
-    /// thread, which then also validates, commits and builds the result
-    /// (`complete`); anything rarer goes on on a Swift task (`FetchClient.start`),
-    /// a load asked again (`NetworkEnd.again`) through `network` itself.
-    /// Not for `--decode` (never decoded on a loop thread) nor the remote tier.
+    /// first attempt answered 2xx or 304 it runs on the client's completion
+    /// worker that takes the transfer from its loop, which then also
+    /// validates, commits and builds the result (`complete`); anything rarer
+    /// goes on on a Swift task (`FetchClient.start`), a load asked again
+    /// (`NetworkEnd.again`) through `network` itself. Not for `--decode`
+    /// (decoded on the cooperative pool) nor the remote tier.
     func startNetwork(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)?,
                       handle: FetchHandle, completion: @escaping @Sendable (Phase) -> Void) {
         let exchange = NetworkExchange(self, url: url, key: key, entry: entry, gate: gate)
@@ -181,7 +182,7 @@ extension ImageLoader {
         if options.decode, let format = info?.format, structure != nil {
             // SPEC §5 (--decode): every pixel decoded before the body is published, so a
             // refused body never reaches the cache. This runs on the cooperative pool (the
-            // task that awaited the transfer), never on a transfer loop's thread: a batch
+            // task that awaited the transfer), never on a fetch engine's thread: a batch
             // with --decode loads through `network`, not `startNetwork`.
             let verdict = ImageDecoding.decode(path: writer.readablePath, format: format)
             if let refusal = verdict.refusal {

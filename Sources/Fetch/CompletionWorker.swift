@@ -1,0 +1,90 @@
+import CCurl
+import Support
+import Synchronization
+
+/// One thread, "cache-worker-N", that runs in order the work transfer loops
+/// hand it: a finished transfer's completion (the body handed to its sink,
+/// then the caller's completion, which for a cache load validates, commits
+/// and reports). One of a client's `CompletionWorkers`.
+///
+/// Feeding: `run` appends to a queue under the lock and wakes the thread
+/// only if it sleeps; the thread takes the whole queue at once (a swap) and
+/// runs it, so a busy worker costs a loop one uncontended lock per job and
+/// no system call. No Swift task and no thread per job.
+///
+/// Lifetime: the thread holds the worker until it exits, which it does
+/// after `shutdown()`, once every job queued before has run (each
+/// completion runs exactly once, whoever lets go of the client first).
+final class CompletionWorker: Sendable {
+    private struct Shared {
+        var queue: [@Sendable () -> Void] = []
+        /// The thread waits on `wake` (only then does `run` signal it).
+        var sleeping = false
+        var stopping = false
+    }
+
+    private let shared = Locked(Shared())
+    private let wake = LockCondition()
+    /// Jobs handed over and not yet finished (queued or running): what
+    /// `CompletionWorkers` compares to choose the least busy worker.
+    let pending = Atomic<Int>(0)
+
+    /// Starts the thread, named `name`.
+    init(name: String) throws(ThreadStartError) {
+        try startDetachedThread(name: name) { [self] in
+            _ = ccurl_name_thread(name)   // a name is only a help to whoever watches (`top -H`, `perf`)
+            work()
+        }
+    }
+
+    /// Queues `job`; it runs on this worker's thread after every job queued
+    /// before it. False (and not queued) once `shutdown` was called.
+    func run(_ job: @escaping @Sendable () -> Void) -> Bool {
+        pending.add(1, ordering: .relaxed)
+        let accepted = shared.withLock { shared -> Bool in
+            guard !shared.stopping else { return false }
+            shared.queue.append(job)
+            if shared.sleeping {
+                shared.sleeping = false
+                wake.signal()
+            }
+            return true
+        }
+        if !accepted { pending.subtract(1, ordering: .relaxed) }
+        return accepted
+    }
+
+    /// Lets the thread exit once its queue is empty.
+    func shutdown() {
+        shared.withLock { shared in
+            shared.stopping = true
+            if shared.sleeping {
+                shared.sleeping = false
+                wake.signal()
+            }
+        }
+    }
+
+    private func work() {
+        var jobs: [@Sendable () -> Void] = []   // swapped with `queue`: no copy per round
+        while true {
+            let stop = shared.withLock(when: wake, { shared in
+                if shared.queue.isEmpty && !shared.stopping {
+                    shared.sleeping = true
+                    return false
+                }
+                return true
+            }, { shared -> Bool in
+                shared.sleeping = false
+                swap(&shared.queue, &jobs)
+                return jobs.isEmpty && shared.stopping
+            })
+            if stop { return }
+            for job in jobs {
+                job()
+                pending.subtract(1, ordering: .relaxed)
+            }
+            jobs.removeAll(keepingCapacity: true)
+        }
+    }
+}
