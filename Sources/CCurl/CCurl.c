@@ -1,4 +1,4 @@
-#define _GNU_SOURCE   /* memfd_create, pthread_setname_np, sched_getaffinity */
+#define _GNU_SOURCE   /* memfd_create, sched_getaffinity */
 #include "CCurl.h"
 
 #include <dlfcn.h>
@@ -192,12 +192,4 @@ long ccurl_usable_cores(void) {
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     return online > 0 ? online : 1;
-}
-
-int ccurl_name_thread(const char *name) {
-    char shortened[16];
-    size_t n = 0;
-    while (n < sizeof shortened - 1 && name[n] != 0) { shortened[n] = name[n]; n++; }
-    shortened[n] = 0;
-    return pthread_setname_np(pthread_self(), shortened);
 }

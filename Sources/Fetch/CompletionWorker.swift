@@ -1,4 +1,3 @@
-import CCurl
 import Support
 import Synchronization
 
@@ -31,10 +30,7 @@ final class CompletionWorker: Sendable {
 
     /// Starts the thread, named `name`.
     init(name: String) throws(ThreadStartError) {
-        try startDetachedThread(name: name) { [self] in
-            _ = ccurl_name_thread(name)   // a name is only a help to whoever watches (`top -H`, `perf`)
-            work()
-        }
+        try startDetachedThread(name: name) { [self] in work() }
     }
 
     /// Queues `job`; it runs on this worker's thread after every job queued

@@ -66,7 +66,7 @@ final class Interruption: Sendable {
             }
         }
         let readFD = pipe.readFD
-        try startDetachedThread(name: "asyncfetch-signals") { [self] in watch(readFD) }
+        try startDetachedThread(name: "signal-watcher") { [self] in watch(readFD) }
     }
 
     /// `action` runs on the first signal (at once if one already came).
@@ -105,7 +105,7 @@ final class Interruption: Sendable {
     }
 
     private func startGraceTimer(_ signo: Int32) {
-        let started: Void? = try? startDetachedThread(name: "asyncfetch-grace") { [self] in
+        let started: Void? = try? startDetachedThread(name: "grace-timer") { [self] in
             usleep(useconds_t(Defaults.interruptGrace * 1_000_000))
             exitNow(signo, reason: "the interrupted run did not end within \(HumanUnits.duration(Defaults.interruptGrace)): exiting")
         }

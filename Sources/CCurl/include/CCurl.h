@@ -43,10 +43,6 @@ CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long valu
 /// bundle libcurl reads by path (/proc/self/fd/N); -1 with errno on failure.
 int ccurl_memfd(const char *name);
 
-/// Names the calling thread (pthread_setname_np; at most 15 bytes are kept)
-/// so that `top -H` and `perf` tell the transfer loops apart; 0 or an errno.
-int ccurl_name_thread(const char *name);
-
 /// Cores this process may run on (sched_getaffinity: a cpuset or `taskset`
 /// counts, not the machine's), else the online cores; at least 1.
 long ccurl_usable_cores(void);

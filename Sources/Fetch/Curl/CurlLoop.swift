@@ -113,7 +113,7 @@ final class CurlLoop: @unchecked Sendable {
             guard let argument else { return nil }
             let loop = Unmanaged<CurlLoop>.fromOpaque(argument).takeRetainedValue()
             CurlLoop.blockSIGPIPE()
-            _ = ccurl_name_thread(loop.threadName)   // a name is only a help to whoever watches
+            nameCurrentThread(loop.threadName)
             loop.run()
             return nil
         }, retained)

@@ -78,7 +78,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
             close(wakeWrite)
             throw InputError(path: path, problem: problem)
         }
-        try startDetachedThread(name: "asyncfetch-input") { [self] in readLoop() }
+        try startDetachedThread(name: "input-reader") { [self] in readLoop() }
     }
 
     /// Both threads hold `self`, so the descriptors are closed only once
@@ -104,7 +104,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
     public func countAhead() {
         guard isRegularFile else { return }
         // Best effort: without the thread the bar just shows no total yet.
-        _ = try? startDetachedThread(name: "asyncfetch-count") { [self] in
+        _ = try? startDetachedThread(name: "input-counter") { [self] in
             var count = 0
             // A read error ends the count early: the end of the input corrects it.
             _ = LineSplitter.readAll(fd, from: 0) { _ in count += 1 }
