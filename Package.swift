@@ -73,7 +73,12 @@ let package = Package(
                 "Loader", "Support", "ImageFormats", "ImageDecoding", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // Release: linked by lld with packed relative relocations (DT_RELR, glibc 2.36+). gold's
+            // 40,000 relocations (975 KiB of .rela.dyn) were read at every start and stayed mapped:
+            // peak RSS 0.9-1.4 MiB lower in every case, and less start-up work (bench/README, memory).
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                                          .when(configuration: .release))]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),

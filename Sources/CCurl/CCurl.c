@@ -24,6 +24,21 @@
  * nothing else is called after such a failure.
  */
 
+/*
+ * Debian's libcurl4 (OpenSSL) also loads GnuTLS (through librtmp and
+ * libldap, for rtmp:// and ldap://, which we never use). GnuTLS initialises
+ * itself in a constructor as it is loaded (crypto back ends, random pool,
+ * configuration): about 0.9 MB of resident pages in every run that loads
+ * libcurl (bench/README, memory). That constructor first asks the weak
+ * hook below, which GnuTLS exports for programs to override (the
+ * executable's definition wins the lookup); a program that uses GnuTLS
+ * still calls gnutls_global_init itself. The environment switch for the
+ * same (GNUTLS_NO_IMPLICIT_INIT) is not used: a setenv before main moves
+ * `environ`, from which the Swift runtime finds argv.
+ */
+__attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void);
+__attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) { return 1; }
+
 #define CCURL_SYMBOLS(X) \
     X(CURLcode, curl_global_init, (long flags)) \
     X(curl_version_info_data *, curl_version_info, (CURLversion v)) \
@@ -34,6 +49,7 @@
     X(CURL *, curl_easy_init, (void)) \
     X(void, curl_easy_cleanup, (CURL *h)) \
     X(void, curl_easy_reset, (CURL *h)) \
+    X(CURLcode, curl_easy_pause, (CURL *h, int bitmask)) \
     X(const char *, curl_easy_strerror, (CURLcode c)) \
     X(CURLM *, curl_multi_init, (void)) \
     X(CURLMcode, curl_multi_cleanup, (CURLM *m)) \
@@ -85,6 +101,7 @@ const char *ccurl_version(void) {
 CURL *curl_easy_init(void) { return p_curl_easy_init(); }
 void curl_easy_cleanup(CURL *h) { p_curl_easy_cleanup(h); }
 void curl_easy_reset(CURL *h) { p_curl_easy_reset(h); }
+CURLcode curl_easy_pause(CURL *h, int bitmask) { return p_curl_easy_pause(h, bitmask); }
 const char *curl_easy_strerror(CURLcode c) { return loaded ? p_curl_easy_strerror(c) : "libcurl not loaded"; }
 CURLM *curl_multi_init(void) { return p_curl_multi_init(); }
 CURLMcode curl_multi_cleanup(CURLM *m) { return p_curl_multi_cleanup(m); }

@@ -11,7 +11,8 @@ import Support
 ///
 /// `FetchConfiguration.completionWorkers` threads (one per core by
 /// default), all started on the first job (a run of cache hits starts
-/// none). Each job goes to the worker with the fewest jobs pending, so a
+/// none); `TransferLoops` owns them, beside the loops. A large body that
+/// `start` streams goes to one worker chunk by chunk (`StreamHandoff`). Each job goes to the worker with the fewest jobs pending, so a
 /// completion that blocks (a slow disk) holds only the jobs queued behind it
 /// on its own worker, and only while every other worker is busy too.
 /// When no thread can be started, a job runs on the calling thread, as it
@@ -34,7 +35,13 @@ final class CompletionWorkers: Sendable {
 
     /// Runs `job` on the least busy worker, after the jobs queued there before it.
     func run(_ job: @escaping @Sendable () -> Void) {
-        let chosen = state.withLock { state -> CompletionWorker? in
+        if leastBusy()?.run(job) != true { job() }
+    }
+
+    /// The worker with the fewest jobs pending (all started on the first
+    /// call); nil when none could be started or they are stopping.
+    func leastBusy() -> CompletionWorker? {
+        state.withLock { state -> CompletionWorker? in
             guard !state.stopping else { return nil }
             if !state.started {
                 state.started = true
@@ -56,7 +63,6 @@ final class CompletionWorkers: Sendable {
             }
             return best
         }
-        if chosen?.run(job) != true { job() }
     }
 
     /// Lets every worker exit once it has run what it was given; later jobs

@@ -86,6 +86,9 @@ public enum Defaults {
     /// one of 512 made 597 and took 30 % less CPU. At most a quarter of the
     /// process's open-file limit (`TransferLoops.connectionCache`).
     public static let idleConnections = 512
+    /// Seconds a transfer loop trusts a DNS answer (libcurl's own default;
+    /// see `DNSCacheExpiry` for how its cache is pruned without a walk per transfer).
+    public static let dnsAnswerLifetime = 60
     /// Transfer loops of a `FetchClient` (`FetchConfiguration.transferLoops`):
     /// one per core the process may run on (its CPU affinity, so a cpuset or
     /// `taskset` counts), each a thread with its own multi handle, so
@@ -104,6 +107,11 @@ public enum Defaults {
     public static let completionWorkers: Int = min(maxCompletionWorkers, max(1, ccurl_usable_cores()))
     /// The most completion workers a client starts, whatever the configuration asks.
     public static let maxCompletionWorkers = 8
+    /// Buffers a large body streamed by `FetchClient.start` may have on their
+    /// way to its completion worker (`StreamHandoff`), each one chunk of at
+    /// most `receiveBufferSize`: past them the transfer pauses until the
+    /// worker gives one back. Memory per such transfer: this times 64 KiB.
+    public static let streamBuffers = 3
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000

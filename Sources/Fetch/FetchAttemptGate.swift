@@ -15,6 +15,15 @@ public protocol FetchAttemptGate: Sendable {
     /// transfer thread, once per status line: quick, never waits.
     func responding()
 
+    /// Whether the attempt about to start leaves its connection open for
+    /// reuse when it ends: false when the owner has nothing more queued for
+    /// the host, so the connection is closed rather than kept idle for
+    /// nobody (libcurl 7.88 walks its whole connection cache at the end of
+    /// every transfer, and evicts only when the cache is full: connections
+    /// no URL will reuse cost every transfer). Called on the transfer
+    /// thread before each attempt: quick, never waits.
+    func keepsConnection() -> Bool
+
     /// The attempt got the response the fetch returns (2xx or 304).
     func answered(status: Int)
 
@@ -36,4 +45,9 @@ public enum FetchRetryVerdict: Sendable, Equatable {
     case stop
     /// Fail now as cancelled (the batch was cancelled while the URL waited).
     case cancelled
+}
+
+extension FetchAttemptGate {
+    /// By default every connection is kept for reuse (libcurl's own behaviour).
+    public func keepsConnection() -> Bool { true }
 }

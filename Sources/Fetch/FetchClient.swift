@@ -15,21 +15,16 @@ import Support
 /// Every error thrown is a `FetchError`.
 public final class FetchClient: Sendable {
     public let configuration: FetchConfiguration
-    /// The transfer threads, each started on first use.
+    /// The transfer threads, each started on first use, and the completion
+    /// workers beside them (`loops.workers`).
     private let loops: TransferLoops
-    /// The threads `start`'s completions run on, started with the first one.
-    private let workers: CompletionWorkers
 
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
-        workers = CompletionWorkers(count: configuration.completionWorkers)
     }
 
-    deinit {
-        loops.shutdown()
-        workers.shutdown()
-    }
+    deinit { loops.shutdown() }
 
     /// libcurl's version, e.g. "7.88.1".
     public static var curlVersion: String { CurlGlobal.version }
@@ -69,7 +64,7 @@ public final class FetchClient: Sendable {
         let attempts: FetchAttempts
         let transfer: CurlTransfer
         do throws(FetchError) {
-            attempts = try prepare(request, into: sink)
+            attempts = try prepare(request, into: sink, streamsOnWorker: true)
             guard case .attempt(let spec, _, _) = attempts.start() else { return }
             do { transfer = try loops.makeTransfer(spec) } catch { throw attempts.beforeAttempt(error) }
         } catch {
@@ -81,12 +76,14 @@ public final class FetchClient: Sendable {
             switch attempts.next(after: outcome) {
             case .deliver(let response, let count, let before, let resumedAt):
                 request.gate?.answered(status: response.status)
-                workers.run {
+                let deliver: @Sendable () -> Void = {
                     completion(Result { () throws(FetchError) in
                         try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before,
                                          resumedAt: resumedAt)
                     })
                 }
+                // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
+                if transfer.handoff != nil { deliver() } else { loops.workers.run(deliver) }
             case .fail(let error):
                 // Cancelled: maybe answered inside `submit`, before `start` returned.
                 handle.continueOnTask { completion(.failure(error)) }
@@ -112,7 +109,7 @@ public final class FetchClient: Sendable {
     }
 
     /// The state machine of a new fetch's attempts.
-    private func prepare(_ request: FetchRequest, into sink: BodySink) throws(FetchError) -> FetchAttempts {
+    private func prepare(_ request: FetchRequest, into sink: BodySink, streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
         try Self.validate(request.url)
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
@@ -120,7 +117,7 @@ public final class FetchClient: Sendable {
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
-                                     gate: request.gate)
+                                     gate: request.gate, streamsOnWorker: streamsOnWorker)
         return FetchAttempts(url: request.url, firstSpec: firstSpec, lines: lines, policy: policy,
                              maxRedirects: configuration.maxRedirects)
     }

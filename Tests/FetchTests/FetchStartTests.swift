@@ -18,6 +18,8 @@ import TestSupport
         let onTask: Bool
         /// The name of the thread it ran on.
         let thread: String
+        /// When it ran (`monotonicSeconds`).
+        let at: Double
     }
 
     /// The calling thread's name (`top -H` shows it).
@@ -37,7 +39,8 @@ import TestSupport
                     count += 1
                     return count == 1
                 }
-                if first { continuation.resume(returning: Completed(result: result, onTask: onTask, thread: currentThreadName())) }
+                if first { continuation.resume(returning: Completed(result: result, onTask: onTask, thread: currentThreadName(),
+                                                                     at: monotonicSeconds())) }
             }
             afterStart()
         }
@@ -202,5 +205,132 @@ import TestSupport
         try? await Task.sleep(nanoseconds: 100_000_000)   // a second completion would come by now
         #expect(calls.withLock { $0 } == Array(repeating: 1, count: 16))
         #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
+    }
+
+    /// A file sink that notes the threads it is written from, and can be slow or refuse a write.
+    final class WatchedSink: BodySink, @unchecked Sendable {
+        let file: FileSink
+        let writeDelay: useconds_t
+        let failAtWrite: Int?
+        let seen = Locked((threads: Set<String>(), writes: 0))
+
+        init(path: String, writeDelay: useconds_t = 0, failAtWrite: Int? = nil) throws {
+            file = try FileSink(path: path)
+            self.writeDelay = writeDelay
+            self.failAtWrite = failAtWrite
+        }
+
+        struct Refused: Error, CustomStringConvertible {
+            var description: String { "the disk refused it" }
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            let count = seen.withLock { seen -> Int in
+                seen.threads.insert(FetchStartTests.currentThreadName())
+                seen.writes += 1
+                return seen.writes
+            }
+            if count == failAtWrite { throw Refused() }
+            if writeDelay > 0 { usleep(writeDelay) }
+            try file.write(bytes)
+        }
+
+        func reset() throws { try file.reset() }
+    }
+
+    static let large = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+
+    @Test func aLargeBodyStreamsToACompletionWorkerInOrder() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"))
+        defer { sink.file.remove() }
+        let (completed, calls) = await Self.start(FetchClient(), server.url("/large.png"), into: sink)
+        #expect(try completed.result.get().bodyBytes == Int64(Self.large.count))
+        #expect(calls == 1)
+        #expect(completed.thread.hasPrefix("cache-worker-"))
+        let threads = sink.seen.withLock { $0.threads }
+        #expect(threads.count == 1 && threads.allSatisfy { $0.hasPrefix("cache-worker-") },
+                "every write on the transfer's one worker, none on the loop: \(threads)")
+        try sink.file.close()
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.file.path))) == Self.large)
+    }
+
+    @Test func aSlowSinkPausesTheTransferAndGetsEveryByteInOrder() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        server.route("/small.png", .ok(Self.png))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 1
+        let client = FetchClient(configuration: configuration)
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"), writeDelay: 2_000)   // 2 ms a write: far slower than loopback
+        defer { sink.file.remove() }
+        let large = Task { await Self.start(client, server.url("/large.png"), into: sink) }
+        // Meanwhile the loop is free: a small fetch on it completes long before the slow body.
+        let smallSink = try FileSink(path: temp.file("small"))
+        defer { smallSink.remove() }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        let (small, _) = await Self.start(client, server.url("/small.png"), into: smallSink)
+        #expect(try small.result.get().status == 200)
+        let (completed, calls) = await large.value
+        #expect(try completed.result.get().bodyBytes == Int64(Self.large.count))
+        #expect(calls == 1)
+        #expect(sink.seen.withLock { $0.writes } > 8, "the body came in many chunks")
+        try sink.file.close()
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.file.path))) == Self.large)
+    }
+
+    @Test func aSinkThatRefusesAStreamedWriteFailsTheFetchWithItsReason() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"), failAtWrite: 3)
+        defer { sink.file.remove() }
+        let (completed, calls) = await Self.start(FetchClient(), server.url("/large.png"), into: sink)
+        guard case .failure(let error) = completed.result else { Issue.record("a refused write succeeded"); return }
+        #expect(error.kind == .io)
+        #expect(error.detail == "the disk refused it", "\(error)")
+        #expect(calls == 1)
+        #expect(sink.seen.withLock { $0.writes } == 3, "no write after the refused one")
+    }
+
+    @Test func aStreamedBodyPastMaxSizeFailsTooLarge() async throws {
+        let server = try ScriptedServer()
+        var response = ScriptedResponse.ok(Self.large)
+        response.omitContentLength = true   // found out while streaming, not from the header
+        response.closeConnection = true
+        server.route("/large.png", response)
+        var configuration = FetchConfiguration()
+        configuration.maxSize = 1 << 20
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"))
+        defer { sink.file.remove() }
+        let (completed, calls) = await Self.start(FetchClient(configuration: configuration), server.url("/large.png"), into: sink)
+        guard case .failure(let error) = completed.result else { Issue.record("a body past --max-size succeeded"); return }
+        #expect(error.kind == .tooLarge)
+        #expect(calls == 1)
+        #expect(sink.file.bytesWritten <= 1 << 20)
+    }
+
+    @Test func cancellingAPausedLargeTransferEndsItAtOnce() async throws {
+        let server = try ScriptedServer()
+        server.route("/large.png", .ok(Self.large))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try WatchedSink(path: temp.file("large"), writeDelay: 20_000)   // 20 ms a write: paused most of the time
+        defer { sink.file.remove() }
+        let handle = FetchHandle()
+        let canceller = Task {
+            try? await Task.sleep(nanoseconds: 150_000_000)
+            handle.cancel()
+            return monotonicSeconds()
+        }
+        let (completed, calls) = await Self.start(FetchClient(), server.url("/large.png"), into: sink, handle: handle)
+        let cancelled = await canceller.value
+        guard case .failure(let error) = completed.result else { Issue.record("a cancelled fetch succeeded"); return }
+        #expect(error.kind == .cancelled)
+        #expect(calls == 1)
+        #expect(completed.at - cancelled < 0.1, "answered after the writes already queued (at most 3 × 20 ms), not the body's")
     }
 }

@@ -96,6 +96,22 @@ import TestSupport
         #expect(a.connectionsAccepted <= 4, "\(a.connectionsAccepted) connections for 30 URLs")
     }
 
+    @Test func aHostsURLsShareOneConnectionAndItsLastURLClosesIt() async throws {
+        let a = try ScriptedServer()
+        a.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
+        let loader = loader(jobs: 4, perHost: 1) { $0.acceptAnyContent = true }
+        let terminal = await Self.run(loader.batch((0..<10).map { a.url("/img?\($0)") }))
+        #expect(terminal.count == 10)
+        #expect(terminal.allSatisfy { $0.phase.result != nil }, "\(terminal.compactMap(\.phase.error))")
+        #expect(a.connectionsAccepted == 1, "\(a.connectionsAccepted) connections for 10 URLs")
+        // The loader and its connection cache live on, but no URL is left for the host: its
+        // connection is closed, not kept idle for nobody.
+        let deadline = monotonicSeconds() + 5
+        while a.openConnections > 0 && monotonicSeconds() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(a.openConnections == 0, "\(a.openConnections) connections still open")
+        withExtendedLifetime(loader) {}
+    }
+
     @Test func a429WithRetryAfterPausesThatHostAndNoOther() async throws {
         let a = try ScriptedServer(), b = try ScriptedServer()
         let recorder = Recorder()

@@ -14,6 +14,10 @@ final class CurlEasy {
     /// Whether the last transfer was not a plain GET (its method options must be undone).
     private var changedMethod = false
     private var currentMaxRedirects: Int
+    /// CURLOPT_DNS_CACHE_TIMEOUT as set now (libcurl's default until `setConnectionPolicy`).
+    private(set) var dnsCacheTimeout = 60
+    /// CURLOPT_FORBID_REUSE as set now.
+    private var forbidsReuse = false
     /// Held so that the share and the CA file outlive this handle (see `CurlShare`, `CertificateStore`).
     private let share: CurlShare
     private let certificates: CertificateStore
@@ -79,7 +83,7 @@ final class CurlEasy {
         check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
-        // TLS: DNS answers and sessions shared across the loop's handles; the
+        // TLS: sessions shared across the loop's handles (DNS answers are the multi handle's); the
         // CA store built once per loop from one file and kept (CertificateStore).
         check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
         if let caInfo = certificates.caInfo {
@@ -128,6 +132,25 @@ final class CurlEasy {
             hasHeaderList = headers != nil
         }
         return failed
+    }
+
+    /// The next transfer's use of libcurl's caches: how long its DNS cache
+    /// trusts an answer (`DNSCacheExpiry`; -1: no prune walk at its end) and
+    /// whether its connection stays open for reuse when it ends (closed when
+    /// its host has nothing more queued: see `FetchAttemptGate.keepsConnection`).
+    /// Each option is set only when it changes.
+    func setConnectionPolicy(dnsCacheTimeout timeout: Int, keepConnection: Bool) -> CurlOptionFailure? {
+        if timeout != dnsCacheTimeout {
+            let rc = ccurl_easy_setopt_long(handle, CURLOPT_DNS_CACHE_TIMEOUT, timeout)
+            guard rc == CURLE_OK else { return CurlOptionFailure(call: "setting CURLOPT_DNS_CACHE_TIMEOUT", code: rc) }
+            dnsCacheTimeout = timeout
+        }
+        if keepConnection == forbidsReuse {
+            let rc = ccurl_easy_setopt_long(handle, CURLOPT_FORBID_REUSE, keepConnection ? 0 : 1)
+            guard rc == CURLE_OK else { return CurlOptionFailure(call: "setting CURLOPT_FORBID_REUSE", code: rc) }
+            forbidsReuse = !keepConnection
+        }
+        return nil
     }
 
     /// Whether this transfer waits for a connection being set up to say whether

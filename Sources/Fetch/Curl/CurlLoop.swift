@@ -20,6 +20,8 @@ final class CurlLoop: @unchecked Sendable {
     private enum Message {
         case add(CurlTransfer)
         case cancel(CurlTransfer)
+        /// A transfer paused for want of a buffer has one again (`StreamHandoff`).
+        case resume(CurlTransfer)
     }
 
     /// What other threads share with the loop thread.
@@ -67,6 +69,7 @@ final class CurlLoop: @unchecked Sendable {
     /// on a connection of its own, and the host's later transfers do not
     /// wait: its URLs fail after two connect timeouts, not one per URL.
     private var unconnectedHosts: Set<Substring> = []
+    private var dnsExpiry = DNSCacheExpiry(lifetime: Defaults.dnsAnswerLifetime, now: monotonicSeconds())
     private var thread = pthread_t()
     private var threadStarted = false
 
@@ -142,6 +145,16 @@ final class CurlLoop: @unchecked Sendable {
         if wake { curl_multi_wakeup(multi) }
     }
 
+    /// Asks the loop to resume a transfer its write callback paused
+    /// (`StreamHandoff`); a transfer that has ended meanwhile is left alone.
+    func resume(_ transfer: CurlTransfer) {
+        let wake = shared.withLock { shared -> Bool in
+            guard !shared.stopping else { return false }
+            return shared.enqueue(.resume(transfer))
+        }
+        if wake { curl_multi_wakeup(multi) }
+    }
+
     /// A peer that closes a socket mid-write must be an error (EPIPE), not the
     /// death of the process. Blocked on this thread (and on the resolver
     /// threads libcurl starts from it), a SIGPIPE is never delivered; the
@@ -185,6 +198,7 @@ final class CurlLoop: @unchecked Sendable {
                 switch message {
                 case .add(let transfer): start(transfer)
                 case .cancel(let transfer): abort(transfer)
+                case .resume(let transfer): unpause(transfer)
                 }
             }
             drained.removeAll(keepingCapacity: true)
@@ -237,6 +251,12 @@ final class CurlLoop: @unchecked Sendable {
             }
         }
         let wait = Self.multiplexingHost(transfer.spec.url).map { !unconnectedHosts.contains($0) } ?? false
+        if let failure = easy.setConnectionPolicy(dnsCacheTimeout: dnsExpiry.timeout(now: monotonicSeconds()),
+                                                  keepConnection: transfer.spec.gate?.keepsConnection() ?? true) {
+            release(easy, from: transfer)
+            transfer.finish(.failure(failure.error(url: transfer.spec.url)))
+            return
+        }
         if let error = transfer.attach(easy, waitForMultiplexing: wait) {
             release(easy, from: transfer)
             transfer.finish(.failure(error))
@@ -261,6 +281,22 @@ final class CurlLoop: @unchecked Sendable {
         transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
     }
 
+    /// Lets a paused transfer receive again. libcurl may hand it the chunk it
+    /// kept right here, inside `curl_easy_pause` (which may pause it again);
+    /// if the write callback refuses it (`--max-size`, a failed sink), the
+    /// transfer ends here with that error, as it would in `collectFinished`.
+    private func unpause(_ transfer: CurlTransfer) {
+        guard active[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy else { return }
+        let rc = curl_easy_pause(easy.handle, CURLPAUSE_RECV_CONT | CURLPAUSE_SEND_CONT)
+        guard rc != CURLE_OK else { return }
+        let outcome = transfer.outcome(code: rc, easy: easy)
+        active.removeValue(forKey: ObjectIdentifier(transfer))
+        byHandle.removeValue(forKey: easy.handle)
+        _ = curl_multi_remove_handle(multi, easy.handle)
+        release(easy, from: transfer)
+        transfer.finish(outcome)
+    }
+
     private func collectFinished() {
         var message = ccurl_message()
         var failedHosts: Set<Substring> = []
@@ -271,6 +307,7 @@ final class CurlLoop: @unchecked Sendable {
             let outcome = transfer.outcome(code: message.result, easy: easy)
             if let host = noteConnection(transfer.spec.url, code: message.result, easy: easy) { failedHosts.insert(host) }
             _ = curl_multi_remove_handle(multi, handle)
+            if easy.dnsCacheTimeout != -1 { dnsExpiry.ended(timeout: easy.dnsCacheTimeout, now: monotonicSeconds()) }
             release(easy, from: transfer)
             transfer.finish(outcome)
         }

@@ -1,9 +1,15 @@
 import CCurl
 
-/// The libcurl share handle of one `CurlLoop`: DNS answers and TLS sessions
-/// are shared by every easy handle of the loop, so a new connection to a host
-/// seen before resumes its TLS session (an abbreviated handshake) whichever
-/// pooled handle makes it.
+/// The libcurl share handle of one `CurlLoop`: TLS sessions are shared by
+/// every easy handle of the loop, so a new connection to a host seen before
+/// resumes its TLS session (an abbreviated handshake) whichever pooled
+/// handle makes it.
+///
+/// DNS answers are not shared here: the loop's multi handle has its own DNS
+/// cache, which every easy handle in it uses, so sharing them would reach
+/// no further; and libcurl 7.88 keeps a share's answers in 23 hash buckets
+/// against the multi handle's 71, so with thousands of hosts each lookup
+/// walks a list three times longer (`DNSCacheExpiry` says how old answers go).
 ///
 /// One per loop, not one per client: `TransferLoops` keeps every https host
 /// on one loop, so a client-wide share would resume no TLS session that the
@@ -25,7 +31,7 @@ final class CurlShare {
         guard let handle = curl_share_init() else {
             return .failure(FetchError(.network, url: "", curlMessage: "curl_share_init failed"))
         }
-        for data in [CURL_LOCK_DATA_SSL_SESSION, CURL_LOCK_DATA_DNS] {
+        for data in [CURL_LOCK_DATA_SSL_SESSION] {
             let rc = ccurl_share_setopt_long(handle, CURLSHOPT_SHARE, Int(data.rawValue))
             guard rc == CURLSHE_OK else {
                 _ = curl_share_cleanup(handle)   // unused so far: cannot be in use

@@ -5,7 +5,8 @@ import Glibc
 
 /// CURLOPT_WRITEFUNCTION. Returning less than asked aborts the transfer
 /// (libcurl then reports CURLE_WRITE_ERROR, which `CurlTransfer.outcome`
-/// explains from `exceededMaxSize` / `sinkError`).
+/// explains from `exceededMaxSize` / `sinkError`); CURL_WRITEFUNC_PAUSE
+/// keeps the chunk for later (`StreamHandoff`: no buffer free).
 let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
     guard let userdata, let data else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
@@ -110,49 +111,99 @@ extension CurlTransfer {
         }
         // Bodies of error responses are not wanted by anyone: drop them.
         guard deliverBody else { return chunk.count }
+        guard let decoder else {
+            switch store(chunk) {
+            case .kept:
+                spec.progress?.received(chunk.count)
+                return chunk.count
+            case .stop:
+                spec.progress?.received(chunk.count)
+                return 0
+            case .pause: return Int(CURL_WRITEFUNC_PAUSE)   // offered again once resumed: not counted yet
+            }
+        }
         // Progress counts bytes as they travel (the declared length is the encoded one).
         spec.progress?.received(chunk.count)
-        guard let decoder else { return store(chunk) ? chunk.count : 0 }
-        if let problem = decoder.decode(chunk, emit: { store($0) }) {
+        if let problem = decoder.decode(chunk, emit: { store($0) == .kept }) {
             if !problem.detail.isEmpty { decodeProblem = problem }   // empty: `store` refused, and said why
             return 0
         }
         return chunk.count
     }
 
-    /// Keeps one piece of the decoded body (held, or streamed to the sink);
-    /// false when it must stop (`exceededMaxSize` or `sinkError` says why).
-    private func store(_ chunk: UnsafeRawBufferPointer) -> Bool {
+    enum Stored {
+        case kept
+        /// Abort: `exceededMaxSize` or `sinkError` says why.
+        case stop
+        /// Not taken: no buffer free for the worker (`StreamHandoff`); libcurl offers it again when resumed.
+        case pause
+    }
+
+    /// Keeps one piece of the decoded body (held, or streamed to the sink
+    /// here or through `handoff`).
+    private func store(_ chunk: UnsafeRawBufferPointer) -> Stored {
         if bodyBytes + Int64(chunk.count) > spec.maxSize {
             exceededMaxSize = true
-            return false
+            return .stop
         }
         if !streaming {
             if bufferedBody.count + chunk.count <= Defaults.bufferedBodyLimit {
                 if bufferedBody.isEmpty { bufferedBody.reserveCapacity(min(Defaults.bufferedBodyLimit, max(chunk.count, 16 * 1024))) }
                 bufferedBody.append(contentsOf: chunk)
                 bodyBytes += Int64(chunk.count)
-                return true
+                return .kept
             }
             // Too big to hold: stream from here on, starting with what was held.
             streaming = true
+            let status = easy.map { $0.long(CURLINFO_RESPONSE_CODE) } ?? 200
+            let headers = HTTPHeaders(parsing: rawHeaders)
+            if spec.streamsOnWorker, decoder == nil, let easy, Self.pausesSafely(easy), let handoff = makeHandoff() {
+                // A decoded body is not handed over: one chunk may decode to more than the buffers hold.
+                self.handoff = handoff
+                handoff.begin(status: status, headers: headers, held: &bufferedBody)
+            } else {
+                do {
+                    try spec.sink.begin(status: status, headers: headers)
+                    try bufferedBody.withUnsafeBytes { try spec.sink.write($0) }
+                } catch {
+                    sinkError = error
+                    return .stop
+                }
+                bufferedBody = []
+            }
+        }
+        if let handoff {
+            if let failure = handoff.failure {
+                sinkError = failure
+                return .stop
+            }
+            guard handoff.write(chunk) else { return .pause }
+        } else {
             do {
-                try spec.sink.begin(status: easy.map { $0.long(CURLINFO_RESPONSE_CODE) } ?? 200,
-                                    headers: HTTPHeaders(parsing: rawHeaders))
-                try bufferedBody.withUnsafeBytes { try spec.sink.write($0) }
+                try spec.sink.write(chunk)
             } catch {
                 sinkError = error
-                return false
+                return .stop
             }
-            bufferedBody = []
-        }
-        do {
-            try spec.sink.write(chunk)
-        } catch {
-            sinkError = error
-            return false
         }
         bodyBytes += Int64(chunk.count)
-        return true
+        return .kept
+    }
+
+    /// Whether pausing the transfer's receiving is safe: HTTP/1, not HTTP/2,
+    /// whose stream windows libcurl 7.88 may fail to reopen after a pause
+    /// (curl issues 9180, 16960): there the body streams on the loop thread.
+    private static func pausesSafely(_ easy: CurlEasy) -> Bool {
+        let version = easy.long(CURLINFO_HTTP_VERSION)
+        return version == Int(CURL_HTTP_VERSION_1_1) || version == Int(CURL_HTTP_VERSION_1_0)
+    }
+
+    /// A handoff to the least busy completion worker, which resumes this
+    /// transfer through its loop; nil when no worker runs.
+    private func makeHandoff() -> StreamHandoff? {
+        guard let loop = placement?.loop, let worker = loops.workers.leastBusy() else { return nil }
+        return StreamHandoff(worker: worker, sink: spec.sink) { [weak self] in
+            if let self { loop.resume(self) }
+        }
     }
 }

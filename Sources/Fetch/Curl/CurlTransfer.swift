@@ -49,6 +49,9 @@ struct TransferSpec: Sendable {
     /// Hears, on the loop thread, when the connection is ready and when the
     /// response begins (`FetchAttemptGate.connected`, `.responding`).
     var gate: (any FetchAttemptGate)?
+    /// A large body's writes go to a completion worker (`StreamHandoff`), not
+    /// to the sink on the loop thread (`FetchClient.start`'s fetches).
+    var streamsOnWorker = false
 }
 
 /// One attempt of one request, owned by the `CurlLoop` it was placed on.
@@ -72,8 +75,11 @@ struct TransferSpec: Sendable {
 /// transfer, off the loop (by the awaiting task or a completion worker), so
 /// that small files cost the loop thread one copy instead of a write and
 /// whatever the sink does (hashing).
-/// A larger body is flushed and then streamed from the loop thread, so
-/// memory stays flat however large it is.
+/// A larger body is flushed and then streamed: from the loop thread, or,
+/// for `spec.streamsOnWorker` and a body without content codings, through a
+/// few buffers to a completion worker (`handoff`), so memory stays flat
+/// however large it is. Such a transfer is answered on that worker, after
+/// its last write (`finish`).
 final class CurlTransfer: @unchecked Sendable {
     let spec: TransferSpec
     let loops: TransferLoops
@@ -113,6 +119,8 @@ final class CurlTransfer: @unchecked Sendable {
     var decoder: ContentDecoder?
     /// Why the body could not be decoded (the write callback then aborted the transfer).
     var decodeProblem: ContentDecoder.Problem?
+    /// Where a streamed body's writes go, when not to the sink here (`StreamHandoff`).
+    var handoff: StreamHandoff?
     /// The declared length this attempt's body told `spec.progress` (nil: unknown), once started.
     var progressLength: Int64??
 
@@ -138,7 +146,9 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Answers the attempt (`completion`); a second call is a no-op. Gives back what
-    /// its placement took first (`TransferLoops.finished`).
+    /// its placement took first (`TransferLoops.finished`). A body that
+    /// streamed to a worker is answered there, after its last write, and fails
+    /// if the sink refused one the loop did not hear of in time.
     func finish(_ outcome: AttemptOutcome) {
         if let length = progressLength {
             spec.progress?.bodyEnded(length: length, received: bodyBytes)
@@ -147,7 +157,21 @@ final class CurlTransfer: @unchecked Sendable {
         guard let completion else { return }
         self.completion = nil
         loops.finished(self)
-        completion(outcome)
+        guard let handoff else { return completion(outcome) }
+        let url = spec.url
+        let answer: @Sendable () -> Void = {
+            guard let failure = handoff.failure, case .response(let response) = outcome, (200..<300).contains(response.status) else {
+                return completion(outcome)
+            }
+            completion(.failure(Self.writeFailed(failure, url: url, curlMessage: nil)))
+        }
+        if !handoff.worker.run(answer) { answer() }   // no worker any more: its writes are over
+    }
+
+    /// The error of a transfer whose sink refused a write (CURLE_WRITE_ERROR).
+    static func writeFailed(_ failure: any Error, url: String, curlMessage: String?) -> FetchError {
+        let detail = (failure as? FetchError)?.detail ?? String(describing: failure)
+        return FetchError(.io, url: url, curlCode: Int(CURLE_WRITE_ERROR.rawValue), curlMessage: curlMessage, detail: detail)
     }
 
     /// Points `easy` at this transfer; `waitForMultiplexing` sets CURLOPT_PIPEWAIT.
@@ -241,10 +265,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return FetchError(.tooLarge, url: spec.url, curlCode: curlCode, curlMessage: text,
                                   detail: "the body went past \(limit)")
             }
-            if let sinkError {
-                let detail = (sinkError as? FetchError)?.detail ?? String(describing: sinkError)
-                return FetchError(.io, url: spec.url, curlCode: curlCode, curlMessage: text, detail: detail)
-            }
+            if let sinkError { return Self.writeFailed(sinkError, url: spec.url, curlMessage: text) }
             if let decodeProblem {
                 return decodeProblem.malformed
                     ? FetchError(malformed: decodeProblem.detail, url: spec.url, curlCode: curlCode)

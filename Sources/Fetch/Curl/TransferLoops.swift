@@ -49,6 +49,9 @@ final class TransferLoops: Sendable {
     private let state: Locked<State>
     private let configuration: FetchConfiguration
     let count: Int
+    /// The threads that take finished transfers' file work off the loops
+    /// (`FetchClient.start`), and the writes of the large bodies it streams.
+    let workers: CompletionWorkers
     /// `maxConcurrentTransfers`, at least 1; nil: no limit.
     private let slotLimit: Int?
     private let connectionCachePerLoop: Int
@@ -56,6 +59,7 @@ final class TransferLoops: Sendable {
     init(configuration: FetchConfiguration) {
         self.configuration = configuration
         count = min(Defaults.maxTransferLoops, max(1, configuration.transferLoops))
+        workers = CompletionWorkers(count: configuration.completionWorkers)
         slotLimit = configuration.maxConcurrentTransfers.map { max(1, $0) }
         let cache = Self.connectionCache(maxConnections: configuration.maxConnections, openFiles: Self.openFileLimit())
         connectionCachePerLoop = max(8, (cache + count - 1) / count)
@@ -203,7 +207,8 @@ final class TransferLoops: Sendable {
     }
 
     /// Answers every waiting transfer and stops every loop (each answers its
-    /// own); waits for their threads to exit.
+    /// own); waits for their threads to exit. Then lets the completion
+    /// workers exit once they have run what the loops gave them.
     func shutdown() {
         let (loops, waiting) = state.withLock { state -> ([CurlLoop], [CurlTransfer]) in
             state.stopping = true
@@ -214,6 +219,7 @@ final class TransferLoops: Sendable {
             transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
         }
         for loop in loops { loop.shutdown() }
+        workers.shutdown()
     }
 
     /// Whether the URL is https, and its "host:port" as written (user info

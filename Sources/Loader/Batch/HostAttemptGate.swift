@@ -56,6 +56,12 @@ final class HostAttemptGate: FetchAttemptGate {
         if first { dispatch.report(.responding, host: host) }
     }
 
+    /// The host's connection is kept only while it has more URLs queued: a
+    /// host's last URL closes its connection (see `FetchAttemptGate`).
+    func keepsConnection() -> Bool {
+        dispatch.hasQueued(host)
+    }
+
     func answered(status: Int) {
         dispatch.report(.answered, host: host)
     }

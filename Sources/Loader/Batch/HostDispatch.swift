@@ -35,8 +35,16 @@ final class HostDispatch: Sendable {
         var reader: CheckedContinuation<Void, Never>?
         var readerDone = false
         var cancelled = false
+        /// Queued loads that carry a stored entry (revalidations): each counts
+        /// `LoadBatch.storedEntryWeight` times against the queue limit.
+        var queuedWithEntry = 0
         var timer: Task<Void, Never>?
         var timerDue: Double?
+
+        /// Whether the reader may hand over more URLs.
+        func hasRoom(_ queueLimit: Int) -> Bool {
+            cancelled || scheduler.queued + (LoadBatch.storedEntryWeight - 1) * queuedWithEntry < queueLimit
+        }
     }
 
     private let state: Locked<State>
@@ -71,19 +79,21 @@ final class HostDispatch: Sendable {
                 refused = true
                 return []
             }
+            for load in loads where load.entry != nil { state.queuedWithEntry += 1 }
             return loads.flatMap { state.scheduler.enqueue(.load($0), host: $0.host, now: now) }
         }
         if refused { loads.forEach(onCancelled) }
     }
 
-    /// Returns once fewer than `queueLimit` URLs are queued.
+    /// Returns once fewer than `queueLimit` URLs are queued (a load with a
+    /// stored entry counting `LoadBatch.storedEntryWeight` times).
     func waitForQueueRoom() async {
         while true {
-            let room = state.withLock { $0.scheduler.queued < queueLimit || $0.cancelled }
+            let room = state.withLock { $0.hasRoom(queueLimit) }
             if room { return }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
-                    if state.scheduler.queued < queueLimit || state.cancelled { return true }
+                    if state.hasRoom(queueLimit) { return true }
                     state.reader = continuation
                     return false
                 }
@@ -132,6 +142,7 @@ final class HostDispatch: Sendable {
     func cancel() {
         let (drained, timer) = state.withLock { state -> ([Ticket], Task<Void, Never>?) in
             state.cancelled = true
+            state.queuedWithEntry = 0
             defer { state.timer = nil }
             return (state.scheduler.drain(), state.timer)
         }
@@ -161,6 +172,9 @@ final class HostDispatch: Sendable {
     }
 
     func failure(of host: HostKey) -> HostFailure? { state.withLock { $0.scheduler.failure(of: host) } }
+
+    /// Whether `host` has URLs waiting for a slot.
+    func hasQueued(_ host: HostKey) -> Bool { state.withLock { $0.scheduler.queued(on: host) > 0 } }
 
     // MARK: Reporting
 
@@ -193,6 +207,9 @@ final class HostDispatch: Sendable {
 
         init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false) {
             for action in actions {
+                // Every way a load leaves the queue (started, failed at once; `cancel` drains the rest).
+                if case .start(.load(let load), _, _) = action, load.entry != nil { state.queuedWithEntry -= 1 }
+                if case .fail(.load(let load), _, _) = action, load.entry != nil { state.queuedWithEntry -= 1 }
                 if case .start(.load(var load), _, let waited) = action {
                     load.waited = waited
                     started.append(load)
@@ -281,7 +298,7 @@ final class HostDispatch: Sendable {
             state.consumer = nil
             wake.loads = takeReady(&state)
         }
-        if state.reader != nil, state.scheduler.queued < queueLimit || state.cancelled {
+        if state.reader != nil, state.hasRoom(queueLimit) {
             wake.reader = state.reader
             state.reader = nil
         }

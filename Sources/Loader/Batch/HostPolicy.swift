@@ -45,26 +45,19 @@ public struct HostPolicy: Sendable, Equatable {
         }
     }
 
-    /// The index of the candidate to start next, on the scheduler's `turn`
-    /// (it counts starts). Even turns go to the host with the most queued
-    /// work per running transfer: the largest host bounds the batch's wall
-    /// time, so its slots fill from the start. Odd turns go to the host
-    /// served longest ago (round robin): whatever `jobs` is, no host waits
-    /// for a large one to drain. Ties go to the host served longest ago.
-    public static func pick(_ candidates: [Candidate], turn: Int) -> Int? {
-        guard var best = candidates.indices.first else { return nil }
-        let byBacklog = turn % 2 == 0
-        for index in candidates.indices.dropFirst() {
-            let c = candidates[index], b = candidates[best]
-            if byBacklog {
-                // c.queued / (c.running + 1) against b's, without division.
-                let lhs = c.queued * (b.running + 1), rhs = b.queued * (c.running + 1)
-                if lhs > rhs || (lhs == rhs && c.served < b.served) { best = index }
-            } else if c.served < b.served {
-                best = index
-            }
-        }
-        return best
+    /// Whether `c` starts before `b` on the scheduler's `turn` (it counts
+    /// starts). Even turns go to the host with the most queued work per
+    /// running transfer: the largest host bounds the batch's wall time, so
+    /// its slots fill from the start. Odd turns go to the host served
+    /// longest ago (round robin): whatever `jobs` is, no host waits for a
+    /// large one to drain. Ties go to the host served longest ago. A total
+    /// order (`served` is unique to each host): `HostCandidates` keeps the
+    /// first of all candidates by it.
+    public static func prefers(_ c: Candidate, over b: Candidate, turn: Int) -> Bool {
+        guard turn % 2 == 0 else { return c.served < b.served }
+        // c.queued / (c.running + 1) against b's, without division.
+        let lhs = c.queued * (b.running + 1), rhs = b.queued * (c.running + 1)
+        return lhs > rhs || (lhs == rhs && c.served < b.served)
     }
 
     /// Transfers `host` may run at once now: one until its first connection

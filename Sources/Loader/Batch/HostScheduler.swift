@@ -5,7 +5,7 @@
 /// `HostPolicy`'s pure functions.
 ///
 /// - One queue per host (`HostKey`); hosts with ready work share the
-///   `jobs` global slots (see `HostPolicy.pick`), each below its own limit.
+///   `jobs` global slots (see `HostPolicy.prefers`), each below its own limit.
 /// - An item waiting for its host holds no global slot: it stays queued
 ///   until its host can take it.
 /// - A host's items start in order, back to back, so they reuse its warm
@@ -62,11 +62,7 @@ public struct HostScheduler<Item> {
     }
 
     public let policy: HostPolicy
-    private var hosts = HostTable<Item>()
-    /// Hosts with a pause set (`pausedUntil`): `nextWake` looks only when there are some.
-    private var pauses = 0
-    /// `fill`'s candidates and their positions in `hosts`, kept between calls (no allocation per event).
-    private var scratch: (candidates: [HostPolicy.Candidate], positions: [Int]) = ([], [])
+    private var hosts: HostTable<Item>
     /// Hashes of every host seen (8 bytes each), for `counts.hosts`.
     private var seen = Set<Int>()
     private var everPaused = Set<HostKey>()
@@ -80,6 +76,7 @@ public struct HostScheduler<Item> {
 
     public init(policy: HostPolicy) {
         self.policy = policy
+        hosts = HostTable(policy: policy)
     }
 
     // MARK: Input
@@ -115,7 +112,6 @@ public struct HostScheduler<Item> {
 
     private mutating func apply(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
         guard var state = hosts[host] else { return [] }
-        let wasPaused = state.pausedUntil != nil
         var actions: [Action] = []
         switch outcome {
         case .answered:
@@ -169,7 +165,6 @@ public struct HostScheduler<Item> {
         case .neutral:
             break
         }
-        pauses += (state.pausedUntil != nil ? 1 : 0) - (wasPaused ? 1 : 0)
         hosts[host] = state
         return actions
     }
@@ -211,10 +206,11 @@ public struct HostScheduler<Item> {
         // A plain loop: a key path into the generic `HostState<Item>` (`compactMap(\.pausedUntil)`)
         // is instantiated at run time on every call, and this runs after every scheduler event
         // (it was 11 % of a cold 10,000-URL run's CPU).
-        guard pauses > 0 else { return nil }
         var earliest: Double?
-        for position in hosts.states.indices where hosts.states[position].queued > 0 && hosts.states[position].givenUp == nil {
-            if let until = hosts.states[position].pausedUntil, earliest.map({ until < $0 }) ?? true { earliest = until }
+        for key in hosts.paused {
+            guard let position = hosts.position(of: key), hosts.states[position].queued > 0,
+                  hosts.states[position].givenUp == nil, let until = hosts.states[position].pausedUntil else { continue }
+            if earliest.map({ until < $0 }) ?? true { earliest = until }
         }
         return earliest
     }
@@ -281,46 +277,30 @@ public struct HostScheduler<Item> {
         }
     }
 
-    /// Starts items while global slots are free and some host can take one.
+    /// Starts items while global slots are free and some host can take one
+    /// (the next one is `hosts.best`: no scan of the hosts).
     private mutating func fill(now: Double) -> [Action] {
         guard queued > 0, running < policy.jobs else { return [] }
-        var (candidates, positions) = scratch
-        defer {
-            candidates.removeAll(keepingCapacity: true)
-            positions.removeAll(keepingCapacity: true)
-            scratch = (candidates, positions)
-        }
-        // Every field is read in place (`hosts.states[position]`): a copy of a state costs a retain per reference.
-        for position in hosts.states.indices {
-            if let until = hosts.states[position].pausedUntil {
-                if now < until { continue }
-                hosts.modify(at: position) { $0.pausedUntil = nil }   // the pause is over, whether or not the host can start now
-                pauses -= 1
-            }
-            guard let candidate = hosts.states[position].candidate(policy) else { continue }
-            candidates.append(candidate)
-            positions.append(position)
-        }
+        if !hosts.paused.isEmpty { endPauses(now: now) }
         var actions: [Action] = []
-        while running < policy.jobs, let index = HostPolicy.pick(candidates, turn: turn) {
+        while running < policy.jobs, let position = hosts.best(turn: turn) {
             turn += 1
             order += 1
-            let position = positions[index], served = order
+            let served = order
             guard let (item, waited) = hosts.modify(at: position, { $0.start(served: served, now: now) }) else { break }
             running += 1
             queued -= 1
             actions.append(.start(item, hosts.keys[position], waited: waited))
-            if let candidate = hosts.states[position].candidate(policy) {
-                candidates[index] = candidate
-            } else {
-                // The order of the candidates does not matter (`pick` breaks ties by `served`, which is unique).
-                candidates.swapAt(index, candidates.count - 1)
-                positions.swapAt(index, positions.count - 1)
-                candidates.removeLast()
-                positions.removeLast()
-            }
         }
         return actions
+    }
+
+    /// Clears the pauses that are over, whether or not their hosts can start now.
+    private mutating func endPauses(now: Double) {
+        for key in hosts.paused {
+            guard let position = hosts.position(of: key), let until = hosts.states[position].pausedUntil, now >= until else { continue }
+            hosts.modify(at: position) { $0.pausedUntil = nil }
+        }
     }
 }
 

@@ -38,7 +38,7 @@ struct HostState<Item> {
 
     func isPaused(at now: Double) -> Bool { pausedUntil.map { now < $0 } ?? false }
 
-    /// What `HostPolicy.pick` weighs, if the host could start an item now:
+    /// What `HostPolicy.prefers` weighs, if the host could start an item now:
     /// it has queued work, is not given up and is below its limit (a pause
     /// is the caller's to check).
     func candidate(_ policy: HostPolicy) -> HostPolicy.Candidate? {
