@@ -54,7 +54,7 @@ import TestSupport
         var generator = SystemRandomNumberGenerator()
         var problems: [String] = []
         var slowest = 0.0
-        for round in 0..<100 {
+        for round in 0..<40 {
             let urls = (0..<count).map { server.url("/img?\(round * 1000 + $0)") }
             let batch = loader(jobs: 8, perHost: 6).batch(ArraySequence(urls))
             let cancelAfter = Int.random(in: 0..<(2 * count), using: &generator)
