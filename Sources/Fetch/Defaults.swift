@@ -10,8 +10,13 @@ public enum Defaults {
     /// `User-Agent` sent with every request.
     public static let userAgent = "asyncfetch/\(version)"
     /// Concurrent transfers over all hosts (`--jobs`). The per-host limit
-    /// is what protects servers; this bounds the process (issue 21).
-    public static let jobs = 64
+    /// is what protects servers; this bounds the process (issue 21). 256,
+    /// not 64: with thousands of hosts most transfers open a connection
+    /// (two round trips), and 64 slots held the 100,000-URL preset at
+    /// 2.02 × its polite floor (305 s); 256 took 174.6 s (1.16 ×) in 57 MB,
+    /// and cost nothing on 5,000 URLs (31.4 s; 47 MB). About 128 KiB of
+    /// buffers per running transfer.
+    public static let jobs = 256
     /// Concurrent transfers to one host (`--jobs-per-host`), as browsers
     /// allow over HTTP/1.1; a host that answers 429 gets fewer.
     public static let jobsPerHost = 6

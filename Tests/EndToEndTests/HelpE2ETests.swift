@@ -34,7 +34,7 @@ import TestSupport
         }
         // Compared with runs of spaces and line breaks collapsed (help text wraps).
         let flat = help.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
-        for text in ["--jobs <n> Concurrent transfers over all hosts. (default: 64)",
+        for text in ["--jobs <n> Concurrent transfers over all hosts. (default: 256)",
                      "--jobs-per-host <n> Concurrent transfers to one host (fewer while it answers 429). (default: 6)", "(default: 64M)", "(default: 10s)",
                      "(default: 1m)", "(default: 2)", "(default: 7d)", "(default: as the server said)",
                      "(default: when stderr", "is a terminal and there is more than one URL)", "Exit status: 0 every URL succeeded",
