@@ -95,7 +95,7 @@ import TestSupport
             if !left.isEmpty { problems.append("round \(round): temporary files left: \(left)") }
         }
         #expect(problems.isEmpty, "\(problems.prefix(10))")
-        #expect(slowest < 2, "a cancelled batch took \(slowest) s to end")
+        #expect(slowest < 5, "a cancelled batch took \(slowest) s to end")
     }
 
     /// The global bound: one host, more slots per host than `--jobs`, many
