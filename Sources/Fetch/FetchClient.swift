@@ -182,7 +182,7 @@ public final class FetchClient: Sendable {
     private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
                                 attempts: Int, redirectsBefore: Int, resumedAt: String) throws(FetchError) -> FetchResponse {
         let headers = HTTPHeaders(parsing: response.rawHeaders)
-        // A body that streamed was begun by the loop thread; one held in memory is begun here.
+        // A body that streamed was begun on the loop thread (or its worker); one held in memory is begun here.
         if (200..<300).contains(response.status) && Int64(response.bufferedBody.count) == response.bodyBytes {
             do {
                 try sink.begin(status: response.status, headers: headers)

@@ -5,7 +5,8 @@ import Testing
 import TestSupport
 
 /// `FetchClient.start`: a fetch without a Swift task. A first answer
-/// completes on the transfer thread (no task runs the completion); a retry
+/// completes on a completion worker (no task runs the completion, and the
+/// transfer loop goes on meanwhile; a large body streams there); a retry
 /// goes on on a task with the same rules as `fetch`; a handle cancels it
 /// before or while it runs, and the completion comes exactly once.
 @Suite struct FetchStartTests {

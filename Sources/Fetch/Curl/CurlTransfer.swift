@@ -60,8 +60,11 @@ struct TransferSpec: Sendable {
 /// awaiting task or `FetchClient.start`, which sets `completion` and hands it to `TransferLoops.submit`
 /// (through the client's queue of transfers waiting for a slot, if it has a
 /// limit, then the loop's queue); from then on only the loop thread touches
-/// its fields, except `cancelRequested`, which `cancel` sets from any thread.
-/// `completion` is called exactly once (`finish`): by the loop, or by
+/// its fields, except `cancelRequested`, which `cancel` sets from any thread,
+/// and `handoff`, which the completion reads on the worker the loop handed
+/// the transfer's end to (after the loop set it, through the worker's queue).
+/// `completion` is called exactly once (`finish`): by the loop (on the
+/// transfer's worker, for a body that streamed to one), or by
 /// `TransferLoops` for a transfer it never handed to the loop.
 ///
 /// Callback lifetime: the write and header callbacks receive
