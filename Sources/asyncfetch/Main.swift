@@ -19,8 +19,7 @@ enum Main {
             }
             if root == AsyncFetch.self, let settings = QuickParse.parse(arguments) {
                 try await FetchRun.run(settings)
-                fflush(nil)
-                exit(0)
+                end(flushOutput(0))
             }
             var command: ParsableCommand
             if root == AsyncFetch.self, let (rest, urls) = URLArguments.extract(arguments),
@@ -40,7 +39,22 @@ enum Main {
         } catch {
             status = exitStatus(for: error, root: root)
         }
-        exit(flushOutput(status))
+        end(flushOutput(status))
+    }
+
+    /// Ends the process with `status` once the output is flushed, without
+    /// `exit`'s teardown: `exit` runs the static destructors and `atexit`
+    /// handlers (the Swift runtime's, OpenSSL's cleanup, libcurl's) on this
+    /// thread while the transfer loops, the completion workers and the
+    /// cooperative pool's threads still run, and a thread that then touches
+    /// torn-down state crashes (a segfault whose address is its instruction
+    /// pointer, seen once in a 100,000-URL batch; OpenSSL's cleanup was seen
+    /// running beside a live transfer loop). Everything the run must leave
+    /// behind is done before this point (results printed, temporary files
+    /// removed, `--sync` flushed); the signal path ends the same way
+    /// (`Interruption`).
+    static func end(_ status: Int32) -> Never {
+        _exit(status)
     }
 
     /// Which command parses the arguments. `AsyncFetch` takes URLs as
