@@ -507,6 +507,9 @@ def run_case(args, ns, folder, tls, generated, certs):
               f"{'  TIMED OUT' if m['timed_out'] else ''}", flush=True)
         if args.trace:
             print("\n".join(trace_summary(json.loads(args.origin.ask("trace")))), flush=True)
+            again = sorted((h for h in counters if h["connections"] > 1), key=lambda h: -h["connections"])
+            print(f"  hosts with more than one connection: {len(again)} "
+                  "(" + ", ".join(f"{h['name']} ({h['kind']}) {h['connections']}" for h in again[:12]) + ")", flush=True)
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(f"{folder}/cache", ignore_errors=True)
     lines = [title, f"polite floor {floor:.1f} s: {floor_why}", "",
