@@ -564,7 +564,21 @@ def trace_summary(trace, top=3, step=2.0):
             edge = min(t1, (i + 1) * step)
             flight_area[min(i, slots - 1)] += n * (edge - t0)
             t0 = edge
+    conn_last = {}                           # connection -> time of its opening or last answer
+    open_on = {}                             # host -> its connections open now
+    closed_at = {}                           # host -> (time, idle before) of its last connection's close
+    reopened = []                            # (seconds since the host's last connection closed, idle before that close)
     for t, h, code, cid in sorted(events, key=lambda e: e[0]):
+        if code == "c":
+            if not open_on.get(h) and h in closed_at:
+                reopened.append((t - closed_at[h][0], closed_at[h][1]))
+            open_on[h] = open_on.get(h, 0) + 1
+            conn_last[cid] = t
+        elif code == "x":
+            open_on[h] = open_on.get(h, 0) - 1
+            closed_at[h] = (t, t - conn_last.pop(cid, t))
+        elif code == "r":
+            conn_last[cid] = t
         add_area(last, t, flight)
         for i in range(int(last / step) + 1, int(t / step) + 1):
             conns_at[min(i, slots - 1)] = opened
@@ -601,6 +615,18 @@ def trace_summary(trace, top=3, step=2.0):
     series = [f"{flight_area[i] / step:.0f}/{conns_at[i]}" for i in range(slots)]
     for i in range(0, len(series), 15):
         lines.append(f"    {i * step:5.0f} s: " + " ".join(series[i:i + 15]))
+    if reopened:
+        idle = [g for g, before in reopened if before >= 14.5]
+        busy_close = sorted(g for g, before in reopened if before < 14.5)
+        line = (f"  hosts that opened a connection after their last one closed: {len(reopened)}; "
+                f"{len(idle)} after an idle close (15 s, the origin's)")
+        if busy_close:
+            idled = sorted(before for _, before in reopened if before < 14.5)
+            quartiles = " / ".join(f"{idled[len(idled) * q // 4]:.2f}" for q in (1, 2, 3))
+            line += (f", {len(busy_close)} after a close by the client (reopened after a median "
+                     f"{busy_close[len(busy_close) // 2]:.2f} s, {sum(g < 1 for g in busy_close)} within 1 s; "
+                     f"the closed connection had been idle {quartiles} s, quartiles)")
+        lines.append(line)
     for h, st in sorted(hosts.items(), key=lambda kv: -kv[1]["requests"])[:top]:
         if st["first"] is None:
             continue
