@@ -42,7 +42,10 @@ public struct Freshness: Sendable {
         var lastModified: String?
         var age: String?
 
-        init(_ meta: CacheMetadata) {
+        /// Borrowed: an initializer's argument is otherwise passed owned, and
+        /// every hit paid a copy of the whole record (each of its strings and
+        /// arrays retained, then released) to read four headers.
+        init(_ meta: borrowing CacheMetadata) {
             for header in meta.headers {
                 let name = header.name
                 switch name.utf8.count {

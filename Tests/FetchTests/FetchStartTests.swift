@@ -66,6 +66,25 @@ import TestSupport
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.path))) == Self.png)
     }
 
+    /// A 304 has no body for the sink: handing its completion to a worker cost
+    /// more CPU than the completion (issue 22), so it runs on the loop's thread.
+    @Test func aFirst304CompletesOnTheTransferLoopAndLeavesTheSinkUntouched() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .notModified(headers: [("ETag", "\"v1\"")]))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try FileSink(path: temp.file("a"))
+        defer { sink.remove() }
+        let (completed, calls) = await Self.start(FetchClient(), server.url("/a.png"), into: sink)
+        let response = try completed.result.get()
+        #expect(response.status == 304)
+        #expect(response.headers["ETag"] == "\"v1\"")
+        #expect(!completed.onTask, "a first 304 completes on its loop, not on a task")
+        #expect(completed.thread.hasPrefix("curl-loop-"), "ran on \(completed.thread), not the transfer loop")
+        #expect(calls == 1)
+        try sink.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: sink.path)).isEmpty)
+    }
+
     @Test func aRetryGoesOnOnATaskAndCountsItsAttempts() async throws {
         let server = try ScriptedServer()
         server.route("/flaky.png", [.status(503), .ok(Self.png)])
