@@ -37,15 +37,17 @@ final class CompletionWorker: Sendable {
     /// before it. False (and not queued) once `shutdown` was called.
     func run(_ job: @escaping @Sendable () -> Void) -> Bool {
         pending.add(1, ordering: .relaxed)
-        let accepted = shared.withLock { shared -> Bool in
-            guard !shared.stopping else { return false }
+        let (accepted, wakes) = shared.withLock { shared -> (Bool, Bool) in
+            guard !shared.stopping else { return (false, false) }
             shared.queue.append(job)
-            if shared.sleeping {
-                shared.sleeping = false
-                wake.signal()
-            }
-            return true
+            defer { shared.sleeping = false }
+            return (true, shared.sleeping)
         }
+        // Signalled after the lock is given back: under it, the woken thread
+        // would block at once on the lock still held (a futex wait and a wake
+        // more per job). Nothing is missed: it set `sleeping` under the lock
+        // it waits with, and looks at the queue again whenever it wakes.
+        if wakes { wake.signal() }
         if !accepted { pending.subtract(1, ordering: .relaxed) }
         return accepted
     }

@@ -113,10 +113,18 @@ public enum Defaults {
     /// The most completion workers a client starts, whatever the configuration asks.
     public static let maxCompletionWorkers = 8
     /// Buffers a large body streamed by `FetchClient.start` may have on their
-    /// way to its completion worker (`StreamHandoff`), each one chunk of at
-    /// most `receiveBufferSize`: past them the transfer pauses until the
-    /// worker gives one back. Memory per such transfer: this times 64 KiB.
+    /// way to its completion worker (`StreamHandoff`), each at most
+    /// `receiveBufferSize` (libcurl's 16 KiB chunks joined while the worker
+    /// lags): past them the transfer pauses until the worker gives
+    /// `streamBuffersToResume` back. Memory per such transfer: this times
+    /// 64 KiB (192 KiB; 48 MiB for `--jobs 256` bodies all streaming to a
+    /// worker that lags, the worst case).
     public static let streamBuffers = 3
+    /// Buffers back from the worker before a paused transfer resumes: one
+    /// would let a single 16 KiB chunk through per pause, each pause costing
+    /// libcurl a copy of the data it holds and the loop a wake-up (issue 22:
+    /// 4,112 pauses for 200 MiB with one; see bench/README).
+    public static let streamBuffersToResume = 2
     /// How long the loop thread sleeps in `curl_multi_poll` when nothing
     /// happens; any submission or cancellation wakes it at once.
     public static let pollTimeoutMs: Int32 = 1000

@@ -56,7 +56,10 @@ extension Locked where Value == Void {
 
 /// A condition variable for a `Locked` value: a thread waits in
 /// `withLock(when:…)` until the value is ready; whoever changes it calls
-/// `signal()` (inside `withLock`, so the wake-up cannot be missed).
+/// `signal()` (inside `withLock`, so the wake-up cannot be missed; or right
+/// after it, when the waiter notes under the lock that it waits and the
+/// signaller saw that note there: then the woken thread does not block at
+/// once on the lock still held).
 public final class LockCondition: @unchecked Sendable {
     fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
 

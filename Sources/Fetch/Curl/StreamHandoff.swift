@@ -5,11 +5,19 @@ import Support
 /// buffers and goes back to libcurl; the worker hands the buffers to the
 /// sink in order (`begin` first), then gives them back.
 ///
-/// Memory: at most `Defaults.streamBuffers` buffers per transfer, each the
-/// size of one chunk (at most libcurl's receive buffer,
-/// `Defaults.receiveBufferSize`), however large the body. When all are
-/// with the worker, the loop pauses the transfer (CURL_WRITEFUNC_PAUSE) and
-/// the worker, giving a buffer back, asks the loop to resume it (`resume`).
+/// Joining: libcurl 7.88 calls the write callback with at most 16 KiB
+/// (CURL_MAX_WRITE_SIZE), whatever its receive buffer. A chunk joins the last
+/// buffer queued while the worker has not taken it yet and it has room
+/// (`Defaults.receiveBufferSize` in all), so a lagging worker gets fewer,
+/// larger writes: one job, one `write`, one wake-up per 64 KiB, not per 16.
+///
+/// Memory: at most `Defaults.streamBuffers` buffers per transfer, each of at
+/// most `Defaults.receiveBufferSize` (a chunk larger than that gets one of
+/// its own), however large the body. When all are with the worker, the loop
+/// pauses the transfer (CURL_WRITEFUNC_PAUSE) and the worker asks the loop
+/// to resume it (`resume`) once `Defaults.streamBuffersToResume` are back:
+/// each pause costs libcurl a copy of what it holds and the loop a wake-up,
+/// so it should let a few buffers' worth through, not one chunk.
 ///
 /// Failures: a sink that throws is remembered (`failure`); the loop aborts
 /// the transfer at its next chunk, and a transfer that ended first fails
@@ -43,6 +51,9 @@ final class StreamHandoff: Sendable {
         var free: [Buffer] = []
         /// Buffers made so far (at most `Defaults.streamBuffers`).
         var made = 0
+        /// The buffer queued last, while its job has not started: later
+        /// chunks join it (under the lock, which its job takes it under).
+        var tail: Buffer?
         /// The loop paused the transfer for want of a buffer.
         var paused = false
         var failure: (any Error)?
@@ -62,9 +73,12 @@ final class StreamHandoff: Sendable {
     /// Queues the response's `begin` and the body held so far (`held`, taken:
     /// it becomes one of the buffers).
     func begin(status: Int, headers: HTTPHeaders, held: inout [UInt8]) {
-        state.withLock { $0.made += 1 }
         let buffer = Buffer([])
         swap(&buffer.bytes, &held)
+        state.withLock { state in
+            state.made += 1
+            state.tail = buffer
+        }
         let sink = sink
         queue(buffer) { bytes in
             try sink.begin(status: status, headers: headers)
@@ -72,48 +86,79 @@ final class StreamHandoff: Sendable {
         }
     }
 
-    /// Queues a copy of `chunk`; false when no buffer is free: the caller
-    /// pauses the transfer, which `resume` resumes once one is back.
+    /// Queues a copy of `chunk` (joined to the last buffer queued, when its
+    /// job has not started and it has room); false when no buffer is free:
+    /// the caller pauses the transfer, which `resume` resumes once enough are back.
     func write(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        let taken = state.withLock { state -> Buffer? in
-            if let buffer = state.free.popLast() { return buffer }
-            if state.made < Defaults.streamBuffers {
-                state.made += 1
-                return Buffer([])
+        let capacity = Defaults.receiveBufferSize
+        let taken = state.withLock { state -> Taken in
+            if let tail = state.tail, tail.bytes.count + chunk.count <= capacity {
+                tail.bytes.append(contentsOf: chunk)   // under the lock: its job takes the tail under it
+                return .joined
             }
-            state.paused = true
-            return nil
+            let buffer: Buffer
+            if let free = state.free.popLast() {
+                buffer = free
+            } else if state.made < Defaults.streamBuffers {
+                state.made += 1
+                buffer = Buffer([])
+                buffer.bytes.reserveCapacity(max(capacity, chunk.count))
+            } else {
+                state.paused = true
+                return .none
+            }
+            buffer.bytes.append(contentsOf: chunk)
+            state.tail = buffer
+            return .new(buffer)
         }
-        guard let buffer = taken else { return false }
-        buffer.bytes.append(contentsOf: chunk)
-        let sink = sink
-        queue(buffer) { bytes in try bytes.withUnsafeBytes { try sink.write($0) } }
-        return true
+        switch taken {
+        case .joined: return true
+        case .none: return false
+        case .new(let buffer):
+            let sink = sink
+            queue(buffer) { bytes in try bytes.withUnsafeBytes { try sink.write($0) } }
+            return true
+        }
+    }
+
+    private enum Taken {
+        case joined
+        case new(Buffer)
+        case none
     }
 
     /// Runs `write` with the buffer's bytes on the worker (unless the sink
     /// failed before), then gives the buffer back.
     private func queue(_ buffer: Buffer, _ write: @escaping @Sendable ([UInt8]) throws -> Void) {
         let accepted = worker.run { [self] in
-            if failure == nil {
+            let failed = state.withLock { state -> Bool in
+                if state.tail === buffer { state.tail = nil }   // no chunk joins it from here on
+                return state.failure != nil
+            }
+            if !failed {
                 do { try write(buffer.bytes) } catch { state.withLock { $0.failure = error } }
             }
             giveBack(buffer)
         }
         if !accepted {
             // Written here, it could overtake the writes still queued: the transfer fails instead.
-            state.withLock { $0.failure = Stopped() }
+            state.withLock { state in
+                if state.tail === buffer { state.tail = nil }
+                state.failure = Stopped()
+            }
             giveBack(buffer)
         }
     }
 
     private func giveBack(_ buffer: Buffer) {
         buffer.bytes.removeAll(keepingCapacity: true)
-        let wasPaused = state.withLock { state -> Bool in
+        let resumes = state.withLock { state -> Bool in
             state.free.append(buffer)
-            defer { state.paused = false }
-            return state.paused
+            // Paused, every buffer was out: `free.count` of them are back.
+            guard state.paused, state.free.count >= min(Defaults.streamBuffersToResume, state.made) else { return false }
+            state.paused = false
+            return true
         }
-        if wasPaused { resume() }
+        if resumes { resume() }
     }
 }
