@@ -27,6 +27,8 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
         transfer.spec.gate?.responding()
         transfer.keepConnectionForRetry()
         transfer.rawHeaders.removeAll(keepingCapacity: true)
+        // One allocation for a usual header block, not a growth per few lines.
+        if transfer.rawHeaders.capacity == 0 { transfer.rawHeaders.reserveCapacity(1024) }
         transfer.bodyStatusChecked = false
     case .field: break
     case .trailer: return line.count
