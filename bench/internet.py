@@ -497,14 +497,19 @@ def run_case(args, ns, folder, tls, generated, certs):
         most = max(counters, key=lambda h: h["most"])
         conns = sum(h["connections"] for h in counters)
         reqs = sum(h["requests"] for h in counters)
+        resumed = sum(h.get("resumed", 0) for h in counters)
         row = dict(label=label, ok=ok, junk=junk, html=html, n429=n429, most=most["most"], conns=conns, reqs=reqs, **m)
         rows.append(row)
-        print(f"  {label:<34} wall {m['wall']:7.1f} s  cpu {m['cpu']:6.1f} s  images {ok}/{obtainable}  "
-              f"429s {n429}  most conns {most['most']} ({most['name']})  connections {conns}  requests {reqs}  "
+        print(f"  {label:<34} wall {m['wall']:7.1f} s  cpu {m['cpu']:6.2f} s  images {ok}/{obtainable}  "
+              f"429s {n429}  most conns {most['most']} ({most['name']})  connections {conns}"
+              f"{f' ({resumed} TLS resumed)' if tls else ''}  requests {reqs}  "
               f"rss {m['rss']:.0f} MiB (tree {m['tree']:.0f})  junk {junk}  exit {m['code']}"
               f"{'  TIMED OUT' if m['timed_out'] else ''}", flush=True)
         if args.trace:
             print("\n".join(trace_summary(json.loads(args.origin.ask("trace")))), flush=True)
+            again = sorted((h for h in counters if h["connections"] > 1), key=lambda h: -h["connections"])
+            print(f"  hosts with more than one connection: {len(again)} "
+                  "(" + ", ".join(f"{h['name']} ({h['kind']}) {h['connections']}" for h in again[:12]) + ")", flush=True)
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(f"{folder}/cache", ignore_errors=True)
     lines = [title, f"polite floor {floor:.1f} s: {floor_why}", "",

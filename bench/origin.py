@@ -42,7 +42,7 @@ CHUNK_INTERVAL = 0.02      # pacing tick for bandwidth (seconds)
 
 class Host:
     __slots__ = ("index", "name", "ip", "rtt", "bw", "limit", "kind", "paths", "open", "most", "requests", "n429",
-                 "connections", "flaky_done")
+                 "connections", "resumed", "flaky_done")
 
     def __init__(self, h, index):
         self.index = index
@@ -54,12 +54,12 @@ class Host:
 
     def reset(self):
         self.most = self.open
-        self.requests = self.n429 = self.connections = 0
+        self.requests = self.n429 = self.connections = self.resumed = 0
         self.flaky_done = set()
 
     def counters(self):
         return {"name": self.name, "kind": self.kind, "requests": self.requests, "429": self.n429,
-                "most": self.most, "connections": self.connections}
+                "most": self.most, "connections": self.connections, "resumed": self.resumed}
 
 
 class World:
@@ -135,7 +135,10 @@ class Connection(asyncio.Protocol):
         if self.sim.tls:
             # The handshake is done (asyncio's TLS); its round trip is charged to the first response.
             self.ready_at += host.rtt
-            if transport.get_extra_info("ssl_object").selected_alpn_protocol() == "h2":
+            tls = transport.get_extra_info("ssl_object")
+            if tls.session_reused:
+                host.resumed += 1                              # an abbreviated handshake (a resumed TLS session)
+            if tls.selected_alpn_protocol() == "h2":
                 self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
                 self.h2.initiate_connection()                 # h2's default: 100 concurrent streams
                 self.streams = {}                              # stream id -> [body, offset, blocked on the window]

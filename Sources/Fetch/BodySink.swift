@@ -22,12 +22,21 @@ public protocol BodySink: AnyObject, Sendable {
     /// Appends bytes of a 2xx body. Throwing aborts the transfer with kind `.io`
     /// (the error's description becomes the detail).
     func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// A whole 2xx body that was held in memory, in place of one `write`
+    /// (the default makes it one `write`).
+    func write(whole body: [UInt8]) throws
     /// Discards everything written so far: a retried attempt starts over.
     func reset() throws
 }
 
 extension BodySink {
     public func begin(status: Int, headers: HTTPHeaders) throws {}
+
+    /// Writes the body's bytes; a sink that keeps bytes may keep the array
+    /// instead of a copy (`CacheSink`: the image head).
+    public func write(whole body: [UInt8]) throws {
+        try body.withUnsafeBytes { try write($0) }
+    }
 }
 
 /// A sink that writes to a file, created exclusively with mode 0600.

@@ -20,7 +20,9 @@ public protocol FetchAttemptGate: Sendable {
     /// the host, so the connection is closed rather than kept idle for
     /// nobody (libcurl 7.88 walks its whole connection cache at the end of
     /// every transfer, and evicts only when the cache is full: connections
-    /// no URL will reuse cost every transfer). Called on the transfer
+    /// no URL will reuse cost every transfer). An answer the fetch will retry
+    /// (408, 429, 5xx with retries left) keeps its connection all the same:
+    /// the retry is the host's next request. Called on the transfer
     /// thread before each attempt: quick, never waits.
     func keepsConnection() -> Bool
 

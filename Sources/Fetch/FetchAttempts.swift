@@ -40,7 +40,18 @@ struct FetchAttempts: Sendable {
     }
 
     /// The first attempt.
-    func start() -> Action { .attempt(firstSpec, resetSink: false, delay: 0) }
+    func start() -> Action { .attempt(attempting(firstSpec), resetSink: false, delay: 0) }
+
+    /// `spec` as the next attempt runs it: whether a retryable answer to it
+    /// will be retried (that attempt's connection is then kept for the retry).
+    /// Pushbacks the gate waits out are not counted (`counted`), so this
+    /// misses only a 429 or 503 retried on the gate's word after the last of
+    /// the retries; that host is paused anyway.
+    private func attempting(_ spec: TransferSpec) -> TransferSpec {
+        var spec = spec
+        spec.mayRetry = counted < policy.retries
+        return spec
+    }
 
     /// What follows an attempt (`attempt` counts it); a cancelled task's
     /// attempt that never ran is `.failure` of kind `.cancelled`.
@@ -66,7 +77,7 @@ struct FetchAttempts: Sendable {
                                 maxRedirects: maxRedirects - redirectsBefore)
             attempt -= 1
             counted -= 1
-            return .attempt(spec, resetSink: true, delay: 0)
+            return .attempt(attempting(spec), resetSink: true, delay: 0)
         case .interrupted(let failure, _, _), .failure(let failure):
             error = failure
         }
@@ -95,7 +106,7 @@ struct FetchAttempts: Sendable {
         }
         spec = firstSpec
         redirectsBefore = 0
-        return .attempt(firstSpec, resetSink: true, delay: delay)
+        return .attempt(attempting(firstSpec), resetSink: true, delay: delay)
     }
 
     /// The error of a fetch cancelled now.

@@ -191,7 +191,7 @@ public final class FetchClient: Sendable {
         if (200..<300).contains(response.status) && Int64(response.bufferedBody.count) == response.bodyBytes {
             do {
                 try sink.begin(status: response.status, headers: headers)
-                try response.bufferedBody.withUnsafeBytes { try sink.write($0) }
+                try sink.write(whole: response.bufferedBody)
             } catch {
                 throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempts)
             }

@@ -1,3 +1,5 @@
+import Support
+
 /// Header fields of one HTTP response or request, in arrival order.
 /// Look-ups are case-insensitive, as HTTP field names are.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
@@ -18,21 +20,23 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.append((name, value))
     }
 
+    // Names compare as ASCII, case-insensitively, in place: field names are
+    // tokens (RFC 9110 §5.1), and a look-up runs several times per response.
+
     public mutating func remove(name: String) {
-        let lowered = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lowered }
+        fields.removeAll { asciiCaseInsensitiveEqual($0.name, name) }
     }
 
     /// The first value of `name`, or nil.
     public subscript(name: String) -> String? {
-        let lowered = name.lowercased()
-        return fields.first { $0.name.lowercased() == lowered }?.value
+        fields.first { asciiCaseInsensitiveEqual($0.name, name) }?.value
     }
 
     /// Every value of `name`, in order (for repeated fields such as `Cache-Control`).
     public func values(_ name: String) -> [String] {
-        let lowered = name.lowercased()
-        return fields.filter { $0.name.lowercased() == lowered }.map(\.value)
+        var found: [String] = []
+        for field in fields where asciiCaseInsensitiveEqual(field.name, name) { found.append(field.value) }
+        return found
     }
 
     /// All values of `name` joined with ", " (RFC 9110 §5.3), or nil.

@@ -19,12 +19,16 @@ struct ResponseHeadCheck {
 
     private enum State { case expectingStatus, inHeaders, afterHeaders }
 
+    /// A line's bytes (the callback's buffer, read in place: no copy per line).
+    typealias Bytes = Slice<UnsafeRawBufferPointer>
+
     private var state = State.expectingStatus
     /// The current response's status code.
     private(set) var status = 0
     /// What was wrong, once a line was malformed.
     private(set) var problem: String?
-    private var contentLength: [UInt8]?
+    /// The current response's `Content-Length`, once a field gave it.
+    private var contentLength: Int64?
     /// The current response's `Content-Encoding` fields, joined with ", " (nil: none),
     /// noted here so the body's decoder needs no second parse of the header block.
     private(set) var contentEncoding: String?
@@ -37,7 +41,7 @@ struct ResponseHeadCheck {
         if problem != nil { return .malformed }
         let text = Self.trimmingLineEnd(line)
         switch state {
-        case .afterHeaders where status >= 200 && !text.starts(with: "HTTP/".utf8):
+        case .afterHeaders where status >= 200 && !Self.startsWithHTTP(text):
             return .trailer
         case .expectingStatus, .afterHeaders:
             guard let code = Self.statusCode(text) else {
@@ -71,32 +75,39 @@ struct ResponseHeadCheck {
 
     /// RFC 9110 §8.6: 1*DIGIT; a list of identical values may be read as one.
     /// Every other form is an unrecoverable error, and so are two fields that differ.
-    private mutating func checkContentLength(_ value: ArraySlice<UInt8>) -> String? {
-        let shown = Self.quoted(Self.trimmingSpaces(value))
-        let invalid = "invalid Content-Length \"\(shown)\""
-        var first: ArraySlice<UInt8>?
+    private mutating func checkContentLength(_ value: Bytes) -> String? {
+        // The message is built only when it is needed (not for every valid field).
+        func invalid() -> String { "invalid Content-Length \"\(Self.quoted(Self.trimmingSpaces(value)))\"" }
+        var first: Bytes?
         for member in value.split(separator: 0x2C, omittingEmptySubsequences: false) {
             let digits = Self.trimmingSpaces(member)
-            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return invalid }
-            if let first, first != digits { return invalid }
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return invalid() }
+            if let first, !first.elementsEqual(digits) { return invalid() }
             first = digits
         }
-        guard let digits = first else { return invalid }
+        guard let digits = first else { return invalid() }
         let significant = digits.drop { $0 == 0x30 }
-        if significant.count > 18 { return "Content-Length \"\(shown)\" is out of range" }
-        if let previous = contentLength, previous != Array(significant) {
+        if significant.count > 18 { return "Content-Length \"\(Self.quoted(Self.trimmingSpaces(value)))\" is out of range" }
+        // At most 18 digits: the number says what the digits say, without a copy of them.
+        let length = significant.reduce(Int64(0)) { $0 * 10 + Int64($1 - 0x30) }
+        if let previous = contentLength, previous != length {
             return "two different Content-Length values"
         }
-        contentLength = Array(significant)
+        contentLength = length
         return nil
     }
 
     /// `HTTP/1.0`, `HTTP/1.1`, `HTTP/2` or `HTTP/3`, a space, three digits
     /// (100–599), then nothing or a space and a reason phrase.
-    static func statusCode(_ text: ArraySlice<UInt8>) -> Int? {
-        let versions = ["HTTP/1.1 ", "HTTP/1.0 ", "HTTP/2 ", "HTTP/3 "]
-        guard let version = versions.first(where: { text.starts(with: $0.utf8) }) else { return nil }
-        let rest = text.dropFirst(version.utf8.count)
+    static func statusCode(_ text: Bytes) -> Int? {
+        guard startsWithHTTP(text) else { return nil }
+        var rest = text.dropFirst(5)
+        // "1.1 ", "1.0 ", "2 " or "3 " (compared byte by byte: no strings built per line).
+        switch (rest.first, rest.dropFirst().first, rest.dropFirst(2).first, rest.dropFirst(3).first) {
+        case (0x31, 0x2E, 0x31, 0x20), (0x31, 0x2E, 0x30, 0x20): rest = rest.dropFirst(4)
+        case (0x32, 0x20, _, _), (0x33, 0x20, _, _): rest = rest.dropFirst(2)
+        default: return nil
+        }
         let digits = rest.prefix(3)
         guard digits.count == 3, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         if let after = rest.dropFirst(3).first, after != 0x20 { return nil }
@@ -104,20 +115,28 @@ struct ResponseHeadCheck {
         return (100...599).contains(code) ? code : nil
     }
 
-    /// The value of a field named `name` (lowercase), or nil for other fields.
-    static func value(of name: String, in text: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-        guard let colon = text.firstIndex(of: 0x3A), colon - text.startIndex == name.utf8.count else { return nil }
-        for (byte, wanted) in zip(text[..<colon], name.utf8) where byte | 0x20 != wanted { return nil }
+    /// Whether `text` starts with "HTTP/".
+    private static func startsWithHTTP(_ text: Bytes) -> Bool {
+        guard text.count >= 5 else { return false }
+        let at = text.startIndex
+        return text[at] == 0x48 && text[at + 1] == 0x54 && text[at + 2] == 0x54 && text[at + 3] == 0x50 && text[at + 4] == 0x2F
+    }
+
+    /// The value of a field named `name` (lowercase, ASCII), or nil for other fields.
+    static func value(of name: StaticString, in text: Bytes) -> Bytes? {
+        guard let colon = text.firstIndex(of: 0x3A), colon - text.startIndex == name.utf8CodeUnitCount else { return nil }
+        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        for (byte, expected) in zip(text[..<colon], wanted) where byte | 0x20 != expected { return nil }
         return text[(colon + 1)...]
     }
 
-    private static func trimmingLineEnd(_ line: UnsafeRawBufferPointer) -> ArraySlice<UInt8> {
-        var text = Array(line)[...]
+    private static func trimmingLineEnd(_ line: UnsafeRawBufferPointer) -> Bytes {
+        var text = line[...]
         while let last = text.last, last == 0x0A || last == 0x0D { text.removeLast() }
         return text
     }
 
-    private static func trimmingSpaces(_ text: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    private static func trimmingSpaces(_ text: Bytes) -> Bytes {
         var text = text
         while let first = text.first, first == 0x20 || first == 0x09 { text.removeFirst() }
         while let last = text.last, last == 0x20 || last == 0x09 { text.removeLast() }
@@ -125,7 +144,7 @@ struct ResponseHeadCheck {
     }
 
     /// At most 60 bytes of `text`, printable ASCII kept, anything else as `?`.
-    private static func quoted(_ text: ArraySlice<UInt8>) -> String {
+    private static func quoted(_ text: Bytes) -> String {
         let shown = text.prefix(60).map { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 ? Character(UnicodeScalar($0)) : "?" }
         return String(shown) + (text.count > 60 ? "…" : "")
     }

@@ -13,9 +13,14 @@ struct RetryPolicy: Sendable {
         case .connect, .timeout: return true
         case .http:
             guard let status = error.status else { return false }
-            return status == 408 || status == 429 || (500...599).contains(status)
+            return Self.isRetryable(status: status)
         default: return false
         }
+    }
+
+    /// 408, 429 and 5xx: the statuses worth another attempt.
+    static func isRetryable(status: Int) -> Bool {
+        status == 408 || status == 429 || (500...599).contains(status)
     }
 
     /// Seconds to wait before attempt `attempt + 1` (attempt counts from 1):

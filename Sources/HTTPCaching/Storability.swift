@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import Support
 
 /// What a private cache stores of a response, and with which headers (RFC
 /// 9111 §3, §5.2.2.3, §5.2.2.5): the records a download, a remembered error

@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import Support
 
 /// What may go to the shared remote tier (`--remote-cache`): a shared cache
 /// must never hand one user's response to another.

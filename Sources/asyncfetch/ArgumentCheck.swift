@@ -9,12 +9,12 @@ enum ArgumentCheck {
     static let valueOptions: Set<String> = [
         "--input", "--output", "--cache-dir", "--jobs", "--max-size", "--connect-timeout", "--timeout",
         "--retries", "--default-ttl", "--max-age", "--header", "--cacert", "--output-dir", "--name",
-        "--user-agent",
+        "--user-agent", "--jobs-per-host", "--remote-cache", "--shard",
     ]
     /// Flags whose repetition is reported too (`--no-progress` counts as `--progress`).
     static let flags: Set<String> = [
         "--offline", "--json", "--quiet", "--verbose", "--progress", "--refresh", "--stale-if-error", "--any",
-        "--insecure", "--link", "-O", "--sync", "--no-heuristic",
+        "--insecure", "--link", "-O", "--sync", "--no-heuristic", "--decode",
     ]
     /// Options that make sense more than once: their values accumulate.
     static let accumulating: Set<String> = ["--input", "--header"]

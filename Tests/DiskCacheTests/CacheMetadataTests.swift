@@ -1,5 +1,6 @@
 import DiskCache
 import Foundation
+import Support
 import Testing
 import TestSupport
 

@@ -62,10 +62,17 @@ import TestSupport
         #expect(utimensat(AT_FDCWD, stored.accessPath, times, 0) == 0)
         let old = try #require(store.lookup(stored.key))
         #expect(abs(old.lastAccess - past) < 1)
+        var before = stat()
+        #expect(stat(stored.bodyPath, &before) == 0)
         let updated = try store.updateMetadata(of: old, to: meta)
         let now = Date().timeIntervalSince1970
         #expect(abs(atime(stored.bodyPath) - now) < 5 && abs(updated.lastAccess - now) < 5)
+        var after = stat()
+        #expect(stat(stored.bodyPath, &after) == 0)
+        #expect(after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
+                "a revalidation's use must not move the body's mtime")
         #expect(store.lookup(stored.key) != nil)
+        #expect(try store.updateMetadata(of: updated, to: meta).recordOnBody, "the next 304 still finds the body its own")
 
         // A remembered error: its record is on an empty file, whose atime records uses; in a
         // sidecar directory it is the sidecar's.

@@ -51,6 +51,24 @@ import Testing
         #expect(error.attempts == 2 && error.status == 503)
     }
 
+    /// Each attempt says whether a retryable answer to it will be retried (its
+    /// connection is then kept for the retry): not the last one `--retries` allows,
+    /// and an attempt the gate tried again does not use a retry up.
+    @Test func eachAttemptSaysWhetherARetryableAnswerWillBeRetried() {
+        var attempts = Self.attempts(retries: 1)
+        guard case .attempt(let first, _, _) = attempts.start() else { Issue.record("no first attempt"); return }
+        #expect(first.mayRetry)
+        guard case .askGate(let pushed) = attempts.next(after: Self.response(429)),
+              case .attempt(let again, _, _) = attempts.decide(.tryAgain, for: pushed) else { Issue.record("no attempt"); return }
+        #expect(again.mayRetry, "the gate's pushback used no retry")
+        guard case .askGate(let failed) = attempts.next(after: Self.response(500)),
+              case .attempt(let last, _, _) = attempts.decide(.usePolicy, for: failed) else { Issue.record("no retry"); return }
+        #expect(!last.mayRetry, "the retry was the last attempt --retries 1 allows")
+        let none = Self.attempts(retries: 0)
+        guard case .attempt(let only, _, _) = none.start() else { Issue.record("no first attempt"); return }
+        #expect(!only.mayRetry)
+    }
+
     @Test func aFinalStatusFailsAtOnceWhatever() {
         var attempts = Self.attempts(retries: 3)
         guard case .askGate(let error) = attempts.next(after: Self.response(404)) else { Issue.record("404: no question"); return }

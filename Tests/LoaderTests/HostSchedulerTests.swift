@@ -424,6 +424,25 @@ import Testing
         #expect(harness.scheduler.failure(of: Self.a) == nil)
     }
 
+    /// The dispatch skips reports that change nothing (each URL's connection
+    /// and response, once its host is known): they must really change nothing.
+    @Test func onlyAKnownHostsConnectionAndResponseChangeNothing() {
+        var harness = Harness(jobs: 16, perHost: 6)
+        for item in 0..<20 { harness.enqueue(item, Self.a) }
+        #expect(!harness.scheduler.changesNothing(.connected, host: Self.a))
+        #expect(!harness.scheduler.changesNothing(.connected, host: Self.b))   // no state at all
+        harness.apply(harness.scheduler.report(.connected, host: Self.a, now: 0))
+        #expect(harness.scheduler.changesNothing(.connected, host: Self.a))
+        #expect(!harness.scheduler.changesNothing(.responding, host: Self.a))   // it opens the host's other slots
+        harness.apply(harness.scheduler.report(.responding, host: Self.a, now: 0))
+        #expect(harness.scheduler.changesNothing(.responding, host: Self.a))
+        #expect(harness.scheduler.report(.responding, host: Self.a, now: 0).isEmpty)
+        #expect(harness.running[Self.a] == 6)
+        for outcome: Scheduler.Outcome in [.answered, .refused, .timedOut, .unanswered, .unresolved, .neutral] {
+            #expect(!harness.scheduler.changesNothing(outcome, host: Self.a), "\(outcome)")
+        }
+    }
+
     @Test func aNameThatDoesNotResolveCostsOneLookup() {
         var harness = Harness(jobs: 8, perHost: 6)
         for item in 0..<5 { harness.enqueue(item, Self.a) }

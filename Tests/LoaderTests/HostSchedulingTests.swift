@@ -112,6 +112,30 @@ import TestSupport
         withExtendedLifetime(loader) {}
     }
 
+    /// The host's last URL is answered 500 and then 200: its retry goes out on the same
+    /// connection (over TLS a new one would cost a full handshake), and that connection
+    /// still closes once the retry is answered. With no retries left a 500 closes it at once.
+    @Test(arguments: [1, 0])
+    func aRetriedLastURLReusesItsHostsConnection(retries: Int) async throws {
+        let a = try ScriptedServer()
+        a.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
+        a.route("/flaky", [ScriptedResponse.status(500, body: "try again\n"), ScriptedResponse.ok(Self.body, contentType: "text/plain")])
+        let loader = loader(jobs: 4, perHost: 1) { options in
+            options.acceptAnyContent = true
+            options.fetch.retries = retries
+            options.fetch.retryBaseDelay = 0.01
+        }
+        let terminal = await Self.run(loader.batch((0..<3).map { a.url("/img?\($0)") } + [a.url("/flaky")]))
+        #expect(terminal.count == 4)
+        #expect(terminal.filter { $0.phase.result != nil }.count == 3 + retries, "\(terminal.compactMap(\.phase.error))")
+        #expect(a.requestCount("/flaky") == 1 + retries)
+        #expect(a.connectionsAccepted == 1, "\(a.connectionsAccepted) connections for \(4 + retries) requests")
+        let deadline = monotonicSeconds() + 5
+        while a.openConnections > 0 && monotonicSeconds() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(a.openConnections == 0, "\(a.openConnections) connections still open")
+        withExtendedLifetime(loader) {}
+    }
+
     @Test func a429WithRetryAfterPausesThatHostAndNoOther() async throws {
         let a = try ScriptedServer(), b = try ScriptedServer()
         let recorder = Recorder()

@@ -1,3 +1,5 @@
+import Support
+
 /// What the cache knows about one entry, stored on the body's inode in the
 /// extended attribute `user.asyncfetch.meta` (or, where that is refused, in
 /// a sidecar `<md5>.meta`), in a small line format that is cheap to parse (a
@@ -85,26 +87,4 @@ public struct CacheMetadata: Sendable, Equatable {
         }
         return nil
     }
-}
-
-/// Header names are ASCII: compare them without building lowercased copies
-/// (nor copying the strings: this runs for every header of every hit).
-public func asciiCaseInsensitiveEqual(_ a: String, _ b: String) -> Bool {
-    let x = a.utf8, y = b.utf8
-    guard x.count == y.count else { return false }
-    // Native strings (all of ours) are contiguous: compare the bytes in place.
-    let fast = x.withContiguousStorageIfAvailable { xs in
-        y.withContiguousStorageIfAvailable { ys in asciiCaseInsensitiveEqual(xs, ys) }
-    }
-    if let fast, let equal = fast { return equal }
-    let xs = Array(x), ys = Array(y)
-    return xs.withUnsafeBufferPointer { xp in ys.withUnsafeBufferPointer { yp in asciiCaseInsensitiveEqual(xp, yp) } }
-}
-
-private func asciiCaseInsensitiveEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
-    for i in 0..<x.count where x[i] != y[i] {
-        let l = x[i] | 0x20
-        guard l == y[i] | 0x20, l >= 0x61, l <= 0x7A else { return false }
-    }
-    return true
 }

@@ -120,6 +120,27 @@ public final class CacheWriter: @unchecked Sendable {
         bytesWritten += Int64(bytes.count)
     }
 
+    /// Appends bytes held in an array. When they are the body's first bytes
+    /// and fit the head, the array itself becomes the head (shared, not copied).
+    public func append(_ bytes: [UInt8]) throws(DiskCacheError) {
+        guard head.isEmpty, bytes.count <= Self.headLimit, !bytes.isEmpty else {
+            var failure: DiskCacheError?
+            bytes.withUnsafeBytes { raw in
+                do throws(DiskCacheError) { try append(raw) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            return
+        }
+        var failure: DiskCacheError?
+        bytes.withUnsafeBytes { raw in
+            do throws(DiskCacheError) { try file.write(raw) } catch { failure = error }
+            if failure == nil { hash.update(raw) }
+        }
+        if let failure { throw failure }
+        head = bytes
+        bytesWritten += Int64(bytes.count)
+    }
+
     /// Starts over (a retried download): from the kept part of a resumed body.
     public func reset() throws(DiskCacheError) {
         if let resumed {

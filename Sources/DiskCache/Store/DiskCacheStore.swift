@@ -214,7 +214,15 @@ public final class DiskCacheStore: Sendable {
         defer { _ = close(fd) }   // read-only descriptor: nothing to report
         var info = stat()
         guard fstat(fd, &info) == 0, UInt64(info.st_ino) == entry.inode, Self.body(info, matches: meta) else { return nil }
-        guard let code = setRecord(fd: fd, meta.encoded()) else { return (seconds(info.st_atim), true) }
+        guard let code = setRecord(fd: fd, meta.encoded()) else {
+            // A revalidation is a use: noted here on the open body, as `updateMetadata`
+            // would by its name (one path walk less per 304).
+            var lastAccess = seconds(info.st_atim)
+            if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, Self.setAccessTime(fd: fd) {
+                lastAccess = meta.storedAt
+            }
+            return (lastAccess, true)
+        }
         guard Self.isTooLarge(code) else {
             throw DiskCacheError.system("cannot record metadata for", path: entry.bodyPath, errno: code)
         }
@@ -271,12 +279,20 @@ public final class DiskCacheStore: Sendable {
     }
 
     private func setAccessTime(_ name: String) -> Bool {
+        Self.withAccessTimeNow { utimensat(directoryFD, name, $0, 0) == 0 }
+    }
+
+    /// `setAccessTime` on a file already open (same permission rules as by name).
+    private static func setAccessTime(fd: Int32) -> Bool {
+        withAccessTimeNow { futimens(fd, $0) == 0 }
+    }
+
+    /// Calls `set` with the times "atime now, mtime unchanged".
+    private static func withAccessTimeNow(_ set: (UnsafePointer<timespec>) -> Bool) -> Bool {
         // UTIME_NOW and UTIME_OMIT are macros Swift does not import.
         let utimeNow = (1 << 30) - 1, utimeOmit = (1 << 30) - 2
         var times = (timespec(tv_sec: 0, tv_nsec: utimeNow), timespec(tv_sec: 0, tv_nsec: utimeOmit))
-        return withUnsafePointer(to: &times) { pair in
-            pair.withMemoryRebound(to: timespec.self, capacity: 2) { utimensat(directoryFD, name, $0, 0) == 0 }
-        }
+        return withUnsafePointer(to: &times) { pair in pair.withMemoryRebound(to: timespec.self, capacity: 2, set) }
     }
 
     /// Removes an entry (the body first, with the record on it, then any

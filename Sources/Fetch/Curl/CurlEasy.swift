@@ -153,6 +153,16 @@ final class CurlEasy {
         return nil
     }
 
+    /// Lets the running transfer's connection stay open for reuse after all
+    /// (`CurlTransfer.keepConnectionForRetry`): libcurl reads
+    /// CURLOPT_FORBID_REUSE when the transfer ends. False when libcurl refused.
+    func keepConnection() -> Bool {
+        guard forbidsReuse else { return true }
+        guard ccurl_easy_setopt_long(handle, CURLOPT_FORBID_REUSE, 0) == CURLE_OK else { return false }
+        forbidsReuse = false
+        return true
+    }
+
     /// Whether this transfer waits for a connection being set up to say whether
     /// it multiplexes (HTTP/2) instead of opening its own (CURLOPT_PIPEWAIT;
     /// see `CurlLoop.unconnectedHosts` for when it must not).

@@ -3,7 +3,10 @@ import CCurl
 /// The libcurl share handle of one `CurlLoop`: TLS sessions are shared by
 /// every easy handle of the loop, so a new connection to a host seen before
 /// resumes its TLS session (an abbreviated handshake) whichever pooled
-/// handle makes it.
+/// handle makes it. libcurl 7.88 keeps only the 8 latest sessions in a share
+/// (a fixed size), so with many hosts a host's session is gone before its
+/// next connection: keeping connections open is what saves handshakes there
+/// (`FetchAttemptGate.keepsConnection`, `CurlTransfer.keepConnectionForRetry`).
 ///
 /// DNS answers are not shared here: the loop's multi handle has its own DNS
 /// cache, which every easy handle in it uses, so sharing them would reach

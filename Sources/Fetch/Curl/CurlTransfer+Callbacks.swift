@@ -25,7 +25,10 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     switch transfer.head.accept(line) {
     case .status:
         transfer.spec.gate?.responding()
+        transfer.keepConnectionForRetry()
         transfer.rawHeaders.removeAll(keepingCapacity: true)
+        // One allocation for a usual header block, not a growth per few lines.
+        if transfer.rawHeaders.capacity == 0 { transfer.rawHeaders.reserveCapacity(1024) }
         transfer.bodyStatusChecked = false
     case .field: break
     case .trailer: return line.count
@@ -53,6 +56,20 @@ let curlReadCallback: ccurl_data_callback = { data, size, count, userdata in
 }
 
 extension CurlTransfer {
+    /// A response its fetch will retry (a retryable status, and `spec.mayRetry`)
+    /// keeps its connection open for the retry, which is the host's next
+    /// request, even when the attempt started as its host's last queued URL
+    /// and was set to close it (`FetchAttemptGate.keepsConnection`). Over TLS
+    /// a new connection would cost a full handshake (libcurl 7.88 keeps only
+    /// 8 TLS sessions per share: see `CurlShare`). The retry itself then
+    /// closes the connection as its host's last URL. Called at each status
+    /// line, on the loop thread; libcurl reads the option when the transfer ends.
+    func keepConnectionForRetry() {
+        guard spec.mayRetry, RetryPolicy.isRetryable(status: head.status), let easy else { return }
+        // Refused (it cannot be, for a long option): the connection closes, as it was set to.
+        _ = easy.keepConnection()
+    }
+
     /// Opens the file a PUT sends after `spec.body`, checked against what the
     /// request says it is; a sentence saying what is wrong, or nil.
     func openBodyFile(_ file: FetchRequest.BodyFile) -> String? {

@@ -52,6 +52,11 @@ struct TransferSpec: Sendable {
     /// A large body's writes go to a completion worker (`StreamHandoff`), not
     /// to the sink on the loop thread (`FetchClient.start`'s fetches).
     var streamsOnWorker = false
+    /// Whether a retryable status (408, 429, 5xx) in answer to this attempt is
+    /// followed by another attempt (the fetch has retries left): its connection
+    /// is then kept for that attempt (`CurlTransfer.keepConnectionForRetry`).
+    /// Set by `FetchAttempts` for each attempt.
+    var mayRetry = false
 }
 
 /// One attempt of one request, owned by the `CurlLoop` it was placed on.

@@ -57,7 +57,8 @@ final class HostAttemptGate: FetchAttemptGate {
     }
 
     /// The host's connection is kept only while it has more URLs queued: a
-    /// host's last URL closes its connection (see `FetchAttemptGate`).
+    /// host's last URL closes its connection, unless its answer is to be
+    /// retried (see `FetchAttemptGate`).
     func keepsConnection() -> Bool {
         dispatch.hasQueued(host)
     }

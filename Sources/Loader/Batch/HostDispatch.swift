@@ -41,6 +41,10 @@ final class HostDispatch: Sendable {
         var timer: Task<Void, Never>?
         var timerDue: Double?
 
+        /// Whether the batch is over: the reader is done and nothing is ready, running or queued.
+        /// (A method, read in place: a static function taking the state copied all of it.)
+        var isDone: Bool { readerDone && ready.isEmpty && scheduler.running == 0 && scheduler.queued == 0 }
+
         /// Whether the reader may hand over more URLs.
         func hasRoom(_ queueLimit: Int) -> Bool {
             cancelled || scheduler.queued + (LoadBatch.storedEntryWeight - 1) * queuedWithEntry < queueLimit
@@ -119,7 +123,7 @@ final class HostDispatch: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<[HostLoad], Never>) in
             let answer = state.withLock { state -> [HostLoad]? in
                 if !state.ready.isEmpty { return Self.takeReady(&state) }
-                if Self.isDone(state) { return [] }
+                if state.isDone { return [] }
                 state.consumer = continuation
                 return nil
             }
@@ -159,6 +163,8 @@ final class HostDispatch: Sendable {
     // MARK: The gates' side
 
     func report(_ outcome: Scheduler.Outcome, host: HostKey) {
+        // Most reports (each URL's connection and response) change nothing: one look, no step.
+        if state.withLock({ $0.scheduler.changesNothing(outcome, host: host) }) { return }
         step { $0.scheduler.report(outcome, host: host, now: $1) }
     }
 
@@ -184,10 +190,6 @@ final class HostDispatch: Sendable {
     var activity: (active: Int, paused: Int) { state.withLock { $0.scheduler.activity(now: monotonicSeconds()) } }
 
     // MARK: Inside
-
-    private static func isDone(_ state: State) -> Bool {
-        state.readerDone && state.ready.isEmpty && state.scheduler.running == 0 && state.scheduler.queued == 0
-    }
 
     /// The ready loads, taken whole (the array moves out; no copy).
     private static func takeReady(_ state: inout State) -> [HostLoad] {
@@ -293,7 +295,7 @@ final class HostDispatch: Sendable {
     /// the next pause end.
     private static func takeWaiters(_ state: inout State, _ queueLimit: Int) -> Wake {
         var wake = Wake()
-        if state.consumer != nil, !state.ready.isEmpty || isDone(state) {
+        if state.consumer != nil, !state.ready.isEmpty || state.isDone {
             wake.consumer = state.consumer
             state.consumer = nil
             wake.loads = takeReady(&state)

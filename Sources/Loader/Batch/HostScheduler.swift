@@ -215,6 +215,18 @@ public struct HostScheduler<Item> {
         return earliest
     }
 
+    /// Whether `report(outcome, host:)` would change nothing: a connection
+    /// or a response of a host already known to connect and answer (every
+    /// URL's after its host's first). Nothing changed, so no item can start
+    /// because of it (a pause that ends meanwhile has its own `tick`).
+    public func changesNothing(_ outcome: Outcome, host: HostKey) -> Bool {
+        switch outcome {
+        case .connected: return hosts.read(host) { $0.resolved } ?? false
+        case .responding: return hosts.read(host) { $0.resolved && $0.answered } ?? false
+        default: return false
+        }
+    }
+
     /// Removes every queued item, oldest first per host (the batch was
     /// cancelled: each needs its terminal report). Running items stay counted.
     public mutating func drain() -> [Item] {

@@ -81,6 +81,16 @@ final class CacheSink: BodySink, @unchecked Sendable {
         structure?.feed(bytes)
     }
 
+    /// A body held in memory, whole: the cache writer keeps the array as its head (no copy).
+    func write(whole body: [UInt8]) throws {
+        switch try received() {
+        case let writer as CacheWriter: try writer.append(body)
+        case let spool as SpoolFile: try body.withUnsafeBytes { try spool.write($0) }
+        default: break
+        }
+        body.withUnsafeBytes { structure?.feed($0) }
+    }
+
     func reset() throws {
         try writer?.reset()
         try spool?.reset()
