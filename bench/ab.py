@@ -3,7 +3,10 @@
 offline and revalidate, 10,000 URLs), on tmpfs: one cache filled once, then each repetition
 runs A then B (then B then A), so a slow spell of the shared VM hits both.
 
-  python3 bench/ab.py --a OLD_BINARY --b NEW_BINARY [--reps 9] [--n 10000]
+  python3 bench/ab.py --a OLD_BINARY --b NEW_BINARY [--reps 9] [--n 10000] [--hosts 1]
+
+--hosts H spreads the URLs over H hosts (127.0.0.1 … 127.0.0.H, one nginx listening on each):
+with one host every transfer runs on one transfer loop, with several on all of them.
 """
 import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -16,6 +19,7 @@ def main():
     ap.add_argument("--b", required=True, help="the new binary")
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--hosts", type=int, default=1, help="spread the URLs over this many hosts (1-200)")
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="asyncfetch-ab-", dir="/dev/shm")
     os.chmod(root, 0o755)  # nginx workers run as another user
@@ -30,10 +34,11 @@ def main():
             # Dated 30 days back: Last-Modified then gives 3 days of heuristic
             # freshness, so the cache-hit cases are answered without the network.
             os.utime(f"{www}/{i}.png", (time.time() - 30 * 86400,) * 2)
-        nginx = Nginx(www, f"{root}/nginx")
+        hosts = [f"127.0.0.{h}" for h in range(1, max(1, min(200, args.hosts)) + 1)]
+        nginx = Nginx(www, f"{root}/nginx", addresses=hosts)
         urls = f"{root}/urls.txt"
         with open(urls, "w") as f:
-            f.write("".join(f"http://127.0.0.1:{nginx.port}/{i}.png\n" for i in range(args.n)))
+            f.write("".join(f"http://{hosts[i % len(hosts)]}:{nginx.port}/{i}.png\n" for i in range(args.n)))
         cache = f"{root}/cache"
         fill = measure([args.a, "--cache-dir", cache, "-q", "--input", urls], stdout=f"{root}/fill.out")
         if fill[3] != 0:
@@ -57,7 +62,7 @@ def main():
             am, bm = statistics.median(x[0] for x in a), statistics.median(x[0] for x in b)
             amin, bmin = min(x[0] for x in a), min(x[0] for x in b)
             ac, bc = statistics.median(x[1] for x in a), statistics.median(x[1] for x in b)
-            print(f"| {case} {args.n} | {am*1000:.1f} ms | {bm*1000:.1f} ms | {bm/am:.3f} | {bmin/amin:.3f} | {ac*1000:.0f} ms | {bc*1000:.0f} ms |")
+            print(f"| {case} {args.n}{f' over {len(hosts)} hosts' if len(hosts) > 1 else ''} | {am*1000:.1f} ms | {bm*1000:.1f} ms | {bm/am:.3f} | {bmin/amin:.3f} | {ac*1000:.0f} ms | {bc*1000:.0f} ms |")
     finally:
         if nginx:
             nginx.stop()

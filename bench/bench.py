@@ -33,13 +33,14 @@ def free_port():
 
 
 class Nginx:
-    def __init__(self, root, work, extra=""):
+    def __init__(self, root, work, extra="", addresses=("127.0.0.1",)):
         self.work = work
         os.makedirs(f"{work}/logs", exist_ok=True)
         self.port = free_port()
         # Cached descriptors stay below half the open-file limit: a cache larger
         # than the limit made nginx fail "Too many open files" on 100,000 files.
         open_files = max(1000, min(30000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 2))
+        listens = " ".join(f"listen {address}:{self.port} backlog=4096;" for address in addresses)
         conf = f"""
 worker_processes 1;
 daemon off;
@@ -55,7 +56,7 @@ http {{
     open_file_cache max={open_files} inactive=60s;
     client_body_temp_path {work}/tmp; proxy_temp_path {work}/tmp; fastcgi_temp_path {work}/tmp;
     uwsgi_temp_path {work}/tmp; scgi_temp_path {work}/tmp;
-    server {{ listen 127.0.0.1:{self.port} backlog=4096; root {root}; {extra} }}
+    server {{ {listens} root {root}; {extra} }}
 }}
 """
         os.makedirs(f"{work}/tmp", exist_ok=True)
