@@ -14,11 +14,10 @@ import Support
 /// none); `TransferLoops` owns them, beside the loops. A large body that
 /// `start` streams goes to one worker chunk by chunk (`StreamHandoff`). A
 /// transfer loop hands the finished transfers of one round (one pass of its
-/// loop) to one worker in one batch (`CurlLoop.handOff`): its own worker
-/// (`run(_:fromLoop:)`) unless that one has a backlog. Each stream, and each
-/// batch a backlog turns away, goes to the worker with the fewest jobs
-/// pending, so a completion that blocks (a slow disk) holds only the jobs
-/// queued behind it on its own worker.
+/// loop) to one worker in one batch (`CurlLoop.handOff`). Each batch (and
+/// each stream) goes to the worker with the fewest jobs pending, so a
+/// completion that blocks (a slow disk) holds only the jobs queued behind it
+/// on its own worker, and only while every other worker is busy too.
 /// When no thread can be started, a job runs on the calling thread, as it
 /// did before the workers.
 ///
@@ -37,29 +36,16 @@ final class CompletionWorkers: Sendable {
         self.count = min(Defaults.maxCompletionWorkers, max(1, count))
     }
 
-    /// Runs `jobs`, in order, after the jobs queued before them, on the
-    /// worker of transfer loop `loop` (its index modulo the workers), with
-    /// one wake-up at most (`CurlLoop.handOff`). A worker still running the
-    /// loop's last round takes the next one without a wake-up, and one host's
-    /// loop keeps to one worker: the loop on one core, its completions on the
-    /// other, with no third thread taking turns. Only when that worker has
-    /// `Defaults.completionBacklog` jobs pending (a completion that blocks, a
-    /// slow disk) do they go to the least busy worker instead.
-    func run(_ jobs: [@Sendable () -> Void], fromLoop loop: Int) {
-        guard worker(home: loop)?.run(contentsOf: jobs) != true else { return }
+    /// Runs `jobs`, in order, on the least busy worker, after the jobs
+    /// queued there before them, with one wake-up at most (`CurlLoop.handOff`).
+    func run(_ jobs: [@Sendable () -> Void]) {
+        guard leastBusy()?.run(contentsOf: jobs) != true else { return }
         for job in jobs { job() }
     }
 
     /// The worker with the fewest jobs pending (all started on the first
     /// call); nil when none could be started or they are stopping.
     func leastBusy() -> CompletionWorker? {
-        worker(home: nil)
-    }
-
-    /// Worker `home` modulo the workers while it has fewer than
-    /// `Defaults.completionBacklog` jobs pending, else (or for no `home`) the
-    /// least busy; nil when none could be started or they are stopping.
-    private func worker(home: Int?) -> CompletionWorker? {
         state.withLock { state -> CompletionWorker? in
             guard !state.stopping else { return nil }
             if !state.started {
@@ -69,10 +55,6 @@ final class CompletionWorkers: Sendable {
                     guard let worker = try? CompletionWorker(name: "cache-worker-\(index)") else { break }
                     state.workers.append(worker)
                 }
-            }
-            if let home, !state.workers.isEmpty {
-                let own = state.workers[home % state.workers.count]
-                if own.pending.load(ordering: .relaxed) < Defaults.completionBacklog { return own }
             }
             var best: CompletionWorker?
             var fewest = Int.max

@@ -116,13 +116,6 @@ public enum Defaults {
     public static let completionWorkers: Int = min(maxCompletionWorkers, max(1, ccurl_usable_cores()))
     /// The most completion workers a client starts, whatever the configuration asks.
     public static let maxCompletionWorkers = 8
-    /// Jobs pending on a transfer loop's own completion worker past which the
-    /// loop's next round goes to the least busy worker instead
-    /// (`CompletionWorkers.run(_:fromLoop:)`): a worker stuck on a slow disk
-    /// holds up at most this many completions. Below it, a loop keeps to its
-    /// worker, which takes a round without a wake-up while it still runs the
-    /// last (issue 22).
-    static let completionBacklog = 64
     /// Buffers a large body streamed by `FetchClient.start` may have on their
     /// way to its completion worker (`StreamHandoff`), each at most
     /// `receiveBufferSize` (libcurl's 16 KiB chunks joined while the worker

@@ -82,8 +82,6 @@ final class CurlLoop: @unchecked Sendable {
     /// Completions handed off during this round, given to a worker at its end (`handOff`).
     private var roundCompletions: [@Sendable () -> Void] = []
     private let workers: CompletionWorkers
-    /// This loop's index in its `TransferLoops`: which completion worker is its own.
-    private let index: Int
 
     /// `connectionCache`: this loop's share of the client's connection cache
     /// (CURLMOPT_MAXCONNECTS) and of its pool of idle easy handles.
@@ -91,7 +89,6 @@ final class CurlLoop: @unchecked Sendable {
     init(index: Int, configuration: FetchConfiguration, certificates: CertificateStore, workers: CompletionWorkers,
          connectionCache: Int) throws(FetchError) {
         self.workers = workers
-        self.index = index
         threadName = "curl-loop-\(index)"
         if case .failure(let error) = CurlGlobal.initialised { throw error }
         guard let multi = curl_multi_init() else {
@@ -181,14 +178,14 @@ final class CurlLoop: @unchecked Sendable {
         if pthread_equal(pthread_self(), thread) != 0 {
             roundCompletions.append(completion)
         } else {
-            workers.run([completion], fromLoop: index)
+            workers.run([completion])
         }
     }
 
     /// Gives the round's completions to the least busy worker, in the order handed off.
     private func handOffRound() {
         guard !roundCompletions.isEmpty else { return }
-        workers.run(roundCompletions, fromLoop: index)
+        workers.run(roundCompletions)
         roundCompletions.removeAll(keepingCapacity: true)
     }
 
