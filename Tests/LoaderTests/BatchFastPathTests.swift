@@ -66,6 +66,29 @@ import TestSupport
         #expect(cached == 400)
     }
 
+    /// Duplicates inside one chunk, near and far from their first spelling
+    /// (so that the two tasks looking the chunk up often take the first and
+    /// the repeat in different blocks): the first spelling is reported, once,
+    /// in its place.
+    @Test func duplicatesInsideAChunkKeepTheirFirstSpellingAndPlace() async throws {
+        var list: [String] = []
+        var expected: [String] = []
+        for index in 0..<600 {
+            let url = "http://127.0.0.1:9/dup/\(index).png"
+            if index % 2 == 0 { try remember404(url) }
+            list.append(url)
+            expected.append(url)
+            for back in [1, 9, 40] where index % back == 0 && index >= back {
+                list.append("HTTP://127.0.0.1:9/dup/\(index - back).png#again")
+            }
+        }
+        let batch = loader.batch(list)
+        var seen: [String] = []
+        for await event in batch { seen.append(event.url) }
+        #expect(firstDifference(seen, expected) == nil, "a repeat reported, or an event out of input order")
+        #expect(batch.counts.distinct == 600 && batch.counts.duplicates == list.count - 600)
+    }
+
     /// A list that cannot be taken in chunks (any `AsyncSequence`) gives the
     /// same events as one that can.
     @Test func aOneByOneListGivesTheSameEvents() async throws {
