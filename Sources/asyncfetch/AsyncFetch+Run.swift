@@ -29,7 +29,7 @@ enum FetchRun {
         let interruption = try Interruption()
         let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
         let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names, shard: options.shard)
-        let mode = progressMode(options.progress)
+        let mode = Reporter.ProgressMode(requested: options.progress)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
         if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
@@ -47,12 +47,7 @@ enum FetchRun {
         reporter.attachProgress(transfers, hosts: { run.events.hostActivity }) { run.progress }
         interruption.onFirstSignal { run.cancel() }
         interruption.onSecondSignal { reporter.abandon() }
-        let ticker = mode == .off ? nil : Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: UInt64(Defaults.progressRedrawInterval * 1e9))
-                reporter.tick()
-            }
-        }
+        let ticker = reporter.startTicker()
 
         var stopped = false
         for await event in run.events {
@@ -92,15 +87,6 @@ enum FetchRun {
             case .isCacheDirectory:
                 throw UsageError("--output-dir \(path) is the cache directory; its files there would replace cache entries (a folder inside it is fine)")
             }
-        }
-    }
-
-    /// `--progress` / `--no-progress`, else a bar only on a terminal (not `dumb`).
-    private static func progressMode(_ progress: Bool?) -> Reporter.ProgressMode {
-        switch progress {
-        case true?: return .on
-        case false?: return .off
-        case nil: return Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
         }
     }
 }
