@@ -44,32 +44,18 @@ enum FetchRun {
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
         let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,
                            hostNotes: { reporter.hostNote($0) })
-        reporter.attachProgress(transfers, hosts: { run.events.hostActivity }) { run.progress }
         interruption.onFirstSignal { run.cancel() }
         interruption.onSecondSignal { reporter.abandon() }
-        let ticker = reporter.startTicker()
-
-        var stopped = false
-        for await event in run.events {
-            reporter.report(event)
-            if !stopped && reporter.outputBroken {
-                stopped = true
-                run.stop()
-            }
-        }
-        let ending = await run.finish(interrupted: interruption.signal != nil, sync: options.sync)
-        ticker?.cancel()
-        if let stats = ending.remoteStats { reporter.setRemoteStats(stats) }
-        reporter.setHostCounts(ending.hosts)
-        if let failure = ending.syncError { reporter.warn("--sync: \(failure.message)") }
+        let followed = await reporter.follow(run, transfers: transfers, interrupted: { interruption.signal != nil },
+                                             sync: options.sync)
         let results = options.output == "-" ? "the results to standard error" : "standard output"
-        if stopped { throw OutputFailure.error(errno: reporter.outputError, what: results) }
+        if followed.stopped { throw OutputFailure.error(errno: reporter.outputError, what: results) }
         let signal = interruption.signal
         reporter.finish(interruptedBy: signal)
         if let signal { throw ExitCode(128 + signal) }
         // The last lines (cache hits, the summary) are written by `finish`.
         if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
-        if let (name, problem) = ending.inputError { throw RuntimeFailure("reading --input \(name): \(problem)") }
+        if let (name, problem) = followed.ending.inputError { throw RuntimeFailure("reading --input \(name): \(problem)") }
         if !reporter.summary.allSucceeded { throw ExitCode(1) }
     }
 

@@ -85,7 +85,7 @@ public final class Reporter: @unchecked Sendable {
     /// Where the progress bar learns how many URLs there are, how many
     /// bytes have arrived, and how many hosts are active or paused (sampled
     /// at each redraw).
-    public func attachProgress(_ transfers: TransferProgress?, hosts: (@Sendable () -> (active: Int, paused: Int))? = nil,
+    func attachProgress(_ transfers: TransferProgress?, hosts: (@Sendable () -> (active: Int, paused: Int))? = nil,
                         _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
         state.withLock { state in
             state.progressSource = source
@@ -105,7 +105,7 @@ public final class Reporter: @unchecked Sendable {
     }
 
     /// The host scheduler's totals, for the summary (set before `finish`).
-    public func setHostCounts(_ counts: HostCounts) {
+    func setHostCounts(_ counts: HostCounts) {
         state.withLock { $0.counted.hosts = counts }
     }
 
@@ -144,7 +144,7 @@ public final class Reporter: @unchecked Sendable {
 
     /// Calls `tick` every `Defaults.progressRedrawInterval` until the task
     /// is cancelled; nil (no task) when no bar is shown.
-    public func startTicker() -> Task<Void, Never>? {
+    func startTicker() -> Task<Void, Never>? {
         guard progressEnabled else { return nil }
         return Task { [self] in
             while !Task.isCancelled {
@@ -188,7 +188,7 @@ public final class Reporter: @unchecked Sendable {
     }
 
     /// The remote tier's counts, for the summary (set before `finish`).
-    public func setRemoteStats(_ stats: RemoteCache.Stats) {
+    func setRemoteStats(_ stats: RemoteCache.Stats) {
         state.withLock { $0.counted.remoteTier = stats }
     }
 
