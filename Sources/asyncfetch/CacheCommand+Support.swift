@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiskCache
+import enum Loader.Console
 import enum Support.HumanUnits
 
 /// Formatting and error handling shared by the `cache` subcommands.
