@@ -89,6 +89,27 @@ import TestSupport
         #expect(batch.counts.distinct == 600 && batch.counts.duplicates == list.count - 600)
     }
 
+    /// Taking the events a run at a time (`next(into:limit:)`, what the
+    /// tool's reporter does) gives the same events in the same order, never
+    /// more than `limit` at once, then an empty run at the end.
+    @Test func runsOfEventsAreTheEventsInOrder() async throws {
+        let (list, expected) = try mixedList(count: 1_200)
+        let batch = loader.batch(list)
+        var events: [LoadEvent] = []
+        var seen: [String] = []
+        var largest = 0
+        while true {
+            await batch.next(into: &events, limit: 50)
+            if events.isEmpty { break }
+            largest = max(largest, events.count)
+            seen.append(contentsOf: events.map(\.url))
+        }
+        #expect(firstDifference(seen, expected.map(\.url)) == nil)
+        #expect(largest <= 50 && largest > 1, "runs of at most 50 events, and more than one at a time: \(largest)")
+        await batch.next(into: &events, limit: 50)
+        #expect(events.isEmpty)
+    }
+
     /// A list that cannot be taken in chunks (any `AsyncSequence`) gives the
     /// same events as one that can.
     @Test func aOneByOneListGivesTheSameEvents() async throws {
