@@ -67,7 +67,8 @@ import TestSupport
     }
 
     /// A 304 has no body for the sink: handing its completion to a worker cost
-    /// more CPU than the completion (issue 22), so it runs on the loop's thread.
+    /// more CPU than the completion, per transfer and in a round's batch alike
+    /// (issue 22), so it runs on the loop's thread.
     @Test func aFirst304CompletesOnTheTransferLoopAndLeavesTheSinkUntouched() async throws {
         let server = try ScriptedServer()
         server.route("/a.png", .notModified(headers: [("ETag", "\"v1\"")]))

@@ -14,11 +14,11 @@ import Glibc
 /// collect finished transfers, `curl_multi_poll`.
 ///
 /// Completions: a finished transfer's file work and the caller's completion
-/// (`FetchClient.start`) do not run here. `handOff` collects them during a
-/// round (one pass of the loop), and the round's end gives them to one
-/// completion worker in one batch: one wake-up per round, not per transfer,
-/// and the loop goes straight back to libcurl while the worker, on the other
-/// core, completes them.
+/// (`FetchClient.start`; not a first 304's, which is smaller than its
+/// hand-off) do not run here. `handOff` collects them during a round (one
+/// pass of the loop), and the round's end gives them to one completion
+/// worker in one batch: one wake-up per round, not per transfer, and the
+/// loop goes straight back to libcurl while the worker completes them.
 ///
 /// Lifetime: the thread holds a strong reference to the loop until it
 /// exits, which happens only after `shutdown()`; the owner (`TransferLoops`)
