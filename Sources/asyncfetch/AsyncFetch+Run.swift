@@ -2,6 +2,7 @@ import ArgumentParser
 import DiskCache
 import Fetch
 import Loader
+import RemoteCache
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,7 +40,9 @@ enum FetchRun {
         // Counted on the loop thread as bytes arrive (atomics); the bar samples it when it redraws.
         let transfers = mode == .off ? nil : TransferProgress()
         loaderOptions.fetch.progress = transfers
-        loaderOptions.remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) } }
+        loaderOptions.remote = remoteLocation.map {
+            RemoteCache.warning(at: $0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) }
+        }
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
         let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,

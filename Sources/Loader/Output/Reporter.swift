@@ -36,7 +36,7 @@ public final class Reporter: @unchecked Sendable {
     let style: Style
     let quiet: Bool
     let verbose: Bool
-    /// The lines themselves (SPEC §3), built by Loader's `ResultLine`.
+    /// The lines themselves (SPEC §3), built by `ResultLine`.
     let lines: ResultLine
     private let started = monotonicSeconds()
     /// Whether a progress bar may be shown at all (for `abandon`, which may not get the lock).
