@@ -78,6 +78,10 @@ public enum HumanUnits {
         return value * multiplier
     }
 
+    /// What `seconds(_:)` accepts, in words: for a message about a value
+    /// it refused.
+    public static let secondsForms = "give seconds (30, 0.5) or a number with s, m, h or d (90s, 5m, 1.5h, 7d)"
+
     /// `7d`, `90m`, `30s`, `0.5s`: the largest whole unit.
     public static func durationArgument(_ seconds: Double) -> String {
         for (unit, factor) in [("d", 86400.0), ("h", 3600.0), ("m", 60.0)] where seconds >= factor && seconds.truncatingRemainder(dividingBy: factor) == 0 {
@@ -103,6 +107,10 @@ public enum HumanUnits {
         guard let value = Double(text), value.isFinite, value >= 0, value * multiplier < 9.2e18 else { return nil }
         return Int64(value * multiplier)
     }
+
+    /// What `byteCount(_:)` accepts, in words: for a message about a value
+    /// it refused.
+    public static let byteCountForms = "give bytes (65536) or a number with K, M or G, powers of 1024 (512K, 64M, 1.5G)"
 
     /// `64M`, `512K`, `1000`: the largest whole unit.
     public static func byteCountArgument(_ bytes: Int64) -> String {

@@ -2,6 +2,7 @@ import ArgumentParser
 import DiskCache
 import Fetch
 import Loader
+import RemoteCache
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,7 +30,7 @@ enum FetchRun {
         let interruption = try Interruption()
         let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
         let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names, shard: options.shard)
-        let mode = progressMode(options.progress)
+        let mode = Reporter.ProgressMode(requested: options.progress)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
         if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
@@ -39,42 +40,25 @@ enum FetchRun {
         // Counted on the loop thread as bytes arrive (atomics); the bar samples it when it redraws.
         let transfers = mode == .off ? nil : TransferProgress()
         loaderOptions.fetch.progress = transfers
-        loaderOptions.remote = remoteLocation.map { RemoteOptions.open($0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) } }
+        loaderOptions.remote = remoteLocation.map {
+            RemoteCache.warning(at: $0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) }
+        }
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
         let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,
                            hostNotes: { reporter.hostNote($0) })
-        reporter.attachProgress(transfers, hosts: { run.events.hostActivity }) { run.progress }
         interruption.onFirstSignal { run.cancel() }
         interruption.onSecondSignal { reporter.abandon() }
-        let ticker = mode == .off ? nil : Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: UInt64(Defaults.progressRedrawInterval * 1e9))
-                reporter.tick()
-            }
-        }
-
-        var stopped = false
-        for await event in run.events {
-            reporter.report(event)
-            if !stopped && reporter.outputBroken {
-                stopped = true
-                run.stop()
-            }
-        }
-        let ending = await run.finish(interrupted: interruption.signal != nil, sync: options.sync)
-        ticker?.cancel()
-        if let stats = ending.remoteStats { reporter.setRemoteStats(stats) }
-        reporter.setHostCounts(ending.hosts)
-        if let failure = ending.syncError { reporter.warn("--sync: \(failure.message)") }
+        let followed = await reporter.follow(run, transfers: transfers, interrupted: { interruption.signal != nil },
+                                             sync: options.sync)
         let results = options.output == "-" ? "the results to standard error" : "standard output"
-        if stopped { throw OutputFailure.error(errno: reporter.outputError, what: results) }
+        if followed.stopped { throw OutputFailure.error(errno: reporter.outputError, what: results) }
         let signal = interruption.signal
         reporter.finish(interruptedBy: signal)
         if let signal { throw ExitCode(128 + signal) }
         // The last lines (cache hits, the summary) are written by `finish`.
         if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
-        if let (name, problem) = ending.inputError { throw RuntimeFailure("reading --input \(name): \(problem)") }
+        if let (name, problem) = followed.ending.inputError { throw RuntimeFailure("reading --input \(name): \(problem)") }
         if !reporter.summary.allSucceeded { throw ExitCode(1) }
     }
 
@@ -92,15 +76,6 @@ enum FetchRun {
             case .isCacheDirectory:
                 throw UsageError("--output-dir \(path) is the cache directory; its files there would replace cache entries (a folder inside it is fine)")
             }
-        }
-    }
-
-    /// `--progress` / `--no-progress`, else a bar only on a terminal (not `dumb`).
-    private static func progressMode(_ progress: Bool?) -> Reporter.ProgressMode {
-        switch progress {
-        case true?: return .on
-        case false?: return .off
-        case nil: return Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
         }
     }
 }

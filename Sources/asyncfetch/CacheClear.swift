@@ -1,6 +1,6 @@
 import ArgumentParser
 import DiskCache
-import enum Support.HumanUnits
+import enum Loader.CacheReportLine
 
 extension CacheCommand {
     /// `cache clear`: every entry goes; foreign files stay.
@@ -18,10 +18,7 @@ extension CacheCommand {
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            var line = "removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
-                + "(\(HumanUnits.bytes(report.removedBytes))) from \(store.directory)" + CacheCommand.describe(report.sweep)
-            if !report.failures.isEmpty { line += "; \(report.failures.count) could not be removed" }
-            print(line)
+            print(CacheReportLine.cleared(report, directory: store.directory))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }
     }

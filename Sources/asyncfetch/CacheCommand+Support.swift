@@ -1,8 +1,9 @@
 import ArgumentParser
 import DiskCache
-import enum Support.HumanUnits
+import enum Loader.Console
 
-/// Formatting and error handling shared by the `cache` subcommands.
+/// Error handling and the column padding shared by the `cache` subcommands
+/// (their lines are `Loader`'s `CacheEntryLine` and `CacheReportLine`).
 extension CacheCommand {
     static func scan(_ store: DiskCacheStore) throws -> DiskCacheStore.Scan {
         do {
@@ -18,20 +19,6 @@ extension CacheCommand {
         for failure in failures { Console.error("asyncfetch: \(failure.message)") }
         throw ExitCode(1)
     }
-
-    /// "; swept 3 leftover temporary files (1.2 MiB)", or "" when there were none.
-    static func describe(_ sweep: DiskCacheStore.SweepReport) -> String {
-        var text = ""
-        if sweep.removed > 0 {
-            text += "; swept \(sweep.removed) leftover temporary \(plural(sweep.removed, "file", "files")) (\(HumanUnits.bytes(sweep.removedBytes)))"
-        }
-        if sweep.kept > 0 {
-            text += "; kept \(sweep.kept) temporary \(plural(sweep.kept, "file", "files")) still being written"
-        }
-        return text
-    }
-
-    static func plural(_ n: Int, _ one: String, _ many: String) -> String { n == 1 ? one : many }
 
     /// The string followed by spaces up to `length` characters (never cut):
     /// aligned columns in human output.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiskCache
+import enum Loader.Console
 import Support
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DiskCache
-import enum Support.HumanUnits
+import enum Loader.CacheReportLine
 
 extension CacheCommand {
     /// `cache prune --max-size SIZE --max-age DURATION`: LRU eviction.
@@ -35,11 +35,7 @@ extension CacheCommand {
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            print("removed \(report.removed) \(CacheCommand.plural(report.removed, "entry", "entries")) "
-                  + "(\(HumanUnits.bytes(report.removedBytes))); \(report.remaining) "
-                  + "\(CacheCommand.plural(report.remaining, "entry", "entries")) (\(HumanUnits.bytes(report.remainingBytes))) "
-                  + CacheCommand.plural(report.remaining, "remains", "remain")
-                  + CacheCommand.describe(report.sweep))
+            print(CacheReportLine.pruned(report))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }
     }

@@ -40,7 +40,7 @@ extension CacheCommand {
                 throw UsageError("cache pull needs --remote-cache URL (or ASYNCFETCH_REMOTE_CACHE)")
             }
             let store = try cache.openStore(writable: true)
-            let tier = RemoteOptions.open(location, fetch: FetchConfiguration(), verbose: verbose) {
+            let tier = RemoteCache.warning(at: location, fetch: FetchConfiguration(), verbose: verbose) {
                 Console.error("asyncfetch: warning: " + $0)
             }
             let list = URLList(arguments: urls, inputs: try input.map { [try InputLines(path: $0)] } ?? [], shard: shard)

@@ -1,7 +1,6 @@
 import ArgumentParser
 import DiskCache
-import struct Loader.JSONLine
-import enum Support.HumanUnits
+import enum Loader.CacheReportLine
 
 extension CacheCommand {
     /// `cache stats [--json]`: totals.
@@ -21,24 +20,10 @@ extension CacheCommand {
         func run() throws {
             let store = try cache.openStore()
             let scan = try CacheCommand.scan(store)
-            let entries = scan.intact.count
-            let broken = scan.entries.count - entries
             if json {
-                var line = JSONLine()
-                line.add("entries", entries)
-                line.add("bytes", scan.bytes)
-                line.add("dir", store.directory)
-                line.add("broken", broken)
-                line.add("temporaryFiles", scan.temporaryFiles)
-                print(line.rendered)
+                print(CacheReportLine.statsJSON(scan, directory: store.directory))
             } else {
-                print("directory  \(store.directory)")
-                print("entries    \(entries)")
-                print("size       \(HumanUnits.bytes(scan.bytes)) (\(scan.bytes) bytes)")
-                if broken > 0 { print("broken     \(broken) (misses; 'asyncfetch cache verify' removes them)") }
-                if scan.temporaryFiles > 0 {
-                    print("temporary  \(scan.temporaryFiles) files, \(HumanUnits.bytes(scan.temporaryBytes)) (downloads in progress or leftovers)")
-                }
+                for line in CacheReportLine.stats(scan, directory: store.directory) { print(line) }
             }
         }
     }

@@ -2,7 +2,7 @@ import ArgumentParser
 import DiskCache
 import ImageDecoding
 import ImageFormats
-import Support
+import enum Loader.CacheReportLine
 
 extension CacheCommand {
     /// `cache verify`: reread every entry, remove the corrupt ones.
@@ -29,17 +29,8 @@ extension CacheCommand {
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            for removal in report.removed {
-                print("removed  \(removal.url.map(redactURL) ?? removal.key)  \(removal.reason)")
-            }
-            var summary = "verified \(report.checked) \(CacheCommand.plural(report.checked, "entry", "entries")): "
-                + "\(report.intact) intact, \(report.removed.count) corrupt removed"
-            if report.changed > 0 { summary += ", \(report.changed) changed while checking (kept)" }
-            if report.straySidecars > 0 {
-                summary += ", \(report.straySidecars) outdated \(CacheCommand.plural(report.straySidecars, "sidecar", "sidecars")) removed"
-            }
-            summary += CacheCommand.describe(report.sweep)
-            print(summary)
+            for removal in report.removed { print(CacheReportLine.removed(removal)) }
+            print(CacheReportLine.verified(report))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }
 

@@ -10,15 +10,6 @@ import Glibc
 /// (an atomic: the handler may read it on any thread, and must not take a lock).
 private let interruptionPipe = Atomic<Int32>(-1)
 
-/// `SIGINT` / `SIGTERM` for messages.
-func signalName(_ signo: Int32) -> String {
-    switch signo {
-    case 2: return "SIGINT"
-    case 15: return "SIGTERM"
-    default: return "signal \(signo)"
-    }
-}
-
 /// SIGINT and SIGTERM for a run (SPEC §6).
 ///
 /// The signal handler only writes the signal number to a pipe (the one

@@ -1,3 +1,5 @@
+import struct Loader.RunSettings
+
 /// A fast reader for the common, short command lines (`asyncfetch URL`,
 /// `asyncfetch --offline --json --cache-dir D URL...`, `--input FILE`,
 /// `--jobs N`, `--jobs-per-host N`).

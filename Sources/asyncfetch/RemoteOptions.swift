@@ -1,8 +1,5 @@
 import ArgumentParser
-import Fetch
-import Loader
 import RemoteCache
-import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,32 +24,6 @@ struct RemoteOptions: ParsableArguments {
             return try RemoteLocation.parse(named, environment: environment)
         } catch {
             throw UsageError(error.message)
-        }
-    }
-
-    /// The tier's client, reporting errors through `reporter`: the first as a
-    /// warning (the origins are used instead), every one with `-v`.
-    static func open(_ location: RemoteLocation, fetch: FetchConfiguration, verbose: Bool,
-                     warn: @escaping @Sendable (String) -> Void) -> RemoteCache {
-        let warned = WarnOnce()
-        return RemoteCache(location: location, fetch: fetch) { message in
-            if verbose {
-                warn(message)
-            } else if warned.first() {
-                warn(message + " (the origins are used instead; -v shows every remote cache error)")
-            }
-        }
-    }
-}
-
-/// True the first time only.
-final class WarnOnce: Sendable {
-    private let done = Locked(false)
-
-    func first() -> Bool {
-        done.withLock { done in
-            defer { done = true }
-            return !done
         }
     }
 }

@@ -47,6 +47,18 @@ import Testing
         #expect(HumanUnits.byteCountArgument(1000) == "1000")
     }
 
+    /// Every example the refusal message names is one the parser accepts,
+    /// so the message never suggests a form that would be refused again.
+    @Test func theFormsInWordsAreAccepted() {
+        func examples(_ forms: String) -> [String] {
+            forms.split(whereSeparator: { "(), ".contains($0) }).map(String.init).filter { $0.first?.isNumber == true }
+        }
+        #expect(examples(HumanUnits.secondsForms) == ["30", "0.5", "90s", "5m", "1.5h", "7d"])
+        for example in examples(HumanUnits.secondsForms) { #expect(HumanUnits.seconds(example) != nil, "\(example)") }
+        #expect(examples(HumanUnits.byteCountForms) == ["65536", "1024", "512K", "64M", "1.5G"])
+        for example in examples(HumanUnits.byteCountForms) { #expect(HumanUnits.byteCount(example) != nil, "\(example)") }
+    }
+
     @Test func timestampsInUTC() {
         #expect(HumanUnits.isoTimestamp(1_795_306_293.9) == "2026-11-22T00:11:33Z")
         #expect(HumanUnits.humanTimestamp(1_795_306_293) == "2026-11-22 00:11:33")

@@ -1,7 +1,14 @@
 import Fetch
 
-/// The layout of result lines (`ResultLine`).
+/// The layout of result lines (`ResultLine`) and the pace of their writer (`Reporter`).
 extension Defaults {
     /// On a terminal, result lines pad their URL column to the widest URL so far, up to this many characters.
     public static let urlColumnMax = 100
+    /// The progress bar redraws at most this often (10 times a second): `Reporter.tick`'s pace.
+    static let progressRedrawInterval: Double = 0.1
+    /// A run of one URL shows the bar once its transfer has taken this long.
+    static let progressSingleURLDelay: Double = 0.5
+    /// A second signal waits at most this long for a line being written,
+    /// so that stdout never ends in half a JSON object (`Reporter.abandon`).
+    static let abandonWait: Double = 0.2
 }

@@ -2,7 +2,7 @@ import enum Support.HumanUnits
 
 /// One line of progress for stderr: done/total, failures, bytes received
 /// (of how many, when every transfer in flight declared its length), rate
-/// and ETA. Pure rendering, no I/O: the caller (the tool's `Reporter`)
+/// and ETA. Pure rendering, no I/O: the caller (`Reporter`)
 /// decides when to draw and erase it.
 public struct ProgressBar: Sendable {
     /// URLs that reached their terminal phase.

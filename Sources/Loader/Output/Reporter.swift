@@ -1,30 +1,42 @@
 import Fetch
-import Loader
 import RemoteCache
 import Support
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Turns loader events into the documented output (SPEC §3): one line per
-/// URL at its terminal phase (or JSON Lines, one per phase change), then a
-/// summary; warnings and the progress bar on stderr.
+/// Turns a batch's events into the documented output (SPEC §3): one line
+/// per URL at its terminal phase (or JSON Lines, one per phase change),
+/// then a summary; warnings and the progress bar on stderr. It owns the
+/// writing (the buffer, the lock, when to flush, when to draw the bar); the
+/// lines themselves are `ResultLine`'s.
 ///
 /// Result lines go to stdout unless stdout carries a body (`-o -`). Every
 /// write happens under one lock, so the progress bar (redrawn by a ticker)
 /// is always erased before result lines are written and drawn again after:
-/// the two never share a line.
-final class Reporter: @unchecked Sendable {
-    enum Style { case human, json }
+/// the two never share a line. Public: a Swift program that runs a
+/// `BatchRun` prints what the tool prints.
+public final class Reporter: @unchecked Sendable {
+    /// Human lines, or JSON Lines (`--json`).
+    public enum Style: Sendable { case human, json }
 
     /// When to show the progress bar: `auto` shows it once a second URL is
     /// known, if stderr is a terminal.
-    enum ProgressMode { case off, auto, on }
+    public enum ProgressMode: Sendable {
+        case off, auto, on
+
+        /// `--progress` (true) / `--no-progress` (false), else (nil) a bar
+        /// only when stderr is a terminal that is not `dumb`.
+        public init(requested: Bool?) {
+            switch requested {
+            case true?: self = .on
+            case false?: self = .off
+            case nil: self = Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
+            }
+        }
+    }
 
     let style: Style
     let quiet: Bool
     let verbose: Bool
-    /// The lines themselves (SPEC §3), built by Loader's `ResultLine`.
+    /// The lines themselves (SPEC §3), built by `ResultLine`.
     let lines: ResultLine
     private let started = monotonicSeconds()
     /// Whether a progress bar may be shown at all (for `abandon`, which may not get the lock).
@@ -46,7 +58,10 @@ final class Reporter: @unchecked Sendable {
         var transfers: TransferProgress?
     }
 
-    init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool, progress: ProgressMode) {
+    /// `quiet` (`-q`) leaves out success lines and the summary, `verbose`
+    /// (`-v`) adds the HTTP detail and host notes; `resultsToStderr` when
+    /// stdout carries a body (`-o -`).
+    public init(style: Style, quiet: Bool, verbose: Bool, resultsToStderr: Bool, progress: ProgressMode) {
         self.style = style
         self.quiet = quiet
         self.verbose = verbose
@@ -58,12 +73,14 @@ final class Reporter: @unchecked Sendable {
         state = Locked(State(out: LineOutput(fd: fd), progressMode: progress))
     }
 
-    var summary: BatchTotals { state.withLock { $0.counted } }
+    /// The totals of the URLs reported so far.
+    public var summary: BatchTotals { state.withLock { $0.counted } }
 
     /// The results can no longer be written (stdout was a pipe whose reader
     /// went away, as with `| head`): the run should stop.
-    var outputBroken: Bool { state.withLock { $0.out.broken } }
-    var outputError: Int32 { state.withLock { $0.out.writeError } }
+    public var outputBroken: Bool { state.withLock { $0.out.broken } }
+    /// The `errno` of the write that failed, when `outputBroken`.
+    public var outputError: Int32 { state.withLock { $0.out.writeError } }
 
     /// Where the progress bar learns how many URLs there are, how many
     /// bytes have arrived, and how many hosts are active or paused (sampled
@@ -78,7 +95,7 @@ final class Reporter: @unchecked Sendable {
     }
 
     /// `-v`: a host was paused, its limit changed, or it was given up on.
-    func hostNote(_ note: HostNote) {
+    public func hostNote(_ note: HostNote) {
         guard verbose else { return }
         state.withLock { state in
             state.out.eraseBar()
@@ -92,7 +109,9 @@ final class Reporter: @unchecked Sendable {
         state.withLock { $0.counted.hosts = counts }
     }
 
-    func report(_ event: LoadEvent) {
+    /// Counts the event and writes its line (buffered for cache answers),
+    /// with its warnings on stderr.
+    public func report(_ event: LoadEvent) {
         state.withLock { state in
             // A background refresh's outcome is not a URL's report: the totals leave it out.
             if !event.refreshed { state.counted.count(event.phase) }
@@ -123,6 +142,18 @@ final class Reporter: @unchecked Sendable {
         }
     }
 
+    /// Calls `tick` every `Defaults.progressRedrawInterval` until the task
+    /// is cancelled; nil (no task) when no bar is shown.
+    func startTicker() -> Task<Void, Never>? {
+        guard progressEnabled else { return nil }
+        return Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(Defaults.progressRedrawInterval * 1e9))
+                tick()
+            }
+        }
+    }
+
     /// Called about ten times a second while the batch runs: shows buffered
     /// lines and redraws the bar.
     func tick() {
@@ -131,18 +162,18 @@ final class Reporter: @unchecked Sendable {
 
     /// Erases the bar and prints the summary: a JSON line last, or one line
     /// on stderr for people (unless `-q`, or a single uninterrupted URL).
-    func finish(interruptedBy signo: Int32?) {
+    public func finish(interruptedBy signo: Int32?) {
         state.withLock { state in
             state.out.eraseBar()
             state.progressMode = .off
             let duration = monotonicSeconds() - started
             switch style {
             case .json:
-                state.out.line(ResultLine.summaryJSON(state.counted, duration: duration, interrupted: signo.map(signalName)))
+                state.out.line(ResultLine.summaryJSON(state.counted, duration: duration, interrupted: signo.map(Self.signalName)))
             case .human:
                 state.out.flush()
                 if let signo {
-                    Console.error("asyncfetch: interrupted by \(signalName(signo)): " + ResultLine.summaryText(state.counted, duration: duration))
+                    Console.error("asyncfetch: interrupted by \(Self.signalName(signo)): " + ResultLine.summaryText(state.counted, duration: duration))
                 } else if state.counted.total > 1 && !quiet {
                     Console.error(ResultLine.summaryText(state.counted, duration: duration))
                 }
@@ -151,7 +182,8 @@ final class Reporter: @unchecked Sendable {
         }
     }
 
-    func warn(_ message: String) {
+    /// `asyncfetch: warning: MESSAGE` on stderr, after the lines so far.
+    public func warn(_ message: String) {
         state.withLock { warn(message, to: $0.out) }
     }
 
@@ -163,7 +195,7 @@ final class Reporter: @unchecked Sendable {
     /// For a second Ctrl-C, on the way to `_exit`: waits briefly for a line
     /// being written (so stdout never ends inside a JSON object), erases the
     /// bar, and keeps the lock so nothing more is written.
-    func abandon() {
+    public func abandon() {
         // Lines already reported are whole under the lock: write them out, so
         // an abrupt exit loses no result that was decided.
         let taken = state.acquireForever(within: Defaults.abandonWait) { state in
@@ -212,5 +244,14 @@ final class Reporter: @unchecked Sendable {
         // Drawn over the old bar (carriage return, erase to end of line).
         Console.send(2, Array(("\r\u{1B}[K" + state.bar.render(width: Terminal.width(2))).utf8))
         state.out.barDrawn = true
+    }
+
+    /// `SIGINT` / `SIGTERM` for messages.
+    static func signalName(_ signo: Int32) -> String {
+        switch signo {
+        case 2: return "SIGINT"
+        case 15: return "SIGTERM"
+        default: return "signal \(signo)"
+        }
     }
 }

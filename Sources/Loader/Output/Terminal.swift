@@ -2,8 +2,11 @@
 import Glibc
 #endif
 
-/// What the command line needs to know about its terminal.
+/// What the output needs to know about its terminal: whether a descriptor
+/// is one, whether colour is wanted, how wide it is. It reads the
+/// environment and asks the kernel, and writes nothing.
 enum Terminal {
+    /// Whether `fd` is a terminal.
     static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
     /// Colour on `fd`: only a terminal that is not `dumb`, and only when

@@ -1,0 +1,83 @@
+import DiskCache
+import Support
+
+/// The lines of the cache's maintenance commands (SPEC §7): `cache stats`,
+/// each entry `cache verify` removed, and the summary of `verify`, `prune`
+/// and `clear` (what went, what is left, the leftovers of killed runs
+/// swept); `cache list`'s are `CacheEntryLine`'s. Pure
+/// text, no I/O: the reports are DiskCache's, the printing is the caller's.
+/// Public: the tool prints these, and a program that maintains a cache
+/// through `DiskCacheStore` can print the same.
+public enum CacheReportLine {
+    /// `removed  URL  reason` (the key when the entry's URL is unknown).
+    public static func removed(_ removal: DiskCacheStore.VerifyReport.Removal) -> String {
+        "removed  \(removal.url.map(redactURL) ?? removal.key)  \(removal.reason)"
+    }
+
+    /// `verified 12 entries: 11 intact, 1 corrupt removed`, with what
+    /// changed while checking, outdated sidecars and the sweep.
+    public static func verified(_ report: DiskCacheStore.VerifyReport) -> String {
+        var summary = "verified \(report.checked) \(plural(report.checked, "entry", "entries")): "
+            + "\(report.intact) intact, \(report.removed.count) corrupt removed"
+        if report.changed > 0 { summary += ", \(report.changed) changed while checking (kept)" }
+        if report.straySidecars > 0 {
+            summary += ", \(report.straySidecars) outdated \(plural(report.straySidecars, "sidecar", "sidecars")) removed"
+        }
+        return summary + swept(report.sweep)
+    }
+
+    /// `removed 3 entries (1.2 MiB); 9 entries (4.0 MiB) remain`, and the sweep.
+    public static func pruned(_ report: DiskCacheStore.PruneReport) -> String {
+        "removed \(report.removed) \(plural(report.removed, "entry", "entries")) "
+            + "(\(HumanUnits.bytes(report.removedBytes))); \(report.remaining) "
+            + "\(plural(report.remaining, "entry", "entries")) (\(HumanUnits.bytes(report.remainingBytes))) "
+            + plural(report.remaining, "remains", "remain")
+            + swept(report.sweep)
+    }
+
+    /// `removed 12 entries (4.0 MiB) from DIR`, the sweep, and how many could not be removed.
+    public static func cleared(_ report: DiskCacheStore.PruneReport, directory: String) -> String {
+        var line = "removed \(report.removed) \(plural(report.removed, "entry", "entries")) "
+            + "(\(HumanUnits.bytes(report.removedBytes))) from \(directory)" + swept(report.sweep)
+        if !report.failures.isEmpty { line += "; \(report.failures.count) could not be removed" }
+        return line
+    }
+
+    /// `cache stats`: the directory, entries and size, then broken entries
+    /// and temporary files when there are any.
+    public static func stats(_ scan: DiskCacheStore.Scan, directory: String) -> [String] {
+        let broken = scan.entries.count - scan.intact.count
+        var lines = ["directory  \(directory)", "entries    \(scan.intact.count)",
+                     "size       \(HumanUnits.bytes(scan.bytes)) (\(scan.bytes) bytes)"]
+        if broken > 0 { lines.append("broken     \(broken) (misses; 'asyncfetch cache verify' removes them)") }
+        if scan.temporaryFiles > 0 {
+            lines.append("temporary  \(scan.temporaryFiles) files, \(HumanUnits.bytes(scan.temporaryBytes)) (downloads in progress or leftovers)")
+        }
+        return lines
+    }
+
+    /// `cache stats --json`: one object, `{"entries":…,"bytes":…,"dir":…,"broken":…,"temporaryFiles":…}`.
+    public static func statsJSON(_ scan: DiskCacheStore.Scan, directory: String) -> String {
+        var line = JSONLine()
+        line.add("entries", scan.intact.count)
+        line.add("bytes", scan.bytes)
+        line.add("dir", directory)
+        line.add("broken", scan.entries.count - scan.intact.count)
+        line.add("temporaryFiles", scan.temporaryFiles)
+        return line.rendered
+    }
+
+    /// "; swept 3 leftover temporary files (1.2 MiB)", or "" when there were none.
+    static func swept(_ sweep: DiskCacheStore.SweepReport) -> String {
+        var text = ""
+        if sweep.removed > 0 {
+            text += "; swept \(sweep.removed) leftover temporary \(plural(sweep.removed, "file", "files")) (\(HumanUnits.bytes(sweep.removedBytes)))"
+        }
+        if sweep.kept > 0 {
+            text += "; kept \(sweep.kept) temporary \(plural(sweep.kept, "file", "files")) still being written"
+        }
+        return text
+    }
+
+    private static func plural(_ n: Int, _ one: String, _ many: String) -> String { n == 1 ? one : many }
+}

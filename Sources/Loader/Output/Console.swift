@@ -1,0 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import func Support.writeAll
+
+/// Direct writes to stdout/stderr through file descriptors (the C `stdout`
+/// and `stderr` globals are shared mutable state to Swift 6). It owns the
+/// unbuffered writes of a message or a bar; buffered result lines go
+/// through `LineOutput`. Public: the tool's messages and a Swift program's
+/// go out the same way.
+public enum Console {
+    /// Writes a line to stderr at once (unbuffered, like C's stderr).
+    public static func error(_ line: String) {
+        send(2, Array((line + "\n").utf8))
+    }
+
+    /// Writes everything; false when the descriptor refuses (a closed
+    /// pipe: `EPIPE`, since SIGPIPE is ignored; a full disk), with `errno`
+    /// telling why.
+    @discardableResult
+    public static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0) == nil }
+    }
+}

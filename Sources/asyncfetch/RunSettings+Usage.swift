@@ -1,0 +1,37 @@
+import Loader
+import Fetch
+
+/// The usage checks of a run's settings, worded for the command line.
+extension RunSettings {
+    /// Usage checks. They run at the start of the run, not in `validate()`:
+    /// swift-argument-parser calls `validate()` before it reports unknown
+    /// options, and `asyncfetch --bogus` must say "Unknown option", not
+    /// "no URL given".
+    func checkUsage() throws {
+        if urls.isEmpty && input.isEmpty {
+            throw UsageError("no URL given (name URLs as arguments, or a list with --input FILE)")
+        }
+        if offline && refresh {
+            throw UsageError("--offline and --refresh contradict each other (--offline never uses the network; --refresh revalidates every URL)")
+        }
+        if jobs < 1 { throw UsageError("--jobs must be at least 1") }
+        if jobsPerHost < 1 { throw UsageError("--jobs-per-host must be at least 1") }
+        if retries < 0 { throw UsageError("--retries must be 0 or more") }
+        if output != nil && (urls.count != 1 || !input.isEmpty) {
+            throw UsageError("-o/--output takes exactly one URL, named on the command line")
+        }
+        if output != nil && outputDir != nil {
+            throw UsageError("-o FILE and --output-dir DIR exclude each other (-o is for one URL, -P for a batch)")
+        }
+        if let name, let problem = OutputName.problem(with: name) { throw UsageError(problem) }
+        if outputDir == nil && (name != nil || link) {
+            throw UsageError("\(name != nil ? "--name" : "--link") works with --output-dir DIR (-P DIR) or -O")
+        }
+        for line in header where !line.contains(":") {
+            throw UsageError("-H expects 'Name: value', got '\(line)'")
+        }
+        if let cacert, let problem = CAFile.problem(at: cacert) {
+            throw UsageError(environment: "cannot read --cacert \(cacert): \(problem)")
+        }
+    }
+}
