@@ -66,6 +66,50 @@ import TestSupport
         #expect(cached == 400)
     }
 
+    /// Duplicates inside one chunk, near and far from their first spelling
+    /// (so that the two tasks looking the chunk up often take the first and
+    /// the repeat in different blocks): the first spelling is reported, once,
+    /// in its place.
+    @Test func duplicatesInsideAChunkKeepTheirFirstSpellingAndPlace() async throws {
+        var list: [String] = []
+        var expected: [String] = []
+        for index in 0..<600 {
+            let url = "http://127.0.0.1:9/dup/\(index).png"
+            if index % 2 == 0 { try remember404(url) }
+            list.append(url)
+            expected.append(url)
+            for back in [1, 9, 40] where index % back == 0 && index >= back {
+                list.append("HTTP://127.0.0.1:9/dup/\(index - back).png#again")
+            }
+        }
+        let batch = loader.batch(list)
+        var seen: [String] = []
+        for await event in batch { seen.append(event.url) }
+        #expect(firstDifference(seen, expected) == nil, "a repeat reported, or an event out of input order")
+        #expect(batch.counts.distinct == 600 && batch.counts.duplicates == list.count - 600)
+    }
+
+    /// Taking the events a run at a time (`next(into:limit:)`, what the
+    /// tool's reporter does) gives the same events in the same order, never
+    /// more than `limit` at once, then an empty run at the end.
+    @Test func runsOfEventsAreTheEventsInOrder() async throws {
+        let (list, expected) = try mixedList(count: 1_200)
+        let batch = loader.batch(list)
+        var events: [LoadEvent] = []
+        var seen: [String] = []
+        var largest = 0
+        while true {
+            await batch.next(into: &events, limit: 50)
+            if events.isEmpty { break }
+            largest = max(largest, events.count)
+            seen.append(contentsOf: events.map(\.url))
+        }
+        #expect(firstDifference(seen, expected.map(\.url)) == nil)
+        #expect(largest <= 50 && largest > 1, "runs of at most 50 events, and more than one at a time: \(largest)")
+        await batch.next(into: &events, limit: 50)
+        #expect(events.isEmpty)
+    }
+
     /// A list that cannot be taken in chunks (any `AsyncSequence`) gives the
     /// same events as one that can.
     @Test func aOneByOneListGivesTheSameEvents() async throws {

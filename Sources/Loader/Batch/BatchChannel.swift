@@ -197,6 +197,21 @@ final class BatchChannel: Sendable {
         }
     }
 
+    /// Waits like `next` for the first event, then takes the events queued
+    /// behind it too (up to `limit` in all) under the same lock: a consumer
+    /// of 10,000 cache answers takes a lock per run of events, not per event.
+    /// `events` is emptied first; it is left empty at the end.
+    func next(into events: inout [LoadEvent], limit: Int, onAbandon: @escaping @Sendable () -> Void) async {
+        events.removeAll(keepingCapacity: true)
+        guard let first = await next(onAbandon: onAbandon) else { return }
+        events.append(first)
+        let producer = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            while events.count < limit, let event = state.pop() { events.append(event) }
+            return state.takeProducer()
+        }
+        producer?.resume()
+    }
+
     /// The consumer is gone: drop what is queued, release everyone.
     func abandon() {
         let (consumer, producer) = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>?, CheckedContinuation<Void, Never>?) in

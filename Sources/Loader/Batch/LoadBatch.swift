@@ -75,6 +75,14 @@ public struct LoadBatch: AsyncSequence, Sendable {
     /// Hosts with a transfer running now, and hosts paused now (for a progress display).
     public var hostActivity: (active: Int, paused: Int) { dispatch.activity }
 
+    /// The next events, in order, as many as are queued (at most `limit`),
+    /// waiting only for the first: `events` is emptied, then filled; left
+    /// empty at the end of the sequence. The same events as iterating, a
+    /// run at a time (do not mix the two on one batch).
+    public func next(into events: inout [LoadEvent], limit: Int) async {
+        await channel.next(into: &events, limit: limit, onAbandon: { [work] in work.cancel() })
+    }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         let channel: BatchChannel
         let work: Task<Void, Never>

@@ -22,8 +22,13 @@ extension Reporter {
         attachProgress(transfers, hosts: { run.events.hostActivity }) { run.progress }
         let ticker = startTicker()
         var stopped = false
-        for await event in run.events {
-            report(event)
+        // A run of events at a time: one lock for the batch's queue and one for the output per run.
+        var events: [LoadEvent] = []
+        events.reserveCapacity(Self.eventsPerReport)
+        while true {
+            await run.events.next(into: &events, limit: Self.eventsPerReport)
+            if events.isEmpty { break }
+            report(contentsOf: events)
             if !stopped && outputBroken {
                 stopped = true
                 run.stop()

@@ -112,34 +112,46 @@ public final class Reporter: @unchecked Sendable {
     /// Counts the event and writes its line (buffered for cache answers),
     /// with its warnings on stderr.
     public func report(_ event: LoadEvent) {
+        state.withLock { report(event, &$0) }
+    }
+
+    /// `report` for each of `events`, in order, under one lock.
+    public func report(contentsOf events: [LoadEvent]) {
         state.withLock { state in
-            // A background refresh's outcome is not a URL's report: the totals leave it out.
-            if !event.refreshed { state.counted.count(event.phase) }
-            state.bar.done = state.counted.total
-            state.bar.failed = state.counted.failure
-            switch style {
-            case .json: state.out.line { ResultLine.json(event).render(to: &$0); return true }
-            case .human: state.out.line { lines.human(event, urlColumn: &state.urlColumn, into: &$0) }
-            }
-            // Network results are slow anyway: show them at once. Cache
-            // answers stay in the buffer, so 10,000 hits cost few writes.
-            var buffered = false
-            switch event.phase {
-            case .success(let result):
-                if let warning = result.warning { warn("\(event.url): \(warning)", to: state.out) }
-                if let problem = result.storeFailure { warn("\(event.url): the cache could not be updated: \(problem)", to: state.out) }
-                buffered = result.source == .cache
-            case .empty:
-                buffered = true
-            case .loading, .failure:
-                break
-            }
-            if state.progressMode != .off {
-                refresh(&state)
-                return
-            }
-            if !buffered { state.out.flush() }
+            for event in events { report(event, &state) }
         }
+    }
+
+    /// Events `follow` takes from a run and reports under one lock.
+    static let eventsPerReport = 256
+
+    private func report(_ event: LoadEvent, _ state: inout State) {
+        // A background refresh's outcome is not a URL's report: the totals leave it out.
+        if !event.refreshed { state.counted.count(event.phase) }
+        state.bar.done = state.counted.total
+        state.bar.failed = state.counted.failure
+        switch style {
+        case .json: state.out.line { ResultLine.json(event).render(to: &$0); return true }
+        case .human: state.out.line { lines.human(event, urlColumn: &state.urlColumn, into: &$0) }
+        }
+        // Network results are slow anyway: show them at once. Cache
+        // answers stay in the buffer, so 10,000 hits cost few writes.
+        var buffered = false
+        switch event.phase {
+        case .success(let result):
+            if let warning = result.warning { warn("\(event.url): \(warning)", to: state.out) }
+            if let problem = result.storeFailure { warn("\(event.url): the cache could not be updated: \(problem)", to: state.out) }
+            buffered = result.source == .cache
+        case .empty:
+            buffered = true
+        case .loading, .failure:
+            break
+        }
+        if state.progressMode != .off {
+            refresh(&state)
+            return
+        }
+        if !buffered { state.out.flush() }
     }
 
     /// Calls `tick` every `Defaults.progressRedrawInterval` until the task
