@@ -111,7 +111,8 @@ public struct HostScheduler<Item> {
             actions = apply(outcome, to: &state, host: host, now: now)
             hosts[host] = state
         }
-        return actions + fill(now: now)
+        fill(now: now, into: &actions)
+        return actions
     }
 
     private mutating func apply(_ outcome: Outcome, to state: inout HostState<Item>, host: HostKey, now: Double) -> [Action] {
@@ -194,7 +195,8 @@ public struct HostScheduler<Item> {
             }
             store(state, host)
         }
-        return actions + fill(now: now)
+        fill(now: now, into: &actions)
+        return actions
     }
 
     /// Time has passed: hosts whose pause has ended take work again.
@@ -291,12 +293,18 @@ public struct HostScheduler<Item> {
         }
     }
 
-    /// Starts items while global slots are free and some host can take one
-    /// (the next one is `hosts.best`: no scan of the hosts).
     private mutating func fill(now: Double) -> [Action] {
-        guard queued > 0, running < policy.jobs else { return [] }
-        if !hosts.paused.isEmpty { endPauses(now: now) }
         var actions: [Action] = []
+        fill(now: now, into: &actions)
+        return actions
+    }
+
+    /// Starts items while global slots are free and some host can take one
+    /// (the next one is `hosts.best`: no scan of the hosts), appending their
+    /// starts to `actions` (a step's other actions: no second array per step).
+    private mutating func fill(now: Double, into actions: inout [Action]) {
+        guard queued > 0, running < policy.jobs else { return }
+        if !hosts.paused.isEmpty { endPauses(now: now) }
         while running < policy.jobs, let position = hosts.best(turn: turn) {
             turn += 1
             order += 1
@@ -306,7 +314,6 @@ public struct HostScheduler<Item> {
             queued -= 1
             actions.append(.start(item, hosts.keys[position], waited: waited))
         }
-        return actions
     }
 
     /// Clears the pauses that are over, whether or not their hosts can start now.
