@@ -18,7 +18,7 @@ final class CurlEasy {
     private(set) var dnsCacheTimeout = 60
     /// CURLOPT_FORBID_REUSE as set now.
     private var forbidsReuse = false
-    /// Held so that the share and the CA file outlive this handle (see `CurlShare`, `CertificateStore`).
+    /// Held so that the share and the CA store outlive this handle (see `CurlShare`, `CertificateStore`).
     private let share: CurlShare
     private let certificates: CertificateStore
 
@@ -84,15 +84,13 @@ final class CurlEasy {
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
         // TLS: sessions shared across the loop's handles (DNS answers are the multi handle's); the
-        // CA store built once per loop from one file and kept (CertificateStore).
+        // client's one CA store installed in every connection (CertificateStore).
         check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
-        if let caInfo = certificates.caInfo {
+        if let store = certificates.store {
+            check("SSL_CTX_FUNCTION (the client's CA store)", ccurl_easy_use_ca_store(easy, store))
+        } else if let caInfo = certificates.caInfo {
             check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caInfo))
         }
-        if certificates.clearsCAPath {
-            check("CAPATH", ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil))
-        }
-        check("CA_CACHE_TIMEOUT", ccurl_easy_setopt_long(easy, CURLOPT_CA_CACHE_TIMEOUT, Defaults.caStoreLifetime))
         if config.insecure {
             check("SSL_VERIFYPEER", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
             check("SSL_VERIFYHOST", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
