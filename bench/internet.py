@@ -411,8 +411,9 @@ def score(got, expected):
     return ok, junk, html
 
 
-def run_case(args, ns, folder, tls, generated, certs):
-    """Runs every tool against the running simulator; returns (the table, the asyncfetch defaults row)."""
+def run_case(args, ns, folder, tls, generated, certs, defaults_only=False):
+    """Runs every tool (with `defaults_only`, asyncfetch's defaults alone) against the running
+    simulator; returns (the table, the asyncfetch defaults row)."""
     world, expected, sizes = generated
     hosts_n = len(world["hosts"])
     urls = open(f"{folder}/urls.txt").read().split()
@@ -425,7 +426,8 @@ def run_case(args, ns, folder, tls, generated, certs):
     for e in expected.values():
         ukinds[e["kind"]] = ukinds.get(e["kind"], 0) + 1
     busiest = max(world["hosts"], key=lambda h: len(h["paths"]))
-    title = (f"{'HTTPS + HTTP/2' if tls else 'HTTP/1.1'}: {len(urls)} URLs over {hosts_n} hosts "
+    title = (f"{'HTTPS + HTTP/2' if tls else 'HTTP/1.1'}{' (the HTTPS list over plain HTTP)' if defaults_only else ''}: "
+             f"{len(urls)} URLs over {hosts_n} hosts "
              f"(hosts {kinds}; URLs {ukinds}); {obtainable} obtainable; {CONN_LIMIT} connections per host allowed; "
              f"RTT {MIN_RTT_MS}-{MAX_RTT_MS} ms, median {MEDIAN_RTT_MS}; busiest host {busiest['name']} "
              f"({len(busiest['paths'])} paths, {busiest['rtt_ms']} ms)")
@@ -478,6 +480,8 @@ def run_case(args, ns, folder, tls, generated, certs):
             "--disallowed_header_directives", "[]"])))
     if args.tools:
         runs = [r for r in runs if any(r[0].startswith(t) for t in args.tools)]
+    if defaults_only:
+        runs = [r for r in runs if r[0] == "asyncfetch, defaults"]
     rows = []
     for label, (kind, argv) in runs:
         for p in (out, f"{folder}/cache"):
@@ -643,7 +647,7 @@ def origin_reset(args):
 
 
 def run(args):
-    """Both variants (plain HTTP, then HTTPS + HTTP/2); returns the report."""
+    """The variants (plain HTTP, HTTPS + HTTP/2, the HTTPS list over plain HTTP); returns the report."""
     if os.geteuid() != 0:
         return "internet case skipped: ip netns needs root"
     preset = PRESETS[args.preset]
@@ -656,31 +660,39 @@ def run(args):
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
         with Namespace() as ns:
-            for tls in ([False, True] if not args.tls_only else [True]):
-                if tls and args.no_tls:
-                    continue
-                folder = f"{base}/{'https' if tls else 'http'}"
+            # (variant, tls): the plain preset, the HTTPS one, and the HTTPS one's list over plain HTTP
+            # (asyncfetch's defaults only), so that HTTPS's cost per URL is also compared on one list.
+            variants = [] if args.tls_only else [("http", False)]
+            if not args.no_tls:
+                variants += [("https", True)] + ([] if args.no_same_list else [("same-list", False)])
+            for variant, tls in variants:
+                folder = f"{base}/{variant}"
                 os.makedirs(folder)
                 args.origin = None
                 try:
-                    urls_n, hosts_n = (preset["tls_urls"], preset["tls_hosts"]) if tls else (preset["urls"], preset["hosts"])
+                    small = variant != "http"
+                    urls_n, hosts_n = (preset["tls_urls"], preset["tls_hosts"]) if small else (preset["urls"], preset["hosts"])
                     generated = generate(folder, urls_n, hosts_n, preset["zipf"], args.seed, tls)
                     ns.hosts(f"{folder}/hosts")
                     args.origin = Origin(ns, py, folder, tls, certs)
-                    table, defaults = run_case(args, ns, folder, tls, generated, certs)
+                    table, defaults = run_case(args, ns, folder, tls, generated, certs, defaults_only=variant == "same-list")
                     tables.append(table)
                     if defaults:
-                        per_url[tls] = defaults["cpu"] / (preset["tls_urls"] if tls else preset["urls"])
+                        per_url[variant] = defaults["cpu"] / urls_n
                 finally:
                     if args.origin:
                         args.origin.stop()
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    if False in per_url and True in per_url:
-        r = per_url[True] / per_url[False]
-        tables.append(f"CPU per URL, HTTPS / plain (asyncfetch defaults): {per_url[True] * 1000:.2f} / "
-                      f"{per_url[False] * 1000:.2f} ms = {r:.2f} (≤ 1.5: {'ok' if r <= 1.5 else 'MISSED'})")
+    ratios = []
+    for plain, what in (("http", "the plain preset"), ("same-list", "the same list over plain HTTP")):
+        if "https" in per_url and plain in per_url:
+            r = per_url["https"] / per_url[plain]
+            ratios.append(f"CPU per URL, HTTPS / {what} (asyncfetch defaults): {per_url['https'] * 1000:.2f} / "
+                          f"{per_url[plain] * 1000:.2f} ms = {r:.2f} (≤ 1.5: {'ok' if r <= 1.5 else 'MISSED'})")
+    if ratios:
+        tables.append("\n".join(ratios))
     report = (f"Internet-like case (issue 21), preset {args.preset}, seed {args.seed}, {started}; every tool with "
               f"connect timeout {CONNECT_TIMEOUT} s, {ATTEMPT_TIMEOUT} s per attempt, {RETRIES} retries\n\n"
               + "\n\n".join(tables))
@@ -696,7 +708,10 @@ def add_arguments(ap):
     g.add_argument("--internet-tools", dest="tools", nargs="*",
                    help="only runs whose label starts with one of these (asyncfetch, curl, aria2c, img2dataset)")
     g.add_argument("--internet-no-tls", dest="no_tls", action="store_true", help="skip the HTTPS + HTTP/2 variant")
-    g.add_argument("--internet-tls-only", dest="tls_only", action="store_true", help="only the HTTPS + HTTP/2 variant")
+    g.add_argument("--internet-tls-only", dest="tls_only", action="store_true",
+                   help="only the HTTPS + HTTP/2 variant (and its list over plain HTTP)")
+    g.add_argument("--internet-no-same-list", dest="no_same_list", action="store_true",
+                   help="skip the run of asyncfetch's defaults on the HTTPS variant's list over plain HTTP")
     g.add_argument("--img2dataset-threads", dest="img2dataset_threads", type=int, nargs="+", default=[64, 256],
                    help="thread counts to try (2 processes each; the best is compared)")
     g.add_argument("--internet-run-limit", dest="run_limit", type=float, default=900,

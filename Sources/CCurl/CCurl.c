@@ -1,8 +1,12 @@
-#define _GNU_SOURCE   /* memfd_create, sched_getaffinity */
+#define _GNU_SOURCE   /* sched_getaffinity */
 #include "CCurl.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
 #include <dlfcn.h>
-#include <sys/mman.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -66,8 +70,38 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(CURLSHcode, curl_share_cleanup, (CURLSH *s)) \
     X(const char *, curl_share_strerror, (CURLSHcode c))
 
+/*
+ * OpenSSL, for the CA store one client shares (ccurl_ca_store_new): found
+ * through libcurl's handle (dlsym searches its dependencies), so they are the
+ * very libssl and libcrypto that libcurl's TLS connections use, and nothing
+ * more is loaded. Optional: a libcurl built on another TLS library lacks
+ * them, and then libcurl reads the CA files itself.
+ */
+#define CCURL_OPENSSL_SYMBOLS(X) \
+    X(X509_STORE *, X509_STORE_new, (void)) \
+    X(void, X509_STORE_free, (X509_STORE *s)) \
+    X(int, X509_STORE_up_ref, (X509_STORE *s)) \
+    X(int, X509_STORE_set_flags, (X509_STORE *s, unsigned long flags)) \
+    X(X509_LOOKUP *, X509_STORE_add_lookup, (X509_STORE *s, X509_LOOKUP_METHOD *m)) \
+    X(X509_LOOKUP_METHOD *, X509_LOOKUP_hash_dir, (void)) \
+    X(int, X509_LOOKUP_ctrl, (X509_LOOKUP *l, int cmd, const char *argc, long argl, char **ret)) \
+    X(int, X509_STORE_load_file, (X509_STORE *s, const char *file)) \
+    X(STACK_OF(X509_OBJECT) *, X509_STORE_get0_objects, (const X509_STORE *s)) \
+    X(int, OPENSSL_sk_num, (const OPENSSL_STACK *st)) \
+    X(void *, OPENSSL_sk_value, (const OPENSSL_STACK *st, int i)) \
+    X(X509 *, X509_OBJECT_get0_X509, (const X509_OBJECT *o)) \
+    X(X509_OBJECT *, X509_OBJECT_new, (void)) \
+    X(void, X509_OBJECT_free, (X509_OBJECT *o)) \
+    X(int, X509_OBJECT_up_ref_count, (X509_OBJECT *o)) \
+    X(X509_NAME *, X509_get_subject_name, (const X509 *x)) \
+    X(int, X509_LOOKUP_by_subject, (X509_LOOKUP *l, X509_LOOKUP_TYPE t, const X509_NAME *name, X509_OBJECT *ret)) \
+    X(void, SSL_CTX_set_cert_store, (SSL_CTX *ctx, X509_STORE *s)) \
+    X(void, ERR_clear_error, (void))
+
 #define DECLARE_POINTER(ret, name, args) static ret (*p_##name) args;
 CCURL_SYMBOLS(DECLARE_POINTER)
+CCURL_OPENSSL_SYMBOLS(DECLARE_POINTER)
+static int openssl_loaded = 0;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int loaded = 0;
@@ -80,6 +114,8 @@ static void load_libcurl(void) {
     if (p_##name == NULL) return;
     CCURL_SYMBOLS(RESOLVE)
     loaded = 1;
+    CCURL_OPENSSL_SYMBOLS(RESOLVE)
+    openssl_loaded = 1;
 }
 
 CURLcode ccurl_global_init(void) {
@@ -179,8 +215,104 @@ int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
     return 0;
 }
 
-int ccurl_memfd(const char *name) {
-    return memfd_create(name, MFD_CLOEXEC);
+/*
+ * The CA store of one client (CertificateStore in Swift says why). Flags as
+ * libcurl 7.88 sets them on the stores it fills (populate_x509_store, with
+ * the peer verified and no CRL file): trusted issuers first, and a CA in the
+ * store is a trust anchor even when it is an intermediate.
+ */
+/*
+ * OpenSSL asks a directory lookup only for subjects its store holds no
+ * certificate of, so a CA of `extra` named like a system CA would hide that
+ * CA (with a bundle file both are in the store, and both are tried). The
+ * directory's certificates with the subjects of `extra`'s are therefore
+ * loaded into the store first. 1, or 0 when `extra` cannot be read.
+ */
+static int load_namesakes(X509_LOOKUP *directory, const char *extra) {
+    X509_STORE *scratch = p_X509_STORE_new();
+    if (scratch == NULL) return 0;
+    int ok = p_X509_STORE_load_file(scratch, extra) == 1;
+    STACK_OF(X509_OBJECT) *objects = ok ? p_X509_STORE_get0_objects(scratch) : NULL;
+    int count = objects != NULL ? p_OPENSSL_sk_num((const OPENSSL_STACK *)objects) : 0;
+    for (int i = 0; ok && i < count; i++) {
+        X509 *cert = p_X509_OBJECT_get0_X509(p_OPENSSL_sk_value((const OPENSSL_STACK *)objects, i));
+        if (cert == NULL) continue;   /* a CRL */
+        X509_OBJECT *found = p_X509_OBJECT_new();
+        if (found == NULL) {
+            ok = 0;
+            break;
+        }
+        /* 0: the directory has no such subject, nothing to load (and nothing to tell apart from a
+         * failure). 1: loaded into the store, and `found` borrows the store's certificate (OpenSSL
+         * 3.0's by_dir takes no reference for it), so one is taken for X509_OBJECT_free to drop. */
+        if (p_X509_LOOKUP_by_subject(directory, X509_LU_X509, p_X509_get_subject_name(cert), found) == 1 &&
+            p_X509_OBJECT_up_ref_count(found) != 1) {
+            ok = 0;   /* `found` still borrows: freeing it would drop the store's reference */
+            break;
+        }
+        p_X509_OBJECT_free(found);
+    }
+    p_X509_STORE_free(scratch);
+    return ok;
+}
+
+void *ccurl_ca_store_new(const char *system, const char *extra, const char **why) {
+    *why = NULL;
+    if (ccurl_global_init() != CURLE_OK || !openssl_loaded) {
+        *why = "libcurl's OpenSSL functions were not found";
+        return NULL;
+    }
+    X509_STORE *store = p_X509_STORE_new();
+    if (store == NULL) {
+        *why = "X509_STORE_new failed";
+        return NULL;
+    }
+    if (p_X509_STORE_set_flags(store, X509_V_FLAG_TRUSTED_FIRST | X509_V_FLAG_PARTIAL_CHAIN) != 1) {
+        *why = "X509_STORE_set_flags failed";
+    }
+    struct stat info;
+    if (*why == NULL && system != NULL && stat(system, &info) == 0 && S_ISDIR(info.st_mode)) {
+        /* Certificates by subject hash: each is read when a chain asks for
+         * its subject, and kept in the store from then on. */
+        X509_LOOKUP *lookup = p_X509_STORE_add_lookup(store, p_X509_LOOKUP_hash_dir());
+        if (lookup == NULL || p_X509_LOOKUP_ctrl(lookup, X509_L_ADD_DIR, system, X509_FILETYPE_PEM, NULL) != 1) {
+            *why = "could not add the system's CA directory";
+        } else if (extra != NULL && !load_namesakes(lookup, extra)) {
+            *why = "could not load the CA file";
+        }
+    } else if (*why == NULL && system != NULL && p_X509_STORE_load_file(store, system) != 1) {
+        *why = "could not load the system's CA bundle";
+    }
+    if (*why == NULL && extra != NULL && p_X509_STORE_load_file(store, extra) != 1) {
+        *why = "could not load the CA file";
+    }
+    if (*why != NULL) {
+        p_X509_STORE_free(store);
+        p_ERR_clear_error();   /* the reason is in *why; later handshakes on this thread must not see it */
+        return NULL;
+    }
+    return store;
+}
+
+void ccurl_ca_store_free(void *store) {
+    if (store != NULL && openssl_loaded) p_X509_STORE_free(store);
+}
+
+/* CURLOPT_SSL_CTX_FUNCTION: every new TLS connection's SSL_CTX verifies with
+ * the client's store (one more reference, dropped with the SSL_CTX). */
+static CURLcode install_ca_store(CURL *handle, void *ssl_ctx, void *store) {
+    (void)handle;
+    if (p_X509_STORE_up_ref(store) != 1) return CURLE_OUT_OF_MEMORY;
+    p_SSL_CTX_set_cert_store(ssl_ctx, store);
+    return CURLE_OK;
+}
+
+CURLcode ccurl_easy_use_ca_store(CURL *handle, void *store) {
+    CURLcode rc = p_curl_easy_setopt(handle, CURLOPT_CAINFO, (char *)NULL);
+    if (rc == CURLE_OK) rc = p_curl_easy_setopt(handle, CURLOPT_CAPATH, (char *)NULL);
+    if (rc == CURLE_OK) rc = p_curl_easy_setopt(handle, CURLOPT_SSL_CTX_DATA, store);
+    if (rc == CURLE_OK) rc = p_curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, install_ca_store);
+    return rc;
 }
 
 long ccurl_usable_cores(void) {

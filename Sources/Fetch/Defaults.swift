@@ -68,11 +68,11 @@ public enum Defaults {
     /// for `FetchClient.start`); a larger one streams. Memory held at most:
     /// this times the fetches started whose completion has not run.
     public static let bufferedBodyLimit = 64 * 1024
-    /// The system's CA bundle, one file (Debian's `ca-certificates`): the CA
-    /// store is built from it once per transfer loop, not once per connection.
-    public static let systemCABundle = "/etc/ssl/certs/ca-certificates.crt"
-    /// Seconds a transfer loop keeps its parsed CA store (CURLOPT_CA_CACHE_TIMEOUT; libcurl's own default).
-    public static let caStoreLifetime = 24 * 3600
+    /// The system's CAs: Debian's `/etc/ssl/certs`, certificates by subject
+    /// hash (`update-ca-certificates` keeps it, with the same CAs as its
+    /// bundle file there), from which OpenSSL reads only the issuers a
+    /// handshake asks for (see `CertificateStore`).
+    public static let systemCABundle = "/etc/ssl/certs"
     /// Hosts a transfer loop remembers as failing to complete a connection,
     /// whose new transfers do not wait to share one (CURLOPT_PIPEWAIT); past
     /// this many the memory starts afresh.

@@ -18,10 +18,15 @@ public final class FetchClient: Sendable {
     /// The transfer threads, each started on first use, and the completion
     /// workers beside them (`loops.workers`).
     private let loops: TransferLoops
+    /// The header lines of a GET with no headers of its own (most requests),
+    /// made once: every transfer shares this array, and an easy handle that
+    /// holds it keeps its libcurl header list (`CurlEasy`).
+    private let plainGetLines: [String]
 
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
+        plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration)
     }
 
     deinit { loops.shutdown() }
@@ -129,7 +134,7 @@ public final class FetchClient: Sendable {
         try Self.validate(request.url)
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
-        let lines = headerLines(for: request)
+        let lines = request.method == .get && request.headers.isEmpty ? plainGetLines : Self.headerLines(for: request, configuration)
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
@@ -173,7 +178,7 @@ public final class FetchClient: Sendable {
 
     /// "Name: value" lines: the client's headers, overridden by the request's.
     /// For a GET, the codings `ContentDecoder` undoes are offered unless a header asked otherwise.
-    private func headerLines(for request: FetchRequest) -> [String] {
+    private static func headerLines(for request: FetchRequest, _ configuration: FetchConfiguration) -> [String] {
         if request.method == .put {
             // "Expect:" turns off 100-continue (one round trip per upload), except
             // when signing: libcurl 7.88 signs the empty header it does not send.

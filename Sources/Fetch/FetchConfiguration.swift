@@ -35,8 +35,10 @@ public struct FetchConfiguration: Sendable {
     public var completionWorkers: Int = Defaults.completionWorkers
     /// Extra CA bundle (`--cacert`).
     public var caFile: String?
-    /// The system's CA bundle, trusted besides `caFile` (nil or missing:
-    /// libcurl's own default CA locations). Tests point it at a private CA.
+    /// The system's CAs, trusted besides `caFile`: a directory of
+    /// certificates by subject hash (the default, `Defaults.systemCABundle`)
+    /// or a bundle file (nil or missing: libcurl's own default CA locations).
+    /// Tests point it at a private CA.
     public var systemCABundle: String? = Defaults.systemCABundle
     /// Skip TLS verification (`--insecure`).
     public var insecure = false

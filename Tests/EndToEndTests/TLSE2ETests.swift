@@ -4,7 +4,7 @@ import TestSupport
 
 /// Issue 21, item 7: a new TLS connection costs a handshake, not a CA bundle.
 /// Debian's libcurl re-read the CA files for every new connection (FACTS.md);
-/// now the store is built once per run and kept.
+/// now one store serves the whole run.
 @Suite struct TLSE2ETests {
     /// The CA files a traced run opened, and the connections it made to `port`.
     static func traced(_ arguments: [String], cli: CLI, port: Int, cacert: String) throws
@@ -24,7 +24,7 @@ import TestSupport
     /// since nginx closing HTTP/2 connections at once races the client's next
     /// stream, with or without this change): the CA
     /// files are opened once per run, however many handshakes there are, with
-    /// `--cacert` (system bundle plus the file, combined once) and without.
+    /// `--cacert` (added to the one store, beside the system's CAs) and without.
     @Test func newConnectionsDoNotReReadTheCABundle() throws {
         let nginx = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
         let cacert = try #require(nginx.certificatePath)
@@ -34,8 +34,8 @@ import TestSupport
         let trusted = try Self.traced(["--json", "--jobs", "2", "--cacert", cacert] + urls, cli: try CLI(), port: nginx.port, cacert: cacert)
         #expect(trusted.result.status == 0, "\(trusted.result.stdout)\(trusted.result.stderr)")
         #expect(trusted.connects >= count, "\(trusted.connects) connections: the server was meant to close each one")
-        // The executable's check of the file, the two files read once to combine them,
-        // OpenSSL's one read of the combined file: a constant (before: one per connection).
+        // The executable's check of the file, the store's read of it, and its read to find
+        // system CAs of the same names: a constant (before the store: one per connection).
         #expect(trusted.caOpens.count <= 4, "CA files opened \(trusted.caOpens.count) times: \(trusted.caOpens.prefix(6))")
 
         // Without --cacert every handshake fails verification, and still reads no CA file again.

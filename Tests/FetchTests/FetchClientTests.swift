@@ -22,6 +22,30 @@ import TestSupport
         #expect(server.requests("/big.png").first?.header("User-Agent") == Defaults.userAgent)
     }
 
+    /// An easy handle keeps its request header list while the lines stay the
+    /// same: one loop, fetches one after another (so one handle serves them
+    /// all), headers that change and come back are sent as each request has them.
+    @Test func requestHeadersThatChangeBetweenTransfersOnOneHandleAreSentChanged() async throws {
+        let server = try ScriptedServer()
+        server.route("/h.png", .ok(Array("png".utf8)))
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 1
+        let client = FetchClient(configuration: configuration)
+        let temp = try TempDirectory()
+        let sent: [String?] = [nil, "one", "one", "two", nil, nil, "three"]
+        for (index, value) in sent.enumerated() {
+            var request = FetchRequest(url: server.url("/h.png"))
+            if let value { request.headers.set(name: "X-Test", value: value) }
+            let sink = try FileSink(path: temp.file("out\(index)"))
+            let response = try await client.fetch(request, into: sink)
+            try sink.close()
+            #expect(response.status == 200)
+        }
+        let requests = server.requests("/h.png")
+        #expect(requests.map { $0.header("X-Test") } == sent)
+        #expect(requests.allSatisfy { $0.header("Accept-Encoding") != nil && $0.header("User-Agent") == Defaults.userAgent })
+    }
+
     @Test func cancellingTheTaskAbortsASlowTransferPromptly() async throws {
         let server = try ScriptedServer()
         var slow = ScriptedResponse.ok(Array(repeating: 7, count: 100_000))

@@ -3,9 +3,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// TLS to many hosts (issue 21, item 7): the CA store is built once per
-/// transfer loop from one file (the system bundle, plus `--cacert`'s CAs),
-/// and a host that never completes its handshake holds up only its own transfers.
+/// TLS to many hosts (issue 21, item 7): one CA store per client (the
+/// system's CAs, plus `--cacert`'s), and a host that never completes its
+/// handshake holds up only its own transfers.
 @Suite struct FetchTLSTests {
     static let path = "/images/red-64x48.png"
 
@@ -53,6 +53,74 @@ import TestSupport
             return
         }
         #expect(alone.kind == .tls)
+    }
+
+    /// One CA store for the whole client (`CertificateStore`): the system's CAs
+    /// in a directory by subject hash, as Debian's `/etc/ssl/certs` (read only
+    /// when a handshake asks for an issuer), and a `--cacert` CA, both trusted
+    /// by one client over two transfer loops, many connections each; a server
+    /// neither trusts still fails as `tls`, in words a user can act on. All
+    /// three certificates name the same subject (CN=127.0.0.1): the file's CA
+    /// must not hide the directory's.
+    @Test func aHashedSystemDirectoryAndCacertBothWorkInOneRun() async throws {
+        let a = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
+        let b = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
+        let untrusted = try NginxServer(root: Paths.fixtures, tls: true)
+        let certificateA = try #require(a.certificatePath)
+        let hash = try runProcess("/usr/bin/openssl", ["x509", "-hash", "-noout", "-in", certificateA])
+        try #require(hash.status == 0, "\(hash.stderr)")
+        let system = try TempDirectory()
+        let hashed = system.file(hash.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + ".0")
+        try FileManager.default.copyItem(atPath: certificateA, toPath: hashed)
+
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.transferLoops = 2
+        config.systemCABundle = system.path
+        config.caFile = b.certificatePath
+        let client = FetchClient(configuration: config)
+        // Each server closes every connection: 12 handshakes each, verified with the one store.
+        let urls = (0..<12).flatMap { [a.url(Self.path + "?n=\($0)"), b.url(Self.path + "?n=\($0)")] }
+        let statuses = await withTaskGroup(of: String?.self) { group in
+            for url in urls {
+                group.addTask {
+                    switch await Self.fetch(client, url) {
+                    case .success(let status): return status == 200 ? nil : "\(url): \(status)"
+                    case .failure(let error): return "\(url): \(error.message)"
+                    }
+                }
+            }
+            var failures: [String] = []
+            for await failure in group { if let failure { failures.append(failure) } }
+            return failures
+        }
+        #expect(statuses.isEmpty, "\(statuses)")
+
+        guard case .failure(let refused) = await Self.fetch(client, untrusted.url(Self.path)) else {
+            Issue.record("a server trusted by neither the directory nor the file was accepted")
+            return
+        }
+        #expect(refused.kind == .tls)
+        #expect(refused.message.contains("certificate"), "\(refused.message)")
+    }
+
+    /// With the system's own CAs (the default, read lazily) a self-signed
+    /// server fails as `tls` with libcurl's readable reason, with and without
+    /// a `--cacert` that does not vouch for it.
+    @Test func anUntrustedServerStillFailsWithTheSystemCAs() async throws {
+        let server = try NginxServer(root: Paths.fixtures, tls: true)
+        let other = try NginxServer(root: Paths.fixtures, tls: true)
+        var config = FetchConfiguration()
+        config.retries = 0
+        for caFile in [nil, other.certificatePath] {
+            config.caFile = caFile
+            guard case .failure(let refused) = await Self.fetch(FetchClient(configuration: config), server.url(Self.path)) else {
+                Issue.record("a self-signed server was trusted (--cacert \(caFile ?? "none"))")
+                continue
+            }
+            #expect(refused.kind == .tls)
+            #expect(refused.message.contains("certificate"), "\(refused.message)")
+        }
     }
 
     /// A host that accepts connections and never answers the TLS handshake:

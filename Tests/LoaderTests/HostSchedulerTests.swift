@@ -119,6 +119,52 @@ import Testing
         #expect(harness.mostAtOnce.values.contains { $0 >= 2 })
     }
 
+    /// A URL's end with its answer in one step (`finished(host:after:)`, what
+    /// the batch does) starts, fails and notes exactly what `report` then
+    /// `finished` do, under the same random outcomes, pauses and give-ups included.
+    @Test func finishedAfterAnOutcomeIsReportThenFinished() {
+        var random = SeededGenerator(seed: 22)
+        let policy: (inout HostPolicy) -> Void = { $0.giveUpAfter = 4 }
+        var twoSteps = Harness(jobs: 10, perHost: 3, configure: policy)
+        var oneStep = Harness(jobs: 10, perHost: 3, configure: policy)
+        let hosts = (0..<12).map { Self.host("h\($0).example") }
+        let outcomes: [Scheduler.Outcome] = [.answered, .answered, .answered, .answered, .neutral,
+                                             .pushedBack(status: 429, retryAfter: 0.3), .timedOut, .refused, .unanswered]
+        var next = 0
+        var completions = 0
+        for round in 0..<3000 {
+            if next < 4000, random.next() % 3 != 0 {
+                let host = hosts[Int(random.next() % UInt64(hosts.count))]
+                twoSteps.enqueue(next, host)
+                oneStep.enqueue(next, host)
+                next += 1
+            }
+            let busy = twoSteps.running.filter { $0.value > 0 }.map(\.key).sorted { $0.name < $1.name }
+            if !busy.isEmpty, random.next() % 2 == 0 {
+                let host = busy[Int(random.next() % UInt64(busy.count))]
+                let outcome = outcomes[Int(random.next() % UInt64(outcomes.count))]
+                let before = (twoSteps.started.count, oneStep.started.count)
+                twoSteps.complete(host, outcome)
+                oneStep.running[host, default: 0] -= 1
+                if oneStep.running[host] == 0 { oneStep.running[host] = nil }
+                oneStep.apply(oneStep.scheduler.finished(host: host, after: outcome, now: oneStep.now))
+                // The same items start (one fill instead of two: the same set).
+                #expect(twoSteps.started[before.0...].map(\.0).sorted() == oneStep.started[before.1...].map(\.0).sorted())
+                completions += 1
+            }
+            twoSteps.advance(to: Double(round) * 0.01)
+            oneStep.advance(to: Double(round) * 0.01)
+            #expect(twoSteps.scheduler.running == oneStep.scheduler.running)
+            #expect(twoSteps.scheduler.queued == oneStep.scheduler.queued)
+        }
+        #expect(completions > 800)
+        #expect(oneStep.violations == 0)
+        #expect(twoSteps.failed.map(\.0) == oneStep.failed.map(\.0))
+        #expect(twoSteps.notes == oneStep.notes)
+        #expect(twoSteps.scheduler.counts == oneStep.scheduler.counts)
+        #expect(!oneStep.failed.isEmpty && oneStep.notes.contains { if case .paused = $0 { true } else { false } })
+    }
+
     @Test func aURLWaitingForItsHostHoldsNoGlobalSlot() {
         var harness = Harness(jobs: 4, perHost: 2)
         for item in 0..<10 { harness.enqueue(item, Self.a) }

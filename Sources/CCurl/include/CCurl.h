@@ -39,9 +39,18 @@ CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **val
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
 
-/// An anonymous in-memory file (memfd_create, close-on-exec) for a CA
-/// bundle libcurl reads by path (/proc/self/fd/N); -1 with errno on failure.
-int ccurl_memfd(const char *name);
+/// A new OpenSSL X509_STORE (loads libcurl first) trusting `system` (a
+/// directory of certificates by subject hash, read lazily, or a bundle file;
+/// NULL: none) and the certificates of `extra` (a PEM file; NULL: none).
+/// NULL on failure, with the step that failed in `*why`.
+void *ccurl_ca_store_new(const char *system, const char *extra, const char **why);
+/// Drops the caller's reference to a store from ccurl_ca_store_new (NULL: nothing).
+void ccurl_ca_store_free(void *store);
+/// Makes every new TLS connection of `handle` verify with `store` (held by
+/// the caller for as long as the handle lives): CURLOPT_CAINFO and
+/// CURLOPT_CAPATH NULL, so libcurl loads no CA file itself, and an
+/// SSL_CTX callback that installs the store. The first failing setopt's code.
+CURLcode ccurl_easy_use_ca_store(CURL *handle, void *store);
 
 /// Cores this process may run on (sched_getaffinity: a cpuset or `taskset`
 /// counts, not the machine's), else the online cores; at least 1.

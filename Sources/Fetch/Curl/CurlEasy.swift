@@ -4,13 +4,18 @@ import CCurl
 /// reused for transfer after transfer: only the URL, the request headers and
 /// the callback context change between transfers (`prepare`), so the hot path
 /// sets four or five options instead of resetting and setting twenty-five.
+/// The request header list is the handle's own, kept while the next
+/// transfer's lines are the same (most are: the client's headers and the
+/// `Accept-Encoding` offer), and rebuilt only when they change.
 ///
 /// Threading: created, used and destroyed only on the loop thread.
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER: libcurl writes its sentence here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
-    private var hasHeaderList = false
+    /// CURLOPT_HTTPHEADER as set now, and the lines it was built from.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var headerLines: [String] = []
     /// Whether the last transfer was not a plain GET (its method options must be undone).
     private var changedMethod = false
     private var currentMaxRedirects: Int
@@ -18,7 +23,7 @@ final class CurlEasy {
     private(set) var dnsCacheTimeout = 60
     /// CURLOPT_FORBID_REUSE as set now.
     private var forbidsReuse = false
-    /// Held so that the share and the CA file outlive this handle (see `CurlShare`, `CertificateStore`).
+    /// Held so that the share and the CA store outlive this handle (see `CurlShare`, `CertificateStore`).
     private let share: CurlShare
     private let certificates: CertificateStore
 
@@ -44,6 +49,7 @@ final class CurlEasy {
 
     deinit {
         curl_easy_cleanup(handle)
+        if let headerList { curl_slist_free_all(headerList) }   // after the handle that read it
         errorBuffer.deallocate()
     }
 
@@ -84,15 +90,13 @@ final class CurlEasy {
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
         // TLS: sessions shared across the loop's handles (DNS answers are the multi handle's); the
-        // CA store built once per loop from one file and kept (CertificateStore).
+        // client's one CA store installed in every connection (CertificateStore).
         check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
-        if let caInfo = certificates.caInfo {
+        if let store = certificates.store {
+            check("SSL_CTX_FUNCTION (the client's CA store)", ccurl_easy_use_ca_store(easy, store))
+        } else if let caInfo = certificates.caInfo {
             check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caInfo))
         }
-        if certificates.clearsCAPath {
-            check("CAPATH", ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil))
-        }
-        check("CA_CACHE_TIMEOUT", ccurl_easy_setopt_long(easy, CURLOPT_CA_CACHE_TIMEOUT, Defaults.caStoreLifetime))
         if config.insecure {
             check("SSL_VERIFYPEER", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
             check("SSL_VERIFYHOST", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
@@ -109,9 +113,9 @@ final class CurlEasy {
         return failed
     }
 
-    /// Points the handle at one transfer: its URL, its request headers and
-    /// the callback context (`userdata`, unretained: see `CurlTransfer`).
-    func prepare(url: String, headers: UnsafeMutablePointer<curl_slist>?, maxRedirects: Int, waitForMultiplexing: Bool,
+    /// Points the handle at one transfer: its URL, its request header lines
+    /// ("Name: value") and the callback context (`userdata`, unretained: see `CurlTransfer`).
+    func prepare(url: String, headerLines lines: [String], maxRedirects: Int, waitForMultiplexing: Bool,
                  userdata: UnsafeMutableRawPointer) -> CurlOptionFailure? {
         errorBuffer[0] = 0
         var failed: CurlOptionFailure?
@@ -127,11 +131,32 @@ final class CurlEasy {
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
         check("PREREQDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
         if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
-        if headers != nil || hasHeaderList {
-            check("HTTPHEADER", ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
-            hasHeaderList = headers != nil
-        }
+        if let failure = setHeaderLines(lines), failed == nil { failed = failure }
         return failed
+    }
+
+    /// Sets CURLOPT_HTTPHEADER to `lines`, unless it holds them already
+    /// (the same array is compared by identity first: no string compared).
+    private func setHeaderLines(_ lines: [String]) -> CurlOptionFailure? {
+        if lines == headerLines { return nil }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines {
+            guard let appended = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
+                return CurlOptionFailure(call: "curl_slist_append", code: CURLE_OUT_OF_MEMORY)
+            }
+            list = appended
+        }
+        let rc = ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list)
+        guard rc == CURLE_OK else {
+            if let list { curl_slist_free_all(list) }
+            return CurlOptionFailure(call: "setting CURLOPT_HTTPHEADER", code: rc)
+        }
+        // libcurl reads the list only during a transfer, and this handle runs none now.
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = list
+        headerLines = lines
+        return nil
     }
 
     /// The next transfer's use of libcurl's caches: how long its DNS cache
@@ -196,12 +221,8 @@ final class CurlEasy {
         return failed
     }
 
-    /// Forgets the finished transfer's header list (its owner frees it) and context.
+    /// Forgets the finished transfer's context (the header list stays: it is the handle's).
     func detach() {
-        if hasHeaderList {
-            _ = ccurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
-            hasHeaderList = false
-        }
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)

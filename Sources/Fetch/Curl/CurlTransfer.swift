@@ -103,10 +103,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set (once) by `CurlLoop.cancel`, read by the loop before it starts the
     /// transfer: a cancel that overtakes the `add` still stops it.
     let cancelRequested = Atomic<Bool>(false)
-    /// The request header list, built by the creating task; libcurl reads it
-    /// while the transfer runs and `CurlEasy.detach` forgets it before this frees it.
-    let headerList: UnsafeMutablePointer<curl_slist>?
-    let headerListFailed: Bool
     /// A PUT's body as it is sent (`curlReadCallback`): bytes of `spec.body`
     /// sent so far, then the open `spec.bodyFile` (closed by `deinit`).
     var uploadOffset = 0
@@ -135,21 +131,9 @@ final class CurlTransfer: @unchecked Sendable {
     init(spec: TransferSpec, loops: TransferLoops) {
         self.spec = spec
         self.loops = loops
-        var list: UnsafeMutablePointer<curl_slist>?
-        var failed = false
-        for line in spec.headerLines {
-            guard let appended = curl_slist_append(list, line) else {
-                failed = true
-                break
-            }
-            list = appended
-        }
-        headerList = list
-        headerListFailed = failed
     }
 
     deinit {
-        if let headerList { curl_slist_free_all(headerList) }
         if uploadFD >= 0 { _ = close(uploadFD) }   // read-only: nothing to report
     }
 
@@ -184,11 +168,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Points `easy` at this transfer; `waitForMultiplexing` sets CURLOPT_PIPEWAIT.
     func attach(_ easy: CurlEasy, waitForMultiplexing: Bool) -> FetchError? {
-        if headerListFailed {
-            return FetchError(.network, url: spec.url, detail: "out of memory building request headers")
-        }
         self.easy = easy
-        if let failure = easy.prepare(url: spec.url, headers: headerList, maxRedirects: spec.maxRedirects,
+        if let failure = easy.prepare(url: spec.url, headerLines: spec.headerLines, maxRedirects: spec.maxRedirects,
                                       waitForMultiplexing: waitForMultiplexing,
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {
             return failure.error(url: spec.url)

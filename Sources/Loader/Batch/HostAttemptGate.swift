@@ -26,6 +26,8 @@ final class HostAttemptGate: FetchAttemptGate {
         var cancelled = false
         var connected = false
         var responding = false
+        /// The fetch got its answer (`answered`): reported with the slot's release.
+        var answered = false
     }
 
     private let state = Locked(State())
@@ -37,6 +39,10 @@ final class HostAttemptGate: FetchAttemptGate {
     }
 
     var holdsSlot: Bool { state.withLock { $0.holdsSlot } }
+
+    /// Read as the URL ends: whether it holds its slot, and whether its
+    /// fetch was answered (the report that goes with the slot's release).
+    var end: (holdsSlot: Bool, answered: Bool) { state.withLock { ($0.holdsSlot, $0.answered) } }
 
     func connected() {
         let first = state.withLock { state -> Bool in
@@ -63,8 +69,11 @@ final class HostAttemptGate: FetchAttemptGate {
         dispatch.hasQueued(host)
     }
 
+    /// Noted, not reported: the URL's end reports it together with the slot
+    /// it gives back (`HostDispatch.finished`: one scheduler step per URL,
+    /// not two; the host's other slots opened at `responding` already).
     func answered(status: Int) {
-        dispatch.report(.answered, host: host)
+        state.withLock { $0.answered = true }
     }
 
     func failed(_ error: FetchError) async -> FetchRetryVerdict {

@@ -10,8 +10,8 @@ import Support
 /// terminal report, paused hosts included) and turns later starts into
 /// cancelled reports; `nextStarts` returns nothing once nothing runs any more.
 ///
-/// Cost: one scheduler event (a start, an answer, a finished load) takes the
-/// lock once, twice when it starts loads (they are reported started between
+/// Cost: one scheduler event (a start, a failed attempt, a finished load
+/// with its answer) takes the lock once, twice when it starts loads (they are reported started between
 /// the two), whatever the number of loads it starts.
 final class HostDispatch: Sendable {
     /// One URL of the batch waiting for, or holding, a slot of its host.
@@ -131,14 +131,20 @@ final class HostDispatch: Sendable {
         }
     }
 
-    /// A load ends; it gives its slot back unless its gate had given it up.
+    /// A load ends; it gives its slot back unless its gate had given it up,
+    /// and reports its answer, if it got one, in the same step.
     /// With `handOut`, the loads this lets the scheduler start (reported
     /// started already) are returned for the caller to start, rather than
     /// handed to the main loop (`BatchLoads`: no wake-up of the main loop).
     @discardableResult
     func finished(_ load: HostLoad, gate: HostAttemptGate, handOut: Bool = false) -> [HostLoad] {
-        guard gate.holdsSlot else { return [] }
-        return step(handOut: handOut) { $0.scheduler.finished(host: load.host, now: $1) }
+        let end = gate.end
+        let outcome: Scheduler.Outcome? = end.answered ? .answered : nil
+        guard end.holdsSlot else {
+            if let outcome { step { $0.scheduler.report(outcome, host: load.host, now: $1) } }
+            return []
+        }
+        return step(handOut: handOut) { $0.scheduler.finished(host: load.host, after: outcome, now: $1) }
     }
 
     /// Ctrl-C: every queued URL is reported (loads) or released (pushed-back

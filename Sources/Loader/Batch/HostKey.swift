@@ -14,11 +14,22 @@ public struct HostKey: Hashable, Sendable, CustomStringConvertible {
     /// The host as messages name it: `img.example.com`, with a port when
     /// it is not the scheme's default.
     public let name: String
+    /// `origin`'s hash, computed once per key: the scheduler looks a URL's
+    /// host up several times per URL (queue, reports, end), and hashing the
+    /// strings each time was a SipHash over both per look-up (issue 22).
+    private let originHash: Int
 
     public init(origin: String, name: String) {
         self.origin = origin
         self.name = name
+        originHash = origin.hashValue
     }
+
+    public static func == (lhs: HostKey, rhs: HostKey) -> Bool {
+        lhs.originHash == rhs.originHash && lhs.origin == rhs.origin && lhs.name == rhs.name
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(originHash) }
 
     /// The key of a normalised URL (`CacheKey.normalizedURL`); nil when it
     /// has no `scheme://host`.

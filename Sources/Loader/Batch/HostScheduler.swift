@@ -100,18 +100,22 @@ public struct HostScheduler<Item> {
 
     /// What an attempt on `host` said about it: pauses, limit changes and
     /// give-ups, and the items that fail because of them. The item's slot is
-    /// still held; `finished` releases it.
+    /// still held; `finished` releases it (an attempt's last outcome can go
+    /// with it: `finished(host:after:)`, one step instead of two).
     public mutating func report(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
-        // Two steps: the host's state is copied, changed and stored back in
-        // `apply`, and that copy is gone before `fill` starts items in place
-        // (alive, it would share the queue's storage and `start` would copy
-        // the whole queue for every URL).
-        let actions = apply(outcome, host: host, now: now)
-        return actions + fill(now: now)
+        // The host's state is copied, changed and stored back, and that copy is gone
+        // before `fill` starts items in place (alive, it would share the queue's storage
+        // and `start` would copy the whole queue for every URL).
+        var actions: [Action] = []
+        if var state = hosts[host] {
+            actions = apply(outcome, to: &state, host: host, now: now)
+            hosts[host] = state
+        }
+        fill(now: now, into: &actions)
+        return actions
     }
 
-    private mutating func apply(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
-        guard var state = hosts[host] else { return [] }
+    private mutating func apply(_ outcome: Outcome, to state: inout HostState<Item>, host: HostKey, now: Double) -> [Action] {
         var actions: [Action] = []
         switch outcome {
         case .answered:
@@ -165,33 +169,33 @@ public struct HostScheduler<Item> {
         case .neutral:
             break
         }
-        hosts[host] = state
         return actions
     }
 
-    /// The item started on `host` is done with its slot. With `requeue` it
-    /// goes back to the front of the host's queue (a pushback: it is tried
-    /// again when the host's pause ends, before the host's later items), or
-    /// fails at once if the host has been given up on meanwhile.
-    public mutating func finished(host: HostKey, requeue: Item? = nil, now: Double) -> [Action] {
-        let actions = release(host: host, requeue: requeue, now: now)   // two steps, as in `report`
-        return actions + fill(now: now)
-    }
-
-    private mutating func release(host: HostKey, requeue: Item?, now: Double) -> [Action] {
-        guard var state = hosts[host] else { return [] }
-        state.finish()
-        running = max(0, running - 1)
+    /// The item started on `host` is done with its slot. With `outcome`, its
+    /// attempt's last word is reported first, in the same step (`report`
+    /// then `finished` as one: one lock and one fill per completed URL).
+    /// With `requeue` it goes back to the front of the host's queue (a
+    /// pushback: it is tried again when the host's pause ends, before the
+    /// host's later items), or fails at once if the host has been given up
+    /// on meanwhile.
+    public mutating func finished(host: HostKey, after outcome: Outcome? = nil, requeue: Item? = nil, now: Double) -> [Action] {
         var actions: [Action] = []
-        if let requeue {
-            if let failure = state.givenUp {
-                actions.append(.fail(requeue, host, failure))
-            } else {
-                state.prepend(requeue, now: now)
-                queued += 1
+        if var state = hosts[host] {   // gone before `fill`, as in `report`
+            if let outcome { actions = apply(outcome, to: &state, host: host, now: now) }
+            state.finish()
+            running = max(0, running - 1)
+            if let requeue {
+                if let failure = state.givenUp {
+                    actions.append(.fail(requeue, host, failure))
+                } else {
+                    state.prepend(requeue, now: now)
+                    queued += 1
+                }
             }
+            store(state, host)
         }
-        store(state, host)
+        fill(now: now, into: &actions)
         return actions
     }
 
@@ -289,12 +293,18 @@ public struct HostScheduler<Item> {
         }
     }
 
-    /// Starts items while global slots are free and some host can take one
-    /// (the next one is `hosts.best`: no scan of the hosts).
     private mutating func fill(now: Double) -> [Action] {
-        guard queued > 0, running < policy.jobs else { return [] }
-        if !hosts.paused.isEmpty { endPauses(now: now) }
         var actions: [Action] = []
+        fill(now: now, into: &actions)
+        return actions
+    }
+
+    /// Starts items while global slots are free and some host can take one
+    /// (the next one is `hosts.best`: no scan of the hosts), appending their
+    /// starts to `actions` (a step's other actions: no second array per step).
+    private mutating func fill(now: Double, into actions: inout [Action]) {
+        guard queued > 0, running < policy.jobs else { return }
+        if !hosts.paused.isEmpty { endPauses(now: now) }
         while running < policy.jobs, let position = hosts.best(turn: turn) {
             turn += 1
             order += 1
@@ -304,7 +314,6 @@ public struct HostScheduler<Item> {
             queued -= 1
             actions.append(.start(item, hosts.keys[position], waited: waited))
         }
-        return actions
     }
 
     /// Clears the pauses that are over, whether or not their hosts can start now.
