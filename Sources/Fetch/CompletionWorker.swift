@@ -8,8 +8,10 @@ import Synchronization
 ///
 /// Feeding: `run` appends to a queue under the lock and wakes the thread
 /// only if it sleeps; the thread takes the whole queue at once (a swap) and
-/// runs it, so a busy worker costs a loop one uncontended lock per job and
-/// no system call. No Swift task and no thread per job.
+/// runs it. A transfer loop hands over a whole round of finished transfers
+/// at once (`run(contentsOf:)`), so it costs one uncontended lock and at
+/// most one wake-up per round, not per transfer. No Swift task and no
+/// thread per job.
 ///
 /// Lifetime: the thread holds the worker until it exits, which it does
 /// after `shutdown()`, once every job queued before has run (each
@@ -36,10 +38,22 @@ final class CompletionWorker: Sendable {
     /// Queues `job`; it runs on this worker's thread after every job queued
     /// before it. False (and not queued) once `shutdown` was called.
     func run(_ job: @escaping @Sendable () -> Void) -> Bool {
-        pending.add(1, ordering: .relaxed)
+        enqueue(1) { $0.append(job) }
+    }
+
+    /// Queues `jobs`, to run in order as `run` runs one, with one wake-up at
+    /// most: a transfer loop's round of finished transfers (`CurlLoop.handOff`).
+    func run(contentsOf jobs: [@Sendable () -> Void]) -> Bool {
+        enqueue(jobs.count) { $0.append(contentsOf: jobs) }
+    }
+
+    /// Appends `count` jobs (`append` adds them to the queue, under the lock)
+    /// and wakes the thread if it sleeps.
+    private func enqueue(_ count: Int, _ append: (inout [@Sendable () -> Void]) -> Void) -> Bool {
+        pending.add(count, ordering: .relaxed)
         let (accepted, wakes) = shared.withLock { shared -> (Bool, Bool) in
             guard !shared.stopping else { return (false, false) }
-            shared.queue.append(job)
+            append(&shared.queue)
             defer { shared.sleeping = false }
             return (true, shared.sleeping)
         }
@@ -48,7 +62,7 @@ final class CompletionWorker: Sendable {
         // more per job). Nothing is missed: it set `sleeping` under the lock
         // it waits with, and looks at the queue again whenever it wakes.
         if wakes { wake.signal() }
-        if !accepted { pending.subtract(1, ordering: .relaxed) }
+        if !accepted { pending.subtract(count, ordering: .relaxed) }
         return accepted
     }
 

@@ -12,7 +12,10 @@ import Support
 /// `FetchConfiguration.completionWorkers` threads (one per core by
 /// default), all started on the first job (a run of cache hits starts
 /// none); `TransferLoops` owns them, beside the loops. A large body that
-/// `start` streams goes to one worker chunk by chunk (`StreamHandoff`). Each job goes to the worker with the fewest jobs pending, so a
+/// `start` streams goes to one worker chunk by chunk (`StreamHandoff`). A
+/// transfer loop hands the finished transfers of one round (one pass of its
+/// loop) to one worker in one batch (`CurlLoop.handOff`). Each batch (and
+/// each stream) goes to the worker with the fewest jobs pending, so a
 /// completion that blocks (a slow disk) holds only the jobs queued behind it
 /// on its own worker, and only while every other worker is busy too.
 /// When no thread can be started, a job runs on the calling thread, as it
@@ -33,9 +36,11 @@ final class CompletionWorkers: Sendable {
         self.count = min(Defaults.maxCompletionWorkers, max(1, count))
     }
 
-    /// Runs `job` on the least busy worker, after the jobs queued there before it.
-    func run(_ job: @escaping @Sendable () -> Void) {
-        if leastBusy()?.run(job) != true { job() }
+    /// Runs `jobs`, in order, on the least busy worker, after the jobs
+    /// queued there before them, with one wake-up at most (`CurlLoop.handOff`).
+    func run(_ jobs: [@Sendable () -> Void]) {
+        guard leastBusy()?.run(contentsOf: jobs) != true else { return }
+        for job in jobs { job() }
     }
 
     /// The worker with the fewest jobs pending (all started on the first

@@ -45,15 +45,18 @@ public final class FetchClient: Sendable {
     /// Starts `request` without a Swift task, and calls `completion` exactly
     /// once, never from inside this call (it may run on another thread while
     /// this call is still returning). When the first attempt answers 2xx
-    /// (the common case), the loop hands the rest to one of the
-    /// client's completion workers and goes back to its transfers: there the
-    /// body held in memory is handed to `sink` and `completion` runs, not on
-    /// the loop's thread (only if no worker thread could be started at all).
+    /// (the common case), the loop hands the rest to one of the client's
+    /// completion workers and goes back to its transfers: there the body
+    /// held in memory is handed to `sink` and `completion` runs, not on the
+    /// loop's thread (only if no worker thread could be started at all). The
+    /// loop hands over the transfers one round of it finished in one batch
+    /// (`CurlLoop.handOff`): one wake-up per round, not per transfer.
     /// A first attempt's 304 has no body, and its `completion` runs on the
-    /// loop's thread: handing so little work to a worker (a queue and a
-    /// wake-up per transfer) cost more CPU than the work (issue 22).
+    /// loop's thread: handing so little work to a worker cost more CPU than
+    /// the work, per transfer and in a round's batch alike (issue 22;
+    /// bench/README "Session 9: batch hand-off").
     /// `completion` may do file work and start other
-    /// fetches, but should not wait long: the worker's (or the loop's) later
+    /// fetches, but should not wait long: the worker's later
     /// jobs wait behind it (`CompletionWorkers`). Any other course (a retry, a resumed
     /// redirect chain, the gate's decision after a failure) goes on on a
     /// Swift task exactly as `fetch` does, and `completion` runs there.
@@ -91,9 +94,17 @@ public final class FetchClient: Sendable {
                     })
                 }
                 // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
-                // A 304 has no body for the sink, and its completion (a cache load's record
-                // update and result) costs less than a worker's wake-up: it runs here (issue 22).
-                if transfer.handoff != nil || response.status == 304 { deliver() } else { loops.workers.run(deliver) }
+                // A 304 has no body for the sink, and its completion (a cache load's record update
+                // and result) costs less than handing it over, even in a batch: it runs here.
+                // Any other answer joins its loop's round, which goes to a worker in one batch
+                // (`CurlLoop.handOff`; issue 22).
+                if transfer.handoff != nil || response.status == 304 {
+                    deliver()
+                } else if let loop = transfer.placement?.loop {
+                    loop.handOff(deliver)   // the loop that ran it: its round
+                } else {
+                    loops.workers.run([deliver])
+                }
             case .fail(let error):
                 // Cancelled: maybe answered inside `submit`, before `start` returned.
                 handle.continueOnTask { completion(.failure(error)) }

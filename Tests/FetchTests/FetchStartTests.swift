@@ -67,7 +67,8 @@ import TestSupport
     }
 
     /// A 304 has no body for the sink: handing its completion to a worker cost
-    /// more CPU than the completion (issue 22), so it runs on the loop's thread.
+    /// more CPU than the completion, per transfer and in a round's batch alike
+    /// (issue 22), so it runs on the loop's thread.
     @Test func aFirst304CompletesOnTheTransferLoopAndLeavesTheSinkUntouched() async throws {
         let server = try ScriptedServer()
         server.route("/a.png", .notModified(headers: [("ETag", "\"v1\"")]))
@@ -225,6 +226,53 @@ import TestSupport
         try? await Task.sleep(nanoseconds: 100_000_000)   // a second completion would come by now
         #expect(calls.withLock { $0 } == Array(repeating: 1, count: 16))
         #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
+    }
+
+    /// A loop hands a round's finished transfers to a worker in one batch
+    /// (issue 22): over one host (one loop), many fetches with 2xx and 304
+    /// answers, some of their handles cancelled while the batch runs, each
+    /// complete exactly once; every one not cancelled succeeds with its own
+    /// body in its own sink.
+    @Test func manyFetchesOfOneHostEachCompleteOnceWithTheirOwnAnswerSomeCancelled() async throws {
+        let count = 240
+        let server = try ScriptedServer()
+        func body(_ index: Int) -> [UInt8] { Self.png + Array(String(index).utf8) }
+        for index in 0..<count {
+            server.route("/\(index).png", index % 2 == 0 ? .ok(body(index)) : .notModified(headers: [("ETag", "\"\(index)\"")]))
+        }
+        var configuration = FetchConfiguration()
+        configuration.transferLoops = 1   // one host's transfers: one loop
+        configuration.completionWorkers = 2
+        configuration.maxConcurrentTransfers = 8   // rounds of several transfers, the rest waiting for a slot
+        let client = FetchClient(configuration: configuration)
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sinks = try (0..<count).map { try FileSink(path: temp.file("\($0)")) }
+        defer { for sink in sinks { sink.remove() } }
+        let results = Locked([[Result<FetchResponse, FetchError>]](repeating: [], count: count))
+        let handles = (0..<count).map { _ in FetchHandle() }
+        for index in 0..<count {
+            client.start(FetchRequest(url: server.url("/\(index).png")), into: sinks[index], handle: handles[index]) { result in
+                results.withLock { $0[index].append(result) }
+            }
+            if index % 3 == 2 { handles[index - 1].cancel() }   // started a moment ago: waiting, running or done
+        }
+        #expect(await eventually(within: 20) { results.withLock { $0.allSatisfy { !$0.isEmpty } } }, "some fetches never completed")
+        try? await Task.sleep(nanoseconds: 200_000_000)   // a second completion would come by now
+        let all = results.withLock { $0 }
+        #expect(all.allSatisfy { $0.count == 1 }, "completions per fetch: \(all.map(\.count))")
+        for index in 0..<count {
+            guard let result = all[index].first else { continue }
+            let cancelled = index % 3 == 1
+            switch result {
+            case .success(let response):
+                #expect(response.status == (index % 2 == 0 ? 200 : 304), "fetch \(index)")
+                try sinks[index].close()
+                let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sinks[index].path)))
+                #expect(written == (index % 2 == 0 ? body(index) : []), "fetch \(index)'s sink")
+            case .failure(let error):
+                #expect(cancelled && error.kind == .cancelled, "fetch \(index): \(error)")
+            }
+        }
     }
 
     /// A file sink that notes the threads it is written from, and can be slow or refuse a write.

@@ -13,6 +13,13 @@ import Glibc
 /// or two instead of at the next poll timeout. The loop itself repeats: drain the queue, `curl_multi_perform`,
 /// collect finished transfers, `curl_multi_poll`.
 ///
+/// Completions: a finished transfer's file work and the caller's completion
+/// (`FetchClient.start`; not a first 304's, which is smaller than its
+/// hand-off) do not run here. `handOff` collects them during a round (one
+/// pass of the loop), and the round's end gives them to one completion
+/// worker in one batch: one wake-up per round, not per transfer, and the
+/// loop goes straight back to libcurl while the worker completes them.
+///
 /// Lifetime: the thread holds a strong reference to the loop until it
 /// exits, which happens only after `shutdown()`; the owner (`TransferLoops`)
 /// calls `shutdown()` when its client goes.
@@ -72,10 +79,16 @@ final class CurlLoop: @unchecked Sendable {
     private var dnsExpiry = DNSCacheExpiry(lifetime: Defaults.dnsAnswerLifetime, now: monotonicSeconds())
     private var thread = pthread_t()
     private var threadStarted = false
+    /// Completions handed off during this round, given to a worker at its end (`handOff`).
+    private var roundCompletions: [@Sendable () -> Void] = []
+    private let workers: CompletionWorkers
 
     /// `connectionCache`: this loop's share of the client's connection cache
     /// (CURLMOPT_MAXCONNECTS) and of its pool of idle easy handles.
-    init(index: Int, configuration: FetchConfiguration, certificates: CertificateStore, connectionCache: Int) throws(FetchError) {
+    /// `workers`: the client's completion workers, which take what `handOff` is given.
+    init(index: Int, configuration: FetchConfiguration, certificates: CertificateStore, workers: CompletionWorkers,
+         connectionCache: Int) throws(FetchError) {
+        self.workers = workers
         threadName = "curl-loop-\(index)"
         if case .failure(let error) = CurlGlobal.initialised { throw error }
         guard let multi = curl_multi_init() else {
@@ -155,6 +168,27 @@ final class CurlLoop: @unchecked Sendable {
         if wake { curl_multi_wakeup(multi) }
     }
 
+    /// Runs `completion` on a completion worker. Called on this loop's thread
+    /// (a transfer's completion, which `finish` calls there), it joins this
+    /// round's batch, which goes to one worker when the round ends
+    /// (`handOffRound`), after every transfer the round finished; from any
+    /// other thread it goes to a worker at once.
+    func handOff(_ completion: @escaping @Sendable () -> Void) {
+        // `thread` was set before any transfer reached this loop (`submit` comes after `init`).
+        if pthread_equal(pthread_self(), thread) != 0 {
+            roundCompletions.append(completion)
+        } else {
+            workers.run([completion])
+        }
+    }
+
+    /// Gives the round's completions to the least busy worker, in the order handed off.
+    private func handOffRound() {
+        guard !roundCompletions.isEmpty else { return }
+        workers.run(roundCompletions)
+        roundCompletions.removeAll(keepingCapacity: true)
+    }
+
     /// A peer that closes a socket mid-write must be an error (EPIPE), not the
     /// death of the process. Blocked on this thread (and on the resolver
     /// threads libcurl starts from it), a SIGPIPE is never delivered; the
@@ -210,6 +244,7 @@ final class CurlLoop: @unchecked Sendable {
                                    curlMessage: "curl_multi_perform: " + String(cString: curl_multi_strerror(rc))))
             }
             collectFinished()
+            handOffRound()
             // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us;
             // not at all when messages arrived meanwhile (nobody would wake us for them).
             let mayPoll = shared.withLock { shared -> Bool in
@@ -229,6 +264,7 @@ final class CurlLoop: @unchecked Sendable {
             return shared.queue
         }
         for case .add(let transfer) in unstarted { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
+        handOffRound()
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
     }

@@ -198,7 +198,7 @@ final class TransferLoops: Sendable {
         state.certificates = certificates
         do throws(FetchError) {
             let loop = try CurlLoop(index: index, configuration: configuration, certificates: certificates,
-                                    connectionCache: connectionCachePerLoop)
+                                    workers: workers, connectionCache: connectionCachePerLoop)
             state.loops[index] = loop
             return .success(loop)
         } catch {
