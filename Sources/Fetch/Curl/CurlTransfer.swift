@@ -110,8 +110,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Loop-thread state.
     var easy: CurlEasy?
-    var rawHeaders: [UInt8] = []
-    var head = ResponseHeadCheck()
+    // Changed in place by the header callback, once per header line, on the loop
+    // thread only: no dynamic exclusivity check (2 `swift_beginAccess` a line).
+    @exclusivity(unchecked) var rawHeaders: [UInt8] = []
+    @exclusivity(unchecked) var head = ResponseHeadCheck()
     var bodyStatusChecked = false
     var deliverBody = false
     var streaming = false
