@@ -32,6 +32,13 @@ public protocol FetchAttemptGate: Sendable {
     /// The attempt failed with `error`. May suspend (while the host is
     /// paused, holding no slot) before it says what to do.
     func failed(_ error: FetchError) async -> FetchRetryVerdict
+
+    /// Whether a retry the policy allowed (`.usePolicy`) still goes out,
+    /// asked after its backoff, before the attempt: false when the owner
+    /// no longer wants it (its host was given up on while it waited); the
+    /// fetch then fails with the last attempt's error. Called on the
+    /// awaiting task: quick, never waits.
+    func mayRetry() -> Bool
 }
 
 /// What a fetch does after a failed attempt, as its gate decides.
@@ -52,4 +59,7 @@ public enum FetchRetryVerdict: Sendable, Equatable {
 extension FetchAttemptGate {
     /// By default every connection is kept for reuse (libcurl's own behaviour).
     public func keepsConnection() -> Bool { true }
+
+    /// By default a retry the policy allows always goes out.
+    public func mayRetry() -> Bool { true }
 }

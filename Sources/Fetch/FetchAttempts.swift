@@ -29,6 +29,9 @@ struct FetchAttempts: Sendable {
     private(set) var attempt = 0
     /// Attempts that count against `retries`: not those the gate had tried again.
     private var counted = 0
+    /// The error of the attempt the next one retries by the policy
+    /// (`.usePolicy`): the fetch's error if the gate then refuses it (`mayRetry`).
+    private(set) var retrying: FetchError?
 
     init(url: String, firstSpec: TransferSpec, lines: [String], policy: RetryPolicy, maxRedirects: Int) {
         self.url = url
@@ -58,6 +61,7 @@ struct FetchAttempts: Sendable {
     mutating func next(after outcome: AttemptOutcome) -> Action {
         attempt += 1
         counted += 1
+        retrying = nil
         var error: FetchError
         switch outcome {
         case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
@@ -93,10 +97,12 @@ struct FetchAttempts: Sendable {
     /// What follows the gate's verdict on a failed attempt's `error`.
     mutating func decide(_ verdict: FetchRetryVerdict, for error: FetchError) -> Action {
         var delay = 0.0
+        retrying = nil
         switch verdict {
         case .usePolicy:
             guard counted <= policy.retries, policy.isRetryable(error) else { return .fail(error) }
             delay = policy.delay(after: counted, error: error)
+            retrying = error
         case .tryAgain:
             counted -= 1
         case .stop:

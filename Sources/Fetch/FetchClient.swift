@@ -154,6 +154,7 @@ public final class FetchClient: Sendable {
                 if delay > 0 {
                     do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { throw attempts.cancelled }
                 }
+                if let error = attempts.retrying, let gate = request.gate, !gate.mayRetry() { throw error }
                 if resetSink {
                     do { try sink.reset() } catch { throw attempts.resetFailed(error) }
                 }

@@ -113,6 +113,43 @@ import TestSupport
         #expect(server.requestCount("/busy.png") == 1)
     }
 
+    /// A gate that lets the policy decide, and then, after the backoff, says
+    /// whether the retry still goes out (a batch's host given up on meanwhile).
+    final class RefusingGate: FetchAttemptGate {
+        let refuses: Bool
+        let asked = Locked(0)
+        init(refuses: Bool) { self.refuses = refuses }
+        func connected() {}
+        func responding() {}
+        func answered(status: Int) {}
+        func failed(_ error: FetchError) async -> FetchRetryVerdict { .usePolicy }
+        func mayRetry() -> Bool {
+            asked.withLock { $0 += 1 }
+            return !refuses
+        }
+    }
+
+    /// A retry whose owner no longer wants it after its backoff (its host was
+    /// given up on) is not sent: the fetch fails with the last attempt's error.
+    @Test(arguments: [true, false])
+    func aRetryTheGateRefusesAfterItsBackoffIsNotSent(refuses: Bool) async throws {
+        let server = try ScriptedServer()
+        server.route("/flaky.png", [.status(503), .status(503), .ok(Self.png)])
+        let client = FetchClient(configuration: { var c = FetchConfiguration(); c.retries = 2; c.retryBaseDelay = 0.01; return c }())
+        let temp = try TempDirectory(prefix: "asyncfetch-refuse")
+        let sink = try FileSink(path: temp.file("body"))
+        defer { sink.remove() }
+        let gate = RefusingGate(refuses: refuses)
+        do {
+            let response = try await client.fetch(FetchRequest(url: server.url("/flaky.png"), gate: gate), into: sink)
+            #expect(!refuses && response.attempts == 3)
+        } catch let error as FetchError {
+            #expect(refuses && error.kind == .http && error.status == 503 && error.attempts == 1, "\(error)")
+        }
+        #expect(server.requestCount("/flaky.png") == (refuses ? 1 : 3))
+        #expect(gate.asked.withLock { $0 } == (refuses ? 1 : 2))
+    }
+
     @Test func backoffIsExponentialWithFullJitter() {
         let policy = RetryPolicy(retries: 5, baseDelay: 0.1, maxDelay: 1)
         let failure = FetchError(.http, url: "http://x/", status: 503)

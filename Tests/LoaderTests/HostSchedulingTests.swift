@@ -234,6 +234,33 @@ import TestSupport
         #expect(terminal.filter { $0.url.hasPrefix(live.baseURL) }.allSatisfy { $0.phase.result != nil })
     }
 
+    /// An HTTPS host that accepts connections and never answers the TLS
+    /// handshake (a black hole; issue 21, item 7): its first connect timeout
+    /// alone, then three at once, which give it up; no URL of it holds on for
+    /// more. It took four connect timeouts when a failed handshake started the
+    /// host's other handshakes over with fresh clocks, and three when the
+    /// URL that gave the next-to-last timeout retried after its host was given up.
+    @Test func anHTTPSHostThatNeverCompletesItsHandshakeIsGivenUpOnAfterAboutTwoConnectTimeouts() async throws {
+        let hole = try FullBacklogListener(fillBacklog: false)
+        let loader = loader(jobs: 16, perHost: 6) { options in
+            options.acceptAnyContent = true
+            options.fetch.connectTimeout = 1
+            options.fetch.timeout = 2
+            options.fetch.retries = 2
+            options.fetch.retryBaseDelay = 0.05
+        }
+        let urls = (0..<8).map { "https://127.0.0.1:\(hole.port)/img?\($0)" }
+        let start = monotonicSeconds()
+        let terminal = await Self.run(loader.batch(urls))
+        let last = (terminal.map(\.at).max() ?? start) - start
+        #expect(terminal.count == 8 && Set(terminal.map(\.url)) == Set(urls), "\(terminal.map(\.url))")
+        #expect(terminal.allSatisfy { $0.phase.error?.kind == .timeout }, "\(terminal.map { $0.phase.error?.message ?? "ok" })")
+        let message = "host 127.0.0.1:\(hole.port) gave 3 timeouts in a row; not tried again in this run"
+        #expect(terminal.filter { $0.phase.error?.message.contains(message) == true }.count >= 8 - Defaults.hostUnansweredLimit)
+        #expect(last < 2.6, "the black hole's URLs took \(last) s")
+        withExtendedLifetime(hole) {}
+    }
+
     @Test func aHostThatAnsweredAndThenStopsAnsweringIsGivenUpOnAfterThreeTimeouts() async throws {
         let server = try ScriptedServer()
         server.route("/img", [ScriptedResponse.ok(Self.body, contentType: "text/plain"),

@@ -23,6 +23,11 @@ final class CurlEasy {
     private(set) var dnsCacheTimeout = 60
     /// CURLOPT_FORBID_REUSE as set now.
     private var forbidsReuse = false
+    /// CURLOPT_CONNECTTIMEOUT_MS and CURLOPT_TIMEOUT_MS as configured (0: none).
+    private var connectTimeoutMs = 0
+    private var timeoutMs = 0
+    /// The running transfer has them shortened (`continueClocks`); `detach` restores them.
+    private var clocksShortened = false
     /// Held so that the share and the CA store outlive this handle (see `CurlShare`, `CertificateStore`).
     private let share: CurlShare
     private let certificates: CertificateStore
@@ -67,8 +72,10 @@ final class CurlEasy {
         check("FOLLOWLOCATION", ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1))
         check("MAXREDIRS", ccurl_easy_setopt_long(easy, CURLOPT_MAXREDIRS, config.maxRedirects))
         check("NOSIGNAL", ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-        check("CONNECTTIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(config.connectTimeout)))
-        check("TIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(config.timeout)))
+        connectTimeoutMs = milliseconds(config.connectTimeout)
+        timeoutMs = milliseconds(config.timeout)
+        check("CONNECTTIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs))
+        check("TIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMs))
         if config.lowSpeedLimit > 0 && config.lowSpeedTime > 0 {
             check("LOW_SPEED_LIMIT", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, config.lowSpeedLimit))
             check("LOW_SPEED_TIME", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(config.lowSpeedTime.rounded(.up)))))
@@ -221,11 +228,36 @@ final class CurlEasy {
         return failed
     }
 
-    /// Forgets the finished transfer's context (the header list stays: it is the handle's).
-    func detach() {
+    /// Keeps the clocks of a transfer that is started over after it waited
+    /// `waited` seconds (`CurlLoop.restartWaiting`): libcurl 7.88 starts a
+    /// re-added transfer's connect and transfer timeouts afresh, so they are
+    /// set to what is left of them (at least 1 ms); `detach` restores them.
+    /// False when libcurl refused (the transfer then has its clocks afresh).
+    func continueClocks(after waited: Double) -> Bool {
+        let spent = milliseconds(waited)
+        clocksShortened = true
+        var rc = CURLE_OK
+        if connectTimeoutMs > 0 {
+            rc = ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, connectTimeoutMs - spent))
+        }
+        if rc == CURLE_OK && timeoutMs > 0 {
+            rc = ccurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, max(1, timeoutMs - spent))
+        }
+        return rc == CURLE_OK
+    }
+
+    /// Forgets the finished transfer's context (the header list stays: it is
+    /// the handle's); false when the handle must not be reused (its clocks,
+    /// shortened by `continueClocks`, could not be restored).
+    func detach() -> Bool {
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
+        guard clocksShortened else { return true }
+        guard ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs) == CURLE_OK,
+              ccurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs) == CURLE_OK else { return false }
+        clocksShortened = false
+        return true
     }
 
     /// libcurl's sentence about the last failure, or its generic text for `code`.

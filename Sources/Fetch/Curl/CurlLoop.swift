@@ -72,9 +72,13 @@ final class CurlLoop: @unchecked Sendable {
     /// transfers waiting that way one at a time, each when another transfer
     /// ends: behind a host that never completes its handshake they would fail
     /// one connect timeout after another. So when a handshake fails, the
-    /// host's transfers that have not sent their request yet start over, each
-    /// on a connection of its own, and the host's later transfers do not
-    /// wait: its URLs fail after two connect timeouts, not one per URL.
+    /// host's transfers that waited and have not sent their request yet start
+    /// over, each on a connection of its own, with what is left of their
+    /// connect timeout (not afresh), and the host's later transfers do not
+    /// wait: its URLs fail after about one connect timeout, not one per URL.
+    /// Transfers already on connections of their own are left to their
+    /// clocks: starting them over would give each a fresh connect timeout
+    /// whenever another one failed (a black hole held its URLs 15-20 s so).
     private var unconnectedHosts: Set<Substring> = []
     private var dnsExpiry = DNSCacheExpiry(lifetime: Defaults.dnsAnswerLifetime, now: monotonicSeconds())
     private var thread = pthread_t()
@@ -305,6 +309,7 @@ final class CurlLoop: @unchecked Sendable {
                                                 curlMessage: "curl_multi_add_handle: " + String(cString: curl_multi_strerror(rc)))))
             return
         }
+        if wait { transfer.waitingSince = monotonicSeconds() }
         active[ObjectIdentifier(transfer)] = transfer
         byHandle[easy.handle] = transfer
     }
@@ -367,9 +372,10 @@ final class CurlLoop: @unchecked Sendable {
     /// the client's options (the connection cache lives in the multi handle,
     /// so reuse survives either way).
     private func release(_ easy: CurlEasy, from transfer: CurlTransfer) {
-        easy.detach()
+        let reusable = easy.detach()
         transfer.easy = nil
-        if idleHandles.count < maxIdleHandles { idleHandles.append(easy) }
+        transfer.waitingSince = nil
+        if reusable && idleHandles.count < maxIdleHandles { idleHandles.append(easy) }
     }
 
     /// Updates `unconnectedHosts` from a finished attempt; the host when its
@@ -392,28 +398,44 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// Starts over, each on a connection of its own, the transfers to `hosts`
-    /// that have not sent their request yet (those waiting to share a
-    /// connection that will never complete; see `unconnectedHosts`).
+    /// that waited to share a connection and have not sent their request yet
+    /// (the connection they waited for will never complete; see
+    /// `unconnectedHosts`), with what is left of their clocks. One that has
+    /// waited its whole connect timeout has had it: it fails as a timeout.
     private func restartWaiting(for hosts: Set<Substring>) {
         let stalled = active.values.filter { transfer in
-            guard let easy = transfer.easy, let host = Self.multiplexingHost(transfer.spec.url), hosts.contains(host) else { return false }
+            guard transfer.waitingSince != nil, let easy = transfer.easy, let host = Self.multiplexingHost(transfer.spec.url),
+                  hosts.contains(host) else { return false }
             return easy.seconds(CURLINFO_PRETRANSFER_TIME) == 0
         }
+        let now = monotonicSeconds()
         for transfer in stalled {
-            guard let easy = transfer.easy else { continue }
+            guard let easy = transfer.easy, let since = transfer.waitingSince else { continue }
+            transfer.waitingSince = nil
+            let waited = now - since
             // A handle libcurl will not remove is still in the multi handle: left as it is.
             guard curl_multi_remove_handle(multi, easy.handle) == CURLM_OK else { continue }
-            // If this option cannot be set, the transfer only waits as before: started over all the same.
-            _ = easy.waitForMultiplexing(false)
-            let rc = curl_multi_add_handle(multi, easy.handle)
-            guard rc == CURLM_OK else {
-                active.removeValue(forKey: ObjectIdentifier(transfer))
-                byHandle.removeValue(forKey: easy.handle)
-                release(easy, from: transfer)
-                transfer.finish(.failure(FetchError(.network, url: transfer.spec.url, curlCode: Int(rc.rawValue),
-                                                    curlMessage: "curl_multi_add_handle: " + String(cString: curl_multi_strerror(rc)))))
-                continue
+            var failure: FetchError?
+            if configuration.connectTimeout > 0 && waited >= configuration.connectTimeout {
+                failure = FetchError(.timeout, url: transfer.spec.url, curlCode: Int(CURLE_OPERATION_TIMEDOUT.rawValue),
+                                     curlMessage: "Connection timeout after \(Int(waited * 1000)) ms"
+                                         + " (waiting to share a connection that was never set up)")
+            } else {
+                // If these options cannot be set, the transfer waits as before, or has its clocks
+                // afresh: started over all the same.
+                _ = easy.waitForMultiplexing(false)
+                _ = easy.continueClocks(after: waited)
+                let rc = curl_multi_add_handle(multi, easy.handle)
+                if rc != CURLM_OK {
+                    failure = FetchError(.network, url: transfer.spec.url, curlCode: Int(rc.rawValue),
+                                         curlMessage: "curl_multi_add_handle: " + String(cString: curl_multi_strerror(rc)))
+                }
             }
+            guard let failure else { continue }
+            active.removeValue(forKey: ObjectIdentifier(transfer))
+            byHandle.removeValue(forKey: easy.handle)
+            release(easy, from: transfer)
+            transfer.finish(.failure(failure))
         }
     }
 

@@ -110,6 +110,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Loop-thread state.
     var easy: CurlEasy?
+    /// When it was started waiting to share a connection being set up
+    /// (CURLOPT_PIPEWAIT; `CurlLoop.restartWaiting`), in monotonic seconds; nil otherwise.
+    var waitingSince: Double?
     // Changed in place by the header callback, once per header line, on the loop
     // thread only: no dynamic exclusivity check (2 `swift_beginAccess` a line).
     @exclusivity(unchecked) var rawHeaders: [UInt8] = []

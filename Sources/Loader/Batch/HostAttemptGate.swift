@@ -7,7 +7,8 @@ import Support
 /// slot is free again. Those waits do not use up the URL's `--retries`
 /// (at most `Defaults.hostPushbackRetries` of them; then the policy's own
 /// retries apply; none with `--retries 0`, which asks for no second attempt
-/// at all). A host given up on is not tried again.
+/// at all). A host given up on is not tried again, not even by a retry
+/// already in its backoff (`mayRetry`).
 ///
 /// Each wait is resumed exactly once: by the dispatch (`tryAgain` when the
 /// scheduler starts it, `stop` when the host is given up on, `cancelled`
@@ -89,6 +90,13 @@ final class HostAttemptGate: FetchAttemptGate {
         }
         if [.connect, .timeout, .dns].contains(error.kind), dispatch.failure(of: host) != nil { return .stop }
         return .usePolicy
+    }
+
+    /// A retry whose host was given up on during its backoff stops there:
+    /// without this, the URL that reported a host's next-to-last timeout
+    /// would spend one more timeout on a host nobody else may try.
+    func mayRetry() -> Bool {
+        dispatch.failure(of: host) == nil
     }
 
     /// How an attempt's failure bears on its host.

@@ -5,11 +5,11 @@ import Glibc
 /// already filled, so a further connection attempt hangs in SYN-SENT.
 /// With `fillBacklog: false` connections complete in the kernel and then
 /// nothing answers: a TLS handshake that never completes.
-final class FullBacklogListener {
-    let port: Int
+public final class FullBacklogListener {
+    public let port: Int
     private var fds: [Int32] = []
 
-    init(fillBacklog: Bool = true) throws {
+    public init(fillBacklog: Bool = true) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw POSIXError(.EMFILE) }
         fds.append(listener)
