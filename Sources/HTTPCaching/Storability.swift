@@ -15,7 +15,11 @@ public enum Storability {
 
     /// Whether a response header is one of `storedHeaderNames` (any case), without lowercased copies.
     public static func isStored(_ name: String) -> Bool {
-        storedHeaderNames.contains { asciiCaseInsensitiveEqual($0, name) }
+        let count = name.utf8.count
+        for stored in storedHeaderNames where stored.utf8.count == count && asciiCaseInsensitiveEqual(stored, name) {
+            return true
+        }
+        return false
     }
 
     /// The headers of a response that are stored, in their order, as received.
