@@ -91,7 +91,7 @@ final class TransferLoops: Sendable {
         let failure = state.withLock { state -> FetchError? in
             guard !state.stopping else { return FetchError(.cancelled, url: spec.url) }
             if slotLimit == nil {
-                switch place(transfer.spec.url, in: &state) {
+                switch place(transfer, in: &state) {
                 case .success(let placement): transfer.placement = placement
                 case .failure(let error): return error
                 }
@@ -152,6 +152,16 @@ final class TransferLoops: Sendable {
         }
     }
 
+    /// Ends, failing each with `kind` and `detail`, the running transfers to
+    /// `url`'s host that have not sent their request yet (`CurlLoop.endConnecting`),
+    /// on every loop: a host's spellings ("Img.example.com:443") may hash to
+    /// different home loops. Transfers waiting here for a slot are left to start.
+    func endConnecting(toHostOf url: String, kind: FetchError.Kind, detail: String) {
+        guard let host = Self.hostIdentity(of: url) else { return }
+        let loops = state.withLock { $0.loops.compactMap { $0 } }
+        for loop in loops { loop.endConnecting(host: host, kind: kind, detail: detail) }
+    }
+
     /// Gives back the slot of a transfer that has its answer: it goes to the
     /// oldest waiting transfer.
     func finished(_ transfer: CurlTransfer) {
@@ -172,7 +182,7 @@ final class TransferLoops: Sendable {
     /// Places `transfer` and takes a slot for it; the error when it cannot be
     /// placed (only if a loop cannot start, and `makeTransfer` started them all).
     private func grant(_ transfer: CurlTransfer, in state: inout State) -> FetchError? {
-        switch place(transfer.spec.url, in: &state) {
+        switch place(transfer, in: &state) {
         case .success(let placement):
             transfer.placement = placement
             state.slotsInUse += 1
@@ -182,9 +192,9 @@ final class TransferLoops: Sendable {
         }
     }
 
-    /// The home loop of `url`'s host (see the type's comment), started if need be.
-    private func place(_ url: String, in state: inout State) -> Result<TransferPlacement, FetchError> {
-        let home = count == 1 ? 0 : Self.origin(of: url).map { Int(Self.homeHash($0.hostPort) % UInt64(count)) } ?? 0
+    /// The home loop of the transfer's host (see the type's comment), started if need be.
+    private func place(_ transfer: CurlTransfer, in state: inout State) -> Result<TransferPlacement, FetchError> {
+        let home = count == 1 ? 0 : transfer.origin.homeHash.map { Int($0 % UInt64(count)) } ?? 0
         switch loop(home, in: &state) {
         case .success(let started): return .success(TransferPlacement(loop: started, index: home))
         case .failure(let error): return .failure(error)
@@ -229,6 +239,17 @@ final class TransferLoops: Sendable {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in hostPort.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
         return hash ^ (hash >> 32)
+    }
+
+    /// `url`'s scheme and host as one host's spellings share them: the host
+    /// in lower case, the port unless it is the scheme's default
+    /// ("https://img.example.com"); nil for a URL that is not http or https.
+    static func hostIdentity(of url: String) -> String? {
+        guard let (secure, hostPort) = origin(of: url) else { return nil }
+        var host = hostPort.lowercased()
+        let defaultPort = secure ? ":443" : ":80"
+        if host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
+        return (secure ? "https://" : "http://") + host
     }
 
     /// Whether the URL is https, and its "host:port" as written (user info

@@ -131,6 +131,11 @@ extension ImageLoader {
             policy: HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost),
             // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
             queueLimit: max(backlog, LoadBatch.queueLimit, 2 * options.jobs), onNote: notes,
+            onGaveUp: { [client] host, failure in
+                // Its attempts still connecting (or waiting to share a connection that never comes)
+                // fail now with the reason, not at the end of their connect timeouts.
+                client.endConnectingAttempts(toHostOf: host.origin, failing: failure.errorKind, detail: failure.message)
+            },
             onFail: { [self] load, failure in
                 let phase = hostGaveUp(failure, url: load.url, key: load.key, entry: load.entry)
                 channel.send(LoadEvent(url: load.shown, phase: deliver(phase, url: load.shown, to: load.refresh ? nil : delivery),
@@ -224,6 +229,9 @@ extension ImageLoader {
                                                   _ dispatch: HostDispatch) async {
         var urls = urls
         var seen = DigestSet()
+        // Loads without a task each start on a transfer loop, at the end of the transfer before them:
+        // their conditional requests are made ready here instead (`prepareRevalidation`).
+        let prepares = BatchLoads.applies(to: options, delivery: delivery)
         do {
             while !channel.isAbandoned {
                 let room = await channel.waitForRoom()
@@ -264,12 +272,14 @@ extension ImageLoader {
                                                     duration: item.duration + monotonicSeconds() - copyStart))
                         case .network(let url, let key, let entry):
                             loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  request: prepares ? prepareRevalidation(url: url, entry: entry) : nil,
                                                   shown: item.shown, lookup: item.duration, refresh: false))
                         case .revalidateInBackground(let stale, let url, let key, let entry):
                             // Reported at once, like a cache answer; the revalidation then waits for its
                             // host like any transfer, and its outcome follows as a `refreshed` event.
                             events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
                             loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  request: prepares ? prepareRevalidation(url: url, entry: entry) : nil,
                                                   shown: item.shown, lookup: 0, refresh: true))
                         }
                     }
