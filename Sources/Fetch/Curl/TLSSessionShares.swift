@@ -21,10 +21,10 @@
 /// resumed session carries the certificate verified by its full handshake,
 /// and libcurl checks the host name against it as before.
 ///
-/// Measured: over HTTP/1.1 a host reconnecting after others resumes (test:
-/// `FetchTLSTests`). Over HTTP/2, libcurl 7.88 offers the session, but
-/// neither nginx nor the bench's simulator resumed it (curl 7.88's own tool
-/// behaves the same), so the HTTP/2 bench still shows 0 resumed.
+/// Over HTTP/2 this takes one more step: libcurl 7.88 closes such a
+/// connection without a close_notify, after which OpenSSL no longer resumes
+/// the session that connection used, so libcurl caches a copy
+/// (`ccurl_ssl_ctx_keep_sessions`, from `curlSSLContextCallback`).
 ///
 /// Threading: the loop thread's only (see `CurlShare`).
 final class TLSSessionShares {
