@@ -32,15 +32,14 @@ enum CacheFileName: Equatable {
 
     /// 32 lowercase hex digits: a key, and a name safe to join to a path.
     static func isKey(_ key: String) -> Bool {
-        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
-        if let answer = key.utf8.withContiguousStorageIfAvailable({ $0.count == 32 && isKey($0) }) { return answer }
         var key = key
         return key.withUTF8 { $0.count == 32 && isKey($0) }
     }
 
     static func isKey(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        // One subtraction and compare per range: 0-9, a-f.
-        for byte in bytes where (byte &- 0x30) > 9 && (byte &- 0x61) > 5 { return false }
+        for byte in bytes {
+            guard (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) else { return false }
+        }
         return true
     }
 

@@ -85,13 +85,13 @@ extension CacheMetadata {
                 break
             }
             if line.equals("end") { sawEnd = true; continue }
-            guard let space = line.firstIndexNearStart(of: 0x20) else { return .invalid }
+            guard let space = line.firstIndex(of: 0x20) else { return .invalid }
             let name = line.prefix(space)
             let value = line.suffix(from: space + 1)
             switch name.count {
             case 1 where name[0] == 0x68 || name[0] == 0x76:   // "h", "v"
                 let header: Header
-                if let gap = value.firstIndexNearStart(of: 0x20) {
+                if let gap = value.firstIndex(of: 0x20) {
                     let headerName = value.prefix(gap)
                     let headerValue = value.suffix(from: gap + 1)
                     header = Header(commonHeaderName(headerName) ?? headerName.string,
@@ -242,14 +242,6 @@ struct ByteRun {
         return start.distance(to: UnsafeRawPointer(found))
     }
 
-    /// `firstIndex(of:)` for a byte expected within the first few (a
-    /// field's or a header's name): a plain loop, cheaper there than a
-    /// `memchr` call.
-    func firstIndexNearStart(of byte: UInt8) -> Int? {
-        for i in 0..<base.count where base[i] == byte { return i }
-        return nil
-    }
-
     func prefix(_ n: Int) -> ByteRun { ByteRun(base: UnsafeRawBufferPointer(rebasing: base[0..<n])) }
     func suffix(from i: Int) -> ByteRun { ByteRun(base: UnsafeRawBufferPointer(rebasing: base[i...])) }
 
@@ -285,16 +277,6 @@ struct ByteRun {
         if count > 0 && base[0] == 0x2D { negative = true; i = 1 }
         guard i < count else { return nil }
         var value: Int64 = 0
-        if count - i <= 18 {
-            // 18 digits cannot overflow: no checks per digit (status, lengths, sizes).
-            while i < count {
-                let digit = base[i] &- 0x30
-                guard digit <= 9 else { return nil }
-                value = value &* 10 &+ Int64(digit)
-                i += 1
-            }
-            return negative ? -value : value
-        }
         while i < count {
             let digit = base[i] &- 0x30
             guard digit <= 9 else { return nil }
