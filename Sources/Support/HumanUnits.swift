@@ -52,16 +52,14 @@ public enum HumanUnits {
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
             (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        // Written from the end of the buffer backwards, then appended in one
-        // piece (an `append` per digit checked the array's capacity each time).
+        var count = 0
         withUnsafeMutableBytes(of: &digits) { buffer in
-            var start = buffer.count
             repeat {
-                start -= 1
-                buffer[start] = UInt8(0x30 + magnitude % 10)
+                buffer[count] = UInt8(0x30 + magnitude % 10)
                 magnitude /= 10
+                count += 1
             } while magnitude > 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
         }
     }
 
