@@ -38,8 +38,24 @@ public final class FetchClient: Sendable {
     /// configuration allows. Returns for 2xx and 304; throws `FetchError`
     /// for everything else, `.cancelled` when the task is cancelled.
     public func fetch(_ request: FetchRequest, into sink: BodySink) async throws -> FetchResponse {
-        let attempts = try prepare(request, into: sink)
+        let attempts = try attempts(for: prepare(request), into: sink)
         return try await drive(attempts, from: attempts.start(), request, sink)
+    }
+
+    /// `request` checked and turned into its header lines now, on this
+    /// thread, for `start` to run later without doing so (a batch prepares
+    /// its revalidations as it reads its list, off the transfer loops that
+    /// start them). A URL that cannot be fetched fails at `start`, as it would unprepared.
+    public func prepare(_ request: FetchRequest) -> PreparedRequest {
+        let lines: Result<[String], FetchError>
+        do throws(FetchError) {
+            try Self.validate(request.url)
+            lines = .success(request.method == .get && request.headers.isEmpty
+                ? plainGetLines : Self.headerLines(for: request, configuration))
+        } catch {
+            lines = .failure(error)
+        }
+        return PreparedRequest(request: request, lines: lines, origin: TransferOrigin(url: request.url))
     }
 
     /// Starts `request` without a Swift task, and calls `completion` exactly
@@ -72,10 +88,17 @@ public final class FetchClient: Sendable {
     /// slot back in its completion, so at most `--jobs` bodies wait.
     public func start(_ request: FetchRequest, into sink: BodySink, handle: FetchHandle,
                       completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
+        start(prepare(request), into: sink, handle: handle, completion: completion)
+    }
+
+    /// `start` of a request `prepare` made ready (by this client).
+    public func start(_ prepared: PreparedRequest, into sink: BodySink, handle: FetchHandle,
+                      completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
+        let request = prepared.request
         let attempts: FetchAttempts
         let transfer: CurlTransfer
         do throws(FetchError) {
-            attempts = try prepare(request, into: sink, streamsOnWorker: true)
+            attempts = try self.attempts(for: prepared, into: sink, streamsOnWorker: true)
             guard case .attempt(let spec, _, _) = attempts.start() else { return }
             do { transfer = try loops.makeTransfer(spec) } catch { throw attempts.beforeAttempt(error) }
         } catch {
@@ -130,15 +153,16 @@ public final class FetchClient: Sendable {
     }
 
     /// The state machine of a new fetch's attempts.
-    private func prepare(_ request: FetchRequest, into sink: BodySink, streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
-        try Self.validate(request.url)
+    private func attempts(for prepared: PreparedRequest, into sink: BodySink,
+                          streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
+        let request = prepared.request
+        let lines = try prepared.lines.get()
         let policy = RetryPolicy(retries: max(0, configuration.retries),
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
-        let lines = request.method == .get && request.headers.isEmpty ? plainGetLines : Self.headerLines(for: request, configuration)
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
-                                     gate: request.gate, streamsOnWorker: streamsOnWorker)
+                                     gate: request.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin)
         return FetchAttempts(url: request.url, firstSpec: firstSpec, lines: lines, policy: policy,
                              maxRedirects: configuration.maxRedirects)
     }

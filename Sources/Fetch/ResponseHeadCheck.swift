@@ -57,11 +57,16 @@ struct ResponseHeadCheck {
                 state = .afterHeaders
                 return .field
             }
-            if let value = Self.value(of: "content-length", in: text), let failure = checkContentLength(value) {
-                return fail(failure)
+            // Only two fields are read here, both "Content-…": any other line
+            // is told by its first byte, and one scan finds its colon.
+            guard text.first.map({ $0 | 0x20 == 0x63 }) == true, let colon = text.firstIndex(of: 0x3A) else {
+                return .field
             }
-            if let value = Self.value(of: "content-encoding", in: text) {
-                let coding = String(decoding: Self.trimmingSpaces(value), as: UTF8.self)
+            let name = text[..<colon]
+            if Self.equals(name, "content-length") {
+                if let failure = checkContentLength(text[(colon + 1)...]) { return fail(failure) }
+            } else if Self.equals(name, "content-encoding") {
+                let coding = String(decoding: Self.trimmingSpaces(text[(colon + 1)...]), as: UTF8.self)
                 contentEncoding = contentEncoding.map { $0 + ", " + coding } ?? coding
             }
             return .field
@@ -122,12 +127,15 @@ struct ResponseHeadCheck {
         return text[at] == 0x48 && text[at + 1] == 0x54 && text[at + 2] == 0x54 && text[at + 3] == 0x50 && text[at + 4] == 0x2F
     }
 
-    /// The value of a field named `name` (lowercase, ASCII), or nil for other fields.
-    static func value(of name: StaticString, in text: Bytes) -> Bytes? {
-        guard let colon = text.firstIndex(of: 0x3A), colon - text.startIndex == name.utf8CodeUnitCount else { return nil }
-        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        for (byte, expected) in zip(text[..<colon], wanted) where byte | 0x20 != expected { return nil }
-        return text[(colon + 1)...]
+    /// Whether a field's `name` is `lowercase` (ASCII letters and "-"), in any case.
+    private static func equals(_ name: Bytes, _ lowercase: StaticString) -> Bool {
+        guard name.count == lowercase.utf8CodeUnitCount else { return false }
+        var expected = lowercase.utf8Start
+        for byte in name {
+            guard byte | 0x20 == expected.pointee else { return false }
+            expected += 1
+        }
+        return true
     }
 
     private static func trimmingLineEnd(_ line: UnsafeRawBufferPointer) -> Bytes {

@@ -23,12 +23,18 @@ public enum Revalidation {
     /// validator (when it sends one) is the stored one. Compared weakly, as
     /// servers add or drop `W/` when they compress.
     public static func validatorMatches(_ headers: HTTPHeaders, _ stored: CacheMetadata) -> Bool {
-        guard let new = headers["ETag"], let old = stored.header("ETag") else { return true }
-        func opaque(_ tag: String) -> Substring {
-            let trimmed = Substring(trimWhitespace(tag))
-            return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
-        }
-        return opaque(new) == opaque(old)
+        guard var new = headers["ETag"], var old = stored.header("ETag") else { return true }
+        return new.withUTF8 { new in old.withUTF8 { old in opaqueTag(new).elementsEqual(opaqueTag(old)) } }
+    }
+
+    /// An entity tag's bytes without the spaces and tabs around it and
+    /// without a weak tag's `W/`, in place (this runs for every 304).
+    private static func opaqueTag(_ tag: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
+        var start = 0, end = tag.count
+        while start < end, tag[start] == 0x20 || tag[start] == 0x09 { start += 1 }
+        while end > start, tag[end - 1] == 0x20 || tag[end - 1] == 0x09 { end -= 1 }
+        if end - start >= 2, tag[start] == UInt8(ascii: "W"), tag[start + 1] == UInt8(ascii: "/") { start += 2 }
+        return tag[start..<end]
     }
 
     /// §3.2 and §4.3.4: the stored record after a 304. The body stays; every
@@ -40,12 +46,18 @@ public enum Revalidation {
         var meta = stored
         meta.requestTime = requestTime
         meta.responseTime = responseTime
-        let updates = headers.filter { Storability.isStored($0.name) }
-        meta.headers.removeAll { old in updates.contains { asciiCaseInsensitiveEqual($0.name, old.name) } }
-        meta.headers += updates.map { CacheMetadata.Header($0.name, $0.value) }
-        if updates.contains(where: { asciiCaseInsensitiveEqual($0.name, "vary") }) {
-            meta.varyRequest = varyRequest.values(for: headers)
+        // One pass over the 304's fields, and nothing more when it carries none worth storing.
+        var updates: [CacheMetadata.Header] = []
+        var varies = false
+        for field in headers.fields where Storability.isStored(field.name) {
+            if updates.isEmpty { updates.reserveCapacity(headers.fields.count) }
+            updates.append(CacheMetadata.Header(field.name, field.value))
+            if !varies && asciiCaseInsensitiveEqual(field.name, "vary") { varies = true }
         }
+        guard !updates.isEmpty else { return meta }
+        meta.headers.removeAll { old in updates.contains { asciiCaseInsensitiveEqual($0.name, old.name) } }
+        meta.headers.append(contentsOf: updates)
+        if varies { meta.varyRequest = varyRequest.values(for: headers) }
         return meta
     }
 }

@@ -14,13 +14,46 @@ public enum Storability {
     ]
 
     /// Whether a response header is one of `storedHeaderNames` (any case), without lowercased copies.
+    /// This runs for every header of every response: the name's length picks
+    /// the one to three candidates it is compared with, in place.
     public static func isStored(_ name: String) -> Bool {
-        storedHeaderNames.contains { asciiCaseInsensitiveEqual($0, name) }
+        if let stored = name.utf8.withContiguousStorageIfAvailable({ isStored(UnsafeRawBufferPointer($0)) }) {
+            return stored
+        }
+        return storedHeaderNames.contains { asciiCaseInsensitiveEqual($0, name) }
+    }
+
+    private static func isStored(_ name: UnsafeRawBufferPointer) -> Bool {
+        switch name.count {
+        case 3: return equals(name, "age")
+        case 4: return equals(name, "date") || equals(name, "etag") || equals(name, "vary")
+        case 6: return equals(name, "pragma")
+        case 7: return equals(name, "expires")
+        case 12: return equals(name, "content-type")
+        case 13: return equals(name, "last-modified") || equals(name, "cache-control")
+        case 16: return equals(name, "content-encoding") || equals(name, "content-location") || equals(name, "content-language")
+        default: return false
+        }
+    }
+
+    /// Whether `name` is `lowercase` (of the same length) in any ASCII case:
+    /// only letters fold, as in `asciiCaseInsensitiveEqual`.
+    private static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        let expected = lowercase.utf8Start
+        for i in 0..<name.count {
+            let byte = name[i]
+            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if folded != expected[i] { return false }
+        }
+        return true
     }
 
     /// The headers of a response that are stored, in their order, as received.
     public static func storedHeaders(_ headers: HTTPHeaders) -> [CacheMetadata.Header] {
-        headers.filter { isStored($0.name) }.map { CacheMetadata.Header($0.name, $0.value) }
+        var stored: [CacheMetadata.Header] = []
+        stored.reserveCapacity(headers.fields.count)
+        for field in headers where isStored(field.name) { stored.append(CacheMetadata.Header(field.name, field.value)) }
+        return stored
     }
 
     /// §3 with §5.2.2.3 and §5.2.2.5: `no-store` forbids storing, unless

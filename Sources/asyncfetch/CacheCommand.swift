@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiskCache
 import enum Loader.Console
+import struct Loader.CacheURLLine
 import Support
 #if canImport(Glibc)
 import Glibc
@@ -40,26 +41,10 @@ struct CacheCommand: AsyncParsableCommand {
             let store = try cache.openStore()
             var missing = false
             for url in try list.all() {
-                var path: String?
-                var reason = "not-cached"
-                if let key = try? CacheKey(url: url) {
-                    if let entry = store.lookup(key.hex), entry.metadata.hasBody { path = entry.bodyPath }
-                } else {
-                    reason = "invalid-url"
-                }
-                if path == nil {
-                    missing = true
-                    Console.error("asyncfetch: \(redactURL(url)): \(reason == "invalid-url" ? "invalid URL" : "not cached")")
-                }
-                if list.json {
-                    print(CacheURLInput.jsonLine(url: url) { line in
-                        line.add("cached", path != nil)
-                        line.add("path", path)
-                        if path == nil { line.add("reason", reason) }
-                    })
-                } else {
-                    print(path ?? "-")
-                }
+                let line = CacheURLLine.path(of: url, in: store)
+                if let complaint = line.complaint { Console.error(complaint) }
+                missing = missing || line.isMissing
+                print(line.pathLine(json: list.json))
             }
             if missing { throw ExitCode(1) }
         }

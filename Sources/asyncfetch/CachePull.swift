@@ -46,14 +46,14 @@ extension CacheCommand {
             let list = URLList(arguments: urls, inputs: try input.map { [try InputLines(path: $0)] } ?? [], shard: shard)
             let counts = await tier.pull(list, into: store, jobs: jobs) { url, outcome in
                 switch outcome {
-                case .pulled: print("pulled   \(redactURL(url))")
-                case .missing: Console.error("asyncfetch: \(redactURL(url)): not in the remote cache")
+                case .pulled: print(CacheURLLine.pulled(url))
+                case .missing: Console.error(CacheURLLine.notInRemote(url))
                 case .present: break
                 }
             }
             let stats = tier.stats
-            Console.error("\(counts.pulled) pulled, \(counts.present) already cached, \(counts.missing) not pulled"
-                          + " (remote cache: \(stats.misses) misses, \(stats.errors) errors)")
+            Console.error(CacheURLLine.pullSummary(pulled: counts.pulled, present: counts.present, missing: counts.missing,
+                                                   remoteMisses: stats.misses, remoteErrors: stats.errors))
             if counts.missing > 0 { throw ExitCode(1) }
         }
     }

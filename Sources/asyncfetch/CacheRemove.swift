@@ -1,7 +1,8 @@
 import ArgumentParser
 import DiskCache
 import enum Loader.Console
-import Support
+import struct Loader.CacheURLLine
+
 
 extension CacheCommand {
     /// `cache rm URL...`
@@ -19,34 +20,11 @@ extension CacheCommand {
             var missing = false
             var failures: [DiskCacheError] = []
             for url in try list.all() {
-                var outcome = "removed"
-                var message: String?
-                if let key = try? CacheKey(url: url) {
-                    do {
-                        if try !store.remove(key.hex) { outcome = "absent" }
-                    } catch {
-                        failures.append(error)
-                        outcome = "failed"
-                        message = error.message
-                    }
-                } else {
-                    outcome = "invalid"
-                }
-                if outcome == "absent" || outcome == "invalid" {
-                    missing = true
-                    Console.error("asyncfetch: \(redactURL(url)): \(outcome == "invalid" ? "invalid URL" : "not cached")")
-                }
-                if list.json {
-                    print(CacheURLInput.jsonLine(url: url) { line in
-                        line.add("removed", outcome == "removed")
-                        if outcome != "removed" {
-                            line.add("reason", ["absent": "not-cached", "invalid": "invalid-url", "failed": "io"][outcome])
-                        }
-                        line.add("message", message)
-                    })
-                } else {
-                    print(CacheCommand.padding(outcome, toLength: 7) + "  " + redactURL(url))
-                }
+                let (line, error) = CacheURLLine.remove(url, from: store)
+                if let error { failures.append(error) }
+                if let complaint = line.complaint { Console.error(complaint) }
+                missing = missing || line.isMissing
+                print(line.removalLine(json: list.json))
             }
             try CacheCommand.finish(failures: failures)
             if missing { throw ExitCode(1) }

@@ -36,12 +36,4 @@ struct CacheURLInput: ParsableArguments {
             throw UsageError(environment: "cannot read -i \(path): \(error.problem)")
         }
     }
-
-    /// One JSON line: `{"url":…,<key>:<value>,…}`.
-    static func jsonLine(url: String, _ fill: (inout JSONLine) -> Void) -> String {
-        var line = JSONLine()
-        line.add("url", redactURL(url))
-        fill(&line)
-        return line.rendered
-    }
 }

@@ -80,6 +80,25 @@ import TestSupport
         }
     }
 
+    /// Times are written without the formatting engine but in exactly the
+    /// bytes `Double.description` gives (records stay what older writers
+    /// wrote), for the clock's whole microseconds and for any other value.
+    @Test func timesAreWrittenAsDescriptionWritesThem() throws {
+        var times: [Double] = [0, 1, 1.5, -2.5, 1e-05, 0.1 + 0.2, 1_700_000_000, 1_700_000_000.25, 1_700_000_000.000001,
+                               4_294_967_295.999999, 4_294_967_296.5, 9_007_199_254_740_992, 1_763_779_200.1234567]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            times.append(Double(Int.random(in: 1_000_000...4_300_000_000_000_000, using: &generator)) / 1e6)
+            times.append(Double.random(in: 1...4_300_000_000, using: &generator))
+        }
+        for time in times {
+            var meta = Self.sample
+            meta.requestTime = time
+            let text = String(decoding: meta.encoded(), as: UTF8.self)
+            #expect(text.contains("\nrequest-time \(time.description)\n"), "\(time)")
+        }
+    }
+
     /// The store's clock gives whole microseconds, so stored times print in
     /// at most 16 digits (the decoder's exact path, no strtod).
     @Test func storedTimesAreWholeMicroseconds() throws {

@@ -80,7 +80,9 @@ import TestSupport
         origin.stop()
         let pulled = try hostC.run(["cache", "pull", "--remote-cache", store.url, "-i", list])
         #expect(pulled.status == 0, "\(pulled.stderr)")
-        #expect(pulled.stdout.split(separator: "\n").count == 20)
+        #expect(Set(pulled.stdout.split(separator: "\n").map(String.init)) == Set(urls.map { "pulled   " + $0 }))
+        #expect(pulled.stderr.contains("20 pulled, 0 already cached, 0 not pulled (remote cache: 0 misses, 0 errors)"),
+                "\(pulled.stderr)")
         let offline = try Self.json(try hostC.run(["--json", "--offline"] + urls))
         #expect(Self.successes(offline).count == 20)
     }

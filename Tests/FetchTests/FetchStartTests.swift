@@ -86,6 +86,37 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: sink.path)).isEmpty)
     }
 
+    /// `prepare` then `start` (how a batch starts its revalidations): the
+    /// request goes out with its headers; a URL that cannot be fetched fails
+    /// at `start`, with the error an unprepared start gives.
+    @Test func aPreparedRequestIsSentAsMadeAndABadURLFailsAtItsStart() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png") { (request: RecordedRequest) -> ScriptedResponse in
+            request.header("If-None-Match") == "\"v1\"" ? .notModified(headers: [("ETag", "\"v1\"")]) : .ok(Self.png)
+        }
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try FileSink(path: temp.file("a"))
+        defer { sink.remove() }
+        let client = FetchClient()
+        func started(_ prepared: PreparedRequest) async -> Result<FetchResponse, FetchError> {
+            await withCheckedContinuation { continuation in
+                client.start(prepared, into: sink, handle: FetchHandle()) { continuation.resume(returning: $0) }
+            }
+        }
+        let conditional = client.prepare(FetchRequest(url: server.url("/a.png"), headers: ["If-None-Match": "\"v1\""]))
+        #expect(try await started(conditional).get().status == 304)
+        #expect(server.requests("/a.png").last?.header("If-None-Match") == "\"v1\"")
+        for bad in ["ftp://127.0.0.1/a.png", "http://"] {
+            let unprepared: Result<FetchResponse, FetchError> = await withCheckedContinuation { continuation in
+                client.start(FetchRequest(url: bad), into: sink, handle: FetchHandle()) { continuation.resume(returning: $0) }
+            }
+            guard case .failure(let error) = await started(client.prepare(FetchRequest(url: bad))),
+                  case .failure(let expected) = unprepared else { Issue.record("\(bad) was fetched"); continue }
+            #expect(error.kind == expected.kind && error.detail == expected.detail && error.attempts == expected.attempts, "\(bad)")
+        }
+        #expect(server.requestCount("/a.png") == 1)
+    }
+
     @Test func aRetryGoesOnOnATaskAndCountsItsAttempts() async throws {
         let server = try ScriptedServer()
         server.route("/flaky.png", [.status(503), .ok(Self.png)])

@@ -46,6 +46,17 @@ import Testing
         #expect(merged.format == "png" && merged.width == 1 && merged.height == 2 && merged.url == old.url)
     }
 
+    @Test func a304WithoutAStoredHeaderChangesOnlyTheTimes() {
+        let old = stored([("ETag", "\"v1\""), ("Date", "old")], varyRequest: [CacheMetadata.Header("accept", "image/png")])
+        let update = HTTPHeaders([("Server", "nginx"), ("Connection", "keep-alive")])
+        let merged = Revalidation.merged(old, with: update, varyRequest: VaryRequest(headers: HTTPHeaders(), userAgent: "ua"),
+                                         requestTime: 20, responseTime: 21)
+        var expected = old
+        expected.requestTime = 20
+        expected.responseTime = 21
+        #expect(merged == expected)
+    }
+
     @Test func a304WithVaryRecordsTheRequestValuesAnew() {
         let old = stored([("Vary", "Accept")], varyRequest: [CacheMetadata.Header("accept", "image/png")])
         let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "de")]), userAgent: "ua")

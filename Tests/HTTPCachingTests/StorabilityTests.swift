@@ -19,6 +19,26 @@ import Testing
         #expect(!Storability.isStored("Set-Cookie") && Storability.isStored("LAST-MODIFIED"))
     }
 
+    /// `isStored` picks its candidates by length: it must agree with the list
+    /// for every listed name in any case, and refuse each name changed by one byte.
+    @Test func isStoredAgreesWithTheListOfStoredNames() {
+        for name in Storability.storedHeaderNames {
+            #expect(Storability.isStored(name) && Storability.isStored(name.uppercased()), "\(name)")
+            let bytes = Array(name.utf8)
+            for i in bytes.indices {
+                for other: UInt8 in [0x2D, 0x5F, 0x78, bytes[i] ^ 0x20 ^ 0x01] where other != bytes[i] && other != bytes[i] ^ 0x20 {
+                    var changed = bytes
+                    changed[i] = other
+                    let text = String(decoding: changed, as: UTF8.self)
+                    #expect(Storability.isStored(text) == Storability.storedHeaderNames.contains(text), "\(text)")
+                }
+            }
+            #expect(!Storability.isStored(name + "s") && !Storability.isStored(String(name.dropLast())))
+        }
+        // Only letters fold: "-" and "\r" are 0x20 apart but different characters.
+        #expect(!Storability.isStored("content\rtype") && !Storability.isStored("Content-Type "))
+    }
+
     @Test func noStoreForbidsStoringUnlessMustUnderstandKnowsTheStatus() {
         #expect(Storability.mayStore(status: 200, CacheControl(["max-age=60"])))
         #expect(!Storability.mayStore(status: 200, CacheControl(["no-store"])))

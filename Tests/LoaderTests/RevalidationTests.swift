@@ -21,6 +21,34 @@ import Testing
         #expect(h.server.requests("/v.png").first?.header("If-None-Match") == nil)
     }
 
+    /// A batch makes its revalidations' conditional requests as it reads
+    /// the list (`prepareRevalidation`), not on the transfer loop: the
+    /// same validators go out, and each 304 updates its own entry.
+    @Test func aBatchSendsEachStoredValidatorAndRecordsEach304() async throws {
+        let h = try LoaderHarness()
+        let modified = "Sunday, 06-Nov-94 08:49:37 GMT"
+        let paths = (0..<12).map { "/b\($0).png" }
+        for (n, path) in paths.enumerated() {
+            h.server.revalidating(path, etag: "W/\"e\(n)\"", lastModified: modified, headers: [("Cache-Control", "max-age=0")])
+        }
+        let loader = h.loader()
+        for await _ in loader.batch(paths.map { h.server.url($0) }) {}
+        let before = try paths.map { try #require(try h.entry($0)) }
+        var sources: [String: Source] = [:]
+        for await event in loader.batch(paths.map { h.server.url($0) }) {
+            if let result = event.phase.result { sources[event.url] = result.source }
+        }
+        for (n, path) in paths.enumerated() {
+            #expect(sources[h.server.url(path)] == .revalidated, "\(path)")
+            let conditional = try #require(h.server.requests(path).last)
+            #expect(conditional.header("If-None-Match") == "W/\"e\(n)\"")
+            #expect(conditional.header("If-Modified-Since") == modified)
+            let after = try #require(try h.entry(path))
+            #expect(after.metadata.responseTime > before[n].metadata.responseTime)
+            #expect(after.metadata.header("ETag") == "W/\"e\(n)\"")
+        }
+    }
+
     @Test func a304KeepsTheBodyAndReplacesOnlyTheHeadersItCarries() async throws {
         let h = try LoaderHarness()
         h.server.revalidating("/u.png", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT",

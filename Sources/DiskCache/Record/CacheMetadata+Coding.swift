@@ -14,31 +14,46 @@ extension CacheMetadata {
     static let magicVersion1: StaticString = "asyncfetch-meta 1"
 
     public func encoded() -> [UInt8] {
-        // Built as bytes into one reserved buffer: this runs for every
-        // download and every 304, on the hot path.
-        var out = MetadataWriter()
-        out.bytes.reserveCapacity(320 + url.utf8.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
-        out.raw(Self.magic)
-        out.raw("\n")
-        out.line("key", key)
-        out.line("url", url)
-        out.line("status", String(status))
-        out.line("request-time", String(requestTime))
-        out.line("response-time", String(responseTime))
-        out.line("stored-time", String(storedAt))
-        out.line("has-body", hasBody ? "1" : "0")
-        out.line("body-length", String(bodyLength))
-        out.line("body-digest", digestAlgorithm.rawValue + " " + bodyDigest)
-        if bodyInode != 0 { out.line("body-inode", String(bodyInode)) }
-        out.line("body-mtime-ns", String(bodyMtimeNs))
-        if let format { out.line("format", format) }
-        if let width { out.line("width", String(width)) }
-        if let height { out.line("height", String(height)) }
-        for header in headers { out.header("h", header) }
-        for header in varyRequest { out.header("v", header) }
-        out.raw("end\n")
-        return out.bytes
+        // Written into one buffer allocated at its final size's bound: this
+        // runs for every download and every 304, on the hot path. Numbers
+        // are written as digits in place (no `String` per field).
+        var bound = Self.fixedBound + key.utf8.count + url.utf8.count + bodyDigest.utf8.count + (format?.utf8.count ?? 0)
+        for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 5 }
+        for header in varyRequest { bound += header.name.utf8.count + header.value.utf8.count + 5 }
+        return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            var out = MetadataWriter(buffer.baseAddress!, capacity: bound)
+            out.raw(Self.magic)
+            out.raw("\n")
+            out.line("key", key)
+            out.line("url", url)
+            out.line("status", Int64(status))
+            out.line("request-time", time: requestTime)
+            out.line("response-time", time: responseTime)
+            out.line("stored-time", time: storedAt)
+            out.raw(hasBody ? "has-body 1\n" : "has-body 0\n")
+            out.line("body-length", bodyLength)
+            out.raw("body-digest ")
+            out.raw(digestAlgorithm.name)
+            out.byte(0x20)
+            out.value(bodyDigest)
+            out.byte(0x0A)
+            if bodyInode != 0 { out.line("body-inode", unsigned: bodyInode) }
+            out.line("body-mtime-ns", bodyMtimeNs)
+            if let format { out.line("format", format) }
+            if let width { out.line("width", Int64(width)) }
+            if let height { out.line("height", Int64(height)) }
+            for header in headers { out.header("h", header) }
+            for header in varyRequest { out.header("v", header) }
+            out.raw("end\n")
+            count = out.count
+        }
     }
+
+    /// What a record takes beyond its strings: the magic, every field name
+    /// with its space and newline, the longest number each field can hold
+    /// (20 digits and a sign; a time as `Double.description` writes it, at
+    /// most 24), and `end`.
+    private static let fixedBound = 512
 
     /// Parses `encoded()` output; nil for anything else (foreign, partial or
     /// corrupt files are misses, never crashes). The trailing `end` line
@@ -399,48 +414,140 @@ struct LineIterator {
     }
 }
 
-/// Appends the fields of a metadata file.
+/// Writes the fields of a metadata file into a buffer the caller allocated
+/// at the record's size bound (`CacheMetadata.encoded`).
 private struct MetadataWriter {
-    var bytes: [UInt8] = []
+    private let start: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private(set) var count = 0
+
+    init(_ start: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.start = start
+        self.capacity = capacity
+    }
+
+    mutating func byte(_ byte: UInt8) {
+        precondition(count < capacity, "metadata record outgrew its bound")
+        start[count] = byte
+        count += 1
+    }
 
     mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        copy(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func copy(_ bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count <= capacity - count, "metadata record outgrew its bound")
+        if let source = bytes.baseAddress, bytes.count > 0 {
+            (start + count).update(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
+        count += bytes.count
     }
 
     /// `key value\n`.
     mutating func line(_ key: StaticString, _ text: String) {
         raw(key)
-        bytes.append(0x20)
+        byte(0x20)
         value(text)
-        bytes.append(0x0A)
+        byte(0x0A)
+    }
+
+    /// `key digits\n`.
+    mutating func line(_ key: StaticString, _ number: Int64) {
+        raw(key)
+        byte(0x20)
+        if number < 0 { byte(0x2D) }
+        digits(number.magnitude)
+        byte(0x0A)
+    }
+
+    mutating func line(_ key: StaticString, unsigned number: UInt64) {
+        raw(key)
+        byte(0x20)
+        digits(number)
+        byte(0x0A)
+    }
+
+    /// `key seconds\n`, exactly as `Double.description` writes it
+    /// ("1763779200.25", "1763779200.0"), so that the decoder reads back
+    /// this very value. The clock's times (`currentUnixTime`: whole
+    /// microseconds) are written as the integer and up to six decimals with
+    /// no formatting engine: between 1 and 2^32 seconds, such a value's
+    /// digits are its shortest round-trip form, which is what
+    /// `description` prints. Any other value goes through `description`.
+    mutating func line(_ key: StaticString, time: Double) {
+        raw(key)
+        byte(0x20)
+        let magnitude = time.magnitude
+        let micros = (magnitude * 1e6).rounded()
+        if magnitude >= 1, magnitude < 4_294_967_296, micros / 1e6 == magnitude {
+            let whole = UInt64(micros)
+            if time < 0 { byte(0x2D) }
+            digits(whole / 1_000_000)
+            byte(0x2E)
+            var fraction = whole % 1_000_000
+            if fraction == 0 {
+                byte(0x30)
+            } else {
+                var places = 6
+                while fraction % 10 == 0 { fraction /= 10; places -= 1 }
+                var scale: UInt64 = 1
+                for _ in 1..<places { scale *= 10 }
+                while scale > 0 { byte(0x30 + UInt8(fraction / scale % 10)); scale /= 10 }
+            }
+        } else {
+            value(time.description)
+        }
+        byte(0x0A)
+    }
+
+    /// The decimal digits of `number`.
+    private mutating func digits(_ number: UInt64) {
+        var length = 1
+        var rest = number / 10
+        while rest > 0 { length += 1; rest /= 10 }
+        precondition(length <= capacity - count, "metadata record outgrew its bound")
+        var n = number
+        for i in stride(from: count + length - 1, through: count, by: -1) {
+            start[i] = 0x30 + UInt8(n % 10)
+            n /= 10
+        }
+        count += length
     }
 
     /// `h Name value\n` (or `v`): a name is one word, its spaces become "-".
     mutating func header(_ key: StaticString, _ header: CacheMetadata.Header) {
         raw(key)
-        bytes.append(0x20)
+        byte(0x20)
         value(header.name, spaces: 0x2D)
-        bytes.append(0x20)
+        byte(0x20)
         value(header.value)
-        bytes.append(0x0A)
+        byte(0x0A)
     }
 
     /// A value on one line: CR and LF become spaces (they would start a new
     /// field); with `spaces` given, spaces too become that byte. Copied in
     /// one piece, then patched in place.
     mutating func value(_ text: String, spaces: UInt8 = 0x20) {
-        let start = bytes.count
-        bytes.append(contentsOf: text.utf8)
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            for i in start..<buffer.count {
-                let byte = buffer[i]
-                if byte == 0x0A || byte == 0x0D || byte == 0x20 { buffer[i] = spaces }
-            }
+        let first = count
+        var text = text
+        text.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+        for i in first..<count {
+            let byte = start[i]
+            if byte == 0x0A || byte == 0x0D || byte == 0x20 { start[i] = spaces }
         }
     }
 }
 
 extension DigestAlgorithm {
+    /// `rawValue`, as the encoder writes it.
+    var name: StaticString {
+        switch self {
+        case .xxh3: "xxh3-128"
+        case .md5: "md5"
+        }
+    }
+
     /// The algorithm a record names (`rawValue`), read in place.
     init?(_ name: ByteRun) {
         if name.equals("xxh3-128") {

@@ -290,7 +290,7 @@ final class CurlLoop: @unchecked Sendable {
                 return
             }
         }
-        let wait = Self.multiplexingHost(transfer.spec.url).map { !unconnectedHosts.contains($0) } ?? false
+        let wait = transfer.multiplexingHost.map { !unconnectedHosts.contains($0) } ?? false
         if let failure = easy.setConnectionPolicy(dnsCacheTimeout: dnsExpiry.timeout(now: monotonicSeconds()),
                                                   keepConnection: transfer.spec.gate?.keepsConnection() ?? true) {
             release(easy, from: transfer)
@@ -346,7 +346,7 @@ final class CurlLoop: @unchecked Sendable {
                   let easy = transfer.easy else { continue }
             active.removeValue(forKey: ObjectIdentifier(transfer))
             let outcome = transfer.outcome(code: message.result, easy: easy)
-            if let host = noteConnection(transfer.spec.url, code: message.result, easy: easy) { failedHosts.insert(host) }
+            if let host = noteConnection(transfer.multiplexingHost, code: message.result, easy: easy) { failedHosts.insert(host) }
             _ = curl_multi_remove_handle(multi, handle)
             if easy.dnsCacheTimeout != -1 { dnsExpiry.ended(timeout: easy.dnsCacheTimeout, now: monotonicSeconds()) }
             release(easy, from: transfer)
@@ -378,10 +378,10 @@ final class CurlLoop: @unchecked Sendable {
         if reusable && idleHandles.count < maxIdleHandles { idleHandles.append(easy) }
     }
 
-    /// Updates `unconnectedHosts` from a finished attempt; the host when its
-    /// connection failed before the TLS handshake completed.
-    private func noteConnection(_ url: String, code: CURLcode, easy: CurlEasy) -> Substring? {
-        guard let host = Self.multiplexingHost(url) else { return nil }
+    /// Updates `unconnectedHosts` from a finished attempt to `host` (its
+    /// `multiplexingHost`); the host when its connection failed before the TLS handshake completed.
+    private func noteConnection(_ host: Substring?, code: CURLcode, easy: CurlEasy) -> Substring? {
+        guard let host else { return nil }
         if code == CURLE_OK {
             unconnectedHosts.remove(host)
             return nil
@@ -404,7 +404,7 @@ final class CurlLoop: @unchecked Sendable {
     /// waited its whole connect timeout has had it: it fails as a timeout.
     private func restartWaiting(for hosts: Set<Substring>) {
         let stalled = active.values.filter { transfer in
-            guard transfer.waitingSince != nil, let easy = transfer.easy, let host = Self.multiplexingHost(transfer.spec.url),
+            guard transfer.waitingSince != nil, let easy = transfer.easy, let host = transfer.multiplexingHost,
                   hosts.contains(host) else { return false }
             return easy.seconds(CURLINFO_PRETRANSFER_TIME) == 0
         }
@@ -437,11 +437,5 @@ final class CurlLoop: @unchecked Sendable {
             release(easy, from: transfer)
             transfer.finish(.failure(failure))
         }
-    }
-
-    /// "host:port" of an https URL, as written (nil for any other scheme): the key of `unconnectedHosts`.
-    static func multiplexingHost(_ url: String) -> Substring? {
-        guard let origin = TransferLoops.origin(of: url), origin.secure else { return nil }
-        return origin.hostPort
     }
 }

@@ -57,6 +57,24 @@ struct TransferSpec: Sendable {
     /// is then kept for that attempt (`CurlTransfer.keepConnectionForRetry`).
     /// Set by `FetchAttempts` for each attempt.
     var mayRetry = false
+    /// What the loops need of `url`, when read from it already (`FetchClient.prepare`); nil: read by the transfer.
+    var origin: TransferOrigin?
+}
+
+/// What the transfer loops need of a URL, read from it once per request
+/// (`FetchClient.prepare`, possibly off the loops) instead of at each use.
+struct TransferOrigin: Sendable {
+    /// "host:port" of an https URL, as written (nil for any other scheme):
+    /// its key in `CurlLoop.unconnectedHosts`.
+    let multiplexingHost: Substring?
+    /// `TransferLoops.homeHash` of the URL's "host:port" (nil: not an http(s) URL).
+    let homeHash: UInt64?
+
+    init(url: String) {
+        let origin = TransferLoops.origin(of: url)
+        multiplexingHost = origin.flatMap { $0.secure ? $0.hostPort : nil }
+        homeHash = origin.map { TransferLoops.homeHash($0.hostPort) }
+    }
 }
 
 /// One attempt of one request, owned by the `CurlLoop` it was placed on.
@@ -133,9 +151,14 @@ final class CurlTransfer: @unchecked Sendable {
     /// The declared length this attempt's body told `spec.progress` (nil: unknown), once started.
     var progressLength: Int64??
 
+    /// What the loops need of `spec.url` (see `TransferOrigin`).
+    let origin: TransferOrigin
+    var multiplexingHost: Substring? { origin.multiplexingHost }
+
     init(spec: TransferSpec, loops: TransferLoops) {
         self.spec = spec
         self.loops = loops
+        origin = spec.origin ?? TransferOrigin(url: spec.url)
     }
 
     deinit {

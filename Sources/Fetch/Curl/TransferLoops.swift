@@ -91,7 +91,7 @@ final class TransferLoops: Sendable {
         let failure = state.withLock { state -> FetchError? in
             guard !state.stopping else { return FetchError(.cancelled, url: spec.url) }
             if slotLimit == nil {
-                switch place(transfer.spec.url, in: &state) {
+                switch place(transfer, in: &state) {
                 case .success(let placement): transfer.placement = placement
                 case .failure(let error): return error
                 }
@@ -172,7 +172,7 @@ final class TransferLoops: Sendable {
     /// Places `transfer` and takes a slot for it; the error when it cannot be
     /// placed (only if a loop cannot start, and `makeTransfer` started them all).
     private func grant(_ transfer: CurlTransfer, in state: inout State) -> FetchError? {
-        switch place(transfer.spec.url, in: &state) {
+        switch place(transfer, in: &state) {
         case .success(let placement):
             transfer.placement = placement
             state.slotsInUse += 1
@@ -182,9 +182,9 @@ final class TransferLoops: Sendable {
         }
     }
 
-    /// The home loop of `url`'s host (see the type's comment), started if need be.
-    private func place(_ url: String, in state: inout State) -> Result<TransferPlacement, FetchError> {
-        let home = count == 1 ? 0 : Self.origin(of: url).map { Int(Self.homeHash($0.hostPort) % UInt64(count)) } ?? 0
+    /// The home loop of the transfer's host (see the type's comment), started if need be.
+    private func place(_ transfer: CurlTransfer, in state: inout State) -> Result<TransferPlacement, FetchError> {
+        let home = count == 1 ? 0 : transfer.origin.homeHash.map { Int($0 % UInt64(count)) } ?? 0
         switch loop(home, in: &state) {
         case .success(let started): return .success(TransferPlacement(loop: started, index: home))
         case .failure(let error): return .failure(error)

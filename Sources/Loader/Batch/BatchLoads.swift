@@ -89,7 +89,8 @@ final class BatchLoads: Sendable {
         }
         if cancelled { handle.cancel() }
         // `startNetwork` never completes before it returns, so the loads started below never nest.
-        loader.startNetwork(url: load.url, key: load.key, entry: load.entry, gate: gate, handle: handle) { [self] loaded in
+        loader.startNetwork(url: load.url, key: load.key, entry: load.entry, prepared: load.request, gate: gate,
+                            handle: handle) { [self] loaded in
             // Reported before the slot is given back: the batch ends only once every URL's event is queued.
             channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
                                    duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)

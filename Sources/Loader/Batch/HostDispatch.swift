@@ -83,7 +83,7 @@ final class HostDispatch: Sendable {
                 refused = true
                 return []
             }
-            for load in loads where load.entry != nil { state.queuedWithEntry += 1 }
+            for load in loads where load.hasEntry { state.queuedWithEntry += 1 }
             return loads.flatMap { state.scheduler.enqueue(.load($0), host: $0.host, now: now) }
         }
         if refused { loads.forEach(onCancelled) }
@@ -216,8 +216,8 @@ final class HostDispatch: Sendable {
         init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false) {
             for action in actions {
                 // Every way a load leaves the queue (started, failed at once; `cancel` drains the rest).
-                if case .start(.load(let load), _, _) = action, load.entry != nil { state.queuedWithEntry -= 1 }
-                if case .fail(.load(let load), _, _) = action, load.entry != nil { state.queuedWithEntry -= 1 }
+                if case .start(.load(let load), _, _) = action, load.hasEntry { state.queuedWithEntry -= 1 }
+                if case .fail(.load(let load), _, _) = action, load.hasEntry { state.queuedWithEntry -= 1 }
                 if case .start(.load(var load), _, let waited) = action {
                     load.waited = waited
                     started.append(load)

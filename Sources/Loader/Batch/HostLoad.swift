@@ -1,4 +1,5 @@
 import DiskCache
+import Fetch
 
 /// A network load of a batch, as its host's queue holds it: everything the
 /// batch needs to start it, report it, or fail it without trying.
@@ -8,8 +9,15 @@ struct HostLoad: Sendable {
     let key: CacheKey
     /// The stored entry the plan found (revalidated, or served stale on error).
     var entry: CacheEntry? {
-        if case .some(let entry) = storedEntry { entry } else { nil }
+        if case .some(let entry, _) = storedEntry { entry } else { nil }
     }
+    /// Its conditional request, made ready as the list was read
+    /// (`ImageLoader.prepareRevalidation`), off the transfer loop that starts it.
+    var request: PreparedRequest? {
+        if case .some(_, let request) = storedEntry { request } else { nil }
+    }
+    /// Whether it has an `entry` (read without copying the entry out of its box).
+    let hasEntry: Bool
     /// The URL as reported (password removed).
     let shown: String
     /// Seconds its cache lookup took (the first part of its duration).
@@ -18,20 +26,22 @@ struct HostLoad: Sendable {
     var waited = 0.0
     /// A `stale-while-revalidate` refresh: the URL already has its report.
     let refresh: Bool
-    /// `entry`, boxed: a `CacheEntry` is about 250 bytes inline, and most
-    /// queued loads (cold URLs) have none; the read-ahead holds thousands.
+    /// `entry` and `request`, boxed: a `CacheEntry` is about 250 bytes
+    /// inline, and most queued loads (cold URLs) have none; the read-ahead holds thousands.
     private let storedEntry: StoredEntry
 
     private enum StoredEntry {
         case none
-        indirect case some(CacheEntry)
+        indirect case some(CacheEntry, PreparedRequest?)
     }
 
-    init(host: HostKey, url: String, key: CacheKey, entry: CacheEntry?, shown: String, lookup: Double, refresh: Bool) {
+    init(host: HostKey, url: String, key: CacheKey, entry: CacheEntry?, request: PreparedRequest? = nil,
+         shown: String, lookup: Double, refresh: Bool) {
         self.host = host
         self.url = url
         self.key = key
-        storedEntry = entry.map { .some($0) } ?? .none
+        storedEntry = entry.map { .some($0, request) } ?? .none
+        hasEntry = entry != nil
         self.shown = shown
         self.lookup = lookup
         self.refresh = refresh

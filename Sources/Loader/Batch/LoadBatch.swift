@@ -224,6 +224,9 @@ extension ImageLoader {
                                                   _ dispatch: HostDispatch) async {
         var urls = urls
         var seen = DigestSet()
+        // Loads without a task each start on a transfer loop, at the end of the transfer before them:
+        // their conditional requests are made ready here instead (`prepareRevalidation`).
+        let prepares = BatchLoads.applies(to: options, delivery: delivery)
         do {
             while !channel.isAbandoned {
                 let room = await channel.waitForRoom()
@@ -264,12 +267,14 @@ extension ImageLoader {
                                                     duration: item.duration + monotonicSeconds() - copyStart))
                         case .network(let url, let key, let entry):
                             loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  request: prepares ? prepareRevalidation(url: url, entry: entry) : nil,
                                                   shown: item.shown, lookup: item.duration, refresh: false))
                         case .revalidateInBackground(let stale, let url, let key, let entry):
                             // Reported at once, like a cache answer; the revalidation then waits for its
                             // host like any transfer, and its outcome follows as a `refreshed` event.
                             events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
                             loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                                                  request: prepares ? prepareRevalidation(url: url, entry: entry) : nil,
                                                   shown: item.shown, lookup: 0, refresh: true))
                         }
                     }

@@ -37,10 +37,11 @@ extension ImageLoader {
     /// goes on on a Swift task (`FetchClient.start`), a load asked again
     /// (`NetworkEnd.again`) through `network` itself. Not for `--decode`
     /// (decoded on the cooperative pool) nor the remote tier.
-    func startNetwork(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)?,
-                      handle: FetchHandle, completion: @escaping @Sendable (Phase) -> Void) {
-        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, gate: gate)
-        client.start(exchange.request, into: exchange.sink, handle: handle) { [self] fetched in
+    /// `prepared`: the request `prepareRevalidation` made of `entry`, if any.
+    func startNetwork(url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
+                      gate: (any FetchAttemptGate)?, handle: FetchHandle, completion: @escaping @Sendable (Phase) -> Void) {
+        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, prepared: prepared, gate: gate)
+        let end: @Sendable (Result<FetchResponse, FetchError>) -> Void = { [self] fetched in
             let end = complete(exchange, with: fetched)
             exchange.sink.abandon()
             switch end {
@@ -50,25 +51,60 @@ extension ImageLoader {
                 handle.continueOnTask { completion(await self.network(url: url, key: key, entry: entry, gate: gate)) }
             }
         }
+        if let prepared = exchange.prepared {
+            client.start(prepared, into: exchange.sink, handle: handle, completion: end)
+        } else {
+            client.start(exchange.request, into: exchange.sink, handle: handle, completion: end)
+        }
+    }
+
+    /// The conditional request `startNetwork` would make of `entry`, made
+    /// ready now (`FetchClient.prepare`): a batch does this as it reads its
+    /// list, so the transfer loop that starts the load does not. nil without an entry.
+    func prepareRevalidation(url: String, entry: CacheEntry?) -> PreparedRequest? {
+        guard let entry else { return nil }
+        return client.prepare(Self.request(url: url, conditionalOn: Self.conditional(entry), gate: nil))
+    }
+
+    /// The stored record a request for `entry` is conditional on: an entry with a body.
+    static func conditional(_ entry: CacheEntry?) -> CacheMetadata? {
+        entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
+    }
+
+    /// A GET of `url`, conditional on `conditional` (its validators, §4.3.1).
+    static func request(url: String, conditionalOn conditional: CacheMetadata?, gate: (any FetchAttemptGate)?) -> FetchRequest {
+        var request = FetchRequest(url: url, gate: gate)
+        for header in conditional.map(Revalidation.conditionalHeaders) ?? [] {
+            request.headers.set(name: header.name, value: header.value)
+        }
+        return request
     }
 
     /// One network load's request, as `network` and `startNetwork` make it:
     /// conditional on the stored entry, or resuming a kept partial body.
     struct NetworkExchange: Sendable {
         let request: FetchRequest
+        /// `request` made ready ahead (`prepareRevalidation`), when it was.
+        let prepared: PreparedRequest?
         let sink: CacheSink
         let key: CacheKey
         let entry: CacheEntry?
-        /// The stored record the request is conditional on (an entry with a body).
-        let conditional: CacheMetadata?
+        /// The stored record the request is conditional on (an entry with a body): `entry`'s, not a second copy.
+        var conditional: CacheMetadata? { ImageLoader.conditional(entry) }
         let partial: PartialBody?
         let requestTime: Double
 
-        init(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)?) {
-            var request = FetchRequest(url: url, gate: gate)
-            let conditional = entry.map(\.metadata).flatMap { $0.hasBody ? $0 : nil }
-            for header in conditional.map(Revalidation.conditionalHeaders) ?? [] {
-                request.headers.set(name: header.name, value: header.value)
+        /// `prepared`: `entry`'s request made ready ahead (`prepareRevalidation`), if it was.
+        init(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
+             gate: (any FetchAttemptGate)?) {
+            var request: FetchRequest
+            if var prepared, entry != nil {
+                prepared.gate = gate
+                request = prepared.request
+                self.prepared = prepared
+            } else {
+                request = ImageLoader.request(url: url, conditionalOn: ImageLoader.conditional(entry), gate: gate)
+                self.prepared = nil
             }
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL) : nil
@@ -81,7 +117,6 @@ extension ImageLoader {
                              checkStructure: !loader.options.acceptAnyContent)
             self.key = key
             self.entry = entry
-            self.conditional = conditional
             self.partial = partial
             requestTime = currentUnixTime()
         }

@@ -1,0 +1,24 @@
+import DiskCache
+
+/// The outcomes of `cache path` and `cache rm` for one URL, from the store.
+extension CacheURLLine {
+    /// The URL's body path when it has an intact entry with a body.
+    public static func path(of url: String, in store: DiskCacheStore) -> CacheURLLine {
+        guard let key = try? CacheKey(url: url) else { return CacheURLLine(url: url, outcome: .invalid) }
+        guard let entry = store.lookup(key.hex), entry.metadata.hasBody else {
+            return CacheURLLine(url: url, outcome: .notCached)
+        }
+        return CacheURLLine(url: url, outcome: .cached(path: entry.bodyPath))
+    }
+
+    /// Removes the URL's entry; the error too when that failed.
+    public static func remove(_ url: String, from store: DiskCacheStore) -> (line: CacheURLLine, error: DiskCacheError?) {
+        guard let key = try? CacheKey(url: url) else { return (CacheURLLine(url: url, outcome: .invalid), nil) }
+        do {
+            let removed = try store.remove(key.hex)
+            return (CacheURLLine(url: url, outcome: removed ? .removed : .notCached), nil)
+        } catch {
+            return (CacheURLLine(url: url, outcome: .failed(message: error.message)), error)
+        }
+    }
+}

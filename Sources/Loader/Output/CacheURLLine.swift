@@ -1,0 +1,102 @@
+import DiskCache
+import Support
+
+/// One URL's line in `cache path` and `cache rm` (SPEC §7), and `cache
+/// pull`'s lines. Each URL asked gets one line on stdout, in order, human or
+/// JSON, so a script can pair the lines with what it asked; a URL that was
+/// not there also gets a complaint for stderr. Pure text: the outcome comes
+/// from `CacheURLLine+Store` (or the caller), the printing is the caller's.
+public struct CacheURLLine: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
+        /// `cache path`: the entry's body.
+        case cached(path: String)
+        /// `cache rm`: the entry is gone.
+        case removed
+        case notCached
+        case invalid
+        /// `cache rm`: the entry could not be removed.
+        case failed(message: String)
+    }
+
+    public let url: String
+    public let outcome: Outcome
+
+    public init(url: String, outcome: Outcome) {
+        self.url = url
+        self.outcome = outcome
+    }
+
+    /// Not cached or not a URL: the command exits 1.
+    public var isMissing: Bool { outcome == .notCached || outcome == .invalid }
+
+    /// For stderr: `asyncfetch: URL: not cached` (or `invalid URL`); nil
+    /// when the URL was there.
+    public var complaint: String? {
+        switch outcome {
+        case .notCached: "asyncfetch: \(redactURL(url)): not cached"
+        case .invalid: "asyncfetch: \(redactURL(url)): invalid URL"
+        case .cached, .removed, .failed: nil
+        }
+    }
+
+    /// `cache path`: the body's path, or `-`; JSON `{"url","cached","path"}`
+    /// with a `reason` when not cached.
+    public func pathLine(json: Bool) -> String {
+        let path: String? = if case .cached(let path) = outcome { path } else { nil }
+        guard json else { return path ?? "-" }
+        return jsonLine { line in
+            line.add("cached", path != nil)
+            line.add("path", path)
+            if path == nil { line.add("reason", reason) }
+        }
+    }
+
+    /// `cache rm`: `removed  URL`, `absent   URL`, `invalid  URL` or
+    /// `failed   URL`; JSON `{"url","removed"}` with a `reason` (and the
+    /// `message` of a failure) when not removed.
+    public func removalLine(json: Bool) -> String {
+        if json {
+            return jsonLine { line in
+                line.add("removed", outcome == .removed)
+                if outcome != .removed { line.add("reason", reason) }
+                if case .failed(let message) = outcome { line.add("message", message) }
+            }
+        }
+        let word = switch outcome {
+        case .removed, .cached: "removed"
+        case .notCached: "absent "
+        case .invalid: "invalid"
+        case .failed: "failed "
+        }
+        return word + "  " + redactURL(url)
+    }
+
+    /// `cache pull`: an entry copied from the remote tier.
+    public static func pulled(_ url: String) -> String { "pulled   \(redactURL(url))" }
+
+    /// `cache pull`, for stderr: a URL the remote tier does not have.
+    public static func notInRemote(_ url: String) -> String {
+        "asyncfetch: \(redactURL(url)): not in the remote cache"
+    }
+
+    /// `cache pull`'s closing line, for stderr.
+    public static func pullSummary(pulled: Int, present: Int, missing: Int, remoteMisses: Int, remoteErrors: Int) -> String {
+        "\(pulled) pulled, \(present) already cached, \(missing) not pulled"
+            + " (remote cache: \(remoteMisses) misses, \(remoteErrors) errors)"
+    }
+
+    private var reason: String {
+        switch outcome {
+        case .cached, .removed, .notCached: "not-cached"
+        case .invalid: "invalid-url"
+        case .failed: "io"
+        }
+    }
+
+    private func jsonLine(_ fill: (inout JSONLine) -> Void) -> String {
+        var line = JSONLine()
+        line.add("url", redactURL(url))
+        fill(&line)
+        return line.rendered
+    }
+}
