@@ -179,6 +179,9 @@ CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callba
 CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback cb) {
     return p_curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, cb);
 }
+CURLcode ccurl_easy_setopt_ssl_ctx_callback(CURL *handle, ccurl_ssl_ctx_callback cb) {
+    return p_curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, cb);
+}
 
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return p_curl_easy_getinfo(handle, info, value);
@@ -298,20 +301,15 @@ void ccurl_ca_store_free(void *store) {
     if (store != NULL && openssl_loaded) p_X509_STORE_free(store);
 }
 
-/* CURLOPT_SSL_CTX_FUNCTION: every new TLS connection's SSL_CTX verifies with
- * the client's store (one more reference, dropped with the SSL_CTX). */
-static CURLcode install_ca_store(CURL *handle, void *ssl_ctx, void *store) {
-    (void)handle;
-    if (p_X509_STORE_up_ref(store) != 1) return CURLE_OUT_OF_MEMORY;
+CURLcode ccurl_ssl_ctx_use_store(void *ssl_ctx, void *store) {
+    if (!openssl_loaded || p_X509_STORE_up_ref(store) != 1) return CURLE_OUT_OF_MEMORY;
     p_SSL_CTX_set_cert_store(ssl_ctx, store);
     return CURLE_OK;
 }
 
-CURLcode ccurl_easy_use_ca_store(CURL *handle, void *store) {
+CURLcode ccurl_easy_clear_ca_files(CURL *handle) {
     CURLcode rc = p_curl_easy_setopt(handle, CURLOPT_CAINFO, (char *)NULL);
     if (rc == CURLE_OK) rc = p_curl_easy_setopt(handle, CURLOPT_CAPATH, (char *)NULL);
-    if (rc == CURLE_OK) rc = p_curl_easy_setopt(handle, CURLOPT_SSL_CTX_DATA, store);
-    if (rc == CURLE_OK) rc = p_curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, install_ca_store);
     return rc;
 }
 

@@ -5,9 +5,10 @@
 ///
 /// Called on the awaiting task, after every attempt but a cancelled one.
 public protocol FetchAttemptGate: Sendable {
-    /// An attempt's connection is ready (the name resolved, the socket
-    /// connected). Called on the transfer thread: it must be quick and must
-    /// never wait.
+    /// An attempt reached its host: the name resolved and the TCP connection
+    /// is made (over https before the TLS handshake, and again when the
+    /// request is about to go). Called on the transfer thread, possibly more
+    /// than once per attempt: it must be quick and must never wait.
     func connected()
 
     /// A status line of the attempt's response came in (the server answers,

@@ -84,11 +84,16 @@ struct ResponseHeadCheck {
         // The message is built only when it is needed (not for every valid field).
         func invalid() -> String { "invalid Content-Length \"\(Self.quoted(Self.trimmingSpaces(value)))\"" }
         var first: Bytes?
-        for member in value.split(separator: 0x2C, omittingEmptySubsequences: false) {
-            let digits = Self.trimmingSpaces(member)
+        // The comma-separated members, walked in place (no array of them per field).
+        var memberStart = value.startIndex
+        while true {
+            let memberEnd = value[memberStart...].firstIndex(of: 0x2C) ?? value.endIndex
+            let digits = Self.trimmingSpaces(value[memberStart..<memberEnd])
             guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return invalid() }
             if let first, !first.elementsEqual(digits) { return invalid() }
             first = digits
+            guard memberEnd < value.endIndex else { break }
+            memberStart = memberEnd + 1
         }
         guard let digits = first else { return invalid() }
         let significant = digits.drop { $0 == 0x30 }

@@ -155,4 +155,41 @@ import TestSupport
         #expect(elapsed < 1.7, "ten handshakes that never complete took \(elapsed) s, two connect timeouts")
         withExtendedLifetime(listener) {}
     }
+
+    /// A host its owner gives up on (`endConnectingAttempts`, as a batch does
+    /// when its host scheduler gives a host up): the attempts still in their
+    /// handshake, or waiting to share that connection, end at once with the
+    /// reason given, as failures of that kind, not as cancelled. An attempt
+    /// whose request is sent goes on.
+    @Test func endingAHostsConnectingAttemptsFailsThemAtOnceWithTheReason() async throws {
+        let hole = try FullBacklogListener(fillBacklog: false)
+        let slow = try ScriptedServer()
+        slow.route("/img", ScriptedResponse.ok(Array("slow".utf8), contentType: "text/plain").delayed(1))
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.connectTimeout = 6
+        let client = FetchClient(configuration: config)
+        let port = hole.port
+        let started = Date()
+        async let answered = Self.fetch(client, slow.url("/img"))
+        async let ended = withTaskGroup(of: Result<Int, FetchError>.self) { group in
+            for n in 0..<3 {
+                group.addTask { await Self.fetch(client, "https://127.0.0.1:\(port)/\(n).png") }
+            }
+            var results: [Result<Int, FetchError>] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        try await Task.sleep(nanoseconds: 400_000_000)
+        let reason = "host 127.0.0.1:\(port) was given up on"
+        client.endConnectingAttempts(toHostOf: "HTTPS://127.0.0.1:\(port)", failing: .timeout, detail: reason)
+        client.endConnectingAttempts(toHostOf: slow.baseURL, failing: .connect, detail: "not this one")
+        let errors = await ended.compactMap { if case .failure(let error) = $0 { error } else { nil } }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(errors.count == 3 && errors.allSatisfy { $0.kind == .timeout && $0.message.contains(reason) },
+                "\(errors.map(\.message))")
+        #expect(elapsed < 3, "the ended attempts took \(elapsed) s (connect timeout 6 s)")
+        #expect(try await answered.get() == 200)
+        withExtendedLifetime(hole) {}
+    }
 }

@@ -12,6 +12,8 @@
 typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t nmemb, void *userdata);
 typedef int (*ccurl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip, int primary_port,
                                      int local_port);
+/// CURLOPT_SSL_CTX_FUNCTION's signature (`ssl_ctx`: OpenSSL's SSL_CTX *).
+typedef CURLcode (*ccurl_ssl_ctx_callback)(CURL *handle, void *ssl_ctx, void *userdata);
 typedef int (*ccurl_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
                                        curl_off_t ultotal, curl_off_t ulnow);
 
@@ -30,6 +32,10 @@ CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_sl
 CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_data_callback cb);
 CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback cb);
 CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback cb);
+/// CURLOPT_SSL_CTX_FUNCTION: CURLE_NOT_BUILT_IN from a libcurl whose TLS
+/// library has no such hook. libcurl 7.88 (OpenSSL) calls it for every new
+/// TLS connection once its TCP connection is made, before the handshake.
+CURLcode ccurl_easy_setopt_ssl_ctx_callback(CURL *handle, ccurl_ssl_ctx_callback cb);
 
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
@@ -46,11 +52,12 @@ CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long valu
 void *ccurl_ca_store_new(const char *system, const char *extra, const char **why);
 /// Drops the caller's reference to a store from ccurl_ca_store_new (NULL: nothing).
 void ccurl_ca_store_free(void *store);
-/// Makes every new TLS connection of `handle` verify with `store` (held by
-/// the caller for as long as the handle lives): CURLOPT_CAINFO and
-/// CURLOPT_CAPATH NULL, so libcurl loads no CA file itself, and an
-/// SSL_CTX callback that installs the store. The first failing setopt's code.
-CURLcode ccurl_easy_use_ca_store(CURL *handle, void *store);
+/// Makes a new TLS connection verify with `store` (from ccurl_ca_store_new;
+/// one more reference, dropped with the SSL_CTX): for an SSL_CTX callback.
+CURLcode ccurl_ssl_ctx_use_store(void *ssl_ctx, void *store);
+/// CURLOPT_CAINFO and CURLOPT_CAPATH NULL, so libcurl loads no CA file
+/// itself (the SSL_CTX callback installs the store). The first failing setopt's code.
+CURLcode ccurl_easy_clear_ca_files(CURL *handle);
 
 /// Cores this process may run on (sched_getaffinity: a cpuset or `taskset`
 /// counts, not the machine's), else the online cores; at least 1.

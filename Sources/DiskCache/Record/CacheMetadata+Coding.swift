@@ -484,16 +484,14 @@ private struct MetadataWriter {
             let whole = UInt64(micros)
             if time < 0 { byte(0x2D) }
             digits(whole / 1_000_000)
-            byte(0x2E)
-            var fraction = whole % 1_000_000
+            let fraction = whole % 1_000_000
             if fraction == 0 {
-                byte(0x30)
+                raw(".0")
             } else {
-                var places = 6
-                while fraction % 10 == 0 { fraction /= 10; places -= 1 }
-                var scale: UInt64 = 1
-                for _ in 1..<places { scale *= 10 }
-                while scale > 0 { byte(0x30 + UInt8(fraction / scale % 10)); scale /= 10 }
+                // "1" and six places, the "1" made the point, the trailing zeros taken back.
+                digits(1_000_000 + fraction)
+                start[count - 7] = 0x2E
+                while start[count - 1] == 0x30 { count -= 1 }
             }
         } else {
             value(time.description)
@@ -532,9 +530,25 @@ private struct MetadataWriter {
         let first = count
         var text = text
         text.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+        if spaces == 0x20 {
+            // Spaces stay: only CR and LF (rare) are looked for, by memchr.
+            patch(0x0A, from: first)
+            patch(0x0D, from: first)
+            return
+        }
         for i in first..<count {
             let byte = start[i]
             if byte == 0x0A || byte == 0x0D || byte == 0x20 { start[i] = spaces }
+        }
+    }
+
+    /// Every `byte` written since `first` becomes a space.
+    private func patch(_ byte: UInt8, from first: Int) {
+        var from = first
+        while from < count, let found = memchr(start + from, Int32(byte), count - from) {
+            let at = found.assumingMemoryBound(to: UInt8.self)
+            at.pointee = 0x20
+            from = at - start + 1
         }
     }
 }

@@ -28,6 +28,9 @@ final class CurlEasy {
     private var timeoutMs = 0
     /// The running transfer has them shortened (`continueClocks`); `detach` restores them.
     private var clocksShortened = false
+    /// The running transfer's callback context (`prepare`'s `userdata`; nil between transfers),
+    /// for the callback CURLOPT_SSL_CTX_DATA gives this object to (`curlSSLContextCallback`).
+    private(set) var transferContext: UnsafeMutableRawPointer?
     /// Held so that the share and the CA store outlive this handle (see `CurlShare`, `CertificateStore`).
     private let share: CurlShare
     private let certificates: CertificateStore
@@ -99,8 +102,16 @@ final class CurlEasy {
         // TLS: sessions shared across the loop's handles (DNS answers are the multi handle's); the
         // client's one CA store installed in every connection (CertificateStore).
         check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
-        if let store = certificates.store {
-            check("SSL_CTX_FUNCTION (the client's CA store)", ccurl_easy_use_ca_store(easy, store))
+        // Every new TLS connection, once its TCP connection is made: `curlSSLContextCallback` installs
+        // the store and reports the connection. Without a store the callback only reports, and a
+        // libcurl that has no such hook (another TLS library) reports at CURLOPT_PREREQFUNCTION alone.
+        let hooked = ccurl_easy_setopt_ssl_ctx_callback(easy, curlSSLContextCallback)
+        if hooked == CURLE_OK {
+            check("SSL_CTX_DATA", ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, Unmanaged.passUnretained(self).toOpaque()))
+        }
+        if certificates.store != nil {
+            check("SSL_CTX_FUNCTION (the client's CA store)", hooked)
+            check("CAINFO and CAPATH (none: the client's CA store)", ccurl_easy_clear_ca_files(easy))
         } else if let caInfo = certificates.caInfo {
             check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caInfo))
         }
@@ -137,6 +148,7 @@ final class CurlEasy {
         check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
         check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
         check("PREREQDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
+        transferContext = userdata
         if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
         if let failure = setHeaderLines(lines), failed == nil { failed = failure }
         return failed
@@ -253,11 +265,19 @@ final class CurlEasy {
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
+        transferContext = nil
         guard clocksShortened else { return true }
         guard ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs) == CURLE_OK,
               ccurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs) == CURLE_OK else { return false }
         clocksShortened = false
         return true
+    }
+
+    /// Makes a new TLS connection's SSL_CTX verify with the client's CA store
+    /// (`CertificateStore`), if it has one; libcurl fails the connection on anything but CURLE_OK.
+    func installCertificates(in sslContext: UnsafeMutableRawPointer) -> CURLcode {
+        guard let store = certificates.store else { return CURLE_OK }
+        return ccurl_ssl_ctx_use_store(sslContext, store)
     }
 
     /// libcurl's sentence about the last failure, or its generic text for `code`.

@@ -29,6 +29,8 @@ final class CurlLoop: @unchecked Sendable {
         case cancel(CurlTransfer)
         /// A transfer paused for want of a buffer has one again (`StreamHandoff`).
         case resume(CurlTransfer)
+        /// The owner gave a host up (`endConnecting`): its attempts not yet sent fail.
+        case endConnecting(host: String, kind: FetchError.Kind, detail: String)
     }
 
     /// What other threads share with the loop thread.
@@ -162,6 +164,18 @@ final class CurlLoop: @unchecked Sendable {
         if wake { curl_multi_wakeup(multi) }
     }
 
+    /// Asks the loop to end, failing each with `kind` and `detail`, every
+    /// transfer to `host` (`TransferLoops.hostIdentity`) that has not sent its
+    /// request yet: still resolving, connecting, in its TLS handshake, or
+    /// waiting to share a connection being set up (`TransferLoops.endConnecting`).
+    func endConnecting(host: String, kind: FetchError.Kind, detail: String) {
+        let wake = shared.withLock { shared -> Bool in
+            guard !shared.stopping else { return false }
+            return shared.enqueue(.endConnecting(host: host, kind: kind, detail: detail))
+        }
+        if wake { curl_multi_wakeup(multi) }
+    }
+
     /// Asks the loop to resume a transfer its write callback paused
     /// (`StreamHandoff`); a transfer that has ended meanwhile is left alone.
     func resume(_ transfer: CurlTransfer) {
@@ -237,6 +251,7 @@ final class CurlLoop: @unchecked Sendable {
                 case .add(let transfer): start(transfer)
                 case .cancel(let transfer): abort(transfer)
                 case .resume(let transfer): unpause(transfer)
+                case .endConnecting(let host, let kind, let detail): endUnsent(host, kind, detail)
                 }
             }
             drained.removeAll(keepingCapacity: true)
@@ -315,11 +330,30 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func abort(_ transfer: CurlTransfer) {
+        end(transfer, .failure(FetchError(.cancelled, url: transfer.spec.url)))
+    }
+
+    /// Ends a running transfer with `outcome`, if it still runs here.
+    private func end(_ transfer: CurlTransfer, _ outcome: AttemptOutcome) {
         guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
         byHandle.removeValue(forKey: easy.handle)
         _ = curl_multi_remove_handle(multi, easy.handle)
         release(easy, from: transfer)
-        transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
+        transfer.finish(outcome)
+    }
+
+    /// Fails the transfers to `host` that have not sent their request (and
+    /// were not redirected: a redirect's connection may be to another host)
+    /// with `kind` and `detail`; the others go on. Not a cancellation: each
+    /// fetch goes on as after any failed attempt (its gate decides).
+    private func endUnsent(_ host: String, _ kind: FetchError.Kind, _ detail: String) {
+        let unsent = active.values.filter { transfer in
+            guard let easy = transfer.easy, TransferLoops.hostIdentity(of: transfer.spec.url) == host else { return false }
+            return easy.seconds(CURLINFO_PRETRANSFER_TIME) == 0 && easy.long(CURLINFO_REDIRECT_COUNT) == 0
+        }
+        for transfer in unsent {
+            end(transfer, .failure(FetchError(kind, url: transfer.spec.url, detail: detail)))
+        }
     }
 
     /// Lets a paused transfer receive again. libcurl may hand it the chunk it
@@ -330,12 +364,7 @@ final class CurlLoop: @unchecked Sendable {
         guard active[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy else { return }
         let rc = curl_easy_pause(easy.handle, CURLPAUSE_RECV_CONT | CURLPAUSE_SEND_CONT)
         guard rc != CURLE_OK else { return }
-        let outcome = transfer.outcome(code: rc, easy: easy)
-        active.removeValue(forKey: ObjectIdentifier(transfer))
-        byHandle.removeValue(forKey: easy.handle)
-        _ = curl_multi_remove_handle(multi, easy.handle)
-        release(easy, from: transfer)
-        transfer.finish(outcome)
+        end(transfer, transfer.outcome(code: rc, easy: easy))
     }
 
     private func collectFinished() {

@@ -39,12 +39,32 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
 }
 
 /// CURLOPT_PREREQFUNCTION: the connection is ready and the request about to
-/// go (the name resolved): tells the request's gate (`spec.gate`),
-/// which schedules by host. Same userdata and lifetime as the header callback.
+/// go (the name resolved; over https the handshake done, and the gate told
+/// already at the TCP connection by `curlSSLContextCallback`): tells the
+/// request's gate (`spec.gate`), which schedules by host. Same userdata and lifetime as the header callback.
 let curlPrereqCallback: ccurl_prereq_callback = { userdata, _, _, _, _ in
     guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
     Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().spec.gate?.connected()
     return Int32(CURL_PREREQFUNC_OK)
+}
+
+/// CURLOPT_SSL_CTX_FUNCTION, with the `CurlEasy` as its data: a new TLS
+/// connection. libcurl 7.88 calls it once the TCP connection is made, before
+/// the handshake (its SSL filter connects the socket first: `ssl_cf_connect`,
+/// then `ossl_connect_step1`). Installs the client's CA store, and tells the
+/// request's gate that the host connected: over https a host counts as
+/// connected here, not after its handshake (CURLOPT_PREREQFUNCTION), so its
+/// next transfers start now and wait to share this connection
+/// (CURLOPT_PIPEWAIT); behind a host that never answers the handshake they
+/// fail with it, after one connect timeout, not one after another.
+let curlSSLContextCallback: ccurl_ssl_ctx_callback = { _, sslContext, userdata in
+    guard let userdata, let sslContext else { return CURLE_OK }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    let installed = easy.installCertificates(in: sslContext)
+    if installed == CURLE_OK, let context = easy.transferContext {
+        Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().spec.gate?.connected()
+    }
+    return installed
 }
 
 /// CURLOPT_READFUNCTION: a PUT's body, from the transfer (`sendBody`).

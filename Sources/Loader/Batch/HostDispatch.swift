@@ -58,8 +58,12 @@ final class HostDispatch: Sendable {
     private let onCancelled: @Sendable (HostLoad) -> Void
     private let onStarted: @Sendable ([HostLoad]) -> Void
     private let onNote: (@Sendable (HostNote) -> Void)?
+    private let onGaveUp: @Sendable (HostKey, HostFailure) -> Void
 
+    /// `onGaveUp`: a host was given up on; its queued URLs are failed
+    /// (`onFail`), its running attempts that have not reached it yet are the callee's to end.
     init(policy: HostPolicy, queueLimit: Int, onNote: (@Sendable (HostNote) -> Void)?,
+         onGaveUp: @escaping @Sendable (HostKey, HostFailure) -> Void,
          onFail: @escaping @Sendable (HostLoad, HostFailure) -> Void,
          onStarted: @escaping @Sendable ([HostLoad]) -> Void,
          onCancelled: @escaping @Sendable (HostLoad) -> Void) {
@@ -69,6 +73,7 @@ final class HostDispatch: Sendable {
         self.onCancelled = onCancelled
         self.onStarted = onStarted
         self.onNote = onNote
+        self.onGaveUp = onGaveUp
     }
 
     // MARK: The reader's side
@@ -282,6 +287,7 @@ final class HostDispatch: Sendable {
                 case .fail(.resume(let gate), _, _):
                     _ = gate.resume(.stop)
                 case .note(let note):
+                    if case .gaveUp(let host, let failure) = note { onGaveUp(host, failure) }
                     onNote?(note)
                 }
             }

@@ -32,21 +32,36 @@ public struct HostKey: Hashable, Sendable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(originHash) }
 
     /// The key of a normalised URL (`CacheKey.normalizedURL`); nil when it
-    /// has no `scheme://host`.
+    /// has no `scheme://host`. Once per URL: the bytes are read in place, and
+    /// without user info the origin is the URL's own prefix (no concatenation).
     public init?(normalizedURL url: String) {
-        let bytes = url.utf8
-        guard let colon = bytes.firstIndex(of: 0x3A) else { return nil }
-        let rest = bytes[colon...].dropFirst()
-        guard rest.starts(with: [0x2F, 0x2F]) else { return nil }
-        let authorityStart = rest.index(rest.startIndex, offsetBy: 2)
-        let tail = bytes[authorityStart...]
-        let authorityEnd = tail.firstIndex { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 } ?? bytes.endIndex
-        let authority = bytes[authorityStart..<authorityEnd]
-        let hostStart = authority.lastIndex(of: 0x40).map { bytes.index(after: $0) } ?? authorityStart
-        guard hostStart < authorityEnd else { return nil }
-        let scheme = String(decoding: bytes[..<colon], as: UTF8.self)
-        let host = String(decoding: bytes[hostStart..<authorityEnd], as: UTF8.self)
-        self.init(origin: scheme + "://" + host, name: host)
+        let found = url.utf8.withContiguousStorageIfAvailable(Self.bounds) ?? Array(url.utf8).withUnsafeBufferPointer(Self.bounds)
+        guard let found else { return nil }
+        // Every bound is at an ASCII byte (":", "@", "/", "?", "#" or the end), so on a character boundary.
+        let utf8 = url.utf8
+        let colon = utf8.index(utf8.startIndex, offsetBy: found.colon)
+        let hostStart = utf8.index(colon, offsetBy: found.hostStart - found.colon)
+        let end = utf8.index(hostStart, offsetBy: found.end - found.hostStart)
+        let host = String(url[hostStart..<end])
+        let origin = found.hostStart == found.colon + 3 ? String(url[..<end]) : url[..<colon] + "://" + host
+        self.init(origin: origin, name: host)
+    }
+
+    /// Byte offsets in a URL: its scheme's colon, and its host[:port] after any user info.
+    private static func bounds(_ bytes: UnsafeBufferPointer<UInt8>) -> (colon: Int, hostStart: Int, end: Int)? {
+        guard let colon = bytes.firstIndex(of: 0x3A), colon + 2 < bytes.count,
+              bytes[colon + 1] == 0x2F, bytes[colon + 2] == 0x2F else { return nil }
+        let authorityStart = colon + 3
+        var end = authorityStart
+        while end < bytes.count, bytes[end] != 0x2F, bytes[end] != 0x3F, bytes[end] != 0x23 { end += 1 }
+        var hostStart = authorityStart
+        var i = end
+        while i > authorityStart {
+            i -= 1
+            if bytes[i] == 0x40 { hostStart = i + 1; break }
+        }
+        guard hostStart < end else { return nil }
+        return (colon, hostStart, end)
     }
 
     public var description: String { name }

@@ -61,11 +61,13 @@ public struct HostPolicy: Sendable, Equatable {
     }
 
     /// Transfers `host` may run at once now: one until its first connection
-    /// is made or refused (a name that does not resolve costs one lookup);
-    /// then at most `unansweredLimit` until its first answer (a host that
+    /// is made or refused (a name that does not resolve costs one lookup;
+    /// over https the TCP connection counts, before its TLS handshake); then
+    /// at most `unansweredLimit` until its first answer (a host that
     /// accepts connections and never answers holds no more slots while its
     /// first timeouts run, and those few start together, so that they give
-    /// it up after one timeout, not one after another); then its
+    /// it up after one timeout, not one after another: over https they wait
+    /// to share the first connection, and fail with it); then its
     /// adaptive `limit`.
     public func startLimit(limit: Int, resolved: Bool, answered: Bool) -> Int {
         guard resolved else { return 1 }
@@ -129,5 +131,14 @@ public struct HostFailure: Sendable, Equatable {
     public init(kind: Kind, message: String) {
         self.kind = kind
         self.message = message
+    }
+
+    /// The kind the host's URLs fail with.
+    public var errorKind: FetchError.Kind {
+        switch kind {
+        case .connect: .connect
+        case .timeout: .timeout
+        case .dns: .dns
+        }
     }
 }

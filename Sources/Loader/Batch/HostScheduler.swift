@@ -14,7 +14,9 @@
 ///   a 429 halves its limit; a run of answers grows it back by one.
 /// - `giveUpAfter` connect failures or timeouts in a row, a first timeout
 ///   with no answer from a host that has never answered, or a name that does
-///   not resolve, and the host's queued and later items fail at once.
+///   not resolve, and the host's queued and later items fail at once (the
+///   `gaveUp` note tells the owner, which ends the host's attempts still
+///   connecting).
 ///
 /// Memory: a host's state is dropped as soon as it has nothing queued or
 /// running and nothing to remember (see `HostState.isForgettable`), so only
@@ -29,8 +31,9 @@ public struct HostScheduler<Item> {
     public enum Outcome: Sendable, Equatable {
         /// The server answered (any status but a pushback): it is up.
         case answered
-        /// A connection to the host was made: its name resolved (the host may
-        /// open its other slots before the first answer).
+        /// A connection to the host was made (over https: its TCP connection,
+        /// before the handshake): its name resolved (the host may open its
+        /// other slots before the first answer).
         case connected
         /// A response began (a status line came in): the host answers, and
         /// may run its whole limit; the attempt's end reports how it went.

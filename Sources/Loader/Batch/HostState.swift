@@ -11,7 +11,8 @@ struct HostState<Item> {
     private var headSince = 0.0
     /// The adaptive limit: `jobsPerHost` at first, halved on a 429.
     var limit: Int
-    /// A connection was made or failed (anything but "did not resolve"):
+    /// A connection was made (over https: its TCP connection, before the
+    /// handshake) or failed (anything but "did not resolve"):
     /// until then the host runs one transfer, so a name that does not
     /// resolve costs one lookup (`HostPolicy.startLimit`).
     var resolved = false

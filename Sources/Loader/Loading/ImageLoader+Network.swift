@@ -276,12 +276,7 @@ extension ImageLoader {
     /// A URL of a host the batch gave up on, failed without trying it: like
     /// its host's last failure (`--stale-if-error` may serve a stored copy).
     func hostGaveUp(_ failure: HostFailure, url: String, key: CacheKey, entry: CacheEntry?) -> Phase {
-        let kind: FetchError.Kind = switch failure.kind {
-        case .connect: .connect
-        case .timeout: .timeout
-        case .dns: .dns
-        }
-        let error = FetchError(kind, url: url, detail: failure.message, attempts: 0)
+        let error = FetchError(failure.errorKind, url: url, detail: failure.message, attempts: 0)
         return failed(error, key: key, entry: entry, requestTime: currentUnixTime())
     }
 
