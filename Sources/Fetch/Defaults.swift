@@ -77,6 +77,11 @@ public enum Defaults {
     /// whose new transfers do not wait to share one (CURLOPT_PIPEWAIT); past
     /// this many the memory starts afresh.
     public static let unconnectedHostsRemembered = 4096
+    /// libcurl share handles per transfer loop that keep TLS sessions
+    /// (`TLSSessionShares`). libcurl 7.88 keeps 8 sessions in each, so a loop
+    /// keeps the sessions of up to 8 times this many https hosts, for a
+    /// reconnection to resume (an abbreviated handshake).
+    public static let tlsSessionShares = 32
     /// The content codings offered (`Accept-Encoding`) and undone by `ContentDecoder`
     /// (the offer libcurl 7.88 made for `CURLOPT_ACCEPT_ENCODING ""`).
     public static let acceptEncoding = "deflate, gzip, br, zstd"

@@ -123,6 +123,53 @@ import TestSupport
         }
     }
 
+    /// libcurl 7.88 keeps 8 TLS sessions in a share handle (and evicts the
+    /// first slot over and over: the first hosts' sessions stay, a later
+    /// host's is gone when 8 others have stored theirs). A host that
+    /// reconnects after 9 other https hosts connected before and after it
+    /// still resumes its session (`TLSSessionShares`), verified by the same
+    /// CAs; a server they do not vouch for is still refused.
+    @Test func aHostReconnectingAfterNineOthersResumesItsTLSSession() async throws {
+        // Server A closes every connection, resumes sessions (nginx needs a session cache for
+        // that) and says whether the handshake resumed one.
+        let a = try NginxServer(root: Paths.fixtures, tls: true,
+                                extraConfig: """
+                                    keepalive_timeout 0;
+                                    ssl_session_cache shared:SSL:1m;
+                                    add_header X-TLS-Resumed $ssl_session_reused always;
+                                    """,
+                                http2: false)
+        let others = try (0..<9).map { _ in
+            try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
+        }
+        let untrusted = try NginxServer(root: Paths.fixtures, tls: true)
+        let cas = try TempDirectory()
+        let pems = try ([a] + others).map { try String(contentsOfFile: try #require($0.certificatePath), encoding: .utf8) }
+        try pems.joined().write(toFile: cas.file("cas.pem"), atomically: true, encoding: .utf8)
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.transferLoops = 1
+        config.caFile = cas.file("cas.pem")
+        let client = FetchClient(configuration: config)
+        func resumed(_ n: Int) async throws -> String? {
+            let temp = try TempDirectory()
+            let response = try await client.fetch(FetchRequest(url: a.url(Self.path + "?n=\(n)")), into: try FileSink(path: temp.file("body")))
+            #expect(response.status == 200)
+            return response.headers["X-TLS-Resumed"]
+        }
+
+        // Each of the other servers closes every connection too: each fetch stores a new session.
+        for server in others { #expect(try await Self.fetch(client, server.url(Self.path)).get() == 200) }
+        #expect(try await resumed(0) == ".")   // a full handshake
+        for server in others { #expect(try await Self.fetch(client, server.url(Self.path)).get() == 200) }
+        #expect(try await resumed(1) == "r", "A's session was gone after 9 other hosts")
+        guard case .failure(let refused) = await Self.fetch(client, untrusted.url(Self.path)) else {
+            Issue.record("a server trusted by no CA was accepted")
+            return
+        }
+        #expect(refused.kind == .tls)
+    }
+
     /// A host that accepts connections and never answers the TLS handshake:
     /// ten transfers at once give up after about one connect timeout, not one
     /// after another (libcurl releases transfers waiting to share a

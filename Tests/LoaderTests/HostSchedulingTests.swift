@@ -207,7 +207,9 @@ import TestSupport
         let message = "host 127.0.0.1:\(dead.port) gave 3 timeouts in a row; not tried again in this run"
         let givenUp = deadOnes.filter { $0.phase.error?.message.contains(message) == true }
         #expect(givenUp.count >= 15, "\(deadOnes.map { $0.phase.error?.message ?? "" })")
-        #expect(givenUp.allSatisfy { $0.phase.error?.attempts == 0 })
+        // Queued URLs fail without an attempt; an attempt still connecting when the host is given up
+        // is ended with the same message (FetchClient.endConnectingAttempts), after its attempt.
+        #expect(givenUp.filter { $0.phase.error?.attempts == 0 }.count >= 15, "\(givenUp.map { $0.phase.error?.attempts ?? -1 })")
         // Three at once, whose timeouts give the host up; two of them retry once: about two timeouts in all, not 20 URLs × 3 attempts.
         #expect(elapsed < 3, "took \(elapsed) s")
         #expect(dead.totalRequests <= 6, "\(dead.totalRequests) requests to the dead host")
@@ -304,7 +306,9 @@ import TestSupport
         let message = "host 127.0.0.1:\(server.port) gave 3 timeouts in a row; not tried again in this run"
         let givenUp = terminal.filter { $0.phase.error?.message.contains(message) == true }
         #expect(givenUp.count >= 8, "\(terminal.map { $0.phase.error?.message ?? "ok" })")
-        #expect(givenUp.allSatisfy { $0.phase.error?.attempts == 0 })
+        // Queued URLs fail without an attempt; an attempt still connecting when the host is given up
+        // is ended with the same message (FetchClient.endConnectingAttempts), after its attempt.
+        #expect(givenUp.filter { $0.phase.error?.attempts == 0 }.count >= 8, "\(givenUp.map { $0.phase.error?.attempts ?? -1 })")
         #expect(monotonicSeconds() - start < 3)
         #expect(server.totalRequests <= 7, "\(server.totalRequests) requests")
     }

@@ -31,8 +31,9 @@ final class CurlEasy {
     /// The running transfer's callback context (`prepare`'s `userdata`; nil between transfers),
     /// for the callback CURLOPT_SSL_CTX_DATA gives this object to (`curlSSLContextCallback`).
     private(set) var transferContext: UnsafeMutableRawPointer?
-    /// Held so that the share and the CA store outlive this handle (see `CurlShare`, `CertificateStore`).
-    private let share: CurlShare
+    /// CURLOPT_SHARE as set now (`use`); held, as the CA store, so that both outlive this handle
+    /// (see `CurlShare`, `CertificateStore`).
+    private var share: CurlShare
     private let certificates: CertificateStore
 
     /// Creates and configures a handle; nil with the reason when libcurl refuses.
@@ -99,8 +100,8 @@ final class CurlEasy {
         check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
-        // TLS: sessions shared across the loop's handles (DNS answers are the multi handle's); the
-        // client's one CA store installed in every connection (CertificateStore).
+        // TLS: sessions shared across the loop's handles (DNS answers are the multi handle's; `use`
+        // picks the host's share); the client's one CA store installed in every connection (CertificateStore).
         check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
         // Every new TLS connection, once its TCP connection is made: `curlSSLContextCallback` installs
         // the store and reports the connection. Without a store the callback only reports, and a
@@ -152,6 +153,16 @@ final class CurlEasy {
         if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
         if let failure = setHeaderLines(lines), failed == nil { failed = failure }
         return failed
+    }
+
+    /// Points the handle at `share` for its next transfer (CURLOPT_SHARE,
+    /// set only when it changes; not while the handle is in the multi handle).
+    func use(_ share: CurlShare) -> CurlOptionFailure? {
+        guard share !== self.share else { return nil }
+        let rc = ccurl_easy_setopt_pointer(handle, CURLOPT_SHARE, share.handle)
+        guard rc == CURLE_OK else { return CurlOptionFailure(call: "setting CURLOPT_SHARE", code: rc) }
+        self.share = share
+        return nil
     }
 
     /// Sets CURLOPT_HTTPHEADER to `lines`, unless it holds them already

@@ -63,7 +63,7 @@ final class CurlLoop: @unchecked Sendable {
     private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var idleHandles: [CurlEasy] = []
     private let maxIdleHandles: Int
-    private let share: CurlShare
+    private let shares: TLSSessionShares
     private let certificates: CertificateStore
     /// Hosts ("host:port" of https URLs) whose last attempt in this loop could
     /// not complete a connection (connect, TLS handshake, connect timeout).
@@ -102,8 +102,8 @@ final class CurlLoop: @unchecked Sendable {
         }
         self.multi = multi
         self.configuration = configuration
-        switch CurlShare.make() {
-        case .success(let share): self.share = share
+        switch TLSSessionShares.make() {
+        case .success(let shares): self.shares = shares
         case .failure(let error):
             curl_multi_cleanup(multi)
             throw error
@@ -295,6 +295,7 @@ final class CurlLoop: @unchecked Sendable {
             return
         }
         let easy: CurlEasy
+        let share = shares.share(for: transfer.multiplexingHost)
         if let idle = idleHandles.popLast() {
             easy = idle
         } else {
@@ -306,8 +307,8 @@ final class CurlLoop: @unchecked Sendable {
             }
         }
         let wait = transfer.multiplexingHost.map { !unconnectedHosts.contains($0) } ?? false
-        if let failure = easy.setConnectionPolicy(dnsCacheTimeout: dnsExpiry.timeout(now: monotonicSeconds()),
-                                                  keepConnection: transfer.spec.gate?.keepsConnection() ?? true) {
+        if let failure = easy.use(share) ?? easy.setConnectionPolicy(dnsCacheTimeout: dnsExpiry.timeout(now: monotonicSeconds()),
+                                                                     keepConnection: transfer.spec.gate?.keepsConnection() ?? true) {
             release(easy, from: transfer)
             transfer.finish(.failure(failure.error(url: transfer.spec.url)))
             return

@@ -1,12 +1,13 @@
 import CCurl
 
-/// The libcurl share handle of one `CurlLoop`: TLS sessions are shared by
-/// every easy handle of the loop, so a new connection to a host seen before
-/// resumes its TLS session (an abbreviated handshake) whichever pooled
-/// handle makes it. libcurl 7.88 keeps only the 8 latest sessions in a share
-/// (a fixed size), so with many hosts a host's session is gone before its
-/// next connection: keeping connections open is what saves handshakes there
-/// (`FetchAttemptGate.keepsConnection`, `CurlTransfer.keepConnectionForRetry`).
+/// One libcurl share handle of a `CurlLoop`, for TLS sessions: every easy
+/// handle pointed at it finds the sessions the others stored, so a new
+/// connection to a host seen before resumes its TLS session (an abbreviated
+/// handshake) whichever pooled handle makes it. libcurl 7.88 keeps only the 8
+/// latest sessions in a share (a fixed size), so a loop has many
+/// (`TLSSessionShares`, one per group of hosts); keeping connections open
+/// still saves more (`FetchAttemptGate.keepsConnection`,
+/// `CurlTransfer.keepConnectionForRetry`).
 ///
 /// DNS answers are not shared here: the loop's multi handle has its own DNS
 /// cache, which every easy handle in it uses, so sharing them would reach
@@ -14,12 +15,10 @@ import CCurl
 /// against the multi handle's 71, so with thousands of hosts each lookup
 /// walks a list three times longer (`DNSCacheExpiry` says how old answers go).
 ///
-/// One per loop, not one per client: `TransferLoops` keeps every https host
+/// Per loop, not per client: `TransferLoops` keeps every https host
 /// on one loop, so a client-wide share would resume no TLS session that the
-/// loop's own does not; what it could add is one DNS lookup per plain-http
-/// host per extra loop (none for an address, once a minute otherwise),
-/// while it would cost a lock and unlock on every cache use, contended
-/// between the loops, and a mutex per shared kind (CURLSHOPT_LOCKFUNC).
+/// loop's own does not, while it would cost a lock and unlock on every
+/// cache use, contended between the loops (CURLSHOPT_LOCKFUNC).
 ///
 /// Threading: only the loop thread uses the easy handles that point here, so
 /// no lock callbacks are set (libcurl needs them only when a share is used
