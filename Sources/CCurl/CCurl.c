@@ -77,6 +77,7 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
  * more is loaded. Optional: a libcurl built on another TLS library lacks
  * them, and then libcurl reads the CA files itself.
  */
+typedef int (*ccurl_new_session_callback)(SSL *ssl, SSL_SESSION *session);
 #define CCURL_OPENSSL_SYMBOLS(X) \
     X(X509_STORE *, X509_STORE_new, (void)) \
     X(void, X509_STORE_free, (X509_STORE *s)) \
@@ -96,6 +97,10 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(X509_NAME *, X509_get_subject_name, (const X509 *x)) \
     X(int, X509_LOOKUP_by_subject, (X509_LOOKUP *l, X509_LOOKUP_TYPE t, const X509_NAME *name, X509_OBJECT *ret)) \
     X(void, SSL_CTX_set_cert_store, (SSL_CTX *ctx, X509_STORE *s)) \
+    X(ccurl_new_session_callback, SSL_CTX_sess_get_new_cb, (SSL_CTX *ctx)) \
+    X(void, SSL_CTX_sess_set_new_cb, (SSL_CTX *ctx, ccurl_new_session_callback cb)) \
+    X(SSL_SESSION *, SSL_SESSION_dup, (const SSL_SESSION *s)) \
+    X(void, SSL_SESSION_free, (SSL_SESSION *s)) \
     X(void, ERR_clear_error, (void))
 
 #define DECLARE_POINTER(ret, name, args) static ret (*p_##name) args;
@@ -305,6 +310,35 @@ CURLcode ccurl_ssl_ctx_use_store(void *ssl_ctx, void *store) {
     if (!openssl_loaded || p_X509_STORE_up_ref(store) != 1) return CURLE_OUT_OF_MEMORY;
     p_SSL_CTX_set_cert_store(ssl_ctx, store);
     return CURLE_OK;
+}
+
+/*
+ * TLS sessions that stay resumable (ccurl_ssl_ctx_keep_sessions). libcurl
+ * 7.88 caches the very session object its connection uses, and closes an
+ * HTTP/2 connection's TLS layer after its socket, without sending a
+ * close_notify (ossl_close shuts down only while the socket is connected).
+ * OpenSSL then takes the session for a bad one (SSL_free:
+ * ssl_clear_bad_session) and marks it not resumable: the cached session was
+ * offered on the next connection and never resumed (nginx, the bench's
+ * simulator). So libcurl's callback is handed a copy; the connection keeps
+ * its own. libcurl's callback is the same function for every connection.
+ */
+static ccurl_new_session_callback curl_new_session;
+
+static int store_session_copy(SSL *ssl, SSL_SESSION *session) {
+    ccurl_new_session_callback store = __atomic_load_n(&curl_new_session, __ATOMIC_ACQUIRE);
+    SSL_SESSION *copy = store != NULL ? p_SSL_SESSION_dup(session) : NULL;
+    if (copy == NULL) return 0;
+    if (store(ssl, copy) != 1) p_SSL_SESSION_free(copy);   /* 1: libcurl keeps the copy */
+    return 0;   /* OpenSSL drops the reference it took for the callback */
+}
+
+void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx) {
+    if (!openssl_loaded) return;
+    ccurl_new_session_callback store = p_SSL_CTX_sess_get_new_cb(ssl_ctx);
+    if (store == NULL || store == store_session_copy) return;
+    __atomic_store_n(&curl_new_session, store, __ATOMIC_RELEASE);
+    p_SSL_CTX_sess_set_new_cb(ssl_ctx, store_session_copy);
 }
 
 CURLcode ccurl_easy_clear_ca_files(CURL *handle) {

@@ -125,44 +125,53 @@ import TestSupport
 
     /// libcurl 7.88 keeps 8 TLS sessions in a share handle (and evicts the
     /// first slot over and over: the first hosts' sessions stay, a later
-    /// host's is gone when 8 others have stored theirs). A host that
-    /// reconnects after 9 other https hosts connected before and after it
-    /// still resumes its session (`TLSSessionShares`), verified by the same
-    /// CAs; a server they do not vouch for is still refused.
+    /// host's is gone when 8 others have stored theirs), and closes an HTTP/2
+    /// connection without a close_notify, which makes OpenSSL mark the session
+    /// it cached not resumable. A host that reconnects after 9 other https
+    /// hosts connected before and after it still resumes its session, over
+    /// HTTP/1.1 and over HTTP/2 with TLS 1.3 (`TLSSessionShares`,
+    /// `ccurl_ssl_ctx_keep_sessions`), verified by the same CAs; a server they
+    /// do not vouch for is still refused.
     @Test func aHostReconnectingAfterNineOthersResumesItsTLSSession() async throws {
-        // Server A closes every connection, resumes sessions (nginx needs a session cache for
-        // that) and says whether the handshake resumed one.
-        let a = try NginxServer(root: Paths.fixtures, tls: true,
-                                extraConfig: """
-                                    keepalive_timeout 0;
-                                    ssl_session_cache shared:SSL:1m;
-                                    add_header X-TLS-Resumed $ssl_session_reused always;
-                                    """,
-                                http2: false)
+        // Servers A close every connection, resume sessions (nginx needs a session cache for
+        // that) and say whether the handshake resumed one.
+        let resuming = """
+            keepalive_timeout 0;
+            ssl_protocols TLSv1.2 TLSv1.3;
+            ssl_session_cache shared:SSL:1m;
+            add_header X-TLS-Resumed $ssl_session_reused always;
+            """
+        let a1 = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: resuming, http2: false)
+        let a2 = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: resuming, http2: true)
         let others = try (0..<9).map { _ in
             try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
         }
         let untrusted = try NginxServer(root: Paths.fixtures, tls: true)
         let cas = try TempDirectory()
-        let pems = try ([a] + others).map { try String(contentsOfFile: try #require($0.certificatePath), encoding: .utf8) }
+        let pems = try ([a1, a2] + others).map { try String(contentsOfFile: try #require($0.certificatePath), encoding: .utf8) }
         try pems.joined().write(toFile: cas.file("cas.pem"), atomically: true, encoding: .utf8)
         var config = FetchConfiguration()
         config.retries = 0
         config.transferLoops = 1
         config.caFile = cas.file("cas.pem")
         let client = FetchClient(configuration: config)
-        func resumed(_ n: Int) async throws -> String? {
+        func resumed(_ server: NginxServer, _ n: Int) async throws -> String? {
             let temp = try TempDirectory()
-            let response = try await client.fetch(FetchRequest(url: a.url(Self.path + "?n=\(n)")), into: try FileSink(path: temp.file("body")))
+            let request = FetchRequest(url: server.url(Self.path + "?n=\(n)"))
+            let response = try await client.fetch(request, into: try FileSink(path: temp.file("body")))
             #expect(response.status == 200)
+            #expect(response.httpVersion.hasPrefix(server === a2 ? "2" : "1.1"), "\(response.httpVersion)")
             return response.headers["X-TLS-Resumed"]
         }
 
         // Each of the other servers closes every connection too: each fetch stores a new session.
         for server in others { #expect(try await Self.fetch(client, server.url(Self.path)).get() == 200) }
-        #expect(try await resumed(0) == ".")   // a full handshake
+        #expect(try await resumed(a1, 0) == ".")   // full handshakes
+        #expect(try await resumed(a2, 0) == ".")
         for server in others { #expect(try await Self.fetch(client, server.url(Self.path)).get() == 200) }
-        #expect(try await resumed(1) == "r", "A's session was gone after 9 other hosts")
+        #expect(try await resumed(a1, 1) == "r", "the HTTP/1.1 host's session was gone after 9 other hosts")
+        #expect(try await resumed(a2, 1) == "r", "the HTTP/2 host's session was not resumed")
+        #expect(try await resumed(a2, 2) == "r", "the HTTP/2 host's session was not resumed twice")
         guard case .failure(let refused) = await Self.fetch(client, untrusted.url(Self.path)) else {
             Issue.record("a server trusted by no CA was accepted")
             return

@@ -55,6 +55,11 @@ void ccurl_ca_store_free(void *store);
 /// Makes a new TLS connection verify with `store` (from ccurl_ca_store_new;
 /// one more reference, dropped with the SSL_CTX): for an SSL_CTX callback.
 CURLcode ccurl_ssl_ctx_use_store(void *ssl_ctx, void *store);
+/// Hands libcurl's "new session" callback a copy of each TLS session, so the
+/// session it caches stays resumable when the connection is closed without a
+/// close_notify (libcurl 7.88 does so with HTTP/2): for an SSL_CTX callback.
+/// Does nothing without OpenSSL's functions or without libcurl's callback.
+void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx);
 /// CURLOPT_CAINFO and CURLOPT_CAPATH NULL, so libcurl loads no CA file
 /// itself (the SSL_CTX callback installs the store). The first failing setopt's code.
 CURLcode ccurl_easy_clear_ca_files(CURL *handle);

@@ -56,9 +56,11 @@ let curlPrereqCallback: ccurl_prereq_callback = { userdata, _, _, _, _ in
 /// connected here, not after its handshake (CURLOPT_PREREQFUNCTION), so its
 /// next transfers start now and wait to share this connection
 /// (CURLOPT_PIPEWAIT); behind a host that never answers the handshake they
-/// fail with it, after one connect timeout, not one after another.
+/// fail with it, after one connect timeout, not one after another. And keeps
+/// the connection's TLS sessions resumable (`ccurl_ssl_ctx_keep_sessions`).
 let curlSSLContextCallback: ccurl_ssl_ctx_callback = { _, sslContext, userdata in
     guard let userdata, let sslContext else { return CURLE_OK }
+    ccurl_ssl_ctx_keep_sessions(sslContext)
     let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
     let installed = easy.installCertificates(in: sslContext)
     if installed == CURLE_OK, let context = easy.transferContext {
