@@ -34,7 +34,7 @@ let package = Package(
             .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd"),
         ]),
         // C corner: OpenSSL MD5 (keys), extended attributes, O_TMPFILE, syncfs. Only DiskCache imports it.
-        .target(name: "CCrypto"),
+        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/Record/BodyHash.swift imports it.
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
         // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/ImageFormats/Common/CRC32.swift imports it.

@@ -1,6 +1,6 @@
-// The C that DiskCache needs: MD5 (RFC 1321, implemented in CCrypto.c, so
-// that no run links OpenSSL's libcrypto just for cache keys), and the
-// extended-attribute calls of <sys/xattr.h>, which Swift's Glibc
+// The C that DiskCache needs: MD5 through OpenSSL (one-shot digests with the
+// low-level MD5(), which needs no provider set-up; streaming through EVP),
+// and the extended-attribute calls of <sys/xattr.h>, which Swift's Glibc
 // module does not bring. Only DiskCache imports it.
 #ifndef ASYNCFETCH_CCRYPTO_H
 #define ASYNCFETCH_CCRYPTO_H

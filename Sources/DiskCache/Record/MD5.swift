@@ -1,7 +1,7 @@
 import CCrypto
 
-/// MD5 (RFC 1321, in CCrypto.c: no run links OpenSSL's libcrypto for it, so
-/// a cache-only run never loads libcrypto). Used for cache keys (file names)
+/// MD5 through OpenSSL (see CCrypto.c: one-shot digests need no provider
+/// set-up; streaming goes through EVP). Used for cache keys (file names)
 /// and body digests, never for security.
 public enum MD5 {
     /// Lowercase hex MD5 of `bytes`; equals `printf %s … | md5sum`.
@@ -56,7 +56,7 @@ public enum MD5 {
         withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
             let ok = ccrypto_md5(bytes.baseAddress, bytes.count, UnsafeMutableRawPointer(words.baseAddress!)
                 .assumingMemoryBound(to: UInt8.self))
-            precondition(ok == 1, "MD5 failed")
+            precondition(ok == 1, "OpenSSL MD5 failed")
             return Digest(high: UInt64(bigEndian: words[0]), low: UInt64(bigEndian: words[1]))
         }
     }
@@ -66,7 +66,7 @@ public enum MD5 {
     static func digestHex(_ buffer: UnsafeRawBufferPointer) -> String {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digest in
             let ok = ccrypto_md5(buffer.baseAddress, buffer.count, digest.baseAddress)
-            precondition(ok == 1, "MD5 failed")
+            precondition(ok == 1, "OpenSSL MD5 failed")
             return hexString(UnsafeBufferPointer(digest))
         }
     }
@@ -96,7 +96,7 @@ public final class StreamingMD5: @unchecked Sendable {
 
     public init() throws(DiskCacheError) {
         guard let context = ccrypto_md5_new() else {
-            throw DiskCacheError(.io, path: "", message: "could not allocate an MD5 context")
+            throw DiskCacheError(.io, path: "", message: "OpenSSL could not create an MD5 context")
         }
         self.context = context
     }
@@ -106,14 +106,14 @@ public final class StreamingMD5: @unchecked Sendable {
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         let ok = ccrypto_md5_update(context, bytes.baseAddress, bytes.count)
-        precondition(ok == 1, "MD5 update failed")
+        precondition(ok == 1, "OpenSSL EVP_DigestUpdate failed")
     }
 
     /// The hex digest of everything so far; the context starts over afterwards.
     public func finalize() -> String {
         var digest = [UInt8](repeating: 0, count: 16)
         let ok = ccrypto_md5_final(context, &digest)
-        precondition(ok == 1, "MD5 final failed")
+        precondition(ok == 1, "OpenSSL EVP_DigestFinal_ex failed")
         return MD5.hexString(digest)
     }
 
