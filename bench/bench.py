@@ -125,6 +125,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5, help="repetitions of each case (default 5)")
     ap.add_argument("--small", type=int, default=10000, help="size of the big small-file set (default 10000)")
     ap.add_argument("--quick", action="store_true", help="cold modes only (issue 3's table)")
+    ap.add_argument("--offline-only", action="store_true",
+                    help="only the offline case (issue 22: asyncfetch --offline beside the C loops), on the big set")
     ap.add_argument("--skip-slow-peers", action="store_true", help="skip wget and aria2c")
     ap.add_argument("--remote-only", action="store_true",
                     help="only the remote cache tier's case (issue 17): cold from the origin vs warm from an nginx WebDAV tier")
@@ -144,10 +146,10 @@ def main():
     places = [("tmpfs", f"/dev/shm/asyncfetch-bench{TAG}"), ("disk", f"/var/tmp/asyncfetch-bench{TAG}")]
     runner = run_remote if args.remote_only else run
     tables = [runner(args, label, base) for label, base in places if args.only in (None, label)]
-    if not args.remote_only and not args.quick and args.only in (None, "tmpfs"):
+    if not args.remote_only and not args.quick and not args.offline_only and args.only in (None, "tmpfs"):
         tables.append(run_remote(args, "tmpfs", places[0][1]))
         tables.append(run_decode(args, "tmpfs", places[0][1]))
-    if not args.remote_only and not args.quick and not args.no_internet:
+    if not args.remote_only and not args.quick and not args.offline_only and not args.no_internet:
         tables.append(internet.run(args))
     for table in tables:
         print("\n" + table)
@@ -261,6 +263,14 @@ def run(args, fs, base):
             report(mode, setname, row)
 
     cache = f"{base}/cache"; out = f"{base}/out"; etags = f"{base}/etags"
+
+    def offline(name, reps):
+        """asyncfetch --offline beside the two C loops, on a filled cache."""
+        group(name, [
+            ("offline", "asyncfetch --offline", lambda: af(name, "--offline", cache=cache), None),
+            ("offline", "C loop: md5 + stat", lambda: [md5stat, cache, f"{base}/{name}.txt"], None),
+            ("offline", "C loop, MD5(): md5 + stat", lambda: [md5stat_md5, cache, f"{base}/{name}.txt"], None),
+        ], reps)
     print(f"asyncfetch {subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.strip()}, "
           f"{subprocess.run(['curl', '--version'], capture_output=True, text=True).stdout.split(chr(10))[0]}")
     print(f"files on {fs} ({base}); nginx 1 worker on 127.0.0.1:{nginx.port}; "
@@ -268,6 +278,11 @@ def run(args, fs, base):
     try:
         for name in sets:
             reps = args.reps
+            if args.offline_only:
+                if name == small_big:
+                    fresh(cache); measure(af(name, cache=cache))   # fill the cache once
+                    offline(name, reps)
+                continue
             cfg = curl_cfg(name, out)
             cold = [
                 ("cold", "asyncfetch --jobs 8 --jobs-per-host 8", lambda: af(name, cache=cache), lambda: fresh(cache)),
@@ -305,18 +320,14 @@ def run(args, fs, base):
                 bench("revalidate", name, "aria2c --conditional-get", lambda: ["aria2c", "-q", "-j", "8", "--remote-time=true",
                       "--conditional-get=true", "--allow-overwrite=true", "-i", f"{base}/{name}.txt", "-d", out], slow)
             if name == small_big:
-                group(name, [
-                    ("offline", "asyncfetch --offline", lambda: af(name, "--offline", cache=cache), None),
-                    ("offline", "C loop: md5 + stat", lambda: [md5stat, cache, f"{base}/{name}.txt"], None),
-                    ("offline", "C loop, MD5(): md5 + stat", lambda: [md5stat_md5, cache, f"{base}/{name}.txt"], None),
-                ], reps)
+                offline(name, reps)
         if not args.quick and fs == "tmpfs":
             # 100,000-line input: peak RSS while streaming (offline misses, no network)
             many = f"{base}/100k.txt"
             with open(many, "w") as f:
                 for i in range(100_000):
                     f.write(f"{url}/nowhere/{i}.png\n")
-            if has_input:
+            if has_input and not args.offline_only:
                 bench("offline", "100k", "asyncfetch --offline (misses)", lambda: [binary, "--cache-dir", cache, "--offline",
                       "--input", many], max(1, args.reps // 2))
             # one cached URL, whole process

@@ -10,10 +10,34 @@ import Testing
         ("abc", "900150983cd24fb0d6963f7d28e17f72"),
         ("http://127.0.0.1:8765/images/red-64x48.png", "6598c610e73083ca0e78e77cb2aa01b4"),
         ("The quick brown fox jumps over the lazy dog", "9e107d9d372bb6826bd81d3542a419d6"),
+        // RFC 1321's test suite (appendix A.5): one, two and several blocks.
+        ("a", "0cc175b9c0f1b6a831c399e269772661"),
+        ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+        ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+        ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "d174ab98d277d9f5a5611c2c9f419d9f"),
+        (String(repeating: "1234567890", count: 8), "57edf4a22be3c955ac49da2e2107b67a"),
     ])
     func md5MatchesKnownVectors(input: String, expected: String) {
         #expect(MD5.hex(input) == expected)
         #expect(MD5.hex(Array(input.utf8)) == expected)
+    }
+
+    /// The streaming digest, fed in pieces that start and end anywhere in a
+    /// 64-byte block, equals the one-shot digest (vector from Python's hashlib).
+    @Test func streamingMD5MatchesOneShotAcrossBlockBoundaries() throws {
+        let bytes = (0..<1000).map { UInt8($0 * 31 % 251) }
+        #expect(MD5.hex(bytes) == "d676565de2976219305a8e7e6698b024")
+        for piece in [1, 7, 55, 56, 63, 64, 65, 128, 999] {
+            let md5 = try StreamingMD5()
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + piece)
+                bytes[start..<end].withUnsafeBytes { md5.update($0) }
+                start = end
+            }
+            #expect(md5.finalize() == "d676565de2976219305a8e7e6698b024", "pieces of \(piece)")
+            #expect(md5.finalize() == "d41d8cd98f00b204e9800998ecf8427e", "starts over after finalize")
+        }
     }
 
     @Test func md5MatchesTheSystemMd5sum() throws {

@@ -108,7 +108,9 @@ extension CacheMetadata {
                 let header: Header
                 if let gap = value.firstIndex(of: 0x20) {
                     let headerName = value.prefix(gap)
-                    header = Header(commonHeaderName(headerName) ?? headerName.string, value.suffix(from: gap + 1).string)
+                    let headerValue = value.suffix(from: gap + 1)
+                    header = Header(commonHeaderName(headerName) ?? headerName.string,
+                                    commonImageType(headerValue) ?? headerValue.string)
                 } else {
                     header = Header(value.string, "")
                 }
@@ -124,7 +126,7 @@ extension CacheMetadata {
                 guard let v = value.integer, let code = Int(exactly: v) else { return .invalid }
                 status = code
             case 6 where name.equals("format"):
-                format = value.string
+                format = commonFormatName(value) ?? value.string
             case 6 where name.equals("height"):
                 height = value.integer.flatMap { Int(exactly: $0) }
             case 8 where name.equals("has-body"):
@@ -218,6 +220,30 @@ private func commonHeaderName(_ name: ByteRun) -> String? {
     }
 }
 
+/// The common image media types (a `Content-Type` value), as constant strings.
+private func commonImageType(_ value: ByteRun) -> String? {
+    switch value.count {
+    case 9 where value.equals("image/png"): return "image/png"
+    case 9 where value.equals("image/gif"): return "image/gif"
+    case 10 where value.equals("image/jpeg"): return "image/jpeg"
+    case 10 where value.equals("image/webp"): return "image/webp"
+    case 10 where value.equals("image/avif"): return "image/avif"
+    default: return nil
+    }
+}
+
+/// The common `format` names (`ImageFormat.name`), as constant strings.
+private func commonFormatName(_ value: ByteRun) -> String? {
+    switch value.count {
+    case 3 where value.equals("png"): return "png"
+    case 3 where value.equals("gif"): return "gif"
+    case 4 where value.equals("jpeg"): return "jpeg"
+    case 4 where value.equals("webp"): return "webp"
+    case 4 where value.equals("avif"): return "avif"
+    default: return nil
+    }
+}
+
 /// A borrowed run of bytes inside the metadata buffer.
 struct ByteRun {
     let base: UnsafeRawBufferPointer
@@ -279,28 +305,39 @@ struct ByteRun {
     }
 
     /// `[-]digits[.digits]` whose digits form an integer up to 2^53: exact, or nil.
+    /// The integer part and the decimals are read in two plain loops: the
+    /// digits are counted from their positions, and more than 19 of them
+    /// (which could overflow) are left to `strtod`.
     private var simpleDecimal: Double? {
         guard let bytes = base.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         let count = base.count
         var i = 0, negative = false
         if bytes[0] == 0x2D { negative = true; i = 1 }
         let first = i
-        var mantissa: UInt64 = 0, digits = 0, point = -1
+        var mantissa: UInt64 = 0
         while i < count {
-            let byte = bytes[i]
-            if byte == 0x2E {
-                guard point == -1, i > first else { return nil }   // one point, after a digit
-                point = i
-            } else {
-                let digit = byte &- 0x30
-                guard digit <= 9, digits < 19 else { return nil }   // 19 digits cannot overflow
-                mantissa = mantissa &* 10 &+ UInt64(digit)
-                if mantissa > 0 { digits += 1 }
-            }
+            let digit = bytes[i] &- 0x30
+            if digit > 9 { break }
+            mantissa = mantissa &* 10 &+ UInt64(digit)
             i += 1
         }
-        let decimals = point == -1 ? 0 : count - 1 - point
-        guard count > first, point != count - 1, decimals <= 15, mantissa <= 1 << 53 else { return nil }
+        let integerDigits = i - first
+        guard integerDigits > 0 else { return nil }   // a digit before any point
+        var decimals = 0
+        if i < count {
+            guard bytes[i] == 0x2E else { return nil }   // only a point may follow the digits
+            i += 1
+            let fractionStart = i
+            while i < count {
+                let digit = bytes[i] &- 0x30
+                guard digit <= 9 else { return nil }
+                mantissa = mantissa &* 10 &+ UInt64(digit)
+                i += 1
+            }
+            decimals = i - fractionStart
+            guard decimals > 0 else { return nil }   // no trailing point
+        }
+        guard integerDigits + decimals <= 19, decimals <= 15, mantissa <= 1 << 53 else { return nil }
         let value = Double(mantissa) / Self.powerOfTen(decimals)
         return negative ? -value : value
     }

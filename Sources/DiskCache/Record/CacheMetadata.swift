@@ -82,7 +82,10 @@ public struct CacheMetadata: Sendable, Equatable {
 
     /// First stored value of a response header (case-insensitive).
     public func header(_ name: String) -> String? {
-        for i in headers.indices where asciiCaseInsensitiveEqual(headers[i].name, name) {
+        // Lengths first, here: a hit asks twice (`Vary`, `Content-Type`),
+        // and most stored names differ in length from the one asked for.
+        let length = name.utf8.count
+        for i in headers.indices where headers[i].name.utf8.count == length && asciiCaseInsensitiveEqual(headers[i].name, name) {
             return headers[i].value
         }
         return nil

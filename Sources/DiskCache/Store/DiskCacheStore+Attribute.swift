@@ -29,7 +29,7 @@ extension DiskCacheStore {
     /// bytes). The kernel allocates and zeroes as many bytes as asked for
     /// on every call, so the full capacity is asked for only when this
     /// does not fit (ERANGE).
-    static let attributeFirstRead = 2048
+    static let attributeFirstRead = 2048   // the size of `readRecord`'s stack buffer
 
     enum RecordRead {
         case record(CacheMetadata)
@@ -58,22 +58,37 @@ extension DiskCacheStore {
 
     private func readRecord(name: UnsafePointer<CChar>, cPath: UnsafePointer<CChar>, capacity: Int,
                             key: String?, url: String?) -> RecordRead {
-        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> RecordRead in
-            guard let base = buffer.baseAddress else { return .noRecord }
-            let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, name, cPath, $0, base, capacity) }
-            guard count > 0 else {
-                if count < 0 && errno == ERANGE && capacity < Self.attributeCapacity {
-                    return readRecord(name: name, cPath: cPath, capacity: Self.attributeCapacity, key: key, url: url)
-                }
-                if count < 0 && errno == ENOENT { return .noFile }
-                if count < 0 && errno == ENOTSUP { placement.noteRefused() }
-                return .noRecord
+        guard capacity == Self.attributeFirstRead else {
+            return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+                readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url)
             }
-            switch CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key, url: url) {
-            case .record(let meta): return .record(meta)
-            case .mismatch: return .mismatch
-            case .invalid: return .noRecord
+        }
+        // The first read's buffer is on the stack: `withUnsafeTemporaryAllocation`
+        // puts more than 1 KiB on the heap (a `posix_memalign` and a `free`
+        // per hit, ~400 instructions).
+        var first = InlineArray<2048, UInt8>(repeating: 0)
+        return withUnsafeMutableBytes(of: &first) { buffer in
+            readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url)
+        }
+    }
+
+    private func readRecord(name: UnsafePointer<CChar>, cPath: UnsafePointer<CChar>, into buffer: UnsafeMutableRawBufferPointer,
+                            key: String?, url: String?) -> RecordRead {
+        guard let base = buffer.baseAddress else { return .noRecord }
+        let capacity = buffer.count
+        let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, name, cPath, $0, base, capacity) }
+        guard count > 0 else {
+            if count < 0 && errno == ERANGE && capacity < Self.attributeCapacity {
+                return readRecord(name: name, cPath: cPath, capacity: Self.attributeCapacity, key: key, url: url)
             }
+            if count < 0 && errno == ENOENT { return .noFile }
+            if count < 0 && errno == ENOTSUP { placement.noteRefused() }
+            return .noRecord
+        }
+        switch CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key, url: url) {
+        case .record(let meta): return .record(meta)
+        case .mismatch: return .mismatch
+        case .invalid: return .noRecord
         }
     }
 

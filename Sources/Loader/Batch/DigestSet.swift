@@ -28,13 +28,16 @@ struct DigestSet {
     /// Marks an empty slot: the MD5 of the empty string (no URL's key is
     /// empty; `containsEmpty` keeps the set exact all the same).
     private let empty = MD5.digest("")
+    /// Mixed into every digest's hash (`MD5.Digest._rawHashValue`), so that
+    /// where a digest lands is not known outside this process.
+    private let seed = Int.random(in: .min ... .max)
     private var containsEmpty = false
     private var shards = [Shard](repeating: Shard(), count: DigestSet.shardCount)
     private(set) var count = 0
 
     func contains(_ digest: MD5.Digest) -> Bool {
         if digest == empty { return containsEmpty }
-        let hash = UInt64(UInt(bitPattern: digest.hashValue))
+        let hash = hash(digest)
         let shard = shards[Self.shard(hash)]
         guard !shard.slots.isEmpty else { return false }
         var index = Self.slot(hash, capacity: shard.slots.count)
@@ -55,15 +58,20 @@ struct DigestSet {
             count += 1
             return true
         }
-        let hash = UInt64(UInt(bitPattern: digest.hashValue))
-        let inserted = Self.insert(digest, hash: hash, into: &shards[Self.shard(hash)], empty: empty)
+        let hash = hash(digest)
+        let inserted = Self.insert(digest, hash: hash, into: &shards[Self.shard(hash)], empty: empty, seed: seed)
         if inserted { count += 1 }
         return inserted
     }
 
-    private static func insert(_ digest: MD5.Digest, hash: UInt64, into shard: inout Shard, empty: MD5.Digest) -> Bool {
+    private func hash(_ digest: MD5.Digest) -> UInt64 {
+        UInt64(UInt(bitPattern: digest._rawHashValue(seed: seed)))
+    }
+
+    private static func insert(_ digest: MD5.Digest, hash: UInt64, into shard: inout Shard, empty: MD5.Digest,
+                               seed: Int) -> Bool {
         if (shard.count + 1) * 8 > shard.slots.count * maxLoadNumerator {
-            grow(&shard, empty: empty)
+            grow(&shard, empty: empty, seed: seed)
         }
         var index = slot(hash, capacity: shard.slots.count)
         while true {
@@ -79,11 +87,11 @@ struct DigestSet {
     }
 
     /// A table half as large again, every digest placed anew.
-    private static func grow(_ shard: inout Shard, empty: MD5.Digest) {
+    private static func grow(_ shard: inout Shard, empty: MD5.Digest, seed: Int) {
         let capacity = max(firstCapacity, shard.slots.count + shard.slots.count / 2)
         var slots = [MD5.Digest](repeating: empty, count: capacity)
         for digest in shard.slots where digest != empty {
-            var index = slot(UInt64(UInt(bitPattern: digest.hashValue)), capacity: capacity)
+            var index = slot(UInt64(UInt(bitPattern: digest._rawHashValue(seed: seed))), capacity: capacity)
             while slots[index] != empty { index = index + 1 == capacity ? 0 : index + 1 }
             slots[index] = digest
         }

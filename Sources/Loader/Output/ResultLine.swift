@@ -108,6 +108,9 @@ public struct ResultLine: Sendable {
     /// `text`'s UTF-8 after `line`'s, copied in one piece (appending a
     /// `String.UTF8View` goes through the generic sequence path).
     static func appendUTF8(_ text: String, to line: inout [UInt8]) {
+        // Borrowed bytes for a native or small string (no copy of `text`,
+        // no retain and release); a bridged one is made contiguous first.
+        if text.utf8.withContiguousStorageIfAvailable({ line.append(contentsOf: $0) }) != nil { return }
         var text = text
         text.withUTF8 { line.append(contentsOf: $0) }
     }
