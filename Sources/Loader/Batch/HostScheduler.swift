@@ -12,9 +12,8 @@
 ///   connections.
 /// - A 429 or 503 pauses the whole host (its running transfers go on), and
 ///   a 429 halves its limit; a run of answers grows it back by one.
-/// - `giveUpAfter` connect failures or timeouts in a row, a first timeout
-///   with no answer from a host that has never answered, or a name that does
-///   not resolve, and the host's queued and later items fail at once (the
+/// - `giveUpAfter` connect failures or timeouts in a row, or a name that
+///   does not resolve, and the host's queued and later items fail at once (the
 ///   `gaveUp` note tells the owner, which ends the host's attempts still
 ///   connecting).
 ///
@@ -22,10 +21,9 @@
 /// running and nothing to remember (see `HostState.isForgettable`), so only
 /// hosts with work, a pause, a reduced limit or a failure streak are held.
 ///
-/// Meant to be held by one owner at a time (inside `Locked`). Issue 22's
-/// several transfer loops would each take a share of the hosts (a host's
-/// transfers on one loop, so its connections are reused): the `start`
-/// action names the host, which is what such an owner routes by.
+/// Meant to be held by one owner at a time (inside `Locked`). The `start`
+/// action names the host; the transfer loops keep each host on one loop
+/// (`TransferLoops`), so its connections are reused.
 public struct HostScheduler<Item> {
     /// How an attempt on a host ended, as far as the host is concerned.
     public enum Outcome: Sendable, Equatable {
