@@ -335,10 +335,13 @@ final class CurlLoop: @unchecked Sendable {
         end(transfer, .failure(FetchError(.cancelled, url: transfer.spec.url)))
     }
 
-    /// Ends a running transfer with `outcome`, if it still runs here.
+    /// Ends a running transfer with `outcome`, if it still runs here. Its
+    /// handle may be out of the multi handle already (`restartWaiting`).
     private func end(_ transfer: CurlTransfer, _ outcome: AttemptOutcome) {
         guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
         byHandle.removeValue(forKey: easy.handle)
+        // libcurl 7.88 refuses only a bad handle or a call from inside its callbacks (never the case here:
+        // the loop calls this between `curl_multi_perform`s), and answers CURLM_OK for a handle already out.
         _ = curl_multi_remove_handle(multi, easy.handle)
         release(easy, from: transfer)
         transfer.finish(outcome)
@@ -466,10 +469,9 @@ final class CurlLoop: @unchecked Sendable {
                 }
             }
             guard let failure else { continue }
-            active.removeValue(forKey: ObjectIdentifier(transfer))
-            byHandle.removeValue(forKey: easy.handle)
-            release(easy, from: transfer)
-            transfer.finish(.failure(failure))
+            // Out of the multi handle (removed above, not added again): `end` removes it once more,
+            // which libcurl 7.88 answers CURLM_OK for a handle not in a multi handle.
+            end(transfer, .failure(failure))
         }
     }
 }
