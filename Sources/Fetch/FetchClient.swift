@@ -155,17 +155,19 @@ public final class FetchClient: Sendable {
     }
 
     /// Ends the attempts to `url`'s host (scheme, host and port; any URL of
-    /// it) that have not sent their request yet, failing each with `kind`
-    /// and `detail`: those still resolving, connecting, in their TLS
-    /// handshake, or waiting to share a connection being set up. For the
-    /// owner of many fetches that has given the host up (a batch's host
-    /// scheduler): such an attempt would otherwise hold on for the rest of
-    /// its connect timeout. Not a cancellation: each fetch goes on as after
-    /// any failed attempt (its gate decides whether it retries). Attempts
-    /// that have sent their request go on; so do fetches not started yet
-    /// and retries in their backoff (`FetchAttemptGate.mayRetry`).
-    public func endConnectingAttempts(toHostOf url: String, failing kind: FetchError.Kind, detail: String) {
-        loops.endConnecting(toHostOf: url, kind: kind, detail: detail)
+    /// it) that have received no byte of a response yet, failing each with
+    /// `kind` and `detail`: those still resolving, connecting, in their TLS
+    /// handshake, waiting to share a connection being set up, or with their
+    /// request sent and nothing back (over plain http a request goes out on
+    /// connect). For the owner of many fetches that has given the host up (a
+    /// batch's host scheduler): such an attempt would otherwise hold on for
+    /// the rest of its timeout. Not a cancellation: each fetch goes on as
+    /// after any failed attempt (its gate decides whether it retries).
+    /// Attempts whose response has begun go on, and so do redirected ones
+    /// (on another host by then); so do fetches not started yet and retries
+    /// in their backoff (`FetchAttemptGate.mayRetry`).
+    public func endUnansweredAttempts(toHostOf url: String, failing kind: FetchError.Kind, detail: String) {
+        loops.endUnanswered(toHostOf: url, kind: kind, detail: detail)
     }
 
     /// The state machine of a new fetch's attempts.

@@ -212,22 +212,26 @@ import TestSupport
         withExtendedLifetime(listener) {}
     }
 
-    /// A host its owner gives up on (`endConnectingAttempts`, as a batch does
+    /// A host its owner gives up on (`endUnansweredAttempts`, as a batch does
     /// when its host scheduler gives a host up): the attempts still in their
     /// handshake, or waiting to share that connection, end at once with the
-    /// reason given, as failures of that kind, not as cancelled. An attempt
-    /// whose request is sent goes on.
-    @Test func endingAHostsConnectingAttemptsFailsThemAtOnceWithTheReason() async throws {
+    /// reason given, as failures of that kind, not as cancelled; so does a
+    /// plain http attempt whose request is sent and not answered. An attempt
+    /// whose answer has begun goes on.
+    @Test func endingAHostsUnansweredAttemptsFailsThemAtOnceWithTheReason() async throws {
         let hole = try FullBacklogListener(fillBacklog: false)
         let slow = try ScriptedServer()
-        slow.route("/img", ScriptedResponse.ok(Array("slow".utf8), contentType: "text/plain").delayed(1))
+        // The status line and headers at once, the body over about 1.2 s.
+        slow.route("/img", ScriptedResponse.ok(Array("slow".utf8), contentType: "text/plain").trickled(chunk: 1, interval: 0.3))
         var config = FetchConfiguration()
         config.retries = 0
         config.connectTimeout = 6
+        config.timeout = 8
         let client = FetchClient(configuration: config)
         let port = hole.port
         let started = Date()
         async let answered = Self.fetch(client, slow.url("/img"))
+        async let sent = Self.fetch(client, "http://127.0.0.1:\(port)/sent.png")   // accepted by the kernel, never read
         async let ended = withTaskGroup(of: Result<Int, FetchError>.self) { group in
             for n in 0..<3 {
                 group.addTask { await Self.fetch(client, "https://127.0.0.1:\(port)/\(n).png") }
@@ -238,13 +242,19 @@ import TestSupport
         }
         try await Task.sleep(nanoseconds: 400_000_000)
         let reason = "host 127.0.0.1:\(port) was given up on"
-        client.endConnectingAttempts(toHostOf: "HTTPS://127.0.0.1:\(port)", failing: .timeout, detail: reason)
-        client.endConnectingAttempts(toHostOf: slow.baseURL, failing: .connect, detail: "not this one")
+        client.endUnansweredAttempts(toHostOf: "HTTPS://127.0.0.1:\(port)", failing: .timeout, detail: reason)
+        client.endUnansweredAttempts(toHostOf: "http://127.0.0.1:\(port)/", failing: .timeout, detail: "plain " + reason)
+        client.endUnansweredAttempts(toHostOf: slow.baseURL, failing: .connect, detail: "not this one")
         let errors = await ended.compactMap { if case .failure(let error) = $0 { error } else { nil } }
         let elapsed = Date().timeIntervalSince(started)
         #expect(errors.count == 3 && errors.allSatisfy { $0.kind == .timeout && $0.message.contains(reason) },
                 "\(errors.map(\.message))")
         #expect(elapsed < 3, "the ended attempts took \(elapsed) s (connect timeout 6 s)")
+        switch await sent {
+        case .failure(let error): #expect(error.kind == .timeout && error.message.contains("plain " + reason), "\(error.message)")
+        case .success(let status): Issue.record("a request nobody read was answered \(status)")
+        }
+        #expect(Date().timeIntervalSince(started) < 3, "the sent request was not ended (timeout 8 s)")
         #expect(try await answered.get() == 200)
         withExtendedLifetime(hole) {}
     }

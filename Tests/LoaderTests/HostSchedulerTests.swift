@@ -87,6 +87,22 @@ import Testing
         #expect(HostKey(normalizedURL: "http:///path") == nil)
     }
 
+    @Test func hostKeysAreFoundInTablesByTheirOwnHashNotOneAnother() throws {
+        // `_rawHashValue`: 10,000 hosts (one in 32 of them also with user info) in a
+        // set and a dictionary, each found, none merged with another.
+        let keys = try (0..<10_000).map { try #require(HostKey(normalizedURL: "http://10.0.\($0 / 250).\($0 % 250):8080/a.png")) }
+        var positions: [HostKey: Int] = [:]
+        for (i, key) in keys.enumerated() { positions[key] = i }
+        #expect(positions.count == keys.count)
+        #expect(Set(keys).count == keys.count)
+        for i in stride(from: 0, to: keys.count, by: 32) {
+            let again = try #require(HostKey(normalizedURL: "http://u:p@10.0.\(i / 250).\(i % 250):8080/b.png"))
+            #expect(positions[again] == i)
+            #expect(again.hashValue == keys[i].hashValue)
+        }
+        #expect(positions[Self.host("absent.example")] == nil)
+    }
+
     // MARK: Limits
 
     @Test func limitsAreNeverExceededUnderRandomOutcomes() {

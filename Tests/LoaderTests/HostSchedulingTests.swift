@@ -207,8 +207,8 @@ import TestSupport
         let message = "host 127.0.0.1:\(dead.port) gave 3 timeouts in a row; not tried again in this run"
         let givenUp = deadOnes.filter { $0.phase.error?.message.contains(message) == true }
         #expect(givenUp.count >= 15, "\(deadOnes.map { $0.phase.error?.message ?? "" })")
-        // Queued URLs fail without an attempt; an attempt still connecting when the host is given up
-        // is ended with the same message (FetchClient.endConnectingAttempts), after its attempt.
+        // Queued URLs fail without an attempt; an attempt with no answer yet when the host is given up
+        // is ended with the same message (FetchClient.endUnansweredAttempts), after its attempt.
         #expect(givenUp.filter { $0.phase.error?.attempts == 0 }.count >= 15, "\(givenUp.map { $0.phase.error?.attempts ?? -1 })")
         // Three at once, whose timeouts give the host up; two of them retry once: about two timeouts in all, not 20 URLs × 3 attempts.
         #expect(elapsed < 3, "took \(elapsed) s")
@@ -234,6 +234,56 @@ import TestSupport
         let message = "host 127.0.0.1:\(silent.port) gave 3 timeouts in a row; not tried again in this run"
         #expect(silentOnes.filter { $0.phase.error?.message.contains(message) == true }.count >= 10 - Defaults.hostUnansweredLimit)
         #expect(terminal.filter { $0.url.hasPrefix(live.baseURL) }.allSatisfy { $0.phase.result != nil })
+    }
+
+    /// A plain http host that accepts connections and never answers (a black
+    /// hole), whose first attempt starts well before the next two: here its
+    /// other URLs come 0.6 s after the first, as on the internet the next
+    /// transfers start a round trip after the first (when it connected). The
+    /// first URL times out first and its retry goes out after its short
+    /// backoff, before the other two timeouts give the host up. Over plain
+    /// http a request is sent on connect, so that retry has sent its request
+    /// when the host is given up on; it ends then all the same, with the
+    /// reason, as it has received nothing (`FetchClient.endUnansweredAttempts`).
+    /// While only attempts that had not sent their request were ended, it ran
+    /// a whole second timeout: about two timeouts for the host, not one
+    /// (bench: the same-list plain run took 20 s, not 10).
+    @Test func aPlainHTTPHostThatNeverAnswersCostsOneTimeoutWhenItsFirstRetryWentOutBeforeItWasGivenUp() async throws {
+        let hole = try FullBacklogListener(fillBacklog: false)   // the kernel accepts; nothing reads or answers
+        let timeout = 2.0, spread = 0.6
+        let loader = loader(jobs: 16, perHost: 6) { options in
+            options.acceptAnyContent = true
+            options.fetch.timeout = timeout
+            options.fetch.retries = 2
+            options.fetch.retryBaseDelay = 0.05   // far less than the spread: the first retry goes out before the give-up
+        }
+        let urls = (0..<12).map { "http://127.0.0.1:\(hole.port)/img?\($0)" }
+        let stream = AsyncStream<String> { continuation in
+            continuation.yield(urls[0])
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(spread * 1e9))
+                for url in urls.dropFirst() { continuation.yield(url) }
+                continuation.finish()
+            }
+        }
+        let start = monotonicSeconds()
+        let terminal = await Self.run(loader.batch(stream))
+        #expect(terminal.count == 12 && Set(terminal.map(\.url)) == Set(urls), "\(terminal.map(\.url))")
+        #expect(terminal.allSatisfy { $0.phase.error?.kind == .timeout }, "\(terminal.map { $0.phase.error?.message ?? "ok" })")
+        let message = "host 127.0.0.1:\(hole.port) gave 3 timeouts in a row; not tried again in this run"
+        #expect(terminal.filter { $0.phase.error?.message.contains(message) == true }.count >= 12 - 2,
+                "\(terminal.map { $0.phase.error?.message ?? "ok" })")
+        // The first URL's retry was ended at the give-up, with the reason, after its 2 attempts.
+        let first = try #require(terminal.first { $0.url == urls[0] })
+        #expect(first.phase.error?.message.contains(message) == true, "\(first.phase.error?.message ?? "ok")")
+        #expect(first.phase.error?.attempts == 2)
+        // The host is given up on at the later two's timeouts (spread + timeout = 2.6 s); every URL
+        // ends then, with a margin. A retry that ran its own timeout would end at 4 s or later
+        // (timeout + backoff + timeout): no URL takes two timeouts.
+        let ends = terminal.map { $0.at - start }
+        #expect(ends.allSatisfy { $0 < spread + timeout + 0.8 }, "ends at \(ends.sorted()) s")
+        #expect(ends.allSatisfy { $0 < 2 * timeout }, "ends at \(ends.sorted()) s")
+        withExtendedLifetime(hole) {}
     }
 
     /// An HTTPS host that accepts connections and never answers the TLS
@@ -306,8 +356,8 @@ import TestSupport
         let message = "host 127.0.0.1:\(server.port) gave 3 timeouts in a row; not tried again in this run"
         let givenUp = terminal.filter { $0.phase.error?.message.contains(message) == true }
         #expect(givenUp.count >= 8, "\(terminal.map { $0.phase.error?.message ?? "ok" })")
-        // Queued URLs fail without an attempt; an attempt still connecting when the host is given up
-        // is ended with the same message (FetchClient.endConnectingAttempts), after its attempt.
+        // Queued URLs fail without an attempt; an attempt with no answer yet when the host is given up
+        // is ended with the same message (FetchClient.endUnansweredAttempts), after its attempt.
         #expect(givenUp.filter { $0.phase.error?.attempts == 0 }.count >= 8, "\(givenUp.map { $0.phase.error?.attempts ?? -1 })")
         #expect(monotonicSeconds() - start < 3)
         #expect(server.totalRequests <= 7, "\(server.totalRequests) requests")

@@ -29,8 +29,8 @@ final class CurlLoop: @unchecked Sendable {
         case cancel(CurlTransfer)
         /// A transfer paused for want of a buffer has one again (`StreamHandoff`).
         case resume(CurlTransfer)
-        /// The owner gave a host up (`endConnecting`): its attempts not yet sent fail.
-        case endConnecting(host: String, kind: FetchError.Kind, detail: String)
+        /// The owner gave a host up (`endUnanswered`): its attempts with no response byte yet fail.
+        case endUnanswered(host: String, kind: FetchError.Kind, detail: String)
     }
 
     /// What other threads share with the loop thread.
@@ -165,13 +165,14 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// Asks the loop to end, failing each with `kind` and `detail`, every
-    /// transfer to `host` (`TransferLoops.hostIdentity`) that has not sent its
-    /// request yet: still resolving, connecting, in its TLS handshake, or
-    /// waiting to share a connection being set up (`TransferLoops.endConnecting`).
-    func endConnecting(host: String, kind: FetchError.Kind, detail: String) {
+    /// transfer to `host` (`TransferLoops.hostIdentity`) that has received no
+    /// byte of a response yet: still resolving, connecting, in its TLS
+    /// handshake, waiting to share a connection being set up, or with its
+    /// request sent and nothing back (`TransferLoops.endUnanswered`).
+    func endUnanswered(host: String, kind: FetchError.Kind, detail: String) {
         let wake = shared.withLock { shared -> Bool in
             guard !shared.stopping else { return false }
-            return shared.enqueue(.endConnecting(host: host, kind: kind, detail: detail))
+            return shared.enqueue(.endUnanswered(host: host, kind: kind, detail: detail))
         }
         if wake { curl_multi_wakeup(multi) }
     }
@@ -264,7 +265,7 @@ final class CurlLoop: @unchecked Sendable {
                 case .add(let transfer): start(transfer)
                 case .cancel(let transfer): abort(transfer)
                 case .resume(let transfer): unpause(transfer)
-                case .endConnecting(let host, let kind, let detail): endUnsent(host, kind, detail)
+                case .endUnanswered(let host, let kind, let detail): endUnanswered(host, kind, detail)
                 }
             }
             drained.removeAll(keepingCapacity: true)
@@ -347,25 +348,31 @@ final class CurlLoop: @unchecked Sendable {
         end(transfer, .failure(FetchError(.cancelled, url: transfer.spec.url)))
     }
 
-    /// Ends a running transfer with `outcome`, if it still runs here.
+    /// Ends a running transfer with `outcome`, if it still runs here. Its
+    /// handle may be out of the multi handle already (`restartWaiting`).
     private func end(_ transfer: CurlTransfer, _ outcome: AttemptOutcome) {
         guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
         byHandle.removeValue(forKey: easy.handle)
+        // libcurl 7.88 refuses only a bad handle or a call from inside its callbacks (never the case here:
+        // the loop calls this between `curl_multi_perform`s), and answers CURLM_OK for a handle already out.
         _ = curl_multi_remove_handle(multi, easy.handle)
         release(easy, from: transfer)
         transfer.finish(outcome)
     }
 
-    /// Fails the transfers to `host` that have not sent their request (and
-    /// were not redirected: a redirect's connection may be to another host)
-    /// with `kind` and `detail`; the others go on. Not a cancellation: each
-    /// fetch goes on as after any failed attempt (its gate decides).
-    private func endUnsent(_ host: String, _ kind: FetchError.Kind, _ detail: String) {
-        let unsent = active.values.filter { transfer in
+    /// Fails the transfers to `host` that have received no byte of a
+    /// response (and were not redirected: a redirect's connection may be to
+    /// another host) with `kind` and `detail`; the others go on. Whether the
+    /// request was sent does not matter: over plain http it goes out on
+    /// connect, and a host given up on does not answer it (SPEC §6: its
+    /// other URLs fail at once). Not a cancellation: each fetch goes on as
+    /// after any failed attempt (its gate decides).
+    private func endUnanswered(_ host: String, _ kind: FetchError.Kind, _ detail: String) {
+        let unanswered = active.values.filter { transfer in
             guard let easy = transfer.easy, TransferLoops.hostIdentity(of: transfer.spec.url) == host else { return false }
-            return easy.seconds(CURLINFO_PRETRANSFER_TIME) == 0 && easy.long(CURLINFO_REDIRECT_COUNT) == 0
+            return easy.seconds(CURLINFO_STARTTRANSFER_TIME) == 0 && easy.long(CURLINFO_REDIRECT_COUNT) == 0
         }
-        for transfer in unsent {
+        for transfer in unanswered {
             end(transfer, .failure(FetchError(kind, url: transfer.spec.url, detail: detail)))
         }
     }
@@ -475,10 +482,9 @@ final class CurlLoop: @unchecked Sendable {
                 }
             }
             guard let failure else { continue }
-            active.removeValue(forKey: ObjectIdentifier(transfer))
-            byHandle.removeValue(forKey: easy.handle)
-            release(easy, from: transfer)
-            transfer.finish(.failure(failure))
+            // Out of the multi handle (removed above, not added again): `end` removes it once more,
+            // which libcurl 7.88 answers CURLM_OK for a handle not in a multi handle.
+            end(transfer, .failure(failure))
         }
     }
 }

@@ -153,13 +153,14 @@ final class TransferLoops: Sendable {
     }
 
     /// Ends, failing each with `kind` and `detail`, the running transfers to
-    /// `url`'s host that have not sent their request yet (`CurlLoop.endConnecting`),
-    /// on every loop: a host's spellings ("Img.example.com:443") may hash to
-    /// different home loops. Transfers waiting here for a slot are left to start.
-    func endConnecting(toHostOf url: String, kind: FetchError.Kind, detail: String) {
+    /// `url`'s host that have received no byte of a response yet
+    /// (`CurlLoop.endUnanswered`), on every loop: a host's spellings
+    /// ("Img.example.com:443") may hash to different home loops. Transfers
+    /// waiting here for a slot are left to start.
+    func endUnanswered(toHostOf url: String, kind: FetchError.Kind, detail: String) {
         guard let host = Self.hostIdentity(of: url) else { return }
         let loops = state.withLock { $0.loops.compactMap { $0 } }
-        for loop in loops { loop.endConnecting(host: host, kind: kind, detail: detail) }
+        for loop in loops { loop.endUnanswered(host: host, kind: kind, detail: detail) }
     }
 
     /// Gives back the slot of a transfer that has its answer: it goes to the

@@ -32,9 +32,30 @@ final class BatchLoads: Sendable {
 
     private struct Running {
         var cancelled = false
-        var handles: [ObjectIdentifier: FetchHandle] = [:]
-        /// `waitForAll`, until `handles` is empty.
+        /// The running loads' handles, each in a slot it keeps until its end
+        /// (a free slot is nil and listed in `free`): no hashing per load, as
+        /// a dictionary by `ObjectIdentifier` had (two `Hasher`s per URL).
+        var handles: [FetchHandle?] = []
+        var free: [Int] = []
+        var count = 0
+        /// `waitForAll`, until `count` is 0.
         var waiter: CheckedContinuation<Void, Never>?
+
+        mutating func add(_ handle: FetchHandle) -> Int {
+            count += 1
+            if let slot = free.popLast() {
+                handles[slot] = handle
+                return slot
+            }
+            handles.append(handle)
+            return handles.count - 1
+        }
+
+        mutating func remove(_ slot: Int) {
+            handles[slot] = nil
+            free.append(slot)
+            count -= 1
+        }
     }
 
     private let running = Locked(Running())
@@ -62,7 +83,7 @@ final class BatchLoads: Sendable {
     func cancel() {
         let handles = running.withLock { running in
             running.cancelled = true
-            return Array(running.handles.values)
+            return running.handles.compactMap { $0 }
         }
         for handle in handles { handle.cancel() }
     }
@@ -72,7 +93,7 @@ final class BatchLoads: Sendable {
     func waitForAll() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = running.withLock { running -> Bool in
-                if running.handles.isEmpty { return true }
+                if running.count == 0 { return true }
                 running.waiter = continuation
                 return false
             }
@@ -86,15 +107,12 @@ final class BatchLoads: Sendable {
     }
 
     private func start(_ load: HostLoad, now: Double) {
-        let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries)
+        let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
+                                   hostKnown: load.hostKnown)
         // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
         let since = now - load.lookup - load.waited
         let handle = FetchHandle()
-        let id = ObjectIdentifier(handle)
-        let cancelled = running.withLock { running in
-            running.handles[id] = handle
-            return running.cancelled
-        }
+        let (slot, cancelled) = running.withLock { running in (running.add(handle), running.cancelled) }
         if cancelled { handle.cancel() }
         // A revalidation's 304 that updates its entry in place gives the slot back on its transfer
         // loop, before its file work (`startNetwork`); a load without an entry cannot get one.
@@ -103,14 +121,14 @@ final class BatchLoads: Sendable {
         loader.startNetwork(url: load.url, key: load.key, entry: load.entry, prepared: load.request, gate: gate,
                             handle: handle, giveSlotBack: giveSlotBack) { [self] loaded, slotGivenBack in
             // Reported before the slot is given back, unless it was already: either way, before the
-            // load leaves `handles`, so the batch ends only once every URL's event is queued (`waitForAll`).
+            // load leaves `running`, so the batch ends only once every URL's event is queued (`waitForAll`).
             channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
                                    duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)
             if !slotGivenBack { giveBack(load, gate) }
-            // Last: the loads just started are counted first, so `handles` is empty only at the end.
+            // Last: the loads just started are counted first, so `count` is 0 only at the end.
             let waiter = running.withLock { running -> CheckedContinuation<Void, Never>? in
-                running.handles.removeValue(forKey: id)
-                guard running.handles.isEmpty else { return nil }
+                running.remove(slot)
+                guard running.count == 0 else { return nil }
                 defer { running.waiter = nil }
                 return running.waiter
             }

@@ -18,6 +18,12 @@ final class HostAttemptGate: FetchAttemptGate {
     let host: HostKey
     private let dispatch: HostDispatch
     private let pushbackLimit: Int
+    /// The host had connected and answered when the URL started
+    /// (`HostLoad.hostKnown`): `connected` and `responding` would change
+    /// nothing, so they return at once, without a lock. They run on the
+    /// transfer loop's thread, once per URL each; the dispatch's lock they
+    /// took is the one the completion workers hold for a scheduler step.
+    private let hostKnown: Bool
 
     private struct State {
         var pushbacks = 0
@@ -33,10 +39,11 @@ final class HostAttemptGate: FetchAttemptGate {
 
     private let state = Locked(State())
 
-    init(host: HostKey, dispatch: HostDispatch, retries: Int) {
+    init(host: HostKey, dispatch: HostDispatch, retries: Int, hostKnown: Bool = false) {
         self.host = host
         self.dispatch = dispatch
         pushbackLimit = retries > 0 ? Defaults.hostPushbackRetries : 0
+        self.hostKnown = hostKnown
     }
 
     var holdsSlot: Bool { state.withLock { $0.holdsSlot } }
@@ -46,6 +53,7 @@ final class HostAttemptGate: FetchAttemptGate {
     var end: (holdsSlot: Bool, answered: Bool) { state.withLock { ($0.holdsSlot, $0.answered) } }
 
     func connected() {
+        if hostKnown { return }
         let first = state.withLock { state -> Bool in
             defer { state.connected = true }
             return !state.connected
@@ -56,6 +64,7 @@ final class HostAttemptGate: FetchAttemptGate {
     /// The host answers: its other slots open now, not when this (perhaps
     /// long) body ends.
     func responding() {
+        if hostKnown { return }
         let first = state.withLock { state -> Bool in
             defer { state.responding = true }
             return !state.responding

@@ -223,8 +223,9 @@ final class HostDispatch: Sendable {
                 // Every way a load leaves the queue (started, failed at once; `cancel` drains the rest).
                 if case .start(.load(let load), _, _) = action, load.hasEntry { state.queuedWithEntry -= 1 }
                 if case .fail(.load(let load), _, _) = action, load.hasEntry { state.queuedWithEntry -= 1 }
-                if case .start(.load(var load), _, let waited) = action {
+                if case .start(.load(var load), let host, let waited) = action {
                     load.waited = waited
+                    load.hostKnown = state.scheduler.changesNothing(.responding, host: host)
                     started.append(load)
                 } else {
                     self.actions.append(action)

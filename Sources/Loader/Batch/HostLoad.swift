@@ -24,6 +24,12 @@ struct HostLoad: Sendable {
     let lookup: Double
     /// Seconds it was first in its host's line before it started (set when it starts).
     var waited = 0.0
+    /// Its host had connected and answered when it started (set when it
+    /// starts): its attempts' connections and responses then change nothing
+    /// for the scheduler (`HostScheduler.changesNothing`; a host's state
+    /// outlives its running and queued URLs, and those two flags are never
+    /// cleared), so its gate does not report them (`HostAttemptGate`).
+    var hostKnown = false
     /// A `stale-while-revalidate` refresh: the URL already has its report.
     let refresh: Bool
     /// `entry` and `request`, boxed: a `CacheEntry` is about 250 bytes

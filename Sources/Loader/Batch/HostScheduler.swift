@@ -14,8 +14,8 @@
 ///   a 429 halves its limit; a run of answers grows it back by one.
 /// - `giveUpAfter` connect failures or timeouts in a row, or a name that
 ///   does not resolve, and the host's queued and later items fail at once (the
-///   `gaveUp` note tells the owner, which ends the host's attempts still
-///   connecting).
+///   `gaveUp` note tells the owner, which ends the host's attempts that
+///   have no answer yet).
 ///
 /// Memory: a host's state is dropped as soon as it has nothing queued or
 /// running and nothing to remember (see `HostState.isForgettable`), so only

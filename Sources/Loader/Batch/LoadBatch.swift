@@ -132,9 +132,10 @@ extension ImageLoader {
             // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
             queueLimit: max(backlog, LoadBatch.queueLimit, 2 * options.jobs), onNote: notes,
             onGaveUp: { [client] host, failure in
-                // Its attempts still connecting (or waiting to share a connection that never comes)
-                // fail now with the reason, not at the end of their connect timeouts.
-                client.endConnectingAttempts(toHostOf: host.origin, failing: failure.errorKind, detail: failure.message)
+                // Its attempts with no answer yet (still connecting, waiting to share a connection that
+                // never comes, or with their request sent) fail now with the reason, not at the end of
+                // their timeouts.
+                client.endUnansweredAttempts(toHostOf: host.origin, failing: failure.errorKind, detail: failure.message)
             },
             onFail: { [self] load, failure in
                 let phase = hostGaveUp(failure, url: load.url, key: load.key, entry: load.entry)
@@ -204,7 +205,8 @@ extension ImageLoader {
                 }
                 let now = monotonicSeconds()
                 for load in loads {
-                    let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries)
+                    let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries,
+                                               hostKnown: load.hostKnown)
                     // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
                     let start = now - load.lookup - load.waited
                     group.addTask {
