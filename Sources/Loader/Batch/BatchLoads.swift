@@ -10,7 +10,10 @@ import Support
 /// start. The loads a worker's batch ended (a loop's round) give their slots
 /// back together at the batch's end (`CompletionBatch.atEnd`): one scheduler
 /// step and one run of starts per round, not per URL; an end on any other
-/// thread gives its slot back at once. Only loads started by other events
+/// thread gives its slot back at once. A 304 that updates its entry in place
+/// gives the slot back and starts those loads on its transfer loop, and only
+/// then is its record updated and the URL reported, on a completion worker
+/// (`startNetwork`'s `giveSlotBack`). Only loads started by other events
 /// (new URLs, a pause's end) go through the batch's main loop.
 ///
 /// Memory: a load's slot comes back only when its end has run, so at most
@@ -112,6 +115,11 @@ final class BatchLoads: Sendable {
         }
     }
 
+    /// Gives `load`'s slot back and starts, here, the loads it lets the scheduler start.
+    private func giveBack(_ load: HostLoad, _ gate: HostAttemptGate) {
+        start(dispatch.finished(load, gate: gate, handOut: true))
+    }
+
     private func start(_ load: HostLoad, now: Double) {
         let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
                                    hostKnown: load.hostKnown)
@@ -120,24 +128,29 @@ final class BatchLoads: Sendable {
         let handle = FetchHandle()
         let (slot, cancelled) = running.withLock { running in (running.add(handle), running.cancelled) }
         if cancelled { handle.cancel() }
+        // A revalidation's 304 that updates its entry in place gives the slot back on its transfer
+        // loop, before its file work (`startNetwork`); a load without an entry cannot get one.
+        let giveSlotBack: (@Sendable () -> Void)? = load.entry == nil ? nil : { @Sendable [self] in giveBack(load, gate) }
         // `startNetwork` never completes before it returns, so the loads started below never nest.
         loader.startNetwork(url: load.url, key: load.key, entry: load.entry, prepared: load.request, gate: gate,
-                            handle: handle) { [self] loaded in
-            // Reported before the slot is given back: the batch ends only once every URL's event is queued.
+                            handle: handle, giveSlotBack: giveSlotBack) { [self] loaded, slotGivenBack in
+            // Reported before the slot is given back, unless it was already: either way, before the
+            // load leaves `running`, so the batch ends only once every URL's event is queued (`waitForAll`).
             channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
                                    duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)
+            if slotGivenBack { return leave([slot]) }
             let due = running.withLock { running -> Bool in
                 running.ended.append(Ended(load: load, gate: gate, slot: slot))
                 defer { running.giveBackDue = true }
                 return !running.giveBackDue
             }
-            if due && !CompletionBatch.atEnd({ [self] in giveBack() }) { giveBack() }
+            if due && !CompletionBatch.atEnd({ [self] in giveBackEnded() }) { giveBackEnded() }
         }
     }
 
     /// Gives back the slots of the loads that ended, in one scheduler step,
     /// and starts the loads that lets start.
-    private func giveBack() {
+    private func giveBackEnded() {
         let ended = running.withLock { running -> [Ended] in
             running.giveBackDue = false
             var taken: [Ended] = []
@@ -146,9 +159,14 @@ final class BatchLoads: Sendable {
         }
         if ended.isEmpty { return }
         start(dispatch.finished(ended.map { (load: $0.load, gate: $0.gate) }))
-        // Last: the loads just started are counted first, so `count` is 0 only at the end.
+        leave(ended.map(\.slot))
+    }
+
+    /// Ended loads leave `running`. Last: the loads their slots started are
+    /// counted first, so `count` is 0 only at the end.
+    private func leave(_ slots: [Int]) {
         let waiter = running.withLock { running -> CheckedContinuation<Void, Never>? in
-            for end in ended { running.remove(end.slot) }
+            for slot in slots { running.remove(slot) }
             guard running.count == 0 else { return nil }
             defer { running.waiter = nil }
             return running.waiter
