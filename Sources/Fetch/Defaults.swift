@@ -121,6 +121,11 @@ public enum Defaults {
     public static let completionWorkers: Int = min(maxCompletionWorkers, max(1, ccurl_usable_cores()))
     /// The most completion workers a client starts, whatever the configuration asks.
     public static let maxCompletionWorkers = 8
+    /// Jobs waiting for the completion workers above which work a fetch hands
+    /// off after giving its slot back (`FetchHandle.handOff`: a 304's record
+    /// update and result, about 2 KiB each) runs on its transfer loop instead:
+    /// no slot bounds how many such jobs wait, so this does.
+    public static let completionBacklogLimit = 512
     /// Buffers a large body streamed by `FetchClient.start` may have on their
     /// way to its completion worker (`StreamHandoff`), each at most
     /// `receiveBufferSize` (libcurl's 16 KiB chunks joined while the worker

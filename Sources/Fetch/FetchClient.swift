@@ -68,9 +68,11 @@ public final class FetchClient: Sendable {
     /// loop hands over the transfers one round of it finished in one batch
     /// (`CurlLoop.handOff`): one wake-up per round, not per transfer.
     /// A first attempt's 304 has no body, and its `completion` runs on the
-    /// loop's thread: handing so little work to a worker cost more CPU than
-    /// the work, per transfer and in a round's batch alike (issue 22;
-    /// bench/README "Session 9: batch hand-off").
+    /// loop's thread: handing all of it to a worker cost more CPU than the
+    /// work, per transfer and in a round's batch alike, mostly for the next
+    /// fetches it starts (issue 22; bench/README "Session 9: batch hand-off").
+    /// Such a completion may start those there and hand the rest of its work
+    /// to the round's batch with `handle.handOff` (bench/README "Session 11: revalidate").
     /// `completion` may do file work and start other
     /// fetches, but should not wait long: the worker's later
     /// jobs wait behind it (`CompletionWorkers`). Any other course (a retry, a resumed
@@ -117,8 +119,8 @@ public final class FetchClient: Sendable {
                     })
                 }
                 // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
-                // A 304 has no body for the sink, and its completion (a cache load's record update
-                // and result) costs less than handing it over, even in a batch: it runs here.
+                // A 304 has no body for the sink, and its completion runs here: it may start the
+                // next fetches here and hand the rest over (`FetchHandle.handOff`).
                 // Any other answer joins its loop's round, which goes to a worker in one batch
                 // (`CurlLoop.handOff`; issue 22).
                 if transfer.handoff != nil || response.status == 304 {

@@ -41,6 +41,18 @@ public final class FetchHandle: Sendable {
         }
     }
 
+    /// Runs `work` on one of the client's completion workers: for a
+    /// completion that runs on its transfer loop (a first attempt's 304,
+    /// `FetchClient.start`) to hand the rest of its work off, there it joins
+    /// the loop's round (one batch and at most one wake-up per round:
+    /// `CurlLoop.handOff`). While the workers already have
+    /// `Defaults.completionBacklogLimit` jobs pending, or when the fetch never
+    /// reached a loop, `work` runs here, now. Exactly once either way.
+    public func handOff(_ work: @escaping @Sendable () -> Void) {
+        guard let loop = state.withLock({ $0.transfer?.placement?.loop }) else { return work() }
+        loop.handOffBounded(work)
+    }
+
     /// Runs the rest of the fetch on a Swift task that `cancel` cancels (the
     /// fetch's own retries, or its owner's next step: a load asked again).
     public func continueOnTask(_ body: @escaping @Sendable () async -> Void) {

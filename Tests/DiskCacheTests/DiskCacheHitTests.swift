@@ -44,6 +44,32 @@ import TestSupport
         #expect(store.lookup(entry.key)?.metadata == entry.metadata, "without a URL to compare, the record's own")
     }
 
+    /// An answer-only lookup (`--offline`) leaves out the digest and `ETag`,
+    /// and nothing else; it checks the record and the body as every lookup does.
+    @Test func anAnswerOnlyLookupLeavesOutTheDigestAndETagOnly() throws {
+        let url = "https://x.test/answer.png"
+        let headers: [CacheMetadata.Header] = [.init("ETag", "\"v1\""), .init("Date", "Sun, 06 Nov 1994 08:49:37 GMT"),
+                                               .init("etag", "\"v2\""), .init("Cache-Control", "max-age=60"),
+                                               .init("Content-Type", "image/png"), .init("Vary", "Accept")]
+        let entry = try put(url, Array(repeating: 4, count: 300), headers: headers)
+        let key = try CacheKey(url: url)
+        let whole = try #require(store.lookup(key, accessTime: false, answerOnly: false))
+        #expect(whole.metadata == entry.metadata && !whole.metadata.bodyDigest.isEmpty)
+        let answer = try #require(store.lookup(key, accessTime: false, answerOnly: true))
+        var expected = entry.metadata
+        expected.bodyDigest = ""
+        expected.headers.removeAll { $0.name == "ETag" || $0.name == "etag" }
+        #expect(answer.metadata == expected)
+        #expect(answer.metadata.header("Cache-Control") == "max-age=60" && answer.metadata.header("Vary") == "Accept")
+        #expect(answer.bodyPath == whole.bodyPath && answer.inode == whole.inode)
+        // The checks stay: a body of another length, or a record for another URL, is a miss.
+        try rewriteRecord(entry, "body-length 300", "body-length 301")
+        #expect(store.lookup(key, accessTime: false, answerOnly: true) == nil)
+        try rewriteRecord(entry, "body-length 301", "body-length 300")
+        try rewriteRecord(entry, "url https://x.test/answer.png", "url https://x.test/answeR.png")
+        #expect(store.lookup(key, accessTime: false, answerOnly: true) == nil)
+    }
+
     @Test func aRecordNamingAnotherURLOrKeyIsAMiss() throws {
         let url = "https://x.test/u.png"
         let entry = try put(url, Array(repeating: 2, count: 300))

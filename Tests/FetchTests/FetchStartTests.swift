@@ -86,6 +86,37 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: sink.path)).isEmpty)
     }
 
+    /// What a first 304's completion hands off (`FetchHandle.handOff`: a
+    /// cache load's record update and result) runs once, on a completion
+    /// worker, after the completion itself has returned on the loop.
+    @Test func workA304HandsOffRunsOnceOnACompletionWorker() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .notModified(headers: [("ETag", "\"v1\"")]))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let sink = try FileSink(path: temp.file("a"))
+        defer { sink.remove() }
+        let client = FetchClient()   // kept to the end: a client that goes stops its workers
+        let handle = FetchHandle()
+        let runs = Locked([String]())
+        let (completerThread, workerThread): (String, String) = await withCheckedContinuation { continuation in
+            client.start(FetchRequest(url: server.url("/a.png")), into: sink, handle: handle) { _ in
+                let completer = Self.currentThreadName()
+                handle.handOff {
+                    let first = runs.withLock { runs -> Bool in
+                        runs.append(Self.currentThreadName())
+                        return runs.count == 1
+                    }
+                    if first { continuation.resume(returning: (completer, Self.currentThreadName())) }
+                }
+            }
+        }
+        try? await Task.sleep(nanoseconds: 100_000_000)   // a second run would come by now
+        withExtendedLifetime(client) {}
+        #expect(completerThread.hasPrefix("curl-loop-"), "the 304 completed on \(completerThread)")
+        #expect(workerThread.hasPrefix("cache-worker-"), "the handed-off work ran on \(workerThread)")
+        #expect(runs.withLock { $0.count } == 1)
+    }
+
     /// `prepare` then `start` (how a batch starts its revalidations): the
     /// request goes out with its headers; a URL that cannot be fetched fails
     /// at `start`, with the error an unprepared start gives.

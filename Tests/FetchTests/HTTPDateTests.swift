@@ -27,4 +27,29 @@ import Testing
         #expect(HTTPDate.parse("Thu, 2x Feb 2024 23:59:59 GMT") == nil)
         #expect(HTTPDate.parse("Thu, 29 Fex 2024 23:59:59 GMT") == nil)
     }
+
+    /// The fixed-offset reader checks every byte: any one replaced by a
+    /// letter, or by the bytes just below "0" and just above "9", is not a date.
+    @Test func everyByteOfAFixdateIsChecked() {
+        let valid = Array("Sun, 06 Nov 1994 08:49:37 GMT".utf8)
+        #expect(HTTPDate.parse(String(decoding: valid, as: UTF8.self)) == 784_111_777)
+        for i in valid.indices {
+            for wrong: UInt8 in [0x78, 0x2F, 0x3A] where wrong != valid[i] {
+                var bytes = valid
+                bytes[i] = wrong
+                let text = String(decoding: bytes, as: UTF8.self)
+                #expect(HTTPDate.parse(text) == nil, "\(text)")
+            }
+        }
+        for day in ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"] {
+            #expect(HTTPDate.parse("\(day), 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        }
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        // The first of each month of 2001, in Unix seconds (Python's calendar.timegm).
+        let firsts: [Double] = [978_307_200, 980_985_600, 983_404_800, 986_083_200, 988_675_200, 991_353_600, 993_945_600, 996_624_000, 999_302_400, 1_001_894_400, 1_004_572_800, 1_007_164_800]
+        for (i, month) in months.enumerated() {
+            #expect(HTTPDate.parse("Sun, 01 \(month) 2001 00:00:00 GMT") == firsts[i])
+            #expect(HTTPDate.parse("Sun, 01 \(month.lowercased()) 2001 00:00:00 GMT") == nil, "names are case-sensitive")
+        }
+    }
 }

@@ -76,7 +76,11 @@ extension CacheMetadata {
     /// the record must name: both are compared in place, and the record's
     /// `key` and `url` are the caller's strings (no copies made per hit). A
     /// complete record naming another key or URL is a `.mismatch`.
-    static func decode(_ bytes: UnsafeRawBufferPointer, key expectedKey: String?, url expectedURL: String?) -> Decoded {
+    /// `answerOnly` leaves out the body digest and `ETag` (no strings made
+    /// for them; the record is checked as a whole all the same): see
+    /// `DiskCacheStore.lookup(_:accessTime:answerOnly:)`.
+    static func decode(_ bytes: UnsafeRawBufferPointer, key expectedKey: String?, url expectedURL: String?,
+                       answerOnly: Bool = false) -> Decoded {
         var lines = LineIterator(bytes)
         guard let first = lines.next() else { return .invalid }
         let version1 = first.equals(magicVersion1)
@@ -108,6 +112,7 @@ extension CacheMetadata {
                 let header: Header
                 if let gap = value.firstIndex(of: 0x20) {
                     let headerName = value.prefix(gap)
+                    if answerOnly && name[0] == 0x68 && (headerName.equals("ETag") || headerName.equals("etag")) { continue }
                     let headerValue = value.suffix(from: gap + 1)
                     header = Header(commonHeaderName(headerName) ?? headerName.string,
                                     commonImageType(headerValue) ?? headerValue.string)
@@ -132,12 +137,12 @@ extension CacheMetadata {
             case 8 where name.equals("has-body"):
                 hasBody = value.equals("1")
             case 8 where name.equals("body-md5") && version1:
-                bodyDigest = value.string
+                if !answerOnly { bodyDigest = value.string }
             case 11 where name.equals("body-digest"):
                 guard let gap = value.firstIndex(of: 0x20),
                       let algorithm = DigestAlgorithm(value.prefix(gap)) else { return .invalid }
                 digestAlgorithm = algorithm
-                bodyDigest = value.suffix(from: gap + 1).string
+                if !answerOnly { bodyDigest = value.suffix(from: gap + 1).string }
             case 10 where name.equals("body-inode"):
                 guard let v = value.integer, v >= 0 else { return .invalid }
                 bodyInode = UInt64(v)

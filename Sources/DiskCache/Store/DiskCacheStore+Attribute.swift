@@ -46,21 +46,24 @@ extension DiskCacheStore {
     /// has no such attribute). With `matching`, a record naming another key
     /// than `key`, or another URL than `url` when one is given, is a
     /// `.mismatch` (compared in place: see `CacheMetadata.decode(_:key:url:)`).
-    func readRecord(key: String, bodyPath path: String, matching: Bool = false, url: String? = nil) -> RecordRead {
+    /// `answerOnly`: see `lookup(_:accessTime:answerOnly:)`.
+    func readRecord(key: String, bodyPath path: String, matching: Bool = false, url: String? = nil,
+                    answerOnly: Bool = false) -> RecordRead {
         // Explicit C strings: passing a String where C wants `const char *`
         // copies it into a new array on every call.
         key.withCString { name in
             path.withCString { cPath in
-                readRecord(name: name, cPath: cPath, capacity: Self.attributeFirstRead, key: matching ? key : nil, url: url)
+                readRecord(name: name, cPath: cPath, capacity: Self.attributeFirstRead, key: matching ? key : nil, url: url,
+                           answerOnly: answerOnly)
             }
         }
     }
 
     private func readRecord(name: UnsafePointer<CChar>, cPath: UnsafePointer<CChar>, capacity: Int,
-                            key: String?, url: String?) -> RecordRead {
+                            key: String?, url: String?, answerOnly: Bool) -> RecordRead {
         guard capacity == Self.attributeFirstRead else {
             return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
-                readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url)
+                readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url, answerOnly: answerOnly)
             }
         }
         // The first read's buffer is on the stack: `withUnsafeTemporaryAllocation`
@@ -68,24 +71,26 @@ extension DiskCacheStore {
         // per hit, ~400 instructions).
         var first = InlineArray<2048, UInt8>(repeating: 0)
         return withUnsafeMutableBytes(of: &first) { buffer in
-            readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url)
+            readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url, answerOnly: answerOnly)
         }
     }
 
     private func readRecord(name: UnsafePointer<CChar>, cPath: UnsafePointer<CChar>, into buffer: UnsafeMutableRawBufferPointer,
-                            key: String?, url: String?) -> RecordRead {
+                            key: String?, url: String?, answerOnly: Bool) -> RecordRead {
         guard let base = buffer.baseAddress else { return .noRecord }
         let capacity = buffer.count
         let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, name, cPath, $0, base, capacity) }
         guard count > 0 else {
             if count < 0 && errno == ERANGE && capacity < Self.attributeCapacity {
-                return readRecord(name: name, cPath: cPath, capacity: Self.attributeCapacity, key: key, url: url)
+                return readRecord(name: name, cPath: cPath, capacity: Self.attributeCapacity, key: key, url: url,
+                                  answerOnly: answerOnly)
             }
             if count < 0 && errno == ENOENT { return .noFile }
             if count < 0 && errno == ENOTSUP { placement.noteRefused() }
             return .noRecord
         }
-        switch CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key, url: url) {
+        switch CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key, url: url,
+                                      answerOnly: answerOnly) {
         case .record(let meta): return .record(meta)
         case .mismatch: return .mismatch
         case .invalid: return .noRecord

@@ -82,12 +82,29 @@ public final class DiskCacheStore: Sendable {
     /// one more `stat` when asked for; without it `lastAccess` is 0 there.
     public func lookup(_ key: String, url: String? = nil, accessTime: Bool = true) -> CacheEntry? {
         guard CacheFileName.isKey(key) else { return nil }
+        return lookup(validKey: key, url: url, accessTime: accessTime, answerOnly: false)
+    }
+
+    /// `lookup` of a URL's key for its stored URL (`key.storedURL`). A
+    /// `CacheKey`'s hex is a key by construction, so it is not checked again.
+    ///
+    /// With `answerOnly`, the record's body digest and `ETag` are not read
+    /// (the entry's `bodyDigest` is empty and its headers have no `ETag`):
+    /// for a lookup whose entry only answers (an `--offline` query: status,
+    /// length, type, image facts, freshness), never revalidates, merges a
+    /// 304, verifies or rewrites the record. Everything a hit checks (key,
+    /// URL, completeness, the body's size and mtime) is checked as always.
+    package func lookup(_ key: CacheKey, accessTime: Bool, answerOnly: Bool) -> CacheEntry? {
+        lookup(validKey: key.hex, url: key.storedURL, accessTime: accessTime, answerOnly: answerOnly)
+    }
+
+    private func lookup(validKey key: String, url: String?, accessTime: Bool, answerOnly: Bool) -> CacheEntry? {
         let path = bodyPath(key)
         if placement.readsRecords {
             // The record travels with the inode: it must name this key (a
             // body renamed to another key's name is not that key's entry),
             // and this URL when one is given (`readRecord` compares both).
-            switch readRecord(key: key, bodyPath: path, matching: true, url: url) {
+            switch readRecord(key: key, bodyPath: path, matching: true, url: url, answerOnly: answerOnly) {
             case .record(let meta):
                 guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
                 return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim),

@@ -14,8 +14,8 @@ import Glibc
 /// collect finished transfers, `curl_multi_poll`.
 ///
 /// Completions: a finished transfer's file work and the caller's completion
-/// (`FetchClient.start`; not a first 304's, which is smaller than its
-/// hand-off) do not run here. `handOff` collects them during a round (one
+/// (`FetchClient.start`; of a first 304's, only what it hands off itself:
+/// `FetchHandle.handOff`) do not run here. `handOff` collects them during a round (one
 /// pass of the loop), and the round's end gives them to one completion
 /// worker in one batch: one wake-up per round, not per transfer, and the
 /// loop goes straight back to libcurl while the worker completes them.
@@ -198,6 +198,19 @@ final class CurlLoop: @unchecked Sendable {
             roundCompletions.append(completion)
         } else {
             workers.run([completion])
+        }
+    }
+
+    /// `handOff` of work that nothing else bounds (`FetchHandle.handOff`:
+    /// its fetch gave its slot back already): on this loop's thread, while
+    /// the workers have `Defaults.completionBacklogLimit` jobs pending (this
+    /// round's included), it runs here, now, instead of waiting with them.
+    func handOffBounded(_ work: @escaping @Sendable () -> Void) {
+        guard pthread_equal(pthread_self(), thread) != 0 else { return workers.run([work]) }
+        if roundCompletions.count + workers.fewestPending() >= Defaults.completionBacklogLimit {
+            work()
+        } else {
+            roundCompletions.append(work)
         }
     }
 

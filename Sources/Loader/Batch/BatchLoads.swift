@@ -7,8 +7,11 @@ import Support
 /// worker that took it from its loop — reports the URL to the channel (not
 /// urgent: the consumer is woken once per run of results), gives the slot
 /// back, and starts right there the loads that slot let the scheduler
-/// start. Only loads started by other events (new URLs, a pause's end) go
-/// through the batch's main loop.
+/// start. A 304 that updates its entry in place gives the slot back and
+/// starts those loads on its transfer loop, and only then is its record
+/// updated and the URL reported, on a completion worker (`startNetwork`'s
+/// `giveSlotBack`). Only loads started by other events (new URLs, a
+/// pause's end) go through the batch's main loop.
 ///
 /// Memory: a load's slot comes back only when its end has run, so at most
 /// `--jobs` finished transfers (each holding a body of at most
@@ -98,6 +101,11 @@ final class BatchLoads: Sendable {
         }
     }
 
+    /// Gives `load`'s slot back and starts, here, the loads it lets the scheduler start.
+    private func giveBack(_ load: HostLoad, _ gate: HostAttemptGate) {
+        start(dispatch.finished(load, gate: gate, handOut: true))
+    }
+
     private func start(_ load: HostLoad, now: Double) {
         let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
                                    hostKnown: load.hostKnown)
@@ -106,13 +114,17 @@ final class BatchLoads: Sendable {
         let handle = FetchHandle()
         let (slot, cancelled) = running.withLock { running in (running.add(handle), running.cancelled) }
         if cancelled { handle.cancel() }
+        // A revalidation's 304 that updates its entry in place gives the slot back on its transfer
+        // loop, before its file work (`startNetwork`); a load without an entry cannot get one.
+        let giveSlotBack: (@Sendable () -> Void)? = load.entry == nil ? nil : { @Sendable [self] in giveBack(load, gate) }
         // `startNetwork` never completes before it returns, so the loads started below never nest.
         loader.startNetwork(url: load.url, key: load.key, entry: load.entry, prepared: load.request, gate: gate,
-                            handle: handle) { [self] loaded in
-            // Reported before the slot is given back: the batch ends only once every URL's event is queued.
+                            handle: handle, giveSlotBack: giveSlotBack) { [self] loaded, slotGivenBack in
+            // Reported before the slot is given back, unless it was already: either way, before the
+            // load leaves `running`, so the batch ends only once every URL's event is queued (`waitForAll`).
             channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
                                    duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)
-            start(dispatch.finished(load, gate: gate, handOut: true))
+            if !slotGivenBack { giveBack(load, gate) }
             // Last: the loads just started are counted first, so `count` is 0 only at the end.
             let waiter = running.withLock { running -> CheckedContinuation<Void, Never>? in
                 running.remove(slot)

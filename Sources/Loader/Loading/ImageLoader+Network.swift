@@ -38,23 +38,46 @@ extension ImageLoader {
     /// (`NetworkEnd.again`) through `network` itself. Not for `--decode`
     /// (decoded on the cooperative pool) nor the remote tier.
     /// `prepared`: the request `prepareRevalidation` made of `entry`, if any.
+    /// `giveSlotBack`: for a first attempt's 304 that updates `entry` in
+    /// place (the common revalidation), called on the transfer loop, which
+    /// then hands the update and `completion` to a completion worker
+    /// (`FetchHandle.handOff`): the loop's thread, where a busy host's
+    /// transfers all run (SPEC §6), starts the next loads and does no file
+    /// work (issue 22). Called at most once, before `completion`; its
+    /// `Bool` says whether it was.
     func startNetwork(url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
-                      gate: (any FetchAttemptGate)?, handle: FetchHandle, completion: @escaping @Sendable (Phase) -> Void) {
+                      gate: (any FetchAttemptGate)?, handle: FetchHandle, giveSlotBack: (@Sendable () -> Void)? = nil,
+                      completion: @escaping @Sendable (Phase, _ slotGivenBack: Bool) -> Void) {
         let exchange = NetworkExchange(self, url: url, key: key, entry: entry, prepared: prepared, gate: gate)
         let end: @Sendable (Result<FetchResponse, FetchError>) -> Void = { [self] fetched in
-            let end = complete(exchange, with: fetched)
-            exchange.sink.abandon()
-            switch end {
-            case .done(let phase):
-                completion(phase)
-            case .again(let entry):
-                handle.continueOnTask { completion(await self.network(url: url, key: key, entry: entry, gate: gate)) }
+            guard let giveSlotBack, case .success(let response) = fetched, exchange.updatesInPlace(response) else {
+                return finish(exchange, fetched, url: url, gate: gate, handle: handle, slotGivenBack: false, completion)
+            }
+            giveSlotBack()
+            handle.handOff {
+                self.finish(exchange, fetched, url: url, gate: gate, handle: handle, slotGivenBack: true, completion)
             }
         }
         if let prepared = exchange.prepared {
             client.start(prepared, into: exchange.sink, handle: handle, completion: end)
         } else {
             client.start(exchange.request, into: exchange.sink, handle: handle, completion: end)
+        }
+    }
+
+    /// `startNetwork`'s end of a fetch: `complete`, then `completion`, or the load asked again on a task.
+    private func finish(_ exchange: NetworkExchange, _ fetched: Result<FetchResponse, FetchError>, url: String,
+                        gate: (any FetchAttemptGate)?, handle: FetchHandle, slotGivenBack: Bool,
+                        _ completion: @escaping @Sendable (Phase, _ slotGivenBack: Bool) -> Void) {
+        let end = complete(exchange, with: fetched)
+        exchange.sink.abandon()
+        switch end {
+        case .done(let phase):
+            completion(phase, slotGivenBack)
+        case .again(let entry):
+            handle.continueOnTask {
+                completion(await self.network(url: url, key: exchange.key, entry: entry, gate: gate), slotGivenBack)
+            }
         }
     }
 
@@ -91,6 +114,13 @@ extension ImageLoader {
         let entry: CacheEntry?
         /// The stored record the request is conditional on (an entry with a body): `entry`'s, not a second copy.
         var conditional: CacheMetadata? { ImageLoader.conditional(entry) }
+
+        /// Whether `response` is a 304 that `complete` merges into the stored
+        /// entry, in place (its end is `.done`, never `.again`).
+        func updatesInPlace(_ response: FetchResponse) -> Bool {
+            guard response.status == 304, entry != nil, let conditional else { return false }
+            return Revalidation.validatorMatches(response.headers, conditional)
+        }
         let partial: PartialBody?
         let requestTime: Double
 
@@ -153,11 +183,11 @@ extension ImageLoader {
         }
         let responseTime = currentUnixTime()
         if response.status == 304 {
-            guard let entry, let conditional = exchange.conditional else {
+            guard let entry, exchange.conditional != nil else {
                 return .done(.failure(LoadError(kind: .http, message: "HTTP 304 Not Modified to an unconditional request",
                                                 status: 304, attempts: response.attempts)))
             }
-            guard Revalidation.validatorMatches(response.headers, conditional) else {
+            guard exchange.updatesInPlace(response) else {
                 // §4.3.4: the 304 names another representation; ours cannot be updated. Ask again, unconditionally.
                 return .again(entry: nil)
             }

@@ -59,8 +59,9 @@ public final class ImageLoader: Sendable {
         case .success(let valid): key = valid
         case .failure(let error): return .done(.failure(LoadError(error)))
         }
-        // The entry must name this URL; an --offline query needs no access time (it is not a use).
-        var entry = cache.lookup(key.hex, url: key.storedURL, accessTime: !options.offline)
+        // The entry must name this URL; an --offline query needs no access time
+        // (it is not a use), and only answers (no validator, no digest read).
+        var entry = cache.lookup(key, accessTime: !options.offline, answerOnly: options.offline)
         if let found = entry, !varyMatches(found) { entry = nil }
         if options.offline {
             guard let entry else { return .done(.empty(.notCached)) }
