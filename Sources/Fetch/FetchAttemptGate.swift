@@ -40,6 +40,15 @@ public protocol FetchAttemptGate: Sendable {
     /// fetch then fails with the last attempt's error. Called on the
     /// awaiting task: quick, never waits.
     func mayRetry() -> Bool
+
+    /// Why the owner no longer wants any attempt to this fetch's host (it
+    /// gave the host up): the kind and message the attempt fails with; nil
+    /// while it still does. Asked on the transfer thread as each attempt
+    /// starts there. An attempt the owner let go (a retry past `mayRetry`,
+    /// a URL it started) may reach its loop only after the loop ended the
+    /// host's unanswered attempts (`FetchClient.endUnansweredAttempts`); it
+    /// then fails at once, instead of running its own timeout. Quick, never waits.
+    func refusal() -> (kind: FetchError.Kind, detail: String)?
 }
 
 /// What a fetch does after a failed attempt, as its gate decides.
@@ -63,4 +72,7 @@ extension FetchAttemptGate {
 
     /// By default a retry the policy allows always goes out.
     public func mayRetry() -> Bool { true }
+
+    /// By default every attempt goes out.
+    public func refusal() -> (kind: FetchError.Kind, detail: String)? { nil }
 }

@@ -150,6 +150,48 @@ import TestSupport
         #expect(gate.asked.withLock { $0 } == (refuses ? 1 : 2))
     }
 
+    /// A gate whose owner gave the host up (`refusal`), and that then stops the fetch.
+    final class GivenUpGate: FetchAttemptGate {
+        let reason: String?
+        let failures = Locked<[FetchError]>([])
+        init(reason: String?) { self.reason = reason }
+        func connected() {}
+        func responding() {}
+        func answered(status: Int) {}
+        func failed(_ error: FetchError) async -> FetchRetryVerdict {
+            failures.withLock { $0.append(error) }
+            return .stop
+        }
+        func refusal() -> (kind: FetchError.Kind, detail: String)? { reason.map { (.timeout, $0) } }
+    }
+
+    /// An attempt whose owner has given its host up by the time it reaches its
+    /// transfer loop (a URL started, or a retry let go, just before the give-up,
+    /// arriving after the loop ended the host's attempts) fails there at once,
+    /// with the owner's kind and reason, and sends nothing; without a refusal
+    /// the same fetch is answered.
+    @Test(arguments: [true, false])
+    func anAttemptTheGateRefusesAtItsLoopFailsAtOnceWithTheReason(refused: Bool) async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(0.5))
+        let client = FetchClient(configuration: { var c = FetchConfiguration(); c.retries = 2; c.retryBaseDelay = 0.01; return c }())
+        let temp = try TempDirectory(prefix: "asyncfetch-refusal")
+        let sink = try FileSink(path: temp.file("body"))
+        defer { sink.remove() }
+        let reason = "host 127.0.0.1:\(server.port) gave 3 timeouts in a row; not tried again in this run"
+        let gate = GivenUpGate(reason: refused ? reason : nil)
+        let started = monotonicSeconds()
+        do {
+            let response = try await client.fetch(FetchRequest(url: server.url("/slow.png"), gate: gate), into: sink)
+            #expect(!refused && response.status == 200)
+        } catch let error as FetchError {
+            #expect(refused && error.kind == .timeout && error.message.contains(reason), "\(error)")
+            #expect(monotonicSeconds() - started < 0.4, "the refused attempt waited for the server")
+        }
+        #expect(server.requestCount("/slow.png") == (refused ? 0 : 1))
+        #expect(gate.failures.withLock { $0.count } == (refused ? 1 : 0))
+    }
+
     @Test func backoffIsExponentialWithFullJitter() {
         let policy = RetryPolicy(retries: 5, baseDelay: 0.1, maxDelay: 1)
         let failure = FetchError(.http, url: "http://x/", status: 503)

@@ -308,6 +308,13 @@ final class CurlLoop: @unchecked Sendable {
             transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
             return
         }
+        // Its host was given up on after the attempt was let go: the owner said so before it asked
+        // the loops to end the host's attempts (`endUnanswered`), so an attempt that arrives after
+        // that message learns it here, and one that came before it was ended by it.
+        if let refusal = transfer.spec.gate?.refusal() {
+            transfer.finish(.failure(FetchError(refusal.kind, url: transfer.spec.url, detail: refusal.detail)))
+            return
+        }
         let easy: CurlEasy
         let share = shares.share(for: transfer.multiplexingHost)
         if let idle = idleHandles.popLast() {

@@ -156,7 +156,8 @@ final class TransferLoops: Sendable {
     /// `url`'s host that have received no byte of a response yet
     /// (`CurlLoop.endUnanswered`), on every loop: a host's spellings
     /// ("Img.example.com:443") may hash to different home loops. Transfers
-    /// waiting here for a slot are left to start.
+    /// waiting here for a slot are left to start (their gate may refuse
+    /// them at their loop: `FetchAttemptGate.refusal`).
     func endUnanswered(toHostOf url: String, kind: FetchError.Kind, detail: String) {
         guard let host = Self.hostIdentity(of: url) else { return }
         let loops = state.withLock { $0.loops.compactMap { $0 } }

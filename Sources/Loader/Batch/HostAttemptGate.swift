@@ -8,7 +8,8 @@ import Support
 /// (at most `Defaults.hostPushbackRetries` of them; then the policy's own
 /// retries apply; none with `--retries 0`, which asks for no second attempt
 /// at all). A host given up on is not tried again, not even by a retry
-/// already in its backoff (`mayRetry`).
+/// already in its backoff (`mayRetry`) or an attempt on its way to its
+/// transfer loop (`refusal`).
 ///
 /// Each wait is resumed exactly once: by the dispatch (`tryAgain` when the
 /// scheduler starts it, `stop` when the host is given up on, `cancelled`
@@ -106,6 +107,18 @@ final class HostAttemptGate: FetchAttemptGate {
     /// would spend one more timeout on a host nobody else may try.
     func mayRetry() -> Bool {
         dispatch.failure(of: host) == nil
+    }
+
+    /// An attempt that reaches its transfer loop after its host was given up
+    /// on (a URL started, or a retry let go, just before) fails there at once
+    /// with the reason: the loop ended the host's other attempts already.
+    /// Asked on the loop thread before every attempt: while no host has been
+    /// given up on (every URL of most runs), one atomic load and no lock. The
+    /// flag is set before the loops are told to end the host's attempts, so an
+    /// attempt that finds it unset reached its loop before that message.
+    func refusal() -> (kind: FetchError.Kind, detail: String)? {
+        guard dispatch.hasGivenUpAHost else { return nil }
+        return dispatch.failure(of: host).map { ($0.errorKind, $0.message) }
     }
 
     /// How an attempt's failure bears on its host.

@@ -1,4 +1,5 @@
 import Support
+import Synchronization
 
 /// A batch's side of the `HostScheduler`: it holds the scheduler (in
 /// `Locked`), feeds it the time, and carries out its actions. Loads to start
@@ -59,6 +60,9 @@ final class HostDispatch: Sendable {
     private let onStarted: @Sendable ([HostLoad]) -> Void
     private let onNote: (@Sendable (HostNote) -> Void)?
     private let onGaveUp: @Sendable (HostKey, HostFailure) -> Void
+    /// Set before `onGaveUp` is first called: until then no gate need look
+    /// its host up before each attempt (`HostAttemptGate.refusal`).
+    private let gaveUpAHost = Atomic<Bool>(false)
 
     /// `onGaveUp`: a host was given up on; its queued URLs are failed
     /// (`onFail`), its running attempts that have not reached it yet are the callee's to end.
@@ -190,6 +194,10 @@ final class HostDispatch: Sendable {
 
     func failure(of host: HostKey) -> HostFailure? { state.withLock { $0.scheduler.failure(of: host) } }
 
+    /// Whether a host has been given up on and the owner told (`onGaveUp`):
+    /// one atomic load, where `failure(of:)` takes the lock and looks the host up.
+    var hasGivenUpAHost: Bool { gaveUpAHost.load(ordering: .acquiring) }
+
     /// Whether `host` has URLs waiting for a slot.
     func hasQueued(_ host: HostKey) -> Bool { state.withLock { $0.scheduler.queued(on: host) > 0 } }
 
@@ -288,7 +296,10 @@ final class HostDispatch: Sendable {
                 case .fail(.resume(let gate), _, _):
                     _ = gate.resume(.stop)
                 case .note(let note):
-                    if case .gaveUp(let host, let failure) = note { onGaveUp(host, failure) }
+                    if case .gaveUp(let host, let failure) = note {
+                        gaveUpAHost.store(true, ordering: .releasing)
+                        onGaveUp(host, failure)
+                    }
                     onNote?(note)
                 }
             }
