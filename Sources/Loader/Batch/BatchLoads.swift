@@ -15,7 +15,9 @@ import Support
 ///
 /// Memory: a load's slot comes back only when its end has run, so at most
 /// `--jobs` finished transfers (each holding a body of at most
-/// `Defaults.bufferedBodyLimit`) wait for a completion worker.
+/// `Defaults.bufferedBodyLimit`) wait for a completion worker. A 304's slot
+/// comes back before (it holds no body); Fetch's
+/// `Defaults.completionBacklogLimit` bounds how many of those wait.
 ///
 /// Cancellation: holds each running load's `FetchHandle`; `cancel()`
 /// cancels them all, and a load started later is cancelled at once. Each
