@@ -6,6 +6,9 @@ import Synchronization
 /// then the caller's completion, which for a cache load validates, commits
 /// and reports). One of a client's `CompletionWorkers`.
 ///
+/// A batch's end: what its jobs deferred (`CompletionBatch.atEnd`) runs
+/// once all of them have run, before the thread looks for more.
+///
 /// Feeding: `run` appends to a queue under the lock and wakes the thread
 /// only if it sleeps; the thread takes the whole queue at once (a swap) and
 /// runs it. A transfer loop hands over a whole round of finished transfers
@@ -79,6 +82,8 @@ final class CompletionWorker: Sendable {
 
     private func work() {
         var jobs: [@Sendable () -> Void] = []   // swapped with `queue`: no copy per round
+        let deferred = CompletionBatch.Deferred()   // what the jobs of a batch leave to its end
+        deferred.attach()
         while true {
             let stop = shared.withLock(when: wake, { shared in
                 if shared.queue.isEmpty && !shared.stopping {
@@ -96,6 +101,7 @@ final class CompletionWorker: Sendable {
                 job()
                 pending.subtract(1, ordering: .relaxed)
             }
+            deferred.runAll()
             jobs.removeAll(keepingCapacity: true)
         }
     }

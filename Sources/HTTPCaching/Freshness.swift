@@ -97,7 +97,7 @@ public struct Freshness: Sendable {
             guard fields.expiresCount == 1, let expiry = HTTPDate.parse(expires) else { return (0, true) }
             return (expiry - dateValue(), true)
         }
-        if heuristic, StatusCacheability.heuristic.contains(meta.status) || cc.isPublic,
+        if heuristic, StatusCacheability.isHeuristicallyCacheable(meta.status) || cc.isPublic,
            let modified = fields.lastModified.flatMap(HTTPDate.parse) {
             return (max(0, dateValue() - modified) * Self.heuristicFraction, false)
         }

@@ -5,6 +5,14 @@ public enum StatusCacheability {
     /// `Date − Last-Modified` when the response gives no explicit freshness.
     public static let heuristic: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
+    /// `heuristic.contains(status)`, without hashing (every hit asks).
+    public static func isHeuristicallyCacheable(_ status: Int) -> Bool {
+        switch status {
+        case 200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501: true
+        default: false
+        }
+    }
+
     /// The status codes whose caching requirements asyncfetch implements:
     /// every final code that RFC 9110 defines. `must-understand` (§5.2.2.3)
     /// allows storing only these; 299 or 599, say, are not understood.

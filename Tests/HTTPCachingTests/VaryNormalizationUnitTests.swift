@@ -32,5 +32,8 @@ import Testing
         #expect(StatusCacheability.heuristic.isSubset(of: StatusCacheability.understood))
         #expect(!StatusCacheability.understood.contains(299) && !StatusCacheability.understood.contains(599))
         #expect(!StatusCacheability.heuristic.contains(201) && StatusCacheability.heuristic.contains(501))
+        for status in 0...999 {
+            #expect(StatusCacheability.isHeuristicallyCacheable(status) == StatusCacheability.heuristic.contains(status), "\(status)")
+        }
     }
 }

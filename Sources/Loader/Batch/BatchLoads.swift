@@ -7,15 +7,20 @@ import Support
 /// worker that took it from its loop — reports the URL to the channel (not
 /// urgent: the consumer is woken once per run of results), gives the slot
 /// back, and starts right there the loads that slot let the scheduler
-/// start. A 304 that updates its entry in place gives the slot back and
-/// starts those loads on its transfer loop, and only then is its record
-/// updated and the URL reported, on a completion worker (`startNetwork`'s
-/// `giveSlotBack`). Only loads started by other events (new URLs, a
-/// pause's end) go through the batch's main loop.
+/// start. The loads a worker's batch ended (a loop's round) give their slots
+/// back together at the batch's end (`CompletionBatch.atEnd`): one scheduler
+/// step and one run of starts per round, not per URL; an end on any other
+/// thread gives its slot back at once. A 304 that updates its entry in place
+/// gives the slot back and starts those loads on its transfer loop, and only
+/// then is its record updated and the URL reported, on a completion worker
+/// (`startNetwork`'s `giveSlotBack`). Only loads started by other events
+/// (new URLs, a pause's end) go through the batch's main loop.
 ///
 /// Memory: a load's slot comes back only when its end has run, so at most
 /// `--jobs` finished transfers (each holding a body of at most
-/// `Defaults.bufferedBodyLimit`) wait for a completion worker.
+/// `Defaults.bufferedBodyLimit`) wait for a completion worker. A 304's slot
+/// comes back before (it holds no body); Fetch's
+/// `Defaults.completionBacklogLimit` bounds how many of those wait.
 ///
 /// Cancellation: holds each running load's `FetchHandle`; `cancel()`
 /// cancels them all, and a load started later is cancelled at once. Each
@@ -40,6 +45,10 @@ final class BatchLoads: Sendable {
         var count = 0
         /// `waitForAll`, until `count` is 0.
         var waiter: CheckedContinuation<Void, Never>?
+        /// Loads that ended and still hold their slots, given back by `giveBack`.
+        var ended: [Ended] = []
+        /// A `giveBack` is due (at a worker batch's end): later ends join `ended` for it.
+        var giveBackDue = false
 
         mutating func add(_ handle: FetchHandle) -> Int {
             count += 1
@@ -56,6 +65,13 @@ final class BatchLoads: Sendable {
             free.append(slot)
             count -= 1
         }
+    }
+
+    /// A load that ended, its event sent, its slot not given back yet.
+    private struct Ended {
+        let load: HostLoad
+        let gate: HostAttemptGate
+        let slot: Int
     }
 
     private let running = Locked(Running())
@@ -124,15 +140,39 @@ final class BatchLoads: Sendable {
             // load leaves `running`, so the batch ends only once every URL's event is queued (`waitForAll`).
             channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
                                    duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)
-            if !slotGivenBack { giveBack(load, gate) }
-            // Last: the loads just started are counted first, so `count` is 0 only at the end.
-            let waiter = running.withLock { running -> CheckedContinuation<Void, Never>? in
-                running.remove(slot)
-                guard running.count == 0 else { return nil }
-                defer { running.waiter = nil }
-                return running.waiter
+            if slotGivenBack { return leave([slot]) }
+            let due = running.withLock { running -> Bool in
+                running.ended.append(Ended(load: load, gate: gate, slot: slot))
+                defer { running.giveBackDue = true }
+                return !running.giveBackDue
             }
-            waiter?.resume()
+            if due && !CompletionBatch.atEnd({ [self] in giveBackEnded() }) { giveBackEnded() }
         }
+    }
+
+    /// Gives back the slots of the loads that ended, in one scheduler step,
+    /// and starts the loads that lets start.
+    private func giveBackEnded() {
+        let ended = running.withLock { running -> [Ended] in
+            running.giveBackDue = false
+            var taken: [Ended] = []
+            swap(&taken, &running.ended)
+            return taken
+        }
+        if ended.isEmpty { return }
+        start(dispatch.finished(ended.map { (load: $0.load, gate: $0.gate) }))
+        leave(ended.map(\.slot))
+    }
+
+    /// Ended loads leave `running`. Last: the loads their slots started are
+    /// counted first, so `count` is 0 only at the end.
+    private func leave(_ slots: [Int]) {
+        let waiter = running.withLock { running -> CheckedContinuation<Void, Never>? in
+            for slot in slots { running.remove(slot) }
+            guard running.count == 0 else { return nil }
+            defer { running.waiter = nil }
+            return running.waiter
+        }
+        waiter?.resume()
     }
 }

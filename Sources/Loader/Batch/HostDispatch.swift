@@ -156,6 +156,27 @@ final class HostDispatch: Sendable {
         return step(handOut: handOut) { $0.scheduler.finished(host: load.host, after: outcome, now: $1) }
     }
 
+    /// Loads that ended together (a completion worker's batch: `BatchLoads`)
+    /// give their slots back and report their answers in one scheduler step,
+    /// as `finished` one by one would, in order. Returns the loads this
+    /// lets the scheduler start (reported started already), for the caller
+    /// to start.
+    func finished(_ ended: [(load: HostLoad, gate: HostAttemptGate)]) -> [HostLoad] {
+        let ends = ended.map { (host: $0.load.host, end: $0.gate.end) }   // each gate's lock, outside the dispatch's
+        return step(handOut: true) { state, now in
+            var actions: [Scheduler.Action] = []
+            for (host, end) in ends {
+                let outcome: Scheduler.Outcome? = end.answered ? .answered : nil
+                if end.holdsSlot {
+                    actions += state.scheduler.finished(host: host, after: outcome, now: now)
+                } else if let outcome {
+                    actions += state.scheduler.report(outcome, host: host, now: now)
+                }
+            }
+            return actions
+        }
+    }
+
     /// Ctrl-C: every queued URL is reported (loads) or released (pushed-back
     /// fetches, which then fail as cancelled); later starts are reported too.
     func cancel() {
