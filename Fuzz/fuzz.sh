@@ -29,7 +29,9 @@ declare -A IMPORTS=(
     [Support]="" [ImageFormats]="CCRC" [Fetch]="CCurl CDecode Support" [DiskCache]="CCrypto CXXHash Support"
     [HTTPCaching]="Fetch DiskCache Support" [RemoteCache]="Fetch DiskCache Support"
 )
-SWIFT_FLAGS=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g -enable-testing)
+# -package-name: as SwiftPM gives every module of the package one, so that
+# `package` declarations (DiskCacheStore's answer-only lookup) compile here too.
+SWIFT_FLAGS=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g -enable-testing -package-name asyncfetch)
 
 CFLAGS=()
 sources() { find "Sources/$1" -name '*.swift' | sort; }
