@@ -18,7 +18,10 @@ import Glibc
     /// Records the threads that write bodies (one sink per fetch, one record for all).
     final class ThreadRecordingSink: BodySink, @unchecked Sendable {
         let threads: Locked<Set<UInt>>
-        private(set) var bytes = 0
+        /// Written on the loop thread, read by the test after `fetch` returns: in a lock, so that
+        /// Thread Sanitizer sees the order too (it did not always through the continuation's resume).
+        private let written = Locked(0)
+        var bytes: Int { written.withLock { $0 } }
 
         init(recordingInto threads: Locked<Set<UInt>>) {
             self.threads = threads
@@ -27,10 +30,10 @@ import Glibc
         func write(_ chunk: UnsafeRawBufferPointer) throws {
             let thread = UInt(pthread_self())
             threads.withLock { _ = $0.insert(thread) }
-            bytes += chunk.count
+            written.withLock { $0 += chunk.count }
         }
 
-        func reset() throws { bytes = 0 }
+        func reset() throws { written.withLock { $0 = 0 } }
     }
 
     /// `rounds` times, `width` fetches at once of `url(round, index)`; the

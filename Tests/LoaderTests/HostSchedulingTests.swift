@@ -218,7 +218,7 @@ import TestSupport
         #expect(batch.hostCounts.hostsGivenUp == 1)
     }
 
-    @Test func aHostThatNeverAnswersCostsTheRunAboutTwoTimeouts() async throws {
+    @Test func aHostThatNeverAnswersIsGivenUpBeforeItsURLsSpendTheirRetries() async throws {
         let (silent, live, urls) = try Self.silentAndLive(silent: 10, live: 3)
         let loader = impatientLoader(jobs: 16, perHost: 6)
         let start = monotonicSeconds()
