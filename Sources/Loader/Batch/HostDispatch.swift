@@ -234,6 +234,7 @@ final class HostDispatch: Sendable {
                 if case .start(.load(var load), let host, let waited) = action {
                     load.waited = waited
                     load.hostKnown = state.scheduler.changesNothing(.responding, host: host)
+                    load.hostQueued = state.scheduler.queued(on: host) > 0
                     started.append(load)
                 } else {
                     self.actions.append(action)
