@@ -319,7 +319,7 @@ final class CurlLoop: @unchecked Sendable {
         // the loops to end the host's attempts (`endUnanswered`), so an attempt that arrives after
         // that message learns it here, and one that came before it was ended by it.
         if let refusal = transfer.spec.gate?.refusal() {
-            transfer.finish(.failure(FetchError(refusal.kind, url: transfer.spec.url, detail: refusal.detail)))
+            transfer.finish(.refused(FetchError(refusal.kind, url: transfer.spec.url, detail: refusal.detail)))
             return
         }
         let easy: CurlEasy
