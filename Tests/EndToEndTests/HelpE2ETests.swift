@@ -76,6 +76,11 @@ import TestSupport
         let cases: [([String], String)] = [
             (["--bogus"], "asyncfetch: Unknown option '--bogus'."),
             ([], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
+            // The cache commands that take URLs say it in the same words.
+            (["cache", "path"], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
+            (["cache", "rm"], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
+            (["cache", "pull", "--remote-cache", "http://127.0.0.1:9/tier/"],
+             "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
             (["--jobs", "0", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
             (["--timeout", "soon", "http://127.0.0.1:9/x.png"], "asyncfetch: The value 'soon' is invalid for '--timeout <duration>': give seconds"),
             (["-o", "a", "-o", "b", "http://127.0.0.1:9/x.png"], "asyncfetch: -o is given twice; give --output once"),
