@@ -119,8 +119,9 @@ extension ImageLoader {
         /// Whether `response` is a 304 that `complete` merges into the stored
         /// entry, in place (its end is `.done`, never `.again`).
         func updatesInPlace(_ response: FetchResponse) -> Bool {
-            guard response.status == 304, entry != nil, let conditional else { return false }
-            return Revalidation.validatorMatches(response.headers, conditional)
+            // `entry`'s record without `conditional`'s map and flatMap (copies, on the loop, per 304).
+            guard response.status == 304, let stored = entry?.metadata, stored.hasBody else { return false }
+            return Revalidation.validatorMatches(response.headers, stored)
         }
         let partial: PartialBody?
         let requestTime: Double
