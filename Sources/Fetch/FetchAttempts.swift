@@ -57,8 +57,16 @@ struct FetchAttempts: Sendable {
     }
 
     /// What follows an attempt (`attempt` counts it); a cancelled task's
-    /// attempt that never ran is `.failure` of kind `.cancelled`.
+    /// attempt that never ran is `.failure` of kind `.cancelled`. An attempt
+    /// the gate refused at its loop was not made: the error counts only the
+    /// attempts before it (0 when it was the first), as a URL of a host given
+    /// up on before it started does.
     mutating func next(after outcome: AttemptOutcome) -> Action {
+        if case .refused(var error) = outcome {
+            retrying = nil
+            error.attempts = attempt
+            return .askGate(error)
+        }
         attempt += 1
         counted += 1
         retrying = nil
@@ -82,7 +90,7 @@ struct FetchAttempts: Sendable {
             attempt -= 1
             counted -= 1
             return .attempt(attempting(spec), resetSink: true, delay: 0)
-        case .interrupted(let failure, _, _), .failure(let failure):
+        case .interrupted(let failure, _, _), .failure(let failure), .refused(let failure):
             error = failure
         }
         if error.kind == .redirects && redirectsBefore > 0 {

@@ -49,13 +49,23 @@ enum ArgumentCheck {
                 continue
             }
             // wget's `-O FILE` is asyncfetch's -o FILE; asyncfetch's -O (curl's) takes no value.
-            if argument == "-O", index < arguments.count, !arguments[index].hasPrefix("-"), !arguments[index].contains("://") {
-                throw UsageError(hint: "-O \(arguments[index]): -O takes no file name (like curl's -O it saves under the URL's own name, in the current folder); wget's -O FILE is -o FILE")
+            if argument == "-O", index < arguments.count {
+                let value = arguments[index]
+                if value == "-" || (!value.hasPrefix("-") && !value.contains("://")) {
+                    throw UsageError(hint: Self.wgetOutput("-O \(value)", value: value))
+                }
             }
             // Whole short words first (wget's -nc, -nv), then -x, -xVALUE and -qv.
             if let hint = HabitHints.answer(for: argument) { throw UsageError(hint: hint) }
             for (offset, letter) in argument.dropFirst().enumerated() {
                 let typed = "-\(letter)"
+                // wget's value joined to -O (`-O-`, `-qO-`, `-Ocat.png`); `-Ov` is two flags.
+                if letter == "O" {
+                    let rest = argument.dropFirst(offset + 2)
+                    if !rest.isEmpty && !rest.allSatisfy({ shortNames[$0] != nil }) {
+                        throw UsageError(hint: Self.wgetOutput(argument, value: String(rest)))
+                    }
+                }
                 guard let canonical = shortNames[letter] else {
                     if let hint = HabitHints.answer(for: typed) { throw UsageError(hint: hint) }
                     break   // unknown or a number (`--jobs -1` was skipped as a value): the parser decides
@@ -67,6 +77,14 @@ enum ArgumentCheck {
                 }
             }
         }
+    }
+}
+
+extension ArgumentCheck {
+    /// The answer to wget's `-O FILE` (`-O -`: the body on stdout), as `typed`.
+    static func wgetOutput(_ typed: String, value: String) -> String {
+        "\(typed): -O takes no file name (like curl's -O it saves under the URL's own name, in the current folder); "
+            + (value == "-" ? "wget's -O - is -o - (only the body on stdout)" : "wget's -O FILE is -o FILE")
     }
 }
 

@@ -31,7 +31,7 @@ extension CacheCommand {
         @Argument(help: "URLs to pull.") var urls: [String] = []
 
         func validate() throws {
-            if urls.isEmpty && input == nil { throw ValidationError("no URL given (name URLs, or a list with --input FILE)") }
+            if urls.isEmpty && input == nil { throw ValidationError("no URL given (name URLs as arguments, or a list with --input FILE)") }
             if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         }
 

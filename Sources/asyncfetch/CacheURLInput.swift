@@ -19,7 +19,7 @@ struct CacheURLInput: ParsableArguments {
     var json = false
 
     func validate() throws {
-        if urls.isEmpty && input.isEmpty { throw ValidationError("no URL given (name URLs as arguments, or a list with -i FILE)") }
+        if urls.isEmpty && input.isEmpty { throw ValidationError("no URL given (name URLs as arguments, or a list with --input FILE)") }
     }
 
     /// Every URL, arguments first.

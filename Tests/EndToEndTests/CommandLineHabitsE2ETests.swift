@@ -76,6 +76,16 @@ import TestSupport
         }
         let wget = try cli.run(["-O", "cat.png", "http://127.0.0.1:9/x.png"])
         #expect(wget.status == 2 && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(wget.stderr)")
+        // wget's value joined to -O, or `-O -`: the same answer, not "Unknown option '--'" or '-u',
+        // and `-O -` does not fetch '-' as a URL.
+        for (arguments, answer) in [(["-qO-"], "wget's -O - is -o -"), (["-O-"], "wget's -O - is -o -"),
+                                    (["-O", "-"], "wget's -O - is -o -"), (["-Ocat.png"], "wget's -O FILE is -o FILE")] {
+            let joined = try cli.run(arguments + ["http://127.0.0.1:9/x.png"])
+            #expect(joined.status == 2 && joined.stderr.hasPrefix("asyncfetch: \(arguments.joined(separator: " ")): -O takes no file name")
+                    && joined.stderr.contains(answer) && joined.stderr.split(separator: "\n").count == 1, "\(arguments): \(joined.stderr)")
+        }
+        // curl's -O joined to other flags is still curl's.
+        #expect(try cli.run(["-Oq", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
         // The flags that are asyncfetch options work as the table says.
         #expect(try cli.run(["-q", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)
         #expect(try cli.run(["-P", cli.cache.path + "/d", "--offline", "http://127.0.0.1:9/x.png"]).status == 1)

@@ -180,6 +180,14 @@ extension CLI {
         #expect(request.header("Host") == "images.example.invalid")
         #expect(try await cli.runOffPool(["cache", "path", url]).status == 0)
 
+        // Any one of the variables curl reads is enough, the last it falls back to included
+        // (a handle is told "no proxy" only when none is set: `CurlEasy.proxyVariables`).
+        proxy.route("/bird.png", .ok(Self.png))
+        let viaAllProxy = try await cli.runOffPool(["--json", "http://images.example.invalid/bird.png"],
+                                                   environment: ["ALL_PROXY": proxy.baseURL])
+        #expect(viaAllProxy.status == 0, "\(viaAllProxy.stdout)\(viaAllProxy.stderr)")
+        #expect(proxy.requestCount("/bird.png") == 1)
+
         let origin = try ScriptedServer()
         origin.route("/dog.png", .ok(Self.png))
         let direct = try await cli.runOffPool(["--json", origin.url("/dog.png")], environment: [

@@ -57,6 +57,9 @@ import TestSupport
         #expect(cacheHelp.status == 0)
         #expect(cacheHelp.stdout.contains("OVERVIEW: Inspect and maintain the cache."))
         #expect(cacheHelp.stdout.contains("  dir ") && cacheHelp.stdout.contains("  path "))
+        // The body digest is XXH3-128 (SPEC §4); MD5 names the file, it checks nothing.
+        let flatCacheHelp = cacheHelp.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+        #expect(flatCacheHelp.contains("verify Check every entry's body against its recorded length and XXH3-128 digest"), "\(cacheHelp.stdout)")
         #expect(try await cli.run(["help", "cache"]).stdout == cacheHelp.stdout)
         #expect(try await cli.run(["help", "cache", "path"]).stdout.contains("USAGE: asyncfetch cache path"))
         #expect(try await cli.run(["cache", "help"]).stdout == cacheHelp.stdout)
@@ -76,6 +79,11 @@ import TestSupport
         let cases: [([String], String)] = [
             (["--bogus"], "asyncfetch: Unknown option '--bogus'."),
             ([], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
+            // The cache commands that take URLs say it in the same words.
+            (["cache", "path"], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
+            (["cache", "rm"], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
+            (["cache", "pull", "--remote-cache", "http://127.0.0.1:9/tier/"],
+             "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
             (["--jobs", "0", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
             (["--timeout", "soon", "http://127.0.0.1:9/x.png"], "asyncfetch: The value 'soon' is invalid for '--timeout <duration>': give seconds"),
             (["-o", "a", "-o", "b", "http://127.0.0.1:9/x.png"], "asyncfetch: -o is given twice; give --output once"),

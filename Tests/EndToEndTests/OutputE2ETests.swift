@@ -158,4 +158,72 @@ import TestSupport
         #expect(result.stderr.contains("status 141"), "\(result.stderr)")
         #expect(Date().timeIntervalSince(started) < 10)
     }
+
+    /// `-v` host notes go to stderr from the reporter's writer, never from the
+    /// thread that ran the host scheduler (a transfer loop or a completion
+    /// worker): with stderr a full pipe nobody reads, while one host's pause
+    /// and limit changes are noted, another host's transfers in flight still
+    /// end in the cache; once stderr is read, the notes are all there, in order.
+    @Test func hostNotesOnABlockedStderrDoNotStallTransfers() async throws {
+        let pushing = try ScriptedServer(), busy = try ScriptedServer()
+        // Each host answers its first URL at once, so that all its others start together.
+        // The pushing host then answers 429 (a pause, its limit halved) and 200s: its limit
+        // grows back, noted on the completion workers' threads.
+        pushing.route("/img.png?0", ScriptedResponse.ok(ImageFixture.png, contentType: "image/png"))
+        pushing.route("/img.png", [ScriptedResponse.status(429, headers: [("Retry-After", "1")]).delayed(0.3),
+                                   ScriptedResponse.ok(ImageFixture.png, contentType: "image/png").delayed(0.6)])
+        // The busy host's others answer after 2 s: in flight while the notes are made.
+        busy.route("/img.png?0", ScriptedResponse.ok(ImageFixture.png, contentType: "image/png"))
+        busy.route("/img.png", ScriptedResponse.ok(ImageFixture.png, contentType: "image/png").delayed(2))
+        let busyURLs = (0..<60).map { busy.url("/img.png?\($0)") }
+        let urls = (0..<20).map { pushing.url("/img.png?\($0)") } + busyURLs
+        let fifo = cli.cache.path + "/stderr"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        // Full before the run starts: its first write to stderr blocks until the test reads.
+        let filler = open(fifo, O_WRONLY | O_NONBLOCK)
+        try #require(filler >= 0)
+        var filled = 0
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
+        while true {
+            let n = chunk.withUnsafeBytes { write(filler, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            filled += n
+        }
+        close(filler)
+        let child = try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", fifo, CLI.binary,
+                                                 "--json", "-v", "--no-progress", "--jobs-per-host", "64"] + urls,
+                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 60)
+        let deadline = Date().addingTimeInterval(15)
+        func stored() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: cli.cacheDir)) ?? []).filter { $0.count == 32 }.count
+        }
+        while Date() < deadline && stored() < busyURLs.count {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        #expect(stored() >= busyURLs.count, "\(stored()) bodies stored while stderr was blocked")
+        // Now read stderr to its end (the run's end closes it).
+        var stderr: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let drainDeadline = Date().addingTimeInterval(30)
+        while Date() < drainDeadline {
+            let n = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+            if n > 0 { stderr += buffer[..<n]; continue }
+            if n == 0 { break }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        let result = try await child.finish()
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(stderr.count > filled)
+        let notes = String(decoding: stderr.dropFirst(filled), as: UTF8.self)
+        let name = "host 127.0.0.1:\(pushing.port)"
+        let paused = try #require(notes.range(of: "\(name) answered 429: paused for"), "\(notes)")
+        let halved = try #require(notes.range(of: "\(name): at most 32 transfers at once (was 64)"), "\(notes)")
+        let grown = try #require(notes.range(of: "\(name): at most 33 transfers at once (was 32)"), "\(notes)")
+        #expect(paused.lowerBound < halved.lowerBound && halved.lowerBound < grown.lowerBound, "\(notes)")
+        let lines = try #require(CLI.jsonLines(result.stdout))
+        #expect(lines.filter { $0["phase"] as? String == "success" }.count == urls.count)
+    }
 }

@@ -150,19 +150,28 @@ import TestSupport
         #expect(gate.asked.withLock { $0 } == (refuses ? 1 : 2))
     }
 
-    /// A gate whose owner gave the host up (`refusal`), and that then stops the fetch.
+    /// A gate whose owner gave the host up (`refusal`), and that then stops the fetch;
+    /// with `after`, the host is given up once that many attempts have failed
+    /// (until then the policy retries them).
     final class GivenUpGate: FetchAttemptGate {
         let reason: String?
+        let after: Int
         let failures = Locked<[FetchError]>([])
-        init(reason: String?) { self.reason = reason }
+        init(reason: String?, after: Int = 0) {
+            self.reason = reason
+            self.after = after
+        }
         func connected() {}
         func responding() {}
         func answered(status: Int) {}
         func failed(_ error: FetchError) async -> FetchRetryVerdict {
-            failures.withLock { $0.append(error) }
-            return .stop
+            let count = failures.withLock { $0.append(error); return $0.count }
+            return count <= after ? .usePolicy : .stop
         }
-        func refusal() -> (kind: FetchError.Kind, detail: String)? { reason.map { (.timeout, $0) } }
+        func refusal() -> (kind: FetchError.Kind, detail: String)? {
+            guard failures.withLock({ $0.count }) >= after else { return nil }
+            return reason.map { (.timeout, $0) }
+        }
     }
 
     /// An attempt whose owner has given its host up by the time it reaches its
@@ -186,10 +195,31 @@ import TestSupport
             #expect(!refused && response.status == 200)
         } catch let error as FetchError {
             #expect(refused && error.kind == .timeout && error.message.contains(reason), "\(error)")
+            #expect(error.attempts == 0, "the refused attempt was never made, yet it was counted")
             #expect(monotonicSeconds() - started < 0.4, "the refused attempt waited for the server")
         }
         #expect(server.requestCount("/slow.png") == (refused ? 0 : 1))
         #expect(gate.failures.withLock { $0.count } == (refused ? 1 : 0))
+    }
+
+    /// A retry refused at its loop (its host was given up on during the
+    /// backoff) is not counted: the error says how many attempts were made.
+    @Test func aRetryTheGateRefusesIsNotCountedAsAnAttempt() async throws {
+        let server = try ScriptedServer()
+        server.route("/busy.png", ScriptedResponse.status(503))
+        let client = FetchClient(configuration: { var c = FetchConfiguration(); c.retries = 3; c.retryBaseDelay = 0.01; return c }())
+        let temp = try TempDirectory(prefix: "asyncfetch-refusal")
+        let sink = try FileSink(path: temp.file("body"))
+        defer { sink.remove() }
+        let gate = GivenUpGate(reason: "host given up on", after: 2)
+        do {
+            _ = try await client.fetch(FetchRequest(url: server.url("/busy.png"), gate: gate), into: sink)
+            Issue.record("the fetch succeeded")
+        } catch let error as FetchError {
+            #expect(error.kind == .timeout && error.message.contains("host given up on"), "\(error)")
+            #expect(error.attempts == 2, "\(error.attempts) attempts counted, 2 made")
+        }
+        #expect(server.requestCount("/busy.png") == 2)
     }
 
     @Test func backoffIsExponentialWithFullJitter() {

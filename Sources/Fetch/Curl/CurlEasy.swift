@@ -1,4 +1,7 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One libcurl easy handle, configured once with the client's policy and then
 /// reused for transfer after transfer: only the URL, the request headers and
@@ -129,8 +132,22 @@ final class CurlEasy {
         if config.verboseCurl {
             check("VERBOSE", ccurl_easy_setopt_long(easy, CURLOPT_VERBOSE, 1))
         }
+        // Proxies come from the environment, as curl reads them (docs/http.md). libcurl 7.88 reads
+        // five of these variables at every transfer (`getenv` and a copy each, about 1.5 k
+        // instructions on the loop per URL: bench/README "Session 12: revalidate"). When none is
+        // set, saying "no proxy" once here is the same answer.
+        if !Self.proxyVariables.contains(where: { getenv($0) != nil }) {
+            check("PROXY (none: no proxy variable is set)", ccurl_easy_setopt_string(easy, CURLOPT_PROXY, ""))
+            check("NOPROXY", ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
+        }
         return failed
     }
+
+    /// Every variable libcurl 7.88 may read to choose a proxy for an http or
+    /// https URL, or to go without one: `<scheme>_proxy` (for https also in
+    /// capitals; never `HTTP_PROXY`), `all_proxy`, `no_proxy`, each also in capitals.
+    private static let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+                                         "no_proxy", "NO_PROXY"]
 
     /// Points the handle at one transfer: its URL, its request header lines
     /// ("Name: value") and the callback context (`userdata`, unretained: see `CurlTransfer`).

@@ -87,6 +87,10 @@ final class CurlLoop: @unchecked Sendable {
     private var threadStarted = false
     /// Completions handed off during this round, given to a worker at its end (`handOff`).
     private var roundCompletions: [@Sendable () -> Void] = []
+    /// The workers' backlog (`CompletionWorkers.fewestPending`) as this round's first
+    /// `handOffBounded` read it: one look per round, not a lock per 304. Within a round
+    /// the workers only shrink it; this round's own jobs are counted in `roundCompletions`.
+    private var roundBacklog: Int?
     private let workers: CompletionWorkers
 
     /// `connectionCache`: this loop's share of the client's connection cache
@@ -207,7 +211,9 @@ final class CurlLoop: @unchecked Sendable {
     /// round's included), it runs here, now, instead of waiting with them.
     func handOffBounded(_ work: @escaping @Sendable () -> Void) {
         guard pthread_equal(pthread_self(), thread) != 0 else { return workers.run([work]) }
-        if roundCompletions.count + workers.fewestPending() >= Defaults.completionBacklogLimit {
+        let backlog = roundBacklog ?? workers.fewestPending()
+        roundBacklog = backlog
+        if roundCompletions.count + backlog >= Defaults.completionBacklogLimit {
             work()
         } else {
             roundCompletions.append(work)
@@ -216,6 +222,7 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Gives the round's completions to the least busy worker, in the order handed off.
     private func handOffRound() {
+        roundBacklog = nil
         guard !roundCompletions.isEmpty else { return }
         workers.run(roundCompletions)
         roundCompletions.removeAll(keepingCapacity: true)
@@ -312,7 +319,7 @@ final class CurlLoop: @unchecked Sendable {
         // the loops to end the host's attempts (`endUnanswered`), so an attempt that arrives after
         // that message learns it here, and one that came before it was ended by it.
         if let refusal = transfer.spec.gate?.refusal() {
-            transfer.finish(.failure(FetchError(refusal.kind, url: transfer.spec.url, detail: refusal.detail)))
+            transfer.finish(.refused(FetchError(refusal.kind, url: transfer.spec.url, detail: refusal.detail)))
             return
         }
         let easy: CurlEasy

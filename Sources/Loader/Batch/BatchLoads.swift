@@ -118,7 +118,7 @@ final class BatchLoads: Sendable {
         if cancelled { handle.cancel() }
         // A revalidation's 304 that updates its entry in place gives the slot back on its transfer
         // loop, before its file work (`startNetwork`); a load without an entry cannot get one.
-        let giveSlotBack: (@Sendable () -> Void)? = load.entry == nil ? nil : { @Sendable [self] in giveBack(load, gate) }
+        let giveSlotBack: (@Sendable () -> Void)? = !load.hasEntry ? nil : { @Sendable [self] in giveBack(load, gate) }
         // `startNetwork` never completes before it returns, so the loads started below never nest.
         loader.startNetwork(url: load.url, key: load.key, entry: load.entry, prepared: load.request, gate: gate,
                             handle: handle, giveSlotBack: giveSlotBack) { [self] loaded, slotGivenBack in

@@ -228,14 +228,18 @@ final class HostDispatch: Sendable {
 
         init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false) {
             for action in actions {
-                // Every way a load leaves the queue (started, failed at once; `cancel` drains the rest).
-                if case .start(.load(let load), _, _) = action, load.hasEntry { state.queuedWithEntry -= 1 }
-                if case .fail(.load(let load), _, _) = action, load.hasEntry { state.queuedWithEntry -= 1 }
-                if case .start(.load(var load), let host, let waited) = action {
+                // Every way a load leaves the queue (started, failed at once; `cancel` drains the rest)
+                // counts it out of `queuedWithEntry`. One match per action: each copies the load out of its box.
+                switch action {
+                case .start(.load(var load), let host, let waited):
+                    if load.hasEntry { state.queuedWithEntry -= 1 }
                     load.waited = waited
                     load.hostKnown = state.scheduler.changesNothing(.responding, host: host)
                     started.append(load)
-                } else {
+                case .fail(.load(let load), _, _):
+                    if load.hasEntry { state.queuedWithEntry -= 1 }
+                    self.actions.append(action)
+                default:
                     self.actions.append(action)
                 }
             }

@@ -66,10 +66,11 @@ extension ImageLoader {
     }
 
     /// `startNetwork`'s end of a fetch: `complete`, then `completion`, or the load asked again on a task.
+    /// `slotGivenBack`: also says that the answer is a 304 found to update the entry in place (`updatesInPlace`).
     private func finish(_ exchange: NetworkExchange, _ fetched: Result<FetchResponse, FetchError>, url: String,
                         gate: (any FetchAttemptGate)?, handle: FetchHandle, slotGivenBack: Bool,
                         _ completion: @escaping @Sendable (Phase, _ slotGivenBack: Bool) -> Void) {
-        let end = complete(exchange, with: fetched)
+        let end = complete(exchange, with: fetched, updatesInPlace: slotGivenBack)
         exchange.sink.abandon()
         switch end {
         case .done(let phase):
@@ -118,8 +119,9 @@ extension ImageLoader {
         /// Whether `response` is a 304 that `complete` merges into the stored
         /// entry, in place (its end is `.done`, never `.again`).
         func updatesInPlace(_ response: FetchResponse) -> Bool {
-            guard response.status == 304, entry != nil, let conditional else { return false }
-            return Revalidation.validatorMatches(response.headers, conditional)
+            // `entry`'s record without `conditional`'s map and flatMap (copies, on the loop, per 304).
+            guard response.status == 304, let stored = entry?.metadata, stored.hasBody else { return false }
+            return Revalidation.validatorMatches(response.headers, stored)
         }
         let partial: PartialBody?
         let requestTime: Double
@@ -162,7 +164,10 @@ extension ImageLoader {
     /// Turns a fetch's outcome into the load's end, synchronously: a kept
     /// partial body, a remembered error, the 304 merge, the 206 check, the
     /// structure verdict and the commit. Runs wherever the fetch completed.
-    func complete(_ exchange: NetworkExchange, with fetched: Result<FetchResponse, FetchError>) -> NetworkEnd {
+    /// `updatesInPlace`: the caller found the answer to be a 304 that updates
+    /// the entry in place (`NetworkExchange.updatesInPlace`), so it is not compared again.
+    func complete(_ exchange: NetworkExchange, with fetched: Result<FetchResponse, FetchError>,
+                  updatesInPlace: Bool = false) -> NetworkEnd {
         let key = exchange.key, entry = exchange.entry, sink = exchange.sink, requestTime = exchange.requestTime
         let response: FetchResponse
         switch fetched {
@@ -187,7 +192,7 @@ extension ImageLoader {
                 return .done(.failure(LoadError(kind: .http, message: "HTTP 304 Not Modified to an unconditional request",
                                                 status: 304, attempts: response.attempts)))
             }
-            guard exchange.updatesInPlace(response) else {
+            guard updatesInPlace || exchange.updatesInPlace(response) else {
                 // §4.3.4: the 304 names another representation; ours cannot be updated. Ask again, unconditionally.
                 return .again(entry: nil)
             }

@@ -58,6 +58,11 @@ public final class Reporter: @unchecked Sendable {
         var transfers: TransferProgress?
     }
 
+    /// `-v` host notes not written yet (`hostNote`), in the order they came:
+    /// the writers write them first. A lock of their own, never held while
+    /// writing, so a note's caller never waits for a write.
+    private let notes = Locked<[HostNote]>([])
+
     /// `quiet` (`-q`) leaves out success lines and the summary, `verbose`
     /// (`-v`) adds the HTTP detail and host notes; `resultsToStderr` when
     /// stdout carries a body (`-o -`).
@@ -95,13 +100,14 @@ public final class Reporter: @unchecked Sendable {
     }
 
     /// `-v`: a host was paused, its limit changed, or it was given up on.
+    /// Called by the host scheduler, maybe on a transfer loop's thread, so it
+    /// only queues the note: the reporter's writer (the next `report`, `warn`,
+    /// `tick` or `finish`) writes it, before the lines it writes then, so a
+    /// slow stderr never stalls a transfer. `follow` ticks while `-v` is on, so
+    /// a note waits at most `Defaults.progressRedrawInterval` for its writer.
     public func hostNote(_ note: HostNote) {
         guard verbose else { return }
-        state.withLock { state in
-            state.out.eraseBar()
-            state.out.flush()
-            Console.error("asyncfetch: " + ResultLine.hostNote(note))
-        }
+        notes.withLock { $0.append(note) }
     }
 
     /// The host scheduler's totals, for the summary (set before `finish`).
@@ -112,12 +118,16 @@ public final class Reporter: @unchecked Sendable {
     /// Counts the event and writes its line (buffered for cache answers),
     /// with its warnings on stderr.
     public func report(_ event: LoadEvent) {
-        state.withLock { report(event, &$0) }
+        state.withLock { state in
+            writeNotes(&state)
+            report(event, &state)
+        }
     }
 
     /// `report` for each of `events`, in order, under one lock.
     public func report(contentsOf events: [LoadEvent]) {
         state.withLock { state in
+            writeNotes(&state)
             for event in events { report(event, &state) }
         }
     }
@@ -157,7 +167,7 @@ public final class Reporter: @unchecked Sendable {
     /// Calls `tick` every `Defaults.progressRedrawInterval` until the task
     /// is cancelled; nil (no task) when no bar is shown.
     func startTicker() -> Task<Void, Never>? {
-        guard progressEnabled else { return nil }
+        guard progressEnabled || verbose else { return nil }
         return Task { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: UInt64(Defaults.progressRedrawInterval * 1e9))
@@ -166,16 +176,22 @@ public final class Reporter: @unchecked Sendable {
         }
     }
 
-    /// Called about ten times a second while the batch runs: shows buffered
-    /// lines and redraws the bar.
+    /// Called about ten times a second while the batch runs: writes the host
+    /// notes, shows buffered lines and redraws the bar.
     func tick() {
-        state.withLock { state in if state.progressMode != .off { refresh(&state) } }
+        // `-v` alone: the lock only when there is a note to write.
+        if !progressEnabled && notes.withLock({ $0.isEmpty }) { return }
+        state.withLock { state in
+            writeNotes(&state)
+            if state.progressMode != .off { refresh(&state) }
+        }
     }
 
     /// Erases the bar and prints the summary: a JSON line last, or one line
     /// on stderr for people (unless `-q`, or a single uninterrupted URL).
     public func finish(interruptedBy signo: Int32?) {
         state.withLock { state in
+            writeNotes(&state)
             state.out.eraseBar()
             state.progressMode = .off
             let duration = monotonicSeconds() - started
@@ -196,7 +212,10 @@ public final class Reporter: @unchecked Sendable {
 
     /// `asyncfetch: warning: MESSAGE` on stderr, after the lines so far.
     public func warn(_ message: String) {
-        state.withLock { warn(message, to: $0.out) }
+        state.withLock { state in
+            writeNotes(&state)
+            warn(message, to: state.out)
+        }
     }
 
     /// The remote tier's counts, for the summary (set before `finish`).
@@ -221,6 +240,19 @@ public final class Reporter: @unchecked Sendable {
     }
 
     // MARK: - Under the lock
+
+    /// The queued host notes on stderr, after the lines so far.
+    private func writeNotes(_ state: inout State) {
+        guard verbose else { return }
+        let queued = notes.withLock { notes -> [HostNote] in
+            defer { notes.removeAll() }
+            return notes
+        }
+        guard !queued.isEmpty else { return }
+        state.out.eraseBar()
+        state.out.flush()
+        for note in queued { Console.error("asyncfetch: " + ResultLine.hostNote(note)) }
+    }
 
     private func warn(_ message: String, to out: LineOutput) {
         out.eraseBar()
