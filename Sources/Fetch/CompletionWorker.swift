@@ -19,13 +19,13 @@ import Synchronization
 final class CompletionWorker: Sendable {
     private struct Shared {
         var queue: [@Sendable () -> Void] = []
-        /// The thread waits on `wake` (only then does `run` signal it).
+        /// The thread sleeps (or is about to) on `wake` (only then does `run` post it).
         var sleeping = false
         var stopping = false
     }
 
     private let shared = Locked(Shared())
-    private let wake = LockCondition()
+    private let wake = WakeSemaphore()
     /// Jobs handed over and not yet finished (queued or running): what
     /// `CompletionWorkers` compares to choose the least busy worker.
     let pending = Atomic<Int>(0)
@@ -57,40 +57,41 @@ final class CompletionWorker: Sendable {
             defer { shared.sleeping = false }
             return (true, shared.sleeping)
         }
-        // Signalled after the lock is given back: under it, the woken thread
+        // Posted after the lock is given back: under it, the woken thread
         // would block at once on the lock still held (a futex wait and a wake
         // more per job). Nothing is missed: it set `sleeping` under the lock
-        // it waits with, and looks at the queue again whenever it wakes.
-        if wakes { wake.signal() }
+        // before it went to wait, and one post matches each such note.
+        if wakes { wake.post() }
         if !accepted { pending.subtract(count, ordering: .relaxed) }
         return accepted
     }
 
     /// Lets the thread exit once its queue is empty.
     func shutdown() {
-        shared.withLock { shared in
+        let wakes = shared.withLock { shared -> Bool in
             shared.stopping = true
-            if shared.sleeping {
-                shared.sleeping = false
-                wake.signal()
-            }
+            defer { shared.sleeping = false }
+            return shared.sleeping
         }
+        if wakes { wake.post() }
     }
 
     private func work() {
         var jobs: [@Sendable () -> Void] = []   // swapped with `queue`: no copy per round
         while true {
-            let stop = shared.withLock(when: wake, { shared in
+            // nil: nothing to do; the thread noted that it sleeps, and does.
+            let stop = shared.withLock { shared -> Bool? in
                 if shared.queue.isEmpty && !shared.stopping {
                     shared.sleeping = true
-                    return false
+                    return nil
                 }
-                return true
-            }, { shared -> Bool in
-                shared.sleeping = false
                 swap(&shared.queue, &jobs)
                 return jobs.isEmpty && shared.stopping
-            })
+            }
+            guard let stop else {
+                wake.wait()
+                continue
+            }
             if stop { return }
             for job in jobs {
                 job()

@@ -8,7 +8,7 @@ extension CacheCommand {
     /// `cache verify`: reread every entry, remove the corrupt ones.
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check every entry's body against its recorded length and MD5; remove corrupt entries.",
+            abstract: "Check every entry's body against its recorded length and XXH3-128 digest; remove corrupt entries.",
             discussion: """
                 Also removes partial or foreign entries and leftovers of killed runs. Prints \
                 one line per removed entry, then a summary. Exit status 1 if something \

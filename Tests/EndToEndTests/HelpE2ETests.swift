@@ -57,6 +57,9 @@ import TestSupport
         #expect(cacheHelp.status == 0)
         #expect(cacheHelp.stdout.contains("OVERVIEW: Inspect and maintain the cache."))
         #expect(cacheHelp.stdout.contains("  dir ") && cacheHelp.stdout.contains("  path "))
+        // The body digest is XXH3-128 (SPEC §4); MD5 names the file, it checks nothing.
+        let flatCacheHelp = cacheHelp.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
+        #expect(flatCacheHelp.contains("verify Check every entry's body against its recorded length and XXH3-128 digest"), "\(cacheHelp.stdout)")
         #expect(try await cli.run(["help", "cache"]).stdout == cacheHelp.stdout)
         #expect(try await cli.run(["help", "cache", "path"]).stdout.contains("USAGE: asyncfetch cache path"))
         #expect(try await cli.run(["cache", "help"]).stdout == cacheHelp.stdout)

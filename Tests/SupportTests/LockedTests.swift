@@ -64,3 +64,55 @@ import Testing
         #expect(!ran)
     }
 }
+
+@Suite struct WakeSemaphoreTests {
+    /// A post that comes before the wait is kept: the wait returns at once.
+    @Test func postBeforeWaitIsKept() {
+        let wake = WakeSemaphore()
+        wake.post()
+        wake.wait()
+    }
+
+    /// A thread that notes it sleeps and waits is woken by each post, and
+    /// every item handed over that way is taken exactly once, in order.
+    @Test func sleeperIsWokenForEveryHandOff() async throws {
+        struct Shared { var queue: [Int] = []; var sleeping = false; var done = false }
+        let shared = Locked(Shared())
+        let wake = WakeSemaphore()
+        let received = Locked([Int]())
+        let finished = Locked(false)
+        try startDetachedThread(name: "sem-test") {
+            while true {
+                let taken = shared.withLock { shared -> [Int]? in
+                    if shared.queue.isEmpty && !shared.done { shared.sleeping = true; return nil }
+                    defer { shared.queue.removeAll() }
+                    return shared.queue
+                }
+                guard let taken else { wake.wait(); continue }
+                received.withLock { $0 += taken }
+                if taken.isEmpty { break }
+            }
+            finished.withLock { $0 = true }
+        }
+        let total = 5_000
+        for n in 0..<total {
+            let wakes = shared.withLock { shared -> Bool in
+                shared.queue.append(n)
+                defer { shared.sleeping = false }
+                return shared.sleeping
+            }
+            if wakes { wake.post() }
+            if n % 97 == 0 { await Task.yield() }
+        }
+        let wakes = shared.withLock { shared -> Bool in
+            shared.done = true
+            defer { shared.sleeping = false }
+            return shared.sleeping
+        }
+        if wakes { wake.post() }
+        let deadline = monotonicSeconds() + 10
+        while !finished.withLock({ $0 }) && monotonicSeconds() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(finished.withLock { $0 })
+        #expect(received.withLock { $0 } == Array(0..<total))
+    }
+}

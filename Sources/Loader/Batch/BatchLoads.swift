@@ -110,7 +110,7 @@ final class BatchLoads: Sendable {
 
     private func start(_ load: HostLoad, now: Double) {
         let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
-                                   hostKnown: load.hostKnown)
+                                   hostKnown: load.hostKnown, queuedAtStart: load.hostQueued)
         // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
         let since = now - load.lookup - load.waited
         let handle = FetchHandle()

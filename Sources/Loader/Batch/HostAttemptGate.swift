@@ -1,5 +1,6 @@
 import Fetch
 import Support
+import Synchronization
 
 /// One batch URL's `FetchAttemptGate`: tells the host scheduler how each
 /// attempt went, and on a 429 or 503 gives the URL's slot back and waits,
@@ -25,6 +26,13 @@ final class HostAttemptGate: FetchAttemptGate {
     /// transfer loop's thread, once per URL each; the dispatch's lock they
     /// took is the one the completion workers hold for a scheduler step.
     private let hostKnown: Bool
+    /// Whether the host had more URLs queued when the URL started
+    /// (`HostLoad.hostQueued`): the first attempt's `keepsConnection`, on
+    /// the transfer loop's thread, without the dispatch's lock and a find
+    /// (a step ago the scheduler knew it; nil: asked). Later attempts come
+    /// after a failure and a backoff, and ask the dispatch.
+    private let queuedAtStart: Bool?
+    private let askedOnce = Atomic<Bool>(false)
 
     private struct State {
         var pushbacks = 0
@@ -40,11 +48,12 @@ final class HostAttemptGate: FetchAttemptGate {
 
     private let state = Locked(State())
 
-    init(host: HostKey, dispatch: HostDispatch, retries: Int, hostKnown: Bool = false) {
+    init(host: HostKey, dispatch: HostDispatch, retries: Int, hostKnown: Bool = false, queuedAtStart: Bool? = nil) {
         self.host = host
         self.dispatch = dispatch
         pushbackLimit = retries > 0 ? Defaults.hostPushbackRetries : 0
         self.hostKnown = hostKnown
+        self.queuedAtStart = queuedAtStart
     }
 
     var holdsSlot: Bool { state.withLock { $0.holdsSlot } }
@@ -77,7 +86,8 @@ final class HostAttemptGate: FetchAttemptGate {
     /// host's last URL closes its connection, unless its answer is to be
     /// retried (see `FetchAttemptGate`).
     func keepsConnection() -> Bool {
-        dispatch.hasQueued(host)
+        if let queuedAtStart, !askedOnce.exchange(true, ordering: .relaxed) { return queuedAtStart }
+        return dispatch.hasQueued(host)
     }
 
     /// Noted, not reported: the URL's end reports it together with the slot

@@ -235,6 +235,7 @@ final class HostDispatch: Sendable {
                     if load.hasEntry { state.queuedWithEntry -= 1 }
                     load.waited = waited
                     load.hostKnown = state.scheduler.changesNothing(.responding, host: host)
+                    load.hostQueued = state.scheduler.queued(on: host) > 0
                     started.append(load)
                 case .fail(.load(let load), _, _):
                     if load.hasEntry { state.queuedWithEntry -= 1 }

@@ -30,6 +30,11 @@ struct HostLoad: Sendable {
     /// outlives its running and queued URLs, and those two flags are never
     /// cleared), so its gate does not report them (`HostAttemptGate`).
     var hostKnown = false
+    /// Its host had more URLs queued when it started (set when it starts):
+    /// its first attempt's `keepsConnection`, answered without the
+    /// dispatch's lock on the transfer loop's thread (`HostAttemptGate`).
+    /// nil: asked at the attempt.
+    var hostQueued: Bool?
     /// A `stale-while-revalidate` refresh: the URL already has its report.
     let refresh: Bool
     /// `entry` and `request`, boxed: a `CacheEntry` is about 250 bytes

@@ -206,7 +206,7 @@ extension ImageLoader {
                 let now = monotonicSeconds()
                 for load in loads {
                     let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: options.fetch.retries,
-                                               hostKnown: load.hostKnown)
+                                               hostKnown: load.hostKnown, queuedAtStart: load.hostQueued)
                     // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
                     let start = now - load.lookup - load.waited
                     group.addTask {
