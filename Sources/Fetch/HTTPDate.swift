@@ -31,11 +31,17 @@ public enum HTTPDate {
     static let latest: Double = 253_402_300_799
 
     public static func parse(_ text: String) -> Double? {
+        // Borrowed bytes for a native or small string (no copy of `text`).
+        if let parsed = text.utf8.withContiguousStorageIfAvailable({ parse(utf8: $0) }) { return parsed }
         var text = text
-        return text.withUTF8 { bytes -> Double? in
-            let reader = HTTPDateReader(bytes)
-            return reader.imfFixdate() ?? reader.rfc850Date() ?? reader.asctimeDate()
-        }.map { min($0, latest) }
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// `parse` of a value's UTF-8 bytes (a stored header read in place:
+    /// `CacheMetadata.Header.withValueBytes`).
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        let reader = HTTPDateReader(bytes)
+        return (reader.imfFixdate() ?? reader.rfc850Date() ?? reader.asctimeDate()).map { min($0, latest) }
     }
 
     /// Unix seconds of a civil date and time (UTC), or nil when the fields

@@ -28,52 +28,82 @@ public struct Freshness: Sendable {
 
     /// The stored response's `Cache-Control` directives.
     public static func cacheControl(_ meta: CacheMetadata) -> CacheControl {
-        StoredFields(meta).cacheControl
+        StoredFields(meta).cacheControl(meta)
     }
 
     /// The stored headers freshness reads, found in one pass over the
-    /// record's headers (every hit comes through here).
+    /// record's headers (every hit comes through here). It keeps their
+    /// positions in `meta.headers`, not copies of their values: a copy was
+    /// a retain per header, and the struct's copies and its destruction
+    /// (strings and an array) a release each, on every hit.
     private struct StoredFields {
-        var cacheControlValues: [String] = []
-        /// The first of each (as `CacheMetadata.header` finds them).
-        var date: String?
-        var expires: String?
+        /// The first of each (as `CacheMetadata.header` finds them), by index.
+        var date: Int?
+        var expires: Int?
         var expiresCount = 0
-        var lastModified: String?
-        var age: String?
+        var lastModified: Int?
+        var age: Int?
+        /// The first `Cache-Control` and how many there are (most records have none).
+        var cacheControlFirst: Int?
+        var cacheControlCount = 0
 
         /// Borrowed: an initializer's argument is otherwise passed owned, and
         /// every hit paid a copy of the whole record (each of its strings and
         /// arrays retained, then released) to read four headers.
         init(_ meta: borrowing CacheMetadata) {
-            for header in meta.headers {
-                let name = header.name
+            for i in meta.headers.indices {
+                let name = meta.headers[i].name
                 switch name.utf8.count {
-                case 3 where age == nil && asciiCaseInsensitiveEqual(name, "Age"):
-                    age = header.value
-                case 4 where date == nil && asciiCaseInsensitiveEqual(name, "Date"):
-                    date = header.value
-                case 7 where asciiCaseInsensitiveEqual(name, "Expires"):
-                    if expires == nil { expires = header.value }
+                case 3 where age == nil && Self.named(name, "Age"):
+                    age = i
+                case 4 where date == nil && Self.named(name, "Date"):
+                    date = i
+                case 7 where Self.named(name, "Expires"):
+                    if expires == nil { expires = i }
                     expiresCount += 1
-                case 13 where asciiCaseInsensitiveEqual(name, "Cache-Control"):
-                    cacheControlValues.append(header.value)
-                case 13 where lastModified == nil && asciiCaseInsensitiveEqual(name, "Last-Modified"):
-                    lastModified = header.value
+                case 13 where lastModified == nil && Self.named(name, "Last-Modified"):
+                    lastModified = i
+                case 13 where Self.named(name, "Cache-Control"):
+                    if cacheControlFirst == nil { cacheControlFirst = i }
+                    cacheControlCount += 1
                 default:
                     continue
                 }
             }
         }
 
-        var cacheControl: CacheControl {
-            cacheControlValues.isEmpty ? CacheControl() : CacheControl(cacheControlValues)
+        /// Whether a stored header's name is `known`, in any ASCII case.
+        /// The exact spelling first: a decoded record's names are the same
+        /// constant strings (`Date`, `Last-Modified`…), equal at once.
+        @inline(__always)
+        static func named(_ name: String, _ known: String) -> Bool {
+            name == known || asciiCaseInsensitiveEqual(name, known)
+        }
+
+        /// Every `Cache-Control` value, in order, parsed together.
+        @inline(__always)
+        func cacheControl(_ meta: borrowing CacheMetadata) -> CacheControl {
+            guard let first = cacheControlFirst else { return CacheControl() }
+            var values = [meta.headers[first].value]
+            if cacheControlCount > 1 {
+                for i in (first + 1)..<meta.headers.count where asciiCaseInsensitiveEqual(meta.headers[i].name, "Cache-Control") {
+                    values.append(meta.headers[i].value)
+                }
+            }
+            return CacheControl(values)
+        }
+
+        /// The HTTP date in the header at `index`, if it is one.
+        static func date(_ meta: borrowing CacheMetadata, _ index: Int?) -> Double? {
+            guard let index else { return nil }
+            // In place: a decoded record's date is never made a string.
+            return meta.headers[index].withValueBytes(HTTPDate.parse(utf8:))
         }
 
         /// The `Date` the origin sent, or the receive time when it sent none or
         /// an invalid one (RFC 9110 §6.6.1: a recipient adds the receive time).
-        func dateValue(_ meta: CacheMetadata) -> Double {
-            date.flatMap(HTTPDate.parse) ?? meta.responseTime
+        func dateValue(_ meta: borrowing CacheMetadata) -> Double {
+            Self.date(meta, date) ?? meta.responseTime
         }
     }
 
@@ -83,7 +113,7 @@ public struct Freshness: Sendable {
     public func lifetime(_ meta: CacheMetadata) -> (seconds: Double, explicit: Bool) {
         if let maxAgeOverride { return (maxAgeOverride, true) }
         let fields = StoredFields(meta)
-        return lifetime(meta, fields.cacheControl, fields, dateValue: { fields.dateValue(meta) })
+        return lifetime(meta, fields.cacheControl(meta), fields, dateValue: { fields.dateValue(meta) })
     }
 
     /// `lifetime` with the parsed `Cache-Control` and the headers given (a hit finds them once).
@@ -92,13 +122,13 @@ public struct Freshness: Sendable {
         if let maxAgeOverride { return (maxAgeOverride, true) }
         if cc.maxAgeInvalid { return (0, true) }
         if let maxAge = cc.maxAge { return (Double(maxAge), true) }   // Expires is then ignored (§5.3)
-        if let expires = fields.expires {
+        if fields.expires != nil {
             // An invalid Expires (e.g. "0", or two of them: it is a singleton field) means already expired (§5.3).
-            guard fields.expiresCount == 1, let expiry = HTTPDate.parse(expires) else { return (0, true) }
+            guard fields.expiresCount == 1, let expiry = StoredFields.date(meta, fields.expires) else { return (0, true) }
             return (expiry - dateValue(), true)
         }
         if heuristic, StatusCacheability.isHeuristicallyCacheable(meta.status) || cc.isPublic,
-           let modified = fields.lastModified.flatMap(HTTPDate.parse) {
+           let modified = StoredFields.date(meta, fields.lastModified) {
             return (max(0, dateValue() - modified) * Self.heuristicFraction, false)
         }
         // The default lifetime is for stored images: a remembered error needs freshness from the server.
@@ -113,7 +143,7 @@ public struct Freshness: Sendable {
     }
 
     private func currentAge(_ meta: CacheMetadata, _ fields: StoredFields, now: Double, dateValue: Double) -> Double {
-        let ageValue = fields.age.flatMap(Self.ageSeconds) ?? 0
+        let ageValue = fields.age.flatMap { Self.ageSeconds(meta.headers[$0].value) } ?? 0
         let apparentAge = max(0, meta.responseTime - dateValue)
         let responseDelay = max(0, meta.responseTime - meta.requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
@@ -125,7 +155,7 @@ public struct Freshness: Sendable {
     public func isFresh(_ meta: CacheMetadata, now: Double) -> Bool {
         // Every hit comes through here: the headers are found in one pass, Cache-Control and Date parsed once.
         let fields = StoredFields(meta)
-        let cc = maxAgeOverride == nil ? fields.cacheControl : CacheControl()
+        let cc = maxAgeOverride == nil ? fields.cacheControl(meta) : CacheControl()
         if maxAgeOverride == nil && cc.noCache { return false }
         let date = fields.dateValue(meta)
         return lifetime(meta, cc, fields, dateValue: { date }).seconds > currentAge(meta, fields, now: now, dateValue: date)
@@ -144,7 +174,7 @@ public struct Freshness: Sendable {
     /// stale-if-error=N'`), when they give one: past it, the error stands.
     public func mayServeStale(_ meta: CacheMetadata, now: Double, requestWindow: Int? = nil) -> Bool {
         let fields = StoredFields(meta)
-        let cc = fields.cacheControl
+        let cc = fields.cacheControl(meta)
         guard !cc.mustRevalidate && !cc.noCache else { return false }
         let windows = [cc.staleIfError, requestWindow].compactMap { $0 }
         guard !windows.isEmpty else { return true }
@@ -171,7 +201,7 @@ public struct Freshness: Sendable {
     public func mayServeWhileRevalidating(_ meta: CacheMetadata, now: Double) -> Bool {
         guard maxAgeOverride == nil, meta.hasBody else { return false }
         let fields = StoredFields(meta)
-        let cc = fields.cacheControl
+        let cc = fields.cacheControl(meta)
         guard let window = cc.staleWhileRevalidate, !cc.noCache, !cc.mustRevalidate else { return false }
         let over = staleness(meta, cc, fields, now: now)
         return over >= 0 && over < Double(window)

@@ -156,4 +156,55 @@ import TestSupport
         let negative = "asyncfetch-meta 1\nurl x\nbody-length -5\nend\n"
         #expect(Array(negative.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == nil)
     }
+
+    /// A record's longer ASCII header values are kept as its bytes (no string
+    /// made until one is read): every value reads back as written, by
+    /// `value`, `header(_:)` and `withValueBytes`; the record re-encodes to
+    /// the same bytes; a value set afterwards replaces the kept one; and a
+    /// non-ASCII value is a string as before (its invalid UTF-8 repaired).
+    @Test func longHeaderValuesReadBackFromTheRecordBytes() throws {
+        var meta = Self.sample
+        meta.headers += [.init("Date", "Thu, 26 Nov 2026 21:42:49 GMT"), .init("Last-Modified", "Tue, 27 Oct 2026 21:42:45 GMT"),
+                         .init("X-Long", String(repeating: "v", count: 3000)), .init("X-Short", "sixteen-bytes-16"),
+                         .init("X-Empty", ""), .init("X-Text", "caf\u{E9} au lait, tr\u{E8}s chaud")]
+        meta.varyRequest.append(.init("user-agent", "Mozilla/5.0 (X11; Linux x86_64) a long agent"))
+        let bytes = meta.encoded()
+        let decoded = try #require(bytes.withUnsafeBytes { CacheMetadata.decode($0) })
+        #expect(decoded == meta)
+        #expect(decoded.encoded() == bytes)
+        for (read, written) in zip(decoded.headers + decoded.varyRequest, meta.headers + meta.varyRequest) {
+            #expect(read.name == written.name && read.value == written.value)
+            #expect(read.withValueBytes { Array($0) } == Array(written.value.utf8), "\(written.name)")
+        }
+        #expect(decoded.header("date") == "Thu, 26 Nov 2026 21:42:49 GMT")
+        var changed = decoded
+        changed.headers[changed.headers.count - 4].value = "changed"
+        #expect(changed.header("X-Long") == "changed" && changed != decoded)
+        #expect(changed.headers[changed.headers.count - 4].withValueBytes { Array($0) } == Array("changed".utf8))
+        // Invalid UTF-8 in a stored value reads as the repaired string, as ever.
+        var raw = Array("asyncfetch-meta 2\nurl x\nbody-length 1\nh X-Bad ".utf8) + [0xFF] + Array(String(repeating: "b", count: 20).utf8)
+        raw += Array("\nend\n".utf8)
+        let bad = try #require(raw.withUnsafeBytes { CacheMetadata.decode($0) })
+        #expect(bad.header("X-Bad") == "\u{FFFD}" + String(repeating: "b", count: 20))
+        #expect(bad.headers[0].withValueBytes { Array($0) } == Array(("\u{FFFD}" + String(repeating: "b", count: 20)).utf8))
+    }
+
+    /// The record with values kept as its bytes is refused as whole as any:
+    /// every prefix short of the final newline decodes to nil, and a changed
+    /// byte inside a kept value reads back changed (from this record's bytes).
+    @Test func recordsWithKeptValuesAreRefusedWhenCut() throws {
+        var meta = Self.sample
+        meta.headers += [.init("Date", "Thu, 26 Nov 2026 21:42:49 GMT"), .init("Last-Modified", "Tue, 27 Oct 2026 21:42:45 GMT")]
+        let bytes = meta.encoded()
+        for cut in 0..<(bytes.count - 1) {
+            #expect(Array(bytes.prefix(cut)).withUnsafeBytes { CacheMetadata.decode($0) } == nil, "cut at \(cut)")
+        }
+        var changed = bytes
+        let month = Array("Oct 2026".utf8)
+        let index = try #require((0...(bytes.count - month.count)).first { Array(bytes[$0..<($0 + month.count)]) == month })
+        changed.replaceSubrange(index..<(index + 3), with: Array("Sep".utf8))
+        let decoded = try #require(changed.withUnsafeBytes { CacheMetadata.decode($0) })
+        #expect(decoded.header("Last-Modified") == "Tue, 27 Sep 2026 21:42:45 GMT")
+        #expect(decoded.header("Date") == "Thu, 26 Nov 2026 21:42:49 GMT")
+    }
 }

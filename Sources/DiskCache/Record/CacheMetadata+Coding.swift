@@ -18,8 +18,8 @@ extension CacheMetadata {
         // runs for every download and every 304, on the hot path. Numbers
         // are written as digits in place (no `String` per field).
         var bound = Self.fixedBound + key.utf8.count + url.utf8.count + bodyDigest.utf8.count + (format?.utf8.count ?? 0)
-        for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 5 }
-        for header in varyRequest { bound += header.name.utf8.count + header.value.utf8.count + 5 }
+        for header in headers { bound += header.name.utf8.count + header.valueCount + 5 }
+        for header in varyRequest { bound += header.name.utf8.count + header.valueCount + 5 }
         return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
             var out = MetadataWriter(buffer.baseAddress!, capacity: bound)
             out.raw(Self.magic)
@@ -54,6 +54,26 @@ extension CacheMetadata {
     /// (20 digits and a sign; a time as `Double.description` writes it, at
     /// most 24), and `end`.
     private static let fixedBound = 512
+
+    /// Header values up to this many bytes are made strings at once: a
+    /// string this short is held inline (no allocation), cheaper than a
+    /// reference to the record's bytes.
+    static let longestInlineValue = 15
+
+    /// A header whose value stays bytes of one copy of the record (made at
+    /// the first such value): a string is made only if the value is read as
+    /// one (see `Header.withValueBytes`). Out of line: inlined, it made
+    /// `decode` large enough that its number readers were no longer inlined.
+    @inline(never)
+    private static func keptHeader(_ name: String, _ value: ByteRun, of bytes: UnsafeRawBufferPointer,
+                                   record: inout [UInt8]?) -> Header {
+        // `[UInt8](bytes)`: `Array(unsafeUninitializedCapacity:)` looked up
+        // the array's generic metadata at run time on every call.
+        let copy = record ?? [UInt8](bytes)
+        record = copy
+        let start = bytes.baseAddress.map { value.base.baseAddress! - $0 } ?? 0
+        return Header(name, record: copy, start: start, end: start + value.count)
+    }
 
     /// Parses `encoded()` output; nil for anything else (foreign, partial or
     /// corrupt files are misses, never crashes). The trailing `end` line
@@ -94,6 +114,8 @@ extension CacheMetadata {
         var hasBody = true, bodyLength: Int64 = 0, bodyDigest = "", bodyInode: UInt64 = 0, bodyMtimeNs: Int64 = 0
         var digestAlgorithm: DigestAlgorithm = version1 ? .md5 : .current
         var format: String?, width: Int?, height: Int?
+        // One copy of the record, which the longer header values point into.
+        var record: [UInt8]?
         var sawURL = false, sawLength = false, sawStored = false, sawEnd = false
         // With an expectation, whether the last `key`/`url` line matched it.
         var keyMatches = false, urlMatches = false
@@ -114,8 +136,14 @@ extension CacheMetadata {
                     let headerName = value.prefix(gap)
                     if answerOnly && name[0] == 0x68 && (headerName.equals("ETag") || headerName.equals("etag")) { continue }
                     let headerValue = value.suffix(from: gap + 1)
-                    header = Header(commonHeaderName(headerName) ?? headerName.string,
-                                    commonImageType(headerValue) ?? headerValue.string)
+                    let storedName = commonHeaderName(headerName) ?? headerName.string
+                    if let common = commonImageType(headerValue) {
+                        header = Header(storedName, common)
+                    } else if headerValue.count > Self.longestInlineValue && headerValue.isASCII {
+                        header = keptHeader(storedName, headerValue, of: bytes, record: &record)
+                    } else {
+                        header = Header(storedName, headerValue.string)
+                    }
                 } else {
                     header = Header(value.string, "")
                 }
@@ -284,6 +312,23 @@ struct ByteRun {
             return Self.isASCII(UnsafeRawBufferPointer(expected)) && Self.isASCII(base) ? false : nil
         }
         return inPlace ?? (string == text)
+    }
+
+    /// Whether every byte is below 0x80: eight bytes at a time (a hit
+    /// asks this of its two dates).
+    var isASCII: Bool {
+        guard let start = base.baseAddress else { return true }
+        let count = base.count
+        var bits: UInt64 = 0, i = 0
+        while i + 8 <= count {
+            bits |= start.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < count {
+            bits |= UInt64(start.load(fromByteOffset: i, as: UInt8.self))
+            i += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 
     private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -524,7 +569,9 @@ private struct MetadataWriter {
         byte(0x20)
         value(header.name, spaces: 0x2D)
         byte(0x20)
-        value(header.value)
+        let first = count
+        header.withValueBytes { copy(UnsafeRawBufferPointer($0)) }
+        endLine(from: first)
         byte(0x0A)
     }
 
@@ -536,15 +583,20 @@ private struct MetadataWriter {
         var text = text
         text.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
         if spaces == 0x20 {
-            // Spaces stay: only CR and LF (rare) are looked for, by memchr.
-            patch(0x0A, from: first)
-            patch(0x0D, from: first)
+            endLine(from: first)
             return
         }
         for i in first..<count {
             let byte = start[i]
             if byte == 0x0A || byte == 0x0D || byte == 0x20 { start[i] = spaces }
         }
+    }
+
+    /// CR and LF written since `first` become spaces: spaces stay, and only
+    /// CR and LF (rare) are looked for, by memchr.
+    private func endLine(from first: Int) {
+        patch(0x0A, from: first)
+        patch(0x0D, from: first)
     }
 
     /// Every `byte` written since `first` becomes a space.

@@ -56,8 +56,63 @@ public struct CacheMetadata: Sendable, Equatable {
 
     public struct Header: Sendable, Equatable {
         public var name: String
-        public var value: String
-        public init(_ name: String, _ value: String) { self.name = name; self.value = value }
+        /// The value. A decoded record's longer values are kept as bytes of
+        /// the record and become a `String` only when read here (see
+        /// `withValueBytes`).
+        public var value: String {
+            get {
+                switch storage {
+                case .text(let text): text
+                case .record(let record, let start, let end): String(decoding: record[Int(start)..<Int(end)], as: UTF8.self)
+                }
+            }
+            set { storage = .text(newValue) }
+        }
+
+        /// Where the value is: a string, or a run of a decoded record's bytes
+        /// (one copy of the record, shared by its headers). A hit reads its
+        /// `Date` and `Last-Modified` as bytes (`Freshness`) and never its
+        /// `ETag`: each was a string made, then freed, on every hit.
+        @usableFromInline enum Storage: Sendable {
+            case text(String)
+            case record([UInt8], start: Int32, end: Int32)
+        }
+        @usableFromInline var storage: Storage
+
+        public init(_ name: String, _ value: String) { self.name = name; storage = .text(value) }
+
+        /// A value that is `record[start..<end]`, ASCII (the decoder's).
+        init(_ name: String, record: [UInt8], start: Int, end: Int) {
+            self.name = name
+            storage = .record(record, start: Int32(start), end: Int32(end))
+        }
+
+        /// The UTF-8 of `value`, borrowed for the call: a value kept as
+        /// record bytes (ASCII only: the decoder keeps no other) is read in
+        /// place, with no `String` made.
+        /// Inlinable, so that it is specialised where it is called (a
+        /// generic call across modules cost ~800 instructions a date).
+        @inlinable
+        public func withValueBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+            switch storage {
+            case .text(let text):
+                if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
+                var copy = text
+                return try copy.withUTF8(body)
+            case .record(let record, let start, let end):
+                return try record.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[Int(start)..<Int(end)])) }
+            }
+        }
+
+        /// The value's length in UTF-8 bytes.
+        var valueCount: Int {
+            switch storage {
+            case .text(let text): text.utf8.count
+            case .record(_, let start, let end): Int(end - start)
+            }
+        }
+
+        public static func == (a: Header, b: Header) -> Bool { a.name == b.name && a.value == b.value }
     }
 
     public init(url: String, status: Int, requestTime: Double, responseTime: Double, headers: [Header],

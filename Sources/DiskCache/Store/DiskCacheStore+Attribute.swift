@@ -89,8 +89,10 @@ extension DiskCacheStore {
             if count < 0 && errno == ENOTSUP { placement.noteRefused() }
             return .noRecord
         }
-        switch CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key, url: url,
-                                      answerOnly: answerOnly) {
+        let decoded = CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key,
+                                           url: url, answerOnly: answerOnly)
+        // Consumed: the record moves into the answer (no copy of its strings).
+        switch consume decoded {
         case .record(let meta): return .record(meta)
         case .mismatch: return .mismatch
         case .invalid: return .noRecord

@@ -296,7 +296,9 @@ public final class DiskCacheStore: Sendable {
     }
 
     private func setAccessTime(_ name: String) -> Bool {
-        Self.withAccessTimeNow { utimensat(directoryFD, name, $0, 0) == 0 }
+        // An explicit C string: passing a String where C wants `const char *`
+        // copies it into a new array on every call (each fresh hit).
+        name.withCString { cName in Self.withAccessTimeNow { utimensat(directoryFD, cName, $0, 0) == 0 } }
     }
 
     /// `setAccessTime` on a file already open (same permission rules as by name).

@@ -58,10 +58,9 @@ extension ImageLoader {
                 self.finish(exchange, fetched, url: url, gate: gate, handle: handle, slotGivenBack: true, completion)
             }
         }
-        if let prepared = exchange.prepared {
-            client.start(prepared, into: exchange.sink, handle: handle, completion: end)
-        } else {
-            client.start(exchange.request, into: exchange.sink, handle: handle, completion: end)
+        switch exchange.made {
+        case .prepared(let prepared): client.start(prepared, into: exchange.sink, handle: handle, completion: end)
+        case .plain(let request): client.start(request, into: exchange.sink, handle: handle, completion: end)
         }
     }
 
@@ -107,9 +106,19 @@ extension ImageLoader {
     /// One network load's request, as `network` and `startNetwork` make it:
     /// conditional on the stored entry, or resuming a kept partial body.
     struct NetworkExchange: Sendable {
-        let request: FetchRequest
-        /// `request` made ready ahead (`prepareRevalidation`), when it was.
-        let prepared: PreparedRequest?
+        /// The request, made ready ahead (`prepareRevalidation`) or made here:
+        /// held once (the exchange is copied into its transfer's closures, on the loop).
+        enum Made: Sendable {
+            case prepared(PreparedRequest)
+            case plain(FetchRequest)
+        }
+        let made: Made
+        var request: FetchRequest {
+            switch made {
+            case .prepared(let prepared): prepared.request
+            case .plain(let request): request
+            }
+        }
         let sink: CacheSink
         let key: CacheKey
         let entry: CacheEntry?
@@ -129,22 +138,19 @@ extension ImageLoader {
         /// `prepared`: `entry`'s request made ready ahead (`prepareRevalidation`), if it was.
         init(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
              gate: (any FetchAttemptGate)?) {
-            var request: FetchRequest
-            if var prepared, entry != nil {
-                prepared.gate = gate
-                request = prepared.request
-                self.prepared = prepared
-            } else {
-                request = ImageLoader.request(url: url, conditionalOn: ImageLoader.conditional(entry), gate: gate)
-                self.prepared = nil
-            }
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL) : nil
-            if let partial, let validator = partial.validator {
-                request.headers.set(name: "Range", value: "bytes=\(partial.length)-")
-                request.headers.set(name: "If-Range", value: validator)
+            if var prepared, entry != nil {
+                prepared.gate = gate
+                made = .prepared(prepared)
+            } else {
+                var request = ImageLoader.request(url: url, conditionalOn: ImageLoader.conditional(entry), gate: gate)
+                if let partial, let validator = partial.validator {
+                    request.headers.set(name: "Range", value: "bytes=\(partial.length)-")
+                    request.headers.set(name: "If-Range", value: validator)
+                }
+                made = .plain(request)
             }
-            self.request = request
             sink = CacheSink(cache: loader.cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
                              checkStructure: !loader.options.acceptAnyContent)
             self.key = key
