@@ -31,9 +31,8 @@ struct HostLoad: Sendable {
     /// cleared), so its gate does not report them (`HostAttemptGate`).
     var hostKnown = false
     /// Its host had more URLs queued when it started (set when it starts):
-    /// its first attempt's `keepsConnection`, answered without the
-    /// dispatch's lock on the transfer loop's thread (`HostAttemptGate`).
-    /// nil: asked at the attempt.
+    /// its first attempt then keeps its connection without asking the
+    /// dispatch on the transfer loop's thread (`HostAttemptGate`). nil: not known.
     var hostQueued: Bool?
     /// A `stale-while-revalidate` refresh: the URL already has its report.
     let refresh: Bool
