@@ -35,10 +35,13 @@ import TestSupport
 
     @Test func aRememberedErrorBecomesStaleAndIsAskedAgain() async throws {
         let h = try LoaderHarness()
-        h.server.route("/brief.png", [.status(500, headers: [("Cache-Control", "max-age=1")]), .ok(LoaderHarness.png)])
+        // max-age=2, not 1: the server's `Date` has whole seconds, so the error is up to a
+        // second old when it arrives (RFC 9111 §4.2.3's apparent age), and with max-age=1 a
+        // second load a few milliseconds later found it stale now and then (a loaded machine).
+        h.server.route("/brief.png", [.status(500, headers: [("Cache-Control", "max-age=2")]), .ok(LoaderHarness.png)])
         _ = await h.load("/brief.png")
         #expect(await h.load("/brief.png").error?.source == .cache)
-        try await Task.sleep(nanoseconds: 2_100_000_000)
+        try await Task.sleep(nanoseconds: 3_100_000_000)
         #expect(await h.load("/brief.png") { $0.offline = true }.name == "empty")
         #expect(await h.load("/brief.png").source == .network)
         #expect(h.server.requestCount("/brief.png") == 2)
