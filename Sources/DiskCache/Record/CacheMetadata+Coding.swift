@@ -314,11 +314,13 @@ struct ByteRun {
         return inPlace ?? (string == text)
     }
 
-    /// Whether every byte is below 0x80: eight bytes at a time (a hit
-    /// asks this of its two dates).
-    var isASCII: Bool {
-        guard let start = base.baseAddress else { return true }
-        let count = base.count
+    /// Whether every byte is below 0x80 (a hit asks this of its two dates).
+    var isASCII: Bool { Self.isASCII(base) }
+
+    /// Whether every byte of `bytes` is below 0x80: eight bytes at a time.
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let start = bytes.baseAddress else { return true }
+        let count = bytes.count
         var bits: UInt64 = 0, i = 0
         while i + 8 <= count {
             bits |= start.loadUnaligned(fromByteOffset: i, as: UInt64.self)
@@ -329,11 +331,6 @@ struct ByteRun {
             i += 1
         }
         return bits & 0x8080_8080_8080_8080 == 0
-    }
-
-    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        for byte in bytes where byte >= 0x80 { return false }
-        return true
     }
 
     /// A decimal integer with an optional leading `-`; nil on anything else or overflow.
