@@ -349,6 +349,10 @@ struct CurlOptionFailure: Error {
     }
 }
 
+/// `seconds` as libcurl's milliseconds (0: none). A duration too long for a
+/// `long` of milliseconds (`--timeout 1e20`) is the longest one, never a trap.
 private func milliseconds(_ seconds: Double) -> Int {
-    seconds <= 0 ? 0 : max(1, Int((seconds * 1000).rounded()))
+    guard seconds > 0 else { return 0 }
+    let milliseconds = (seconds * 1000).rounded()
+    return milliseconds >= Double(Int.max) ? Int.max : max(1, Int(milliseconds))
 }
