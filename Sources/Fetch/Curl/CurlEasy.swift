@@ -136,6 +136,9 @@ final class CurlEasy {
         // five of these variables at every transfer (`getenv` and a copy each, about 1.5 k
         // instructions on the loop per URL: bench/README "Session 12: revalidate"). When none is
         // set, saying "no proxy" once here is the same answer.
+        // A proxy's answer to CONNECT is not the origin's response: the header callback must not
+        // take its status line (a refused tunnel was reported as the origin's "HTTP 0").
+        check("SUPPRESS_CONNECT_HEADERS", ccurl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
         if !Self.proxyVariables.contains(where: { getenv($0) != nil }) {
             check("PROXY (none: no proxy variable is set)", ccurl_easy_setopt_string(easy, CURLOPT_PROXY, ""))
             check("NOPROXY", ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
