@@ -150,6 +150,23 @@ import TestSupport
         for option in longOptions(help) {
             #expect(source.contains(option.replacingOccurrences(of: "-", with: "\\-")), "\(option) missing from the man page")
         }
+        // Every cache command (SPEC §7) has its own entry, with the options its help lists:
+        // list, stats, prune and clear had none.
+        let cacheHelp = try await cli.run(["help", "cache"]).stdout
+        let commands = cacheHelp.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
+            .compactMap { $0.hasPrefix("  ") && !$0.hasPrefix("   ") ? $0.split(separator: " ").first.map(String.init) : nil }
+            .filter { $0.allSatisfy { $0.isLowercase } } ?? []
+        #expect(Set(commands).isSuperset(of: ["dir", "path", "list", "stats", "verify", "prune", "rm", "clear"]), "\(commands)")
+        let entries = source.components(separatedBy: ".TP\n")
+        for command in commands {
+            let entry = entries.first { $0.hasPrefix(".B") && $0.contains("asyncfetch cache \(command)") }
+            #expect(entry != nil, "cache \(command) has no entry in the man page")
+            let options = longOptions(try await cli.run(["help", "cache", command]).stdout.components(separatedBy: "OPTIONS:").last ?? "").filter { $0 != "--cache-dir" && $0 != "--help" }
+            for option in options {
+                #expect(entry?.contains(option.replacingOccurrences(of: "-", with: "\\-")) == true,
+                        "cache \(command): \(option) missing from its man page entry")
+            }
+        }
         for section in [".SH EXIT STATUS", ".SH JSON LINES", ".SH SIGNALS", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
             #expect(source.contains(section))
         }
