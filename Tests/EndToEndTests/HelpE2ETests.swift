@@ -88,6 +88,10 @@ import TestSupport
             (["--timeout", "soon", "http://127.0.0.1:9/x.png"], "asyncfetch: The value 'soon' is invalid for '--timeout <duration>': give seconds"),
             (["-o", "a", "-o", "b", "http://127.0.0.1:9/x.png"], "asyncfetch: -o is given twice; give --output once"),
             (["-H", "no colon", "http://127.0.0.1:9/x.png"], "asyncfetch: -H expects 'Name: value', got 'no colon'"),
+            (["-H", ": no name", "http://127.0.0.1:9/x.png"], "asyncfetch: -H expects 'Name: value', got ': no name'"),
+            // A line break would send a second header (injection from a variable).
+            (["-H", "X-A: 1\r\nX-B: 2", "http://127.0.0.1:9/x.png"],
+             "asyncfetch: -H takes one header line, without a line break: got 'X-A: 1\\r\\nX-B: 2'"),
             (["-o", "x.png", "--input", "-"], "asyncfetch: -o/--output takes exactly one URL, named on the command line"),
             // A negative number is a value, not an option: the reason is the range.
             (["--jobs", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
