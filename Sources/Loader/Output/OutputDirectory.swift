@@ -140,7 +140,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
     /// A reflink where the file system has them, else a copy of the data
     /// (`sendfile`: in the kernel; no extended attributes).
     static func cloneOrCopy(_ body: String, into parent: Int32, name: String) throws(OutputDirectoryError) -> String {
-        let input = open(body, O_RDONLY | O_CLOEXEC)
+        let input = DiskCacheStore.openForReading(body)   // copying an entry out is not a use of it
         guard input >= 0 else { throw .errno("cannot read \(body)") }
         defer { close(input) }
         let output = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
