@@ -109,12 +109,14 @@ static cdecode_status zlib_step(cdecode *d, const uint8_t **in, size_t *in_len, 
         d->message = d->zlib.msg != NULL ? d->zlib.msg : "";
         if (d->coding == CDECODE_DEFLATE && first_call && !d->raw_tried && *produced == 0) {
             /* Not a zlib header: a raw deflate stream, as some servers send for "deflate". */
+            /* Start over on the same bytes now: a step that consumed and produced
+               nothing would read as a decoder making no progress. */
             d->raw_tried = 1;
             if (inflateReset2(&d->zlib, -15) != Z_OK) return CDECODE_CORRUPT;
             *in = start;
             *in_len += used;
             d->message = "";
-            return CDECODE_OK;
+            return zlib_step(d, in, in_len, out, cap, produced);
         }
         if (strcmp(d->message, "incorrect data check") == 0) return CDECODE_BAD_CHECK;
         if (strcmp(d->message, "incorrect length check") == 0) return CDECODE_BAD_LENGTH;

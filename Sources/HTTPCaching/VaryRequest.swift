@@ -29,6 +29,21 @@ public struct VaryRequest: Sendable {
         }
     }
 
+    /// Request headers that carry credentials. A `Vary` naming one stores the
+    /// MD5 of the value sent, never the value (docs/cache.md: passwords are
+    /// never stored; `Authorization: Basic` is one in base64), and a later
+    /// request matches by the same digest. It keeps no secret readable at
+    /// rest; it is no defence against guessing a weak one.
+    public static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+    /// The value recorded for `name`: `value(name)`, or its digest for a
+    /// credential header that was sent.
+    func recorded(_ name: String) -> String {
+        let sent = value(name)
+        guard Self.credentialHeaders.contains(name), !sent.isEmpty else { return sent }
+        return "md5 " + MD5.hex(sent)
+    }
+
     /// The header names a `Vary` field value lists, lowercased.
     public static func names(_ vary: String) -> [String] {
         vary.split(separator: ",").map { trimWhitespaceLower($0) }.filter { !$0.isEmpty }
@@ -38,7 +53,7 @@ public struct VaryRequest: Sendable {
     /// header its `Vary` names (`*` is kept in `Vary` itself and never matches).
     public func values(for response: HTTPHeaders) -> [CacheMetadata.Header] {
         guard let vary = response.combined("Vary") else { return [] }
-        return Self.names(vary).filter { $0 != "*" }.map { CacheMetadata.Header($0, value($0)) }
+        return Self.names(vary).filter { $0 != "*" }.map { CacheMetadata.Header($0, recorded($0)) }
     }
 
     /// Whether a stored response may answer this request: every header its
@@ -52,6 +67,10 @@ public struct VaryRequest: Sendable {
         for name in Self.names(fields.map(\.value).joined(separator: ",")) {
             if name == "*" { return false }
             let then = stored.varyRequest.first { $0.name.lowercased() == name }?.value ?? ""
+            if Self.credentialHeaders.contains(name) {
+                if recorded(name) == then { continue }
+                return false
+            }
             let now = value(name)
             if now == VaryNormalization.normalize(then, name: name) { continue }
             if name == "accept-language", let language = stored.header("Content-Language"),

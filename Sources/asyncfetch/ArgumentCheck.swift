@@ -28,11 +28,15 @@ enum ArgumentCheck {
         var seen: [String: String] = [:]   // canonical name -> as typed first
         func count(_ canonical: String, typed: String) throws {
             guard !accumulating.contains(canonical) else { return }
-            if let first = seen[canonical] {
+            let slot = canonical == "-O" ? "--output-dir" : canonical   // -O is -P .: one folder either way
+            if let first = seen[slot] {
+                if first != typed && (first == "-O" || typed == "-O") {
+                    throw UsageError("-O and --output-dir DIR exclude each other (-O is the same as -P .)")
+                }
                 let names = first == typed ? "\(typed) is" : "\(first) and \(typed) are"
                 throw UsageError("\(names) given twice; give \(canonical) once (only -i and -H can be repeated)")
             }
-            seen[canonical] = typed
+            seen[slot] = typed
         }
         var index = 0
         while index < arguments.count {

@@ -5,4 +5,10 @@ extension Defaults {
     /// After SIGINT/SIGTERM the run normally ends within milliseconds; if
     /// something hangs, it is ended anyway after this long.
     static let interruptGrace: Double = 3
+    /// After SIGINT/SIGTERM, how long the run may wait before it looks at
+    /// its output, and then how long a full standard output or error (a pipe
+    /// nobody reads) may stay full before the run ends without its report:
+    /// together well under the second SPEC §6 allows.
+    static let blockedOutputLook: Double = 0.4
+    static let blockedOutputWait: Double = 0.2
 }

@@ -97,15 +97,45 @@ final class Interruption: Sendable {
 
     private func startGraceTimer(_ signo: Int32) {
         let started: Void? = try? startDetachedThread(name: "grace-timer") { [self] in
-            usleep(useconds_t(Defaults.interruptGrace * 1_000_000))
+            // A report nobody reads (standard output or error a full pipe, a
+            // terminal stopped with Ctrl-S) would hold the run for the whole
+            // grace: the exit is due within a second (SPEC §6).
+            usleep(useconds_t(Defaults.blockedOutputLook * 1_000_000))
+            if let blocked = Self.blockedOutputs(waiting: Defaults.blockedOutputWait).first {
+                exitNow(signo, reason: "the interrupted run cannot write its report (nobody reads standard \(blocked)): exiting")
+            }
+            let rest = Defaults.interruptGrace - Defaults.blockedOutputLook - Defaults.blockedOutputWait
+            usleep(useconds_t(max(0, rest) * 1_000_000))
             exitNow(signo, reason: "the interrupted run did not end within \(HumanUnits.duration(Defaults.interruptGrace)): exiting")
         }
         if started == nil { exitNow(signo, reason: "cannot wait for the interrupted run: exiting") }
     }
 
+    /// "output" and/or "error" when that descriptor has had no room for a
+    /// write for `seconds` (a write to it would block); empty when both take
+    /// writes, or refuse them at once (a closed pipe, a bad descriptor).
+    private static func blockedOutputs(waiting seconds: Double) -> [String] {
+        let deadline = monotonicSeconds() + seconds
+        var blocked: [String] = []
+        for (fd, name) in [(Int32(1), "output"), (Int32(2), "error")] {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            var ready: Int32
+            repeat {
+                let left = max(0, deadline - monotonicSeconds())
+                ready = poll(&descriptor, 1, Int32((left * 1000).rounded(.up)))
+            } while ready < 0 && errno == EINTR
+            if ready == 0 { blocked.append(name) }
+        }
+        return blocked
+    }
+
+    /// Exits with 128 + `signo`, saying why on stderr. First `onSecond` (the
+    /// reporter writes the lines already decided), and the message, each only
+    /// when its output has room: a write to a full pipe would never end.
     private func exitNow(_ signo: Int32, reason: String) -> Never {
-        state.withLock { $0.onSecond }?()
-        Console.error("asyncfetch: \(reason)")
+        let blocked = Self.blockedOutputs(waiting: 0)
+        if blocked.isEmpty { state.withLock { $0.onSecond }?() }
+        if !blocked.contains("error") { Console.error("asyncfetch: \(reason)") }
         _exit(128 + signo)
     }
 }

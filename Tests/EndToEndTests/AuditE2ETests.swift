@@ -152,4 +152,53 @@ import TestSupport
         #expect(!durations.isEmpty)
         #expect(durations.allSatisfy { $0 < 800 }, "a URL waited: \(durations.max() ?? 0) ms")
     }
+
+    /// SPEC §3: a duration is seconds or a number with `s`, `m`, `h` or `d`,
+    /// and the parser takes any finite one. One too long for libcurl's
+    /// milliseconds (`--timeout 1e20`) is the longest there is, not a trap
+    /// (it ended the run with SIGILL, exit 132, before this was mended).
+    @Test func aHugeTimeoutIsTheLongestNotACrash() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let cli = try CLI()
+        for option in ["--timeout", "--connect-timeout"] {
+            let result = try await cli.run([option, "1e20", "--refresh", server.url("/a.png")])
+            #expect(result.status == 0, "\(option) 1e20: exit \(result.status) \(result.stderr)")
+            #expect(result.stdout.hasPrefix("success  "), "\(option) 1e20: \(result.stdout)")
+        }
+        #expect(server.requestCount("/a.png") == 2)
+    }
+
+    /// `--jobs` takes any count of at least 1 ("must be at least 1" is the
+    /// only bound): a huge one is as good as no limit, not a trap (exit 132
+    /// from an overflow while sizing the connection caches).
+    @Test func aHugeJobCountIsNotACrash() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let cli = try CLI()
+        let urls = [server.url("/a.png"), server.url("/a.png?2")]
+        let result = try await cli.run(["--jobs", "\(Int.max)", "--jobs-per-host", "\(Int.max)"] + urls)
+        #expect(result.status == 0, "exit \(result.status) \(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").filter { $0.hasPrefix("success  ") }.count == 2, "\(result.stdout)")
+    }
+
+    /// `--shard K/N` takes any N ≥ 1 (SPEC §1): with N past 2^32 each shard
+    /// is one value of the key's first 8 hex digits. It trapped (exit 132)
+    /// for N > 4294967295.
+    @Test func aShardCountPastUInt32IsNotACrash() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let cli = try CLI()
+        let url = server.url("/a.png")
+        let first = try Self.json(try await cli.run(["--json", url]))
+        let path = try #require(first.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        let k = try #require(UInt64(String((path as NSString).lastPathComponent.prefix(8)), radix: 16))
+        let n: UInt64 = 1 << 33
+        for (shard, total) in [("\(k)/\(n)", 1), ("\((k + 1) % n)/\(n)", 0)] {
+            let result = try await cli.run(["--json", "--offline", "--shard", shard, url])
+            #expect(result.status == 0, "--shard \(shard): exit \(result.status) \(result.stderr)")
+            let summary = try Self.json(result).last?["summary"] as? [String: Any]
+            #expect(summary?["total"] as? Int == total, "--shard \(shard): \(result.stdout)")
+        }
+    }
 }

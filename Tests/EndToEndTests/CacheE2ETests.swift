@@ -168,6 +168,28 @@ import TestSupport
         #expect(try cli.run(["cache", "path", urls[2]]).status == 1)
     }
 
+    /// SPEC §4: the cache's own reads never move an entry's last use, so
+    /// they leave `prune`'s order alone. `cache verify --decode` hands each
+    /// body to libvips, which opens it by name: on a `relatime` mount every
+    /// entry then looked used just now.
+    @Test func verifyListAndOfflineLeaveTheLastUseAlone() throws {
+        let (cli, _, urls) = try filledCache()
+        let keys = try urls.map { try CacheE2E.key($0) }
+        // Last used three days ago (older than a day: relatime would move it on any read).
+        let old = timespec(tv_sec: Int(Date().timeIntervalSince1970) - 3 * 86400, tv_nsec: 0)
+        let omit = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)
+        for key in keys { #expect(utimensat(AT_FDCWD, cli.cacheDir + "/" + key, [old, omit], 0) == 0) }
+        for command in [["cache", "verify", "--decode"], ["cache", "verify"], ["cache", "list", "--json"], ["--offline"] + urls] {
+            let result = try cli.run(command)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            for key in keys {
+                var info = stat()
+                #expect(stat(cli.cacheDir + "/" + key, &info) == 0)
+                #expect(info.st_atim.tv_sec == old.tv_sec, "\(command) moved the last use of \(key)")
+            }
+        }
+    }
+
     @Test func rmAndClearRemoveOnlyTheCachesOwnFiles() throws {
         let (cli, _, urls) = try filledCache()
         let foreign = ["notes.txt", String(repeating: "e", count: 31) + "g", (try CacheE2E.key(urls[0])) + ".bak", ".tmp/mine.part"]

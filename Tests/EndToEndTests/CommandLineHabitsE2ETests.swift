@@ -28,6 +28,10 @@ import TestSupport
             (["--json", "--json", "http://x/"], "--json is given twice"),
             (["--progress", "--no-progress", "http://x/"], "--progress and --no-progress are given twice"),
             (["-qq", "http://x/"], "-q is given twice"),
+            // -O is -P .: with another folder, one of them was silently ignored.
+            (["-O", "-P", "d", "http://x/"], "-O and --output-dir DIR exclude each other"),
+            (["--output-dir=d", "-qO", "http://x/"], "-O and --output-dir DIR exclude each other"),
+            (["-O", "-O", "http://x/"], "-O is given twice"),
             (["cache", "prune", "--max-size", "1M", "--max-size", "2M"], "--max-size is given twice"),
         ]
         for (arguments, message) in cases {

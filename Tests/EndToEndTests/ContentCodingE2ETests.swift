@@ -48,6 +48,22 @@ import TestSupport
         #expect(FetchE2ETests.terminal(first, plain)?["bytes"] as? Int == Self.png.count)
     }
 
+    /// `deflate` is a zlib stream (RFC 9110 §8.4.1.2), but some servers send a
+    /// raw RFC 1951 stream for it; browsers and curl take both, and so does
+    /// asyncfetch (it failed with "the deflate decoder made no progress").
+    @Test func aRawDeflateStreamIsDecodedLikeAZlibOne() async throws {
+        let server = try ScriptedServer()
+        let gzipped = try Self.gzip(Self.png)
+        let raw = Array(gzipped.dropFirst(10).dropLast(8))   // gzip -n: a 10-byte header, an 8-byte trailer
+        server.route("/raw.png", .ok(raw, headers: [("Content-Encoding", "deflate")]))
+        let cli = try CLI()
+        let url = server.url("/raw.png")
+        let result = try await cli.runOffPool(["--json", "--retries", "0", url])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(FetchE2ETests.terminal(result, url)?["bytes"] as? Int == Self.png.count, "\(result.stdout)")
+        #expect(try await Self.storedBody(cli, url) == Self.png)
+    }
+
     /// A coding libcurl cannot decode is a failure: encoded bytes are never stored, not even with --any.
     @Test func anUnknownCodingFailsAndStoresNothing() async throws {
         let server = try ScriptedServer()

@@ -200,6 +200,24 @@ extension CLI {
         #expect(proxy.requestCount("/dog.png") == 0)
     }
 
+    /// An `https` URL goes through an HTTP proxy with `CONNECT`; a proxy that
+    /// refuses the tunnel is not the origin answering: no `http` failure with
+    /// "HTTP 0" (the proxy's status line was once taken for the origin's).
+    @Test func aProxyRefusingTheTunnelIsNotAnHTTPStatusOfTheOrigin() async throws {
+        let proxy = try ScriptedServer()
+        proxy.route("images.example.invalid:443", ScriptedResponse.status(403))
+        let url = "https://images.example.invalid/cat.png"   // never resolved: the proxy answers
+        let result = try await CLI().runOffPool(["--json", "--retries", "0", url], environment: [
+            "https_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "",
+        ])
+        #expect(result.status == 1)
+        #expect(proxy.requests("images.example.invalid:443").first?.method == "CONNECT")
+        let error = try #require(Self.error(result, url), "\(result.stdout)")
+        #expect(error["kind"] as? String == "network", "\(error)")
+        #expect(error["status"] == nil, "\(error)")
+        #expect((error["message"] as? String)?.contains("CONNECT tunnel failed, response 403") == true, "\(error)")
+    }
+
     @Test func headersAreAddedAndTheUserAgentNamesTheVersion() async throws {
         let server = try ScriptedServer()
         server.route("/a.png", .ok(Self.png))

@@ -122,6 +122,34 @@ import TestSupport
         #expect(server.requests("/negotiated.png").compactMap { $0.header("Accept") } == ["image/webp", "image/avif", "*/*"])
     }
 
+    /// docs/cache.md: passwords are never stored. A `Vary: Authorization`
+    /// (or `Cookie`) response kept the credential sent (`-H 'Authorization:
+    /// Basic …'` is a password in base64) in the entry's metadata as sent;
+    /// now it keeps a digest of it, and still answers only that credential.
+    @Test func aVaryOnCredentialsKeepsNoCredentialAtRest() throws {
+        let server = try ScriptedServer()
+        server.route("/mine.png", .ok(Self.png, headers: [("Vary", "Authorization, Cookie"), ("Cache-Control", "public, max-age=3600")]))
+        let cli = try CLI()
+        let url = server.url("/mine.png")
+        let basic = "Authorization: Basic " + Data("user:hunter2secret".utf8).base64EncodedString()
+        let cookie = "Cookie: session=cookiesecret42"
+        func source(_ headers: [String]) throws -> String? {
+            let result = try cli.run([url, "--json"] + headers.flatMap { ["-H", $0] })
+            return try Self.json(result).first { $0["phase"] as? String == "success" }?["source"] as? String
+        }
+        #expect(try source([basic, cookie]) == "network")
+        #expect(try source([basic, cookie]) == "cache", "the same credentials still match")
+        #expect(try source(["Authorization: Basic " + Data("user:other".utf8).base64EncodedString(), cookie]) == "network")
+        #expect(try source([basic, cookie]) == "network", "the entry now holds the other user's answer")
+        let body = cli.cacheDir + "/" + (try CacheE2E.key(url))
+        let script = "import os,sys\ntry: sys.stdout.buffer.write(os.getxattr(sys.argv[1], 'user.asyncfetch.meta'))\nexcept OSError: sys.stdout.buffer.write(open(sys.argv[1] + '.meta', 'rb').read())"
+        let record = try runProcess("/usr/bin/python3", ["-c", script, body]).stdout
+        #expect(record.contains("v authorization "), "\(record)")
+        for secret in [String(basic.dropFirst("Authorization: ".count)), "cookiesecret42"] {
+            #expect(!record.contains(secret), "the record keeps \(secret): \(record)")
+        }
+    }
+
     @Test func theDemoListFailsExactlyWhereItSaysItWill() throws {
         let (server, cli) = try FixtureSite.start()
         let text = try String(contentsOfFile: Paths.fixtures + "/demo-urls.txt", encoding: .utf8)

@@ -88,6 +88,10 @@ import TestSupport
             (["--timeout", "soon", "http://127.0.0.1:9/x.png"], "asyncfetch: The value 'soon' is invalid for '--timeout <duration>': give seconds"),
             (["-o", "a", "-o", "b", "http://127.0.0.1:9/x.png"], "asyncfetch: -o is given twice; give --output once"),
             (["-H", "no colon", "http://127.0.0.1:9/x.png"], "asyncfetch: -H expects 'Name: value', got 'no colon'"),
+            (["-H", ": no name", "http://127.0.0.1:9/x.png"], "asyncfetch: -H expects 'Name: value', got ': no name'"),
+            // A line break would send a second header (injection from a variable).
+            (["-H", "X-A: 1\r\nX-B: 2", "http://127.0.0.1:9/x.png"],
+             "asyncfetch: -H takes one header line, without a line break: got 'X-A: 1\\r\\nX-B: 2'"),
             (["-o", "x.png", "--input", "-"], "asyncfetch: -o/--output takes exactly one URL, named on the command line"),
             // A negative number is a value, not an option: the reason is the range.
             (["--jobs", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),
@@ -145,6 +149,23 @@ import TestSupport
         let help = try await cli.run(["--help"]).stdout
         for option in longOptions(help) {
             #expect(source.contains(option.replacingOccurrences(of: "-", with: "\\-")), "\(option) missing from the man page")
+        }
+        // Every cache command (SPEC §7) has its own entry, with the options its help lists:
+        // list, stats, prune and clear had none.
+        let cacheHelp = try await cli.run(["help", "cache"]).stdout
+        let commands = cacheHelp.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
+            .compactMap { $0.hasPrefix("  ") && !$0.hasPrefix("   ") ? $0.split(separator: " ").first.map(String.init) : nil }
+            .filter { $0.allSatisfy { $0.isLowercase } } ?? []
+        #expect(Set(commands).isSuperset(of: ["dir", "path", "list", "stats", "verify", "prune", "rm", "clear"]), "\(commands)")
+        let entries = source.components(separatedBy: ".TP\n")
+        for command in commands {
+            let entry = entries.first { $0.hasPrefix(".B") && $0.contains("asyncfetch cache \(command)") }
+            #expect(entry != nil, "cache \(command) has no entry in the man page")
+            let options = longOptions(try await cli.run(["help", "cache", command]).stdout.components(separatedBy: "OPTIONS:").last ?? "").filter { $0 != "--cache-dir" && $0 != "--help" }
+            for option in options {
+                #expect(entry?.contains(option.replacingOccurrences(of: "-", with: "\\-")) == true,
+                        "cache \(command): \(option) missing from its man page entry")
+            }
         }
         for section in [".SH EXIT STATUS", ".SH JSON LINES", ".SH SIGNALS", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
             #expect(source.contains(section))

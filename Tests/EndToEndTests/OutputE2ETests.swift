@@ -178,21 +178,10 @@ import TestSupport
         let busyURLs = (0..<60).map { busy.url("/img.png?\($0)") }
         let urls = (0..<20).map { pushing.url("/img.png?\($0)") } + busyURLs
         let fifo = cli.cache.path + "/stderr"
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
-        try #require(reader >= 0)
-        defer { close(reader) }
         // Full before the run starts: its first write to stderr blocks until the test reads.
-        let filler = open(fifo, O_WRONLY | O_NONBLOCK)
-        try #require(filler >= 0)
-        var filled = 0
-        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
-        while true {
-            let n = chunk.withUnsafeBytes { write(filler, $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            filled += n
-        }
-        close(filler)
+        let pipe = try FullPipe(at: fifo)
+        let reader = pipe.reader, filled = pipe.filled
+        defer { close(reader) }
         let child = try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", fifo, CLI.binary,
                                                  "--json", "-v", "--no-progress", "--jobs-per-host", "64"] + urls,
                                      environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 60)

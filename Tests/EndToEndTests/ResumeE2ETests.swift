@@ -96,6 +96,41 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
 
+    /// A Range answer that cannot continue the kept part: a `416` (the file
+    /// shrank), or a `206` starting elsewhere (a server that answers every
+    /// Range from byte 0). The part is dropped and the whole body asked for
+    /// at once; the second used to fail as `io` in every run, its part kept.
+    @Test(arguments: [416, 206])
+    func aRangeAnswerThatCannotContinueThePartStartsOver(status: Int) throws {
+        let server = try ScriptedServer()
+        let full = LockedCounter()
+        let body = Self.body(version: 1)
+        server.route("/big.bin") { request in
+            let headers = [("ETag", "\"v1\""), ("Content-Type", "application/octet-stream")]
+            if request.header("Range") != nil {
+                return status == 416
+                    ? ScriptedResponse(status: 416, headers: [("Content-Range", "bytes */\(body.count)")])
+                    : ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes 0-99/\(body.count)")],
+                                       body: Array(body[..<100]))
+            }
+            var response = ScriptedResponse(status: 200, headers: headers, body: body)
+            if full.next() == 1 { response.closeAfterBodyBytes = Self.cut }
+            return response
+        }
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        let second = try cli.run(["--json", "--any", "--retries", "0", url])
+        #expect(second.status == 0, "\(second.stdout)")
+        let asked = server.requests("/big.bin").map { $0.header("Range") != nil }
+        #expect(asked == [false, true, false], "cut, asked for the rest, then the whole body: \(asked)")
+        let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path))) == body
+        #expect(whole, "the whole body")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+    }
+
     @Test func aSmallCutIsNotKept() throws {
         let server = try ScriptedServer()
         var response = ScriptedResponse(status: 200, headers: [("ETag", "\"s\""), ("Content-Type", "application/octet-stream")],

@@ -44,17 +44,23 @@ import TestSupport
         return child
     }
 
+    /// Sends `signal` and waits for the child: exit status 128 + signal within a second.
+    func interruptWithinASecond(_ child: SpawnedProcess, _ signal: Int32) async throws -> ProcessResult {
+        let sent = Date()
+        child.sendSignal(signal)
+        let result = try await child.finish()
+        let seconds = Date().timeIntervalSince(sent)
+        #expect(result.status == 128 + signal, "\(result.stderr)")
+        #expect(seconds < 1, "exited \(seconds) s after signal \(signal)")
+        return result
+    }
+
     @Test func sigintCancelsEveryURLOnceAndExits130WithinASecond() async throws {
         let urls = (1...40).map { server.url("/stall.png?\($0)") }
         let child = try await startStalled(["--json", "--jobs", "4"] + urls, inFlight: 4, loadingMarker: "\"phase\":\"loading\"")
         #expect(bodiesBeingWritten(child) == 4, "four bodies were being written")
         #expect(temporaryFiles.isEmpty, "unnamed: nothing to clean up if this process were killed")
-        let sent = Date()
-        child.sendSignal(SIGINT)
-        let result = try await child.finish()
-        let seconds = Date().timeIntervalSince(sent)
-        #expect(result.status == 130, "\(result.stderr)")
-        #expect(seconds < 1, "exited \(seconds) s after SIGINT")
+        let result = try await interruptWithinASecond(child, SIGINT)
 
         let lines = try #require(CLI.jsonLines(result.stdout), "every line is JSON: \(result.stdout)")
         let terminal = lines.filter { $0["phase"] != nil && $0["phase"] as? String != "loading" }
@@ -105,12 +111,7 @@ import TestSupport
         let list = try cli.cache.write("urls.txt", Array(listed.joined(separator: "\n").utf8))
         let arguments = [server.url("/stall.png?a"), server.url("/stall.png?b")]
         let child = try await startStalled(arguments + ["--jobs", "2", "--input", list, "-v"], inFlight: 2)
-        let sent = Date()
-        child.sendSignal(SIGTERM)
-        let result = try await child.finish()
-        let seconds = Date().timeIntervalSince(sent)
-        #expect(result.status == 143, "\(result.stderr)")
-        #expect(seconds < 1, "exited \(seconds) s after SIGTERM")
+        let result = try await interruptWithinASecond(child, SIGTERM)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 32, "\(lines)")
         for url in arguments {
@@ -121,6 +122,30 @@ import TestSupport
         }
         #expect(result.stderr.contains("asyncfetch: interrupted by SIGTERM: 32 URLs: 0 success, 2 failure, 30 empty"))
         #expect(temporaryFiles.isEmpty)
+    }
+
+    /// Ctrl-C with standard output a full pipe nobody reads (`asyncfetch … | slow-reader`
+    /// stuck): the report cannot be written, and the run still ends within a second, 130,
+    /// with no temporary file left (it waited 3 s for the report before).
+    @Test func sigintWithStdoutAFullPipeNobodyReadsExitsWithinASecond() async throws {
+        let urls = (1...40).map { server.url("/stall.png?full\($0)") }
+        let fifo = cli.cache.path + "/stdout"
+        // Full before the run starts: its first write to stdout blocks for good.
+        let pipe = try FullPipe(at: fifo)
+        defer { close(pipe.reader) }
+        let child = try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" >\"$f\"", "sh", fifo, CLI.binary,
+                                                 "--json", "--jobs", "4"] + urls,
+                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && !(bodiesBeingWritten(child) >= 4 && server.requestCount("/stall.png") >= 4) {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        #expect(bodiesBeingWritten(child) == 4, "four bodies were being written")
+        let result = try await interruptWithinASecond(child, SIGINT)
+        #expect(result.stderr.contains("asyncfetch: the interrupted run cannot write its report (nobody reads standard output)"),
+                "\(result.stderr)")
+        #expect(temporaryFiles.isEmpty, "temporary files left: \(temporaryFiles)")
+        #expect(server.requestCount("/stall.png") <= 4, "no new transfer started")
     }
 
     /// A run still busy after the first Ctrl-C (here: reporting half a

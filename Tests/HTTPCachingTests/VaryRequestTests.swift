@@ -29,6 +29,21 @@ import Testing
         #expect(request.values(for: HTTPHeaders()).isEmpty)
     }
 
+    /// Credentials a `Vary` names are kept as a digest, never as sent, and
+    /// still answer only the same credential.
+    @Test func credentialsAreStoredAndMatchedAsADigest() {
+        let request = VaryRequest(headers: HTTPHeaders([("Authorization", "Bearer s3cret"), ("Cookie", "a=1")]), userAgent: "ua")
+        let vary = "Authorization, Cookie, Proxy-Authorization"
+        let values = request.values(for: HTTPHeaders([("Vary", vary)]))
+        #expect(values == [CacheMetadata.Header("authorization", "md5 " + MD5.hex("Bearer s3cret")),
+                           CacheMetadata.Header("cookie", "md5 " + MD5.hex("a=1")),
+                           CacheMetadata.Header("proxy-authorization", "")])
+        let entry = stored(vary: vary, request: values.map { ($0.name, $0.value) })
+        #expect(request.matches(entry))
+        #expect(!VaryRequest(headers: HTTPHeaders([("Authorization", "Bearer other"), ("Cookie", "a=1")]), userAgent: "ua").matches(entry))
+        #expect(!VaryRequest(headers: HTTPHeaders([("Cookie", "a=1")]), userAgent: "ua").matches(entry))
+    }
+
     @Test func aStoredResponseAnswersOnlyTheSameNormalisedValues() {
         let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "de ;q=1.0, en;q=0.5")]), userAgent: "ua")
         #expect(request.matches(stored(vary: nil, request: [])))

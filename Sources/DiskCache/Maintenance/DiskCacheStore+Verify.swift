@@ -46,7 +46,7 @@ extension DiskCacheStore {
             var problem = scanned.problem
             if let entry = scanned.entry {
                 problem = deepCheck(entry)
-                if problem == nil, let bodyCheck { problem = bodyCheck(entry) }
+                if problem == nil, let bodyCheck { problem = keepingLastUse(of: entry.key) { bodyCheck(entry) } }
             }
             guard let problem else {
                 report.intact += 1
@@ -71,6 +71,28 @@ extension DiskCacheStore {
             }
         }
         return report
+    }
+
+    /// Runs `read`, a reader the cache does not own (libvips, for `verify
+    /// --decode`: it opens the body by name, without `O_NOATIME`), then puts
+    /// the body's access time back if the read moved it: the cache's own
+    /// reads never move the last use (SPEC §4), or one `verify --decode`
+    /// would make every entry look just used to `prune`. (A use by another
+    /// process during the read is undone with it: LRU order is advice.)
+    private func keepingLastUse<Answer>(of key: String, _ read: () -> Answer) -> Answer {
+        var before = stat()
+        guard fstatat(directoryFD, key, &before, AT_SYMLINK_NOFOLLOW) == 0 else { return read() }
+        let answer = read()
+        var after = stat()
+        guard fstatat(directoryFD, key, &after, AT_SYMLINK_NOFOLLOW) == 0, after.st_ino == before.st_ino,
+              after.st_atim.tv_sec != before.st_atim.tv_sec || after.st_atim.tv_nsec != before.st_atim.tv_nsec
+        else { return answer }
+        let utimeOmit = (1 << 30) - 2   // UTIME_OMIT, a macro Swift does not import: the mtime stays
+        var times = (before.st_atim, timespec(tv_sec: 0, tv_nsec: utimeOmit))
+        _ = withUnsafePointer(to: &times) { pair in   // best effort: LRU order is advice
+            pair.withMemoryRebound(to: timespec.self, capacity: 2) { utimensat(directoryFD, key, $0, AT_SYMLINK_NOFOLLOW) }
+        }
+        return answer
     }
 
     /// What is wrong with an entry whose files look intact, or nil.

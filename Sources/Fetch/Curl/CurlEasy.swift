@@ -136,6 +136,9 @@ final class CurlEasy {
         // five of these variables at every transfer (`getenv` and a copy each, about 1.5 k
         // instructions on the loop per URL: bench/README "Session 12: revalidate"). When none is
         // set, saying "no proxy" once here is the same answer.
+        // A proxy's answer to CONNECT is not the origin's response: the header callback must not
+        // take its status line (a refused tunnel was reported as the origin's "HTTP 0").
+        check("SUPPRESS_CONNECT_HEADERS", ccurl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
         if !Self.proxyVariables.contains(where: { getenv($0) != nil }) {
             check("PROXY (none: no proxy variable is set)", ccurl_easy_setopt_string(easy, CURLOPT_PROXY, ""))
             check("NOPROXY", ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
@@ -346,6 +349,10 @@ struct CurlOptionFailure: Error {
     }
 }
 
+/// `seconds` as libcurl's milliseconds (0: none). A duration too long for a
+/// `long` of milliseconds (`--timeout 1e20`) is the longest one, never a trap.
 private func milliseconds(_ seconds: Double) -> Int {
-    seconds <= 0 ? 0 : max(1, Int((seconds * 1000).rounded()))
+    guard seconds > 0 else { return 0 }
+    let milliseconds = (seconds * 1000).rounded()
+    return milliseconds >= Double(Int.max) ? Int.max : max(1, Int(milliseconds))
 }

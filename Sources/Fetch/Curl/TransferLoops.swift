@@ -71,7 +71,7 @@ final class TransferLoops: Sendable {
     /// `Defaults.idleConnections` (about one per host a batch works on) when
     /// that is more and a quarter of the open-file limit allows it.
     static func connectionCache(maxConnections: Int, openFiles: Int) -> Int {
-        max(8, maxConnections * 2, min(Defaults.idleConnections, openFiles / 4))
+        max(8, min(maxConnections, Int.max / 4) * 2, min(Defaults.idleConnections, openFiles / 4))   // `--jobs` may be any Int
     }
 
     /// The process's open-file limit (soft), or 1,024 when it cannot be read.

@@ -133,7 +133,7 @@ extension ImageLoader {
         HostDispatch(
             policy: HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost),
             // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
-            queueLimit: max(backlog, LoadBatch.queueLimit, 2 * options.jobs), onNote: notes,
+            queueLimit: max(backlog, LoadBatch.queueLimit, min(options.jobs, Int.max / 2) * 2), onNote: notes,
             onGaveUp: { [client] host, failure in
                 // Its attempts with no answer yet (still connecting, waiting to share a connection that
                 // never comes, or with their request sent) fail now with the reason, not at the end of

@@ -26,6 +26,6 @@ public struct Shard: Sendable, Equatable {
         guard count > 1 else { return true }
         guard case .success(let key) = CacheKey.identify(url).key,
               let prefix = UInt32(key.hex.prefix(8), radix: 16) else { return index == 0 }
-        return Int(prefix % UInt32(count)) == index
+        return Int(prefix) % count == index   // count may pass UInt32.max: divide as Int
     }
 }

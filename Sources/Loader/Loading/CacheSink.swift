@@ -35,6 +35,8 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// The 2xx response being received (its validators are what a kept partial needs).
     private(set) var status = 0
     private(set) var headers = HTTPHeaders()
+    /// A 206 did not continue the kept part (`begin` refused it).
+    private(set) var partialRefused = false
 
     init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil, checkStructure: Bool) {
         self.cache = cache
@@ -54,6 +56,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         if status == 206 {
             // RFC 9110 §14.4: Content-Range "bytes FIRST-LAST/LENGTH" must start where the kept part ends.
             guard let range = headers["Content-Range"], Self.firstByte(range) == partial.length else {
+                partialRefused = true
                 throw ResumeMismatch(description: "a 206 that does not continue the kept \(partial.length) bytes "
                                      + "(Content-Range: \(headers["Content-Range"] ?? "none"))")
             }

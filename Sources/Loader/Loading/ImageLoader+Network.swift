@@ -185,8 +185,9 @@ extension ImageLoader {
                                                      responseTime: currentUnixTime())
                 _ = sink.keepPartial(kept, minimum: CacheDefaults.resumeMinimum)
             }
-            if error.status == 416, exchange.partial != nil {
-                // The kept part no longer fits the resource (it shrank): drop it and ask for the whole body.
+            if error.status == 416 || sink.partialRefused, exchange.partial != nil {
+                // The kept part no longer fits the resource (it shrank), or the server's 206 does not
+                // continue it (it answers a Range from elsewhere): drop it and ask for the whole body.
                 cache.removePartial(key.hex)
                 return .again(entry: entry)
             }
