@@ -28,7 +28,7 @@ struct ResponseHeadCheck {
     /// What was wrong, once a line was malformed.
     private(set) var problem: String?
     /// The current response's `Content-Length`, once a field gave it.
-    private var contentLength: Int64?
+    private(set) var contentLength: Int64?
     /// The current response's `Content-Encoding` fields, joined with ", " (nil: none),
     /// noted here so the body's decoder needs no second parse of the header block.
     private(set) var contentEncoding: String?

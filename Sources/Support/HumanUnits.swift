@@ -74,8 +74,20 @@ public enum HumanUnits {
             multiplier = factor
             number = number.dropLast(suffix.count)
         }
-        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+        guard let value = decimal(number) else { return nil }
         return value * multiplier
+    }
+
+    /// A plain decimal number (`30`, `0.5`, `.5`, `5.`): digits and at most
+    /// one point. `Double(_:)` alone also takes `0x1d` (29, and with the `d`
+    /// taken for days, 1 day), `1e3`, `+5`, `nan` and `inf`: forms no one means.
+    private static func decimal(_ text: Substring) -> Double? {
+        var digits = 0, points = 0
+        for byte in text.utf8 {
+            if byte >= 0x30 && byte <= 0x39 { digits += 1 } else if byte == 0x2E { points += 1 } else { return nil }
+        }
+        guard digits > 0, points <= 1 else { return nil }
+        return Double(text)
     }
 
     /// What `seconds(_:)` accepts, in words: for a message about a value
@@ -104,7 +116,7 @@ public enum HumanUnits {
             multiplier = factor
             text = text.dropLast()
         }
-        guard let value = Double(text), value.isFinite, value >= 0, value * multiplier < 9.2e18 else { return nil }
+        guard let value = decimal(text), value * multiplier < 9.2e18 else { return nil }
         return Int64(value * multiplier)
     }
 

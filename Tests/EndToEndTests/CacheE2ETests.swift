@@ -170,8 +170,9 @@ import TestSupport
 
     /// SPEC §4: the cache's own reads never move an entry's last use, so
     /// they leave `prune`'s order alone. `cache verify --decode` hands each
-    /// body to libvips, which opens it by name: on a `relatime` mount every
-    /// entry then looked used just now.
+    /// body to libvips, which opens it by name, and `--offline -o` or `-P`
+    /// copied the body with a plain read: on a `relatime` mount each entry
+    /// then looked used just now.
     @Test func verifyListAndOfflineLeaveTheLastUseAlone() throws {
         let (cli, _, urls) = try filledCache()
         let keys = try urls.map { try CacheE2E.key($0) }
@@ -179,7 +180,9 @@ import TestSupport
         let old = timespec(tv_sec: Int(Date().timeIntervalSince1970) - 3 * 86400, tv_nsec: 0)
         let omit = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)
         for key in keys { #expect(utimensat(AT_FDCWD, cli.cacheDir + "/" + key, [old, omit], 0) == 0) }
-        for command in [["cache", "verify", "--decode"], ["cache", "verify"], ["cache", "list", "--json"], ["--offline"] + urls] {
+        // Handing entries on with --offline only looks too (docs/cache.md): -o and --output-dir copy the body.
+        let copies = [["--offline", urls[0], "-o", cli.cache.file("out.png")], ["--offline", "-P", cli.cache.file("out")] + urls]
+        for command in [["cache", "verify", "--decode"], ["cache", "verify"], ["cache", "list", "--json"], ["--offline"] + urls] + copies {
             let result = try cli.run(command)
             #expect(result.status == 0, "\(command): \(result.stderr)")
             for key in keys {

@@ -73,6 +73,28 @@ import TestSupport
                 "\(copied.stdout)")
     }
 
+    /// docs/output.md: `outputMethod` is `reflink`, `copy` or `hard link`.
+    /// `--link` into another file system falls back to a copy; JSON said
+    /// "copy (no hard link: Invalid cross-device link)" and `-v` nested
+    /// its parentheses. The reason now goes only to `-v`, after a `;`.
+    @Test func linkAcrossFileSystemsIsACopyWithTheReasonOnlyForPeople() throws {
+        var here = stat(), there = stat()
+        guard stat(cli.cache.path, &here) == 0, stat("/dev/shm", &there) == 0,
+              here.st_dev != there.st_dev, access("/dev/shm", W_OK) == 0 else { return }
+        let outside = "/dev/shm/asyncfetch-link.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: outside) }
+        let url = server.url("/images/red-64x48.png")
+        let json = try cli.run(["--json", "--link", "-P", outside + "/a", url])
+        #expect(json.status == 0, "\(json.stderr)")
+        let success = try #require(CLI.jsonLines(json.stdout)?.first { $0["phase"] as? String == "success" })
+        #expect(["reflink", "copy"].contains(success["outputMethod"] as? String), "\(success)")
+        let verbose = try cli.run(["-v", "--link", "-P", outside + "/b", url])
+        #expect(verbose.stdout.contains("-> \(outside)/b/red-64x48.png (copy; no hard link: Invalid cross-device link)")
+                || verbose.stdout.contains("-> \(outside)/b/red-64x48.png (reflink; no hard link: Invalid cross-device link)"),
+                "\(verbose.stdout)")
+    }
+
     @Test func templatesAndInputLineNamesStayInsideTheFolder() throws {
         let dir = cli.cache.path + "/out"
         let red = server.url("/images/red-64x48.png")

@@ -65,12 +65,17 @@ import TestSupport
         #expect(outcome.response == nil)
     }
 
+    /// A body of 1 GiB with its Content-Length, trickled: the whole would take 40 s.
+    static func gibibyte(status: Int, contentType: String) -> ScriptedResponse {
+        var response = ScriptedResponse(status: status, headers: [("Content-Type", contentType)])
+        response.generatedBodyLength = 1 << 30
+        response.trickle = (chunk: 256 * 1024, interval: 0.01)
+        return response
+    }
+
     @Test func aKnownTooLargeContentLengthIsRefusedBeforeTheBody() async throws {
         let server = try ScriptedServer()
-        var huge = ScriptedResponse(status: 200, headers: [("Content-Type", "image/png")])
-        huge.generatedBodyLength = 1 << 30
-        huge.trickle = (chunk: 256 * 1024, interval: 0.01)   // the whole GiB would take 40 s
-        server.route("/huge.png", huge)
+        server.route("/huge.png", Self.gibibyte(status: 200, contentType: "image/png"))
         let harness = try FetchHarness { $0.maxSize = 1 << 20 }
         let outcome = try await harness.fetch(server.url("/huge.png"))
         let error = try #require(outcome.error)
@@ -82,6 +87,31 @@ import TestSupport
         // The client hung up, so the server stopped well before the end of its gigabyte.
         #expect(await eventually(within: 2) { server.requestsInFlight == 0 })
         #expect(server.requestCount("/huge.png") == 1, "too-large is not retried")
+    }
+
+    /// `--max-size` bounds the body as stored: an error status is that
+    /// status however long its page (its body is dropped, and not read past
+    /// the limit), and a coded body counts by its decoded bytes, not by a
+    /// Content-Length of the encoded ones (both were refused as too large).
+    @Test func theLimitIsOnTheStoredBodyNotAnyContentLength() async throws {
+        let server = try ScriptedServer()
+        server.route("/missing.png", Self.gibibyte(status: 404, contentType: "text/html"))
+        let raw = (0..<20_000).map { _ in UInt8.random(in: 0...255) }   // gzip cannot shrink these
+        let encoded = try runProcess("/usr/bin/gzip", ["-c", "-n"], stdin: raw).stdoutBytes
+        #expect(encoded.count > raw.count)
+        server.route("/coded.png", .ok(encoded, headers: [("Content-Encoding", "gzip")]))
+        let harness = try FetchHarness { $0.maxSize = 20_000; $0.retries = 0 }
+
+        let missing = try await harness.fetch(server.url("/missing.png"))
+        let error = try #require(missing.error)
+        #expect(error.kind == .http && error.status == 404, "\(error.message)")
+        #expect(error.message == "HTTP 404 Not Found")
+        #expect(missing.seconds < 5, "\(missing.seconds) s: the whole page takes 40 s")
+        #expect(await eventually(within: 2) { server.requestsInFlight == 0 })
+
+        let coded = try await harness.fetch(server.url("/coded.png"))
+        #expect(coded.error == nil, "\(String(describing: coded.error))")
+        #expect(coded.body == raw)
     }
 
     @Test func aBodyWithoutContentLengthIsAbortedAtTheLimit() async throws {

@@ -31,6 +31,9 @@ import Testing
         #expect(HumanUnits.seconds("1.5h") == 5400)
         #expect(HumanUnits.seconds("7d") == 604_800)
         for bad in ["", "-1", "5x", "500ms", "inf", "nan", "m"] { #expect(HumanUnits.seconds(bad) == nil, "\(bad)") }
+        // Only decimal numbers: Double("0x1d") is 29, and "0x1d" was taken as 1 day.
+        for bad in ["0x1d", "0x10", "1e3", "+5", "5..5", ".", "1.2.3s", " 5", "5 "] { #expect(HumanUnits.seconds(bad) == nil, "\(bad)") }
+        #expect(HumanUnits.seconds(".5") == 0.5 && HumanUnits.seconds("5.") == 5)
         #expect(HumanUnits.durationArgument(604_800) == "7d")
         #expect(HumanUnits.durationArgument(5400) == "90m")
         #expect(HumanUnits.durationArgument(0.5) == "0.5s")
@@ -43,6 +46,7 @@ import Testing
         #expect(HumanUnits.byteCount("1.5G") == 1_610_612_736)
         #expect(HumanUnits.byteCount("2KiB") == 2048 && HumanUnits.byteCount("2kb") == 2048)
         for bad in ["", "-1", "1T", "K", "9000000000G", "B", "10B"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
+        for bad in ["0x10", "0x1G", "1e3", "+5", "1.5.1M"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
         #expect(HumanUnits.byteCountArgument(64 << 20) == "64M")
         #expect(HumanUnits.byteCountArgument(1000) == "1000")
     }

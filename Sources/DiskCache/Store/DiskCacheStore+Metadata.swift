@@ -7,6 +7,18 @@ import Glibc
 let openNoAccessTime: Int32 = 0o1000000
 
 extension DiskCacheStore {
+    /// Opens a body at `path` for reading without moving its access time,
+    /// the last use that `prune` goes by: `O_NOATIME`, or a plain open where
+    /// that is refused (another owner's file). For the copies that hand an
+    /// entry on (`-o`, `--output-dir`): the cache's own reads never move the
+    /// last use (SPEC §4), and `--offline` only looks. -1 and `errno` on failure.
+    public static func openForReading(_ path: String) -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | openNoAccessTime)
+        return fd < 0 && errno == EPERM ? open(path, O_RDONLY | O_CLOEXEC) : fd
+    }
+}
+
+extension DiskCacheStore {
     /// Reads and parses `<key>.meta`; also returns its `fstat` (its atime
     /// is the last use of a bodiless entry). nil for anything that is not a complete metadata file of ours:
     /// missing, not a regular file (a FIFO or device never blocks: it is

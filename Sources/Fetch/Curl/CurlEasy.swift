@@ -87,9 +87,9 @@ final class CurlEasy {
             check("LOW_SPEED_LIMIT", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, config.lowSpeedLimit))
             check("LOW_SPEED_TIME", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(config.lowSpeedTime.rounded(.up)))))
         }
-        // A Content-Length above the limit is refused before the body; the
-        // write callback catches bodies without one.
-        check("MAXFILESIZE_LARGE", ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(config.maxSize)))
+        // No CURLOPT_MAXFILESIZE: it refuses an error status or a coded body by its Content-Length.
+        // The header callback refuses a 2xx body in no coding (`CurlTransfer.acceptsDeclaredLength`);
+        // the write callback counts the decoded bytes of the others.
         check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
         // Content codings are undone by `ContentDecoder` (in the write callback),
         // which, unlike libcurl 7.88, knows a stream cut before its end; the

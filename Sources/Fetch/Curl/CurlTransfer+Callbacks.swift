@@ -15,9 +15,11 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
 
 /// CURLOPT_HEADERFUNCTION: keeps the raw lines of the latest response (a
 /// status line starts a new one, so redirects and 100-continue are dropped),
-/// after `ResponseHeadCheck` has checked each one; a malformed line aborts
-/// the transfer (libcurl then reports CURLE_WRITE_ERROR, which
-/// `CurlTransfer.outcome` explains from `head.problem`).
+/// after `ResponseHeadCheck` has checked each one; a malformed line, or a
+/// header block announcing a body not to be read (`acceptsDeclaredLength`),
+/// aborts the transfer (libcurl then reports CURLE_WRITE_ERROR, which
+/// `CurlTransfer.outcome` explains from `head.problem`, `declaredTooLarge`
+/// or `errorBodySkipped`).
 let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     guard let userdata, let data else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
@@ -30,7 +32,9 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
         // One allocation for a usual header block, not a growth per few lines.
         if transfer.rawHeaders.capacity == 0 { transfer.rawHeaders.reserveCapacity(1024) }
         transfer.bodyStatusChecked = false
-    case .field: break
+    case .field:
+        // The blank line that ends a header block: is the body its Content-Length announces wanted?
+        if transfer.head.isComplete && !transfer.acceptsDeclaredLength() { return 0 }
     case .trailer: return line.count
     case .malformed: return 0
     }

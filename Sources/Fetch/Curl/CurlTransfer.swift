@@ -144,6 +144,10 @@ final class CurlTransfer: @unchecked Sendable {
     var bufferedBody: [UInt8] = []
     var bodyBytes: Int64 = 0
     var exceededMaxSize = false
+    /// A 2xx body's `Content-Length` above the limit: refused at the end of its header block.
+    var declaredTooLarge: Int64?
+    /// An error status's body, longer than the limit, was not read (it is dropped anyway).
+    var errorBodySkipped = false
     var sinkError: Error?
     /// Undoes the 2xx body's content codings (nil: none), made at its first byte.
     var decoder: ContentDecoder?
@@ -228,9 +232,9 @@ final class CurlTransfer: @unchecked Sendable {
             // A 4xx or 5xx whose status line and headers arrived intact, and
             // whose body then broke: the status is what a user or a script
             // needs (issue 23 item 4); the message adds the broken body.
-            if head.isComplete, head.status >= 400, Self.brokeTheBody(code) {
+            if head.isComplete, head.status >= 400, errorBodySkipped || Self.brokeTheBody(code) {
                 var response = attemptResponse(easy, redirects: redirects)
-                response.bodyProblem = lowercasingFirst(easy.errorText(for: code))
+                if !errorBodySkipped { response.bodyProblem = lowercasingFirst(easy.errorText(for: code)) }
                 return .response(response)
             }
             return .failure(failure)
@@ -244,6 +248,26 @@ final class CurlTransfer: @unchecked Sendable {
             return .failure(FetchError(.network, url: spec.url, detail: ContentDecoder.cutShort))
         }
         return .response(attemptResponse(easy, redirects: redirects))
+    }
+
+    /// Whether to read the body announced by the header block that just ended,
+    /// by its `Content-Length` (libcurl's CURLOPT_MAXFILESIZE would refuse any
+    /// status, and a coded body by its encoded size): a 2xx body in no content
+    /// coding above the limit is refused before any byte of it (with a coding
+    /// the limit is on the decoded bytes, counted as they come); an error
+    /// status's body above the limit, dropped anyway, is not read: the status
+    /// is the answer. A redirect's body is libcurl's to skip.
+    func acceptsDeclaredLength() -> Bool {
+        guard let length = head.contentLength, length > spec.maxSize else { return true }
+        if (200..<300).contains(head.status) && head.contentEncoding == nil {
+            declaredTooLarge = length
+            return false
+        }
+        if head.status >= 400 {
+            errorBodySkipped = true
+            return false
+        }
+        return true
     }
 
     /// Errors in a body whose response head was complete.
@@ -274,13 +298,13 @@ final class CurlTransfer: @unchecked Sendable {
         let curlCode = Int(code.rawValue)
         let text = easy.errorText(for: code)
         let limit = "the \(spec.maxSize)-byte limit"
-        if code == CURLE_FILESIZE_EXCEEDED {
-            // libcurl refuses at the end of the header block, before recording the size: read it here.
-            let declared = HTTPHeaders(parsing: rawHeaders)["Content-Length"].flatMap { Int64(trimWhitespace($0)) }
-            let detail = declared.map { "Content-Length \($0) exceeds \(limit)" } ?? "larger than \(limit)"
-            return FetchError(.tooLarge, url: spec.url, curlCode: curlCode, curlMessage: text, detail: detail)
-        }
         if code == CURLE_WRITE_ERROR {
+            if let declaredTooLarge {
+                // Refused as CURLOPT_MAXFILESIZE would (its code), but only for a body that counts.
+                return FetchError(.tooLarge, url: spec.url, curlCode: Int(CURLE_FILESIZE_EXCEEDED.rawValue),
+                                  curlMessage: "Maximum file size exceeded",
+                                  detail: "Content-Length \(declaredTooLarge) exceeds \(limit)")
+            }
             if exceededMaxSize {
                 return FetchError(.tooLarge, url: spec.url, curlCode: curlCode, curlMessage: text,
                                   detail: "the body went past \(limit)")

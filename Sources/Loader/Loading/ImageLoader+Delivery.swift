@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DiskCache
 import func Support.writeAll
 
 extension ImageLoader {
@@ -41,7 +42,7 @@ extension ImageLoader {
         func failure(_ what: String, _ path: String) -> DeliveryError {
             DeliveryError(message: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
         }
-        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let input = DiskCacheStore.openForReading(source)   // handing an entry on is not a use of it
         guard input >= 0 else { throw failure("read", source) }
         defer { close(input) }
         let output: Int32

@@ -40,11 +40,15 @@ public protocol BodyReceiver: Sendable {
 public struct DeliveryReceipt: Sendable, Equatable {
     /// The file the body now is at.
     public let path: String
-    /// How it got there, e.g. `reflink`, `copy`, `hard link`.
+    /// How it got there, e.g. `reflink`, `copy`, `hard link` (JSON's `outputMethod`).
     public let method: String
+    /// Why the method asked for was not used (`--link` across file systems:
+    /// `no hard link: Invalid cross-device link`); `-v` shows it beside the method.
+    public let note: String?
 
-    public init(path: String, method: String) {
+    public init(path: String, method: String, note: String? = nil) {
         self.path = path
         self.method = method
+        self.note = note
     }
 }

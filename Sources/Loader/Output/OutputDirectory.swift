@@ -68,8 +68,8 @@ public final class OutputDirectory: BodyReceiver, Sendable {
         let relative = components.joined(separator: "/")
         let shown = path.hasSuffix("/") ? path + relative : path + "/" + relative
         do {
-            let method = try place(body, at: components)
-            return DeliveryReceipt(path: shown, method: method)
+            let (method, note) = try place(body, at: components)
+            return DeliveryReceipt(path: shown, method: method, note: note)
         } catch {
             release(relative)
             throw OutputDirectoryError(message: "cannot write \(shown): \(error.message)")
@@ -105,7 +105,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
 
     /// Creates the folders (never through a symbolic link), then the file
     /// under a temporary name, then renames it into place.
-    private func place(_ body: String, at components: [String]) throws(OutputDirectoryError) -> String {
+    private func place(_ body: String, at components: [String]) throws(OutputDirectoryError) -> (method: String, note: String?) {
         var parent = fd
         defer { if parent != fd { close(parent) } }
         for folder in components.dropLast() {
@@ -121,26 +121,26 @@ public final class OutputDirectory: BodyReceiver, Sendable {
         }
         let final = components[components.count - 1]
         let temporary = ".\(final.prefix(32)).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).part"
-        var method = "hard link"
+        var method = "hard link", note: String?
         if !hardLink || linkat(AT_FDCWD, body, parent, temporary, 0) != 0 {
             // A hard link across file systems (EXDEV), or one the file system refuses: a reflink or copy instead.
             let refused = hardLink ? errno : 0
             if hardLink && refused != EXDEV && refused != EPERM && refused != EMLINK { throw .errno("cannot link") }
             method = try Self.cloneOrCopy(body, into: parent, name: temporary)
-            if hardLink { method += " (no hard link: \(String(cString: strerror(refused))))" }
+            if hardLink { note = "no hard link: \(String(cString: strerror(refused)))" }
         }
         if renameat(parent, temporary, parent, final) != 0 {
             let failure = OutputDirectoryError.errno("cannot rename into place")
             unlinkat(parent, temporary, 0)
             throw failure
         }
-        return method
+        return (method, note)
     }
 
     /// A reflink where the file system has them, else a copy of the data
     /// (`sendfile`: in the kernel; no extended attributes).
     static func cloneOrCopy(_ body: String, into parent: Int32, name: String) throws(OutputDirectoryError) -> String {
-        let input = open(body, O_RDONLY | O_CLOEXEC)
+        let input = DiskCacheStore.openForReading(body)   // copying an entry out is not a use of it
         guard input >= 0 else { throw .errno("cannot read \(body)") }
         defer { close(input) }
         let output = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)

@@ -79,7 +79,11 @@ public struct ResultLine: Sendable {
             line.append(0x29)   // )
             if let receipt = result.receipt {
                 append("  -> ", receipt.path, to: &line)
-                if verbose { append(" (", receipt.method, ")", to: &line) }
+                if verbose {
+                    append(" (", receipt.method, to: &line)
+                    if let note = receipt.note { append("; ", note, to: &line) }
+                    line.append(0x29)   // )
+                }
             }
             if verbose { append("  [", httpDetail(result, duration: event.duration), "]", to: &line) }
         }
