@@ -45,8 +45,9 @@ enum FetchRun {
         }
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
+        // The reporter says which events it prints (no `loading` without --json) and how soon.
         let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,
-                           hostNotes: { reporter.hostNote($0) })
+                           hostNotes: { reporter.hostNote($0) }, demand: reporter.demand)
         interruption.onFirstSignal { run.cancel() }
         interruption.onSecondSignal { reporter.abandon() }
         let followed = await reporter.follow(run, transfers: transfers, interrupted: { interruption.signal != nil },

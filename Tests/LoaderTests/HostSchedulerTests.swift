@@ -322,6 +322,32 @@ import Testing
         #expect(policy.pauseSeconds(retryAfter: nil, pushbacksInARow: 500) == 30)
     }
 
+    /// An answer that comes during a pause (its transfer started before the
+    /// pause) and asks for a longer wait extends the pause, without counting
+    /// as another pushback in a row: a 429 with Retry-After 1 and a 503 with
+    /// Retry-After 100 together went on after 1 s.
+    @Test func aLongerRetryAfterDuringAPauseExtendsIt() {
+        var harness = Harness(jobs: 8, perHost: 3)
+        for item in 0..<6 { harness.enqueue(item, Self.a) }
+        harness.complete(Self.a, .answered)   // three in flight
+        let before = harness.startedItems(on: Self.a).count
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 1), requeue: 1)
+        #expect(harness.scheduler.nextWake == 1)
+        harness.now = 0.5
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 0.2), requeue: 2)   // shorter: no change
+        #expect(harness.scheduler.nextWake == 1)
+        harness.complete(Self.a, .pushedBack(status: 503, retryAfter: 100))
+        #expect(harness.notes.last == .paused(Self.a, seconds: 30, status: 503), "capped like any pause")
+        #expect(harness.scheduler.nextWake == 30.5)
+        harness.advance(to: 1)
+        #expect(harness.scheduler.isPaused(Self.a, now: 1))
+        #expect(harness.startedItems(on: Self.a).count == before)
+        harness.advance(to: 30.5)
+        #expect(harness.startedItems(on: Self.a).count == before + 1, "one at a time: the limit was halved")
+        #expect(harness.scheduler.limit(of: Self.a) == 1, "halved once (3 to 1), for the first 429 only")
+        #expect(harness.scheduler.counts.hostsPaused == 1)
+    }
+
     @Test func pushbacksInARowLengthenThePause() {
         var harness = Harness(jobs: 8, perHost: 1)
         for item in 0..<5 { harness.enqueue(item, Self.a) }

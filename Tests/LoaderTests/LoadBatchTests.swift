@@ -66,11 +66,13 @@ final class CountingURLs: AsyncSequence, Sendable {
     }
 
     /// The smallest backlog: the producer waits after every event, and each
-    /// event taken must let it go on (it once waited forever here).
-    @Test(arguments: [1, 2, 3])
-    func aTinyBacklogNeverStallsTheBatch(backlog: Int) async throws {
+    /// event taken must let it go on (it once waited forever here). Also
+    /// with a consumer that waits for runs longer than the backlog
+    /// (`EventDemandTests.relaxed`): a full backlog wakes it all the same.
+    @Test(arguments: [1, 2, 3, 100], [EventDemand.everything, EventDemandTests.relaxed])
+    func aTinyBacklogNeverStallsTheBatch(backlog: Int, demand: EventDemand) async throws {
         let urls = CountingURLs(count: 2_000) { "http://127.0.0.1:9/\($0).png" }
-        let batch = loader.batch(urls, backlog: backlog)
+        let batch = loader.batch(urls, backlog: backlog, demand: demand)
         let counter = Task { () -> Int in
             var total = 0
             for await _ in batch { total += 1 }

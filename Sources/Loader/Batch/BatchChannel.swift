@@ -6,13 +6,20 @@ import Support
 /// `backlog` events are queued, so a million cache answers never pile up in
 /// memory. And it wakes a waiting consumer once per run of events rather
 /// than once per event: a consumer woken for every cache answer costs a
-/// thread wake-up (several microseconds) each. An urgent event (a network
-/// result) wakes it at once; otherwise after `wakeAfter` events or
-/// `flushDelay`, whichever comes first.
+/// thread wake-up (several microseconds) each.
+///
+/// The producers do the waking, as they queue (`EventDemand`): an urgent
+/// event, a run of `runLength` events, or an event queued behind one that
+/// has waited `latency` wakes the consumer at once. One timer per channel
+/// (`runBackstop`, a task that ticks every `tailLatency` while events come
+/// and sleeps when none do) wakes it for the last events of a run, which no
+/// later event follows. Before, every run of events had a task of its own
+/// that slept `latency` and then woke the consumer: a pool thread, the
+/// timer and the consumer woken per run (about 300 runs per second of a
+/// cold batch).
 final class BatchChannel: Sendable {
     private let backlog: Int
-    private let wakeAfter = 64
-    private let flushDelayNanoseconds: UInt64 = 5_000_000
+    private let demand: EventDemand
     private let state: Locked<State>
 
     private struct State {
@@ -20,7 +27,11 @@ final class BatchChannel: Sendable {
         var queue = FIFO<LoadEvent>()
         var consumer: CheckedContinuation<LoadEvent?, Never>?
         var producer: CheckedContinuation<Void, Never>?
-        var flushScheduled = false
+        /// When the first event queued behind a waiting consumer came: the
+        /// consumer waits only with an empty queue, so the queued events all
+        /// came after it and this is the oldest one's time.
+        var pendingSince = 0.0
+        var backstop = Backstop.none
         var finished = false
         var abandoned = false
         var distinctCount = 0
@@ -33,6 +44,10 @@ final class BatchChannel: Sendable {
             if abandoned { return max(1, backlog - queued) }
             return queued < backlog ? backlog - queued : nil
         }
+
+        /// Whether the consumer waits while events are queued (only events
+        /// queued since it began to wait: it waits only for an empty queue).
+        var consumerWaitsWithEvents: Bool { consumer != nil && !queue.isEmpty }
 
         mutating func pop() -> LoadEvent? {
             guard !queue.isEmpty else { return nil }
@@ -59,8 +74,28 @@ final class BatchChannel: Sendable {
         }
     }
 
-    init(backlog: Int) {
+    /// The timer that wakes the consumer for events no later event follows.
+    private enum Backstop {
+        /// Not started: no event has yet had to wait for it.
+        case none
+        /// Sleeping `tailLatency`, then it looks at the queue.
+        case ticking(Task<Void, Never>)
+        /// Nothing was queued at its last look: it waits to be started again.
+        case parked(Task<Void, Never>, CheckedContinuation<Bool, Never>)
+        /// The channel finished or was abandoned.
+        case ended
+
+        var task: Task<Void, Never>? {
+            switch self {
+            case .ticking(let task), .parked(let task, _): return task
+            case .none, .ended: return nil
+            }
+        }
+    }
+
+    init(backlog: Int, demand: EventDemand = .everything) {
         self.backlog = max(1, backlog)
+        self.demand = demand
         state = Locked(State(backlog: self.backlog))
     }
 
@@ -86,45 +121,134 @@ final class BatchChannel: Sendable {
         events.removeAll(keepingCapacity: true)
     }
 
-    /// `add` appends to the queue under the lock; then the consumer is
-    /// woken now (urgent, or a run's worth queued) or after the flush delay.
+    /// What a producer's `enqueue` found to do after the lock.
+    private enum Wake {
+        case none
+        case consumer(CheckedContinuation<LoadEvent?, Never>, LoadEvent)
+        case resumeBackstop(CheckedContinuation<Bool, Never>)
+    }
+
+    /// `add` appends to the queue under the lock; then the consumer, if it
+    /// waits, is woken now (urgent, a run's worth queued, or the oldest
+    /// queued event has waited `latency`), or the backstop timer is made
+    /// sure to be ticking.
     private func enqueue(urgent: Bool, _ add: (inout State) -> Void) {
-        var scheduleFlush = false
-        let wake = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
+        let wake = state.withLock { state -> Wake in
+            let wasEmpty = state.queue.isEmpty
             add(&state)
             if state.abandoned {   // nobody reads them any more
                 state.queue.removeAll()
-                return nil
+                return .none
             }
-            guard state.consumer != nil, !state.queue.isEmpty else { return nil }
-            // A full backlog stops the producer: wake the consumer now, not after the flush delay.
-            if urgent || state.queue.count >= min(wakeAfter, backlog) { return state.takeConsumer() }
-            if !state.flushScheduled {
-                state.flushScheduled = true
-                scheduleFlush = true
+            guard state.consumerWaitsWithEvents else { return .none }
+            // A full backlog stops the producer: wake the consumer now, not after the delay.
+            if urgent || state.queue.count >= min(demand.runLength, backlog) {
+                return state.takeConsumer().map { .consumer($0.0, $0.1) } ?? .none
             }
-            return nil
+            let now = monotonicSeconds()
+            if wasEmpty {
+                state.pendingSince = now
+            } else if now - state.pendingSince >= demand.latency {
+                return state.takeConsumer().map { .consumer($0.0, $0.1) } ?? .none
+            }
+            switch state.backstop {
+            case .ticking, .ended:
+                return .none
+            case .parked(let task, let continuation):
+                state.backstop = .ticking(task)
+                return .resumeBackstop(continuation)
+            case .none:
+                // Made under the lock, so only one is: it sleeps before it takes the lock.
+                state.backstop = .ticking(Task { [self] in await runBackstop() })
+                return .none
+            }
         }
-        if let (continuation, first) = wake {
+        switch wake {
+        case .none:
+            break
+        case .consumer(let continuation, let first):
             continuation.resume(returning: first)
             resumeWokenProducers()
+        case .resumeBackstop(let continuation):
+            continuation.resume(returning: true)
         }
-        if scheduleFlush {
-            Task { [self] in
-                try? await Task.sleep(nanoseconds: flushDelayNanoseconds)
-                flush()
+    }
+
+    /// The backstop: every `tailLatency` while events come, it wakes a
+    /// waiting consumer for events that have waited `latency`; it parks
+    /// once it finds nothing queued, until a producer queues an event
+    /// behind a waiting consumer again, and then first sleeps only
+    /// `latency` (an event into an idle channel waits no longer than that);
+    /// it ends with the channel. Its first sleep, for the batch's first
+    /// events, is at most `EventDemand.everything`'s latency whatever the
+    /// demand: the first write happens at once, so a run whose output
+    /// cannot be written stops before it has started more transfers.
+    private func runBackstop() async {
+        var sleep = min(demand.latency, EventDemand.everything.latency)
+        while true {
+            try? await Task.sleep(nanoseconds: UInt64(sleep * 1e9))
+            // Events queued since the sleep began are left for the next look (or a producer).
+            let due = min(demand.latency, sleep)
+            sleep = demand.tailLatency
+            enum Look { case wake(CheckedContinuation<LoadEvent?, Never>, LoadEvent), tickAgain, park, end }
+            let look = state.withLock { state -> Look in
+                // `finish` and `abandon` mark the backstop ended themselves.
+                if state.finished || state.abandoned || Task.isCancelled { return .end }
+                if state.queue.isEmpty { return .park }
+                guard state.consumerWaitsWithEvents,
+                      monotonicSeconds() - state.pendingSince >= due,
+                      let (continuation, first) = state.takeConsumer() else { return .tickAgain }
+                return .wake(continuation, first)
             }
+            switch look {
+            case .end:
+                return
+            case .tickAgain:
+                continue
+            case .wake(let continuation, let first):
+                continuation.resume(returning: first)
+                resumeWokenProducers()
+            case .park:
+                let goOn = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    let now = state.withLock { state -> Bool? in
+                        if state.finished || state.abandoned { return false }
+                        // An event queued since the look, with the backstop still ticking: keep ticking.
+                        if state.consumerWaitsWithEvents { return true }
+                        guard let task = state.backstop.task else { return false }
+                        state.backstop = .parked(task, continuation)
+                        return nil
+                    }
+                    if let now { continuation.resume(returning: now) }
+                }
+                if !goOn { return }
+                sleep = demand.latency
+            }
+        }
+    }
+
+    /// Ends the backstop (the channel finished or was abandoned): a parked
+    /// one is resumed to return, a ticking one is cancelled out of its sleep.
+    private static func endBackstop(_ state: inout State) -> (Task<Void, Never>?, CheckedContinuation<Bool, Never>?) {
+        defer { state.backstop = .ended }
+        switch state.backstop {
+        case .ticking(let task): return (task, nil)
+        case .parked(_, let continuation): return (nil, continuation)
+        case .none, .ended: return (nil, nil)
         }
     }
 
     /// No more events.
     func finish() {
-        let wake = state.withLock { state -> CheckedContinuation<LoadEvent?, Never>? in
+        typealias Backstop = (Task<Void, Never>?, CheckedContinuation<Bool, Never>?)
+        let (wake, backstop) = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>?, Backstop) in
             state.finished = true
-            if !state.queue.isEmpty { return nil }   // the consumer takes the rest first
+            let backstop = Self.endBackstop(&state)
+            if !state.queue.isEmpty { return (nil, backstop) }   // the consumer takes the rest first
             defer { state.consumer = nil }
-            return state.consumer
+            return (state.consumer, backstop)
         }
+        backstop.0?.cancel()
+        backstop.1?.resume(returning: false)
         wake?.resume(returning: nil)
         flush()
     }
@@ -148,10 +272,10 @@ final class BatchChannel: Sendable {
         }
     }
 
+    /// Wakes a waiting consumer for what is queued (the rest, at the end).
     private func flush() {
         let wake = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
-            state.flushScheduled = false
-            guard state.consumer != nil, !state.queue.isEmpty else { return nil }
+            guard state.consumerWaitsWithEvents else { return nil }
             return state.takeConsumer()
         }
         if let (continuation, first) = wake {
@@ -214,12 +338,16 @@ final class BatchChannel: Sendable {
 
     /// The consumer is gone: drop what is queued, release everyone.
     func abandon() {
-        let (consumer, producer) = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>?, CheckedContinuation<Void, Never>?) in
+        typealias Taken = (CheckedContinuation<LoadEvent?, Never>?, CheckedContinuation<Void, Never>?,
+                           (Task<Void, Never>?, CheckedContinuation<Bool, Never>?))
+        let (consumer, producer, backstop) = state.withLock { state -> Taken in
             state.abandoned = true
             state.queue.removeAll()
             defer { state.consumer = nil; state.producer = nil }
-            return (state.consumer, state.producer)
+            return (state.consumer, state.producer, Self.endBackstop(&state))
         }
+        backstop.0?.cancel()
+        backstop.1?.resume(returning: false)
         consumer?.resume(returning: nil)
         producer?.resume()
     }

@@ -25,13 +25,15 @@ public final class BatchRun: Sendable {
     /// `options` (its `remote` tier included); each successful body also goes
     /// to `delivery` (a file, standard output, or an `OutputDirectory`).
     /// `hostNotes` hears when a host is paused, its limit changes or it is given up on.
+    /// `demand`: the events the caller reads, and how soon (`Reporter.demand` for the tool's output).
     public init(store: DiskCacheStore, list: URLList, options: LoaderOptions, deliverTo delivery: Delivery? = nil,
-                hostNotes: (@Sendable (HostNote) -> Void)? = nil) {
+                hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything) {
         if !options.offline { store.sweepTemporaryFiles() }
         self.store = store
         self.list = list
         self.options = options
-        events = ImageLoader(cache: store, options: options).batch(list, deliverTo: delivery, hostNotes: hostNotes)
+        events = ImageLoader(cache: store, options: options).batch(list, deliverTo: delivery, hostNotes: hostNotes,
+                                                                          demand: demand)
     }
 
     /// Distinct URLs taken up so far, and how many there are in all once the

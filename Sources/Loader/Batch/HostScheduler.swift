@@ -149,6 +149,13 @@ public struct HostScheduler<Item> {
                     actions.append(.note(.limitChanged(host, from: state.limit, to: halved)))
                     state.limit = halved
                 }
+            } else if let retryAfter, let until = state.pausedUntil {
+                // One asking for a longer wait than the pause has left extends it (not one more pushback).
+                let seconds = policy.pauseSeconds(retryAfter: retryAfter, pushbacksInARow: state.pushbacksInARow)
+                if now + seconds > until {
+                    state.pausedUntil = now + seconds
+                    actions.append(.note(.paused(host, seconds: seconds, status: status)))
+                }
             }
         case .refused, .timedOut, .unanswered:
             state.resolved = true

@@ -102,12 +102,15 @@ extension ImageLoader {
     /// through; only the set of seen keys grows). `delivery` also receives
     /// each successful body (meant for a one-URL batch: `-o`). `hostNotes`
     /// hears when a host is paused, its limit changes or it is given up on.
+    /// `demand` says which events the consumer reads and how soon it must
+    /// have them (without `loading`, none is made).
     public func batch<URLs: AsyncSequence & Sendable>(
         _ urls: URLs, backlog: Int = LoadBatch.defaultBacklog, deliverTo delivery: Delivery? = nil,
-        hostNotes: (@Sendable (HostNote) -> Void)? = nil
+        hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything
     ) -> LoadBatch where URLs.Element == String {
-        let channel = BatchChannel(backlog: backlog)
-        let dispatch = hostDispatch(backlog: backlog, delivery: delivery, channel: channel, notes: hostNotes)
+        let channel = BatchChannel(backlog: backlog, demand: demand)
+        let dispatch = hostDispatch(backlog: backlog, delivery: delivery, channel: channel, notes: hostNotes,
+                                    loading: demand.loading)
         let work = Task {
             if let chunked = urls as? any URLChunkSequence {
                 await self.runBatch(chunksOf: chunked, delivery, channel, dispatch)
@@ -119,14 +122,14 @@ extension ImageLoader {
         return LoadBatch(channel: channel, dispatch: dispatch, work: work)
     }
 
-    public func batch(_ urls: [String], deliverTo delivery: Delivery? = nil) -> LoadBatch {
-        batch(ArraySequence(urls), deliverTo: delivery)
+    public func batch(_ urls: [String], deliverTo delivery: Delivery? = nil, demand: EventDemand = .everything) -> LoadBatch {
+        batch(ArraySequence(urls), deliverTo: delivery, demand: demand)
     }
 
     /// The batch's host scheduler, and what becomes of a URL it fails or
     /// cancels without starting.
     private func hostDispatch(backlog: Int, delivery: Delivery?, channel: BatchChannel,
-                              notes: (@Sendable (HostNote) -> Void)?) -> HostDispatch {
+                              notes: (@Sendable (HostNote) -> Void)?, loading: Bool) -> HostDispatch {
         HostDispatch(
             policy: HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost),
             // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
@@ -143,8 +146,10 @@ extension ImageLoader {
                                        duration: load.lookup, refreshed: load.refresh), urgent: true)
             },
             onStarted: { [self] loads in
+                // Nobody reads them: none is made (the scheduler's step runs on a transfer loop's thread).
+                guard loading else { return }
                 // Sent as the scheduler starts them (in input order per host, when slots are free), all
-                // at once and not urgent: the consumer is woken by the run of events or the flush delay.
+                // at once and not urgent: the consumer is woken by the run of events or its latency.
                 var events: [LoadEvent] = []
                 events.reserveCapacity(loads.count)
                 for load in loads where !load.refresh {

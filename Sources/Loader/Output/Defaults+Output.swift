@@ -11,4 +11,9 @@ extension Defaults {
     /// A second signal waits at most this long for a line being written,
     /// so that stdout never ends in half a JSON object (`Reporter.abandon`).
     static let abandonWait: Double = 0.2
+    /// Results written to a file or a pipe (not a terminal) may wait this
+    /// long in the batch's queue before the reporter is woken for them
+    /// (`Reporter.demand`): fewer wake-ups of the reporter, which nobody
+    /// watching a terminal would see.
+    static let resultLatencyOffTerminal: Double = 0.025
 }

@@ -41,6 +41,8 @@ public final class Reporter: @unchecked Sendable {
     private let started = monotonicSeconds()
     /// Whether a progress bar may be shown at all (for `abandon`, which may not get the lock).
     private let progressEnabled: Bool
+    /// Whether the result lines go to a terminal (someone may be watching them come).
+    private let resultsToTerminal: Bool
     private let state: Locked<State>
 
     /// Every write of results happens with `out` inside the lock; its buffer
@@ -71,11 +73,30 @@ public final class Reporter: @unchecked Sendable {
         self.quiet = quiet
         self.verbose = verbose
         let fd: Int32 = resultsToStderr ? 2 : 1
+        resultsToTerminal = Terminal.isTerminal(fd)
         lines = ResultLine(
             color: style == .human && Terminal.colorAllowed(on: fd), verbose: verbose, quiet: quiet,
-            alignURLs: style == .human && Terminal.isTerminal(fd))
+            alignURLs: style == .human && resultsToTerminal)
         progressEnabled = progress != .off
         state = Locked(State(out: LineOutput(fd: fd), progressMode: progress))
+    }
+
+    /// The events this reporter reads from a batch, and how soon it needs
+    /// them (`BatchRun`'s `demand`). Human lines have no `loading` line, so
+    /// only `--json` asks for `loading` events. Results on a terminal come
+    /// as `EventDemand.everything` does (within about 5 ms while results
+    /// keep coming, 30 ms for the last of a run); into a file or a pipe a
+    /// run of results may wait up to `Defaults.resultLatencyOffTerminal`
+    /// (and its tail twice that), so the batch wakes the reporter less.
+    public var demand: EventDemand {
+        var demand = EventDemand.everything
+        demand.loading = style == .json
+        if !resultsToTerminal {
+            demand.latency = Defaults.resultLatencyOffTerminal
+            demand.tailLatency = 2 * Defaults.resultLatencyOffTerminal
+            demand.runLength = Self.eventsPerReport
+        }
+        return demand
     }
 
     /// The totals of the URLs reported so far.
@@ -120,22 +141,27 @@ public final class Reporter: @unchecked Sendable {
     public func report(_ event: LoadEvent) {
         state.withLock { state in
             writeNotes(&state)
-            report(event, &state)
+            show(report(event, &state), &state)
         }
     }
 
-    /// `report` for each of `events`, in order, under one lock.
+    /// `report` for each of `events`, in order, under one lock. The run's
+    /// lines are written at its end, in one write (not one per network
+    /// result; nor left in the buffer: the next run may be a while coming).
     public func report(contentsOf events: [LoadEvent]) {
         state.withLock { state in
             writeNotes(&state)
-            for event in events { report(event, &state) }
+            for event in events { _ = report(event, &state) }
+            show(true, &state)
         }
     }
 
     /// Events `follow` takes from a run and reports under one lock.
     static let eventsPerReport = 256
 
-    private func report(_ event: LoadEvent, _ state: inout State) {
+    /// Counts the event and buffers its line; true when it should be shown
+    /// now (`show`), not left in the buffer.
+    private func report(_ event: LoadEvent, _ state: inout State) -> Bool {
         // A background refresh's outcome is not a URL's report: the totals leave it out.
         if !event.refreshed { state.counted.count(event.phase) }
         state.bar.done = state.counted.total
@@ -145,7 +171,8 @@ public final class Reporter: @unchecked Sendable {
         case .human: state.out.line { lines.human(event, urlColumn: &state.urlColumn, into: &$0) }
         }
         // Network results are slow anyway: show them at once. Cache
-        // answers stay in the buffer, so 10,000 hits cost few writes.
+        // answers stay in the buffer, so 10,000 hits cost few writes (a
+        // run of events, `report(contentsOf:)`, is written at its end).
         var buffered = false
         switch event.phase {
         case .success(let result):
@@ -157,11 +184,17 @@ public final class Reporter: @unchecked Sendable {
         case .loading, .failure:
             break
         }
+        return !buffered
+    }
+
+    /// After a run of events: the bar's redraw (which writes the buffered
+    /// lines), or the lines written now when one of them should be shown now.
+    private func show(_ now: Bool, _ state: inout State) {
         if state.progressMode != .off {
             refresh(&state)
             return
         }
-        if !buffered { state.out.flush() }
+        if now { state.out.flush() }
     }
 
     /// Calls `tick` every `Defaults.progressRedrawInterval` until the task
