@@ -18,6 +18,8 @@ struct FetchAttempts: Sendable {
     }
 
     let url: String
+    /// The request's gate (`firstSpec.gate`, read without copying the spec).
+    let gate: (any FetchAttemptGate)?
     private let policy: RetryPolicy
     private let maxRedirects: Int
     private let firstSpec: TransferSpec
@@ -35,6 +37,7 @@ struct FetchAttempts: Sendable {
 
     init(url: String, firstSpec: TransferSpec, lines: [String], policy: RetryPolicy, maxRedirects: Int) {
         self.url = url
+        gate = firstSpec.gate
         self.firstSpec = firstSpec
         self.lines = lines
         self.policy = policy
@@ -67,13 +70,18 @@ struct FetchAttempts: Sendable {
             error.attempts = attempt
             return .askGate(error)
         }
+        if let delivery = delivery(after: outcome) {
+            attempt += 1
+            counted += 1
+            retrying = nil
+            return .deliver(delivery.response, attempts: delivery.attempts, redirectsBefore: delivery.redirectsBefore,
+                            resumedAt: delivery.resumedAt)
+        }
         attempt += 1
         counted += 1
         retrying = nil
         var error: FetchError
         switch outcome {
-        case .response(let response) where (200..<300).contains(response.status) || response.status == 304:
-            return .deliver(response, attempts: attempt, redirectsBefore: redirectsBefore, resumedAt: spec.url)
         case .response(let response):
             error = FetchError(.http, url: url, status: response.status,
                                headers: HTTPHeaders(parsing: response.rawHeaders),
@@ -100,6 +108,18 @@ struct FetchAttempts: Sendable {
         }
         error.attempts = attempt
         return error.kind == .cancelled ? .fail(error) : .askGate(error)
+    }
+
+    /// What `next(after:)` says for an outcome the fetch returns (a 2xx or
+    /// 304 response), without changing the state: for an owner whose fetch
+    /// ends there (`FetchClient.start`'s callback, on the loop thread), which
+    /// then need not copy the attempts (two `TransferSpec`s) to change them.
+    /// nil for any other outcome.
+    func delivery(after outcome: AttemptOutcome)
+        -> (response: AttemptResponse, attempts: Int, redirectsBefore: Int, resumedAt: String)? {
+        guard case .response(let response) = outcome, (200..<300).contains(response.status) || response.status == 304
+        else { return nil }
+        return (response, attempt + 1, redirectsBefore, spec.url)
     }
 
     /// What follows the gate's verdict on a failed attempt's `error`.

@@ -39,7 +39,7 @@ public final class FetchClient: Sendable {
     /// for everything else, `.cancelled` when the task is cancelled.
     public func fetch(_ request: FetchRequest, into sink: BodySink) async throws -> FetchResponse {
         let attempts = try attempts(for: prepare(request), into: sink)
-        return try await drive(attempts, from: attempts.start(), request, sink)
+        return try await drive(attempts, from: attempts.start(), gate: request.gate, sink)
     }
 
     /// `request` checked and turned into its header lines now, on this
@@ -96,7 +96,6 @@ public final class FetchClient: Sendable {
     /// `start` of a request `prepare` made ready (by this client).
     public func start(_ prepared: PreparedRequest, into sink: BodySink, handle: FetchHandle,
                       completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
-        let request = prepared.request
         let attempts: FetchAttempts
         let transfer: CurlTransfer
         do throws(FetchError) {
@@ -107,51 +106,58 @@ public final class FetchClient: Sendable {
             return handle.continueOnTask { completion(.failure(error)) }
         }
         // Released by `CurlTransfer.finish` as it calls it (the handle holds the transfer meanwhile).
+        // It holds the attempts (which hold the URL, the gate and the sink), not the request as well.
         transfer.completion = { [self] outcome in
-            var attempts = attempts
-            switch attempts.next(after: outcome) {
-            case .deliver(let response, let count, let before, let resumedAt):
-                request.gate?.answered(status: response.status)
-                let deliver: @Sendable () -> Void = {
-                    completion(Result { () throws(FetchError) in
-                        try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before,
-                                         resumedAt: resumedAt)
-                    })
-                }
-                // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
-                // A 304 has no body for the sink, and its completion runs here: it may start the
-                // next fetches here and hand the rest over (`FetchHandle.handOff`).
-                // Any other answer joins its loop's round, which goes to a worker in one batch
-                // (`CurlLoop.handOff`; issue 22).
-                if transfer.handoff != nil || response.status == 304 {
-                    deliver()
-                } else if let loop = transfer.placement?.loop {
-                    loop.handOff(deliver)   // the loop that ran it: its round
-                } else {
-                    loops.workers.run([deliver])
-                }
-            case .fail(let error):
-                // Cancelled: maybe answered inside `submit`, before `start` returned.
-                handle.continueOnTask { completion(.failure(error)) }
-            case let action:
-                let state = attempts
-                handle.continueOnTask {
-                    do throws(FetchError) {
-                        completion(.success(try await self.drive(state, from: action, request, sink)))
-                    } catch {
-                        completion(.failure(error))
-                    }
-                }
+            guard let delivery = attempts.delivery(after: outcome) else {
+                var attempts = attempts
+                return goOn(attempts.next(after: outcome), attempts, sink: sink, handle: handle, completion: completion)
+            }
+            let response = delivery.response, url = attempts.url
+            attempts.gate?.answered(status: response.status)
+            let deliver: @Sendable () -> Void = {
+                completion(Result { () throws(FetchError) in
+                    try Self.deliver(response, url: url, to: sink, attempts: delivery.attempts,
+                                     redirectsBefore: delivery.redirectsBefore, resumedAt: delivery.resumedAt)
+                })
+            }
+            // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
+            // A 304 has no body for the sink, and its completion runs here: it may start the
+            // next fetches here and hand the rest over (`FetchHandle.handOff`).
+            // Any other answer joins its loop's round, which goes to a worker in one batch
+            // (`CurlLoop.handOff`; issue 22).
+            if transfer.handoff != nil || response.status == 304 {
+                deliver()
+            } else if let loop = transfer.placement?.loop {
+                loop.handOff(deliver)   // the loop that ran it: its round
+            } else {
+                loops.workers.run([deliver])
             }
         }
         guard handle.register(transfer, on: loops) else {
             // Cancelled first: the transfer is answered (its placement given back), the fetch fails.
-            let error = attempts.beforeAttempt(FetchError(.cancelled, url: request.url))
+            let error = attempts.beforeAttempt(FetchError(.cancelled, url: attempts.url))
             transfer.completion = { _ in }   // answered here, so that its placement is given back
             transfer.finish(.failure(error))
             return handle.continueOnTask { completion(.failure(error)) }
         }
         loops.submit(transfer)
+    }
+
+    /// `start`'s fetch after an attempt it does not return: it fails, or goes
+    /// on on a Swift task (a retry, a resumed redirect chain, the gate's decision).
+    private func goOn(_ action: FetchAttempts.Action, _ attempts: FetchAttempts, sink: BodySink, handle: FetchHandle,
+                      completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
+        if case .fail(let error) = action {
+            // Cancelled: maybe answered inside `submit`, before `start` returned.
+            return handle.continueOnTask { completion(.failure(error)) }
+        }
+        handle.continueOnTask {
+            do throws(FetchError) {
+                completion(.success(try await self.drive(attempts, from: action, gate: attempts.gate, sink)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
     }
 
     /// Ends the attempts to `url`'s host (scheme, host and port; any URL of
@@ -186,7 +192,7 @@ public final class FetchClient: Sendable {
     }
 
     /// Carries out the attempts' actions on this task until the fetch ends.
-    private func drive(_ attempts: FetchAttempts, from first: FetchAttempts.Action, _ request: FetchRequest,
+    private func drive(_ attempts: FetchAttempts, from first: FetchAttempts.Action, gate: (any FetchAttemptGate)?,
                        _ sink: BodySink) async throws(FetchError) -> FetchResponse {
         var attempts = attempts
         var action = first
@@ -196,23 +202,23 @@ public final class FetchClient: Sendable {
                 if delay > 0 {
                     do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { throw attempts.cancelled }
                 }
-                if let error = attempts.retrying, let gate = request.gate, !gate.mayRetry() { throw error }
+                if let error = attempts.retrying, let gate, !gate.mayRetry() { throw error }
                 if resetSink {
                     do { try sink.reset() } catch { throw attempts.resetFailed(error) }
                 }
                 if Task.isCancelled {
-                    action = attempts.next(after: .failure(FetchError(.cancelled, url: request.url)))
+                    action = attempts.next(after: .failure(FetchError(.cancelled, url: attempts.url)))
                     continue
                 }
                 let transfer: CurlTransfer
                 do { transfer = try loops.makeTransfer(spec) } catch { throw attempts.beforeAttempt(error) }
                 action = attempts.next(after: await Self.attempt(transfer, on: loops))
             case .deliver(let response, let count, let before, let resumedAt):
-                request.gate?.answered(status: response.status)
-                return try Self.deliver(response, of: request, to: sink, attempts: count, redirectsBefore: before,
+                gate?.answered(status: response.status)
+                return try Self.deliver(response, url: attempts.url, to: sink, attempts: count, redirectsBefore: before,
                                         resumedAt: resumedAt)
             case .askGate(let error):
-                action = attempts.decide(await request.gate?.failed(error) ?? .usePolicy, for: error)
+                action = attempts.decide(await gate?.failed(error) ?? .usePolicy, for: error)
             case .fail(let error):
                 throw error
             }
@@ -243,7 +249,7 @@ public final class FetchClient: Sendable {
     /// Completes a successful attempt off the loop (on the awaiting task or a
     /// completion worker): hands a body the loop held in memory to the sink,
     /// parses headers, redacts URLs.
-    private static func deliver(_ response: AttemptResponse, of request: FetchRequest, to sink: BodySink,
+    private static func deliver(_ response: AttemptResponse, url: String, to sink: BodySink,
                                 attempts: Int, redirectsBefore: Int, resumedAt: String) throws(FetchError) -> FetchResponse {
         let headers = HTTPHeaders(parsing: response.rawHeaders)
         // A body that streamed was begun on the loop thread (or its worker); one held in memory is begun here.
@@ -252,12 +258,11 @@ public final class FetchClient: Sendable {
                 try sink.begin(status: response.status, headers: headers)
                 try sink.write(whole: response.bufferedBody)
             } catch {
-                throw FetchError(.io, url: request.url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempts)
+                throw FetchError(.io, url: url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempts)
             }
         }
-        let url = redactURL(request.url)
         return FetchResponse(
-            url: url, effectiveURL: redactURL(response.redirectedURL ?? resumedAt), status: response.status,
+            url: redactURL(url), effectiveURL: redactURL(response.redirectedURL ?? resumedAt), status: response.status,
             headers: headers, bodyBytes: response.bodyBytes, attempts: attempts,
             redirects: redirectsBefore + response.redirects, httpVersion: response.httpVersion, timings: response.timings)
     }

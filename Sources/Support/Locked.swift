@@ -10,26 +10,41 @@ import Darwin
 ///
 /// A pthread mutex rather than `Synchronization.Mutex`: Thread Sanitizer
 /// reports false races inside the latter on this toolchain (FACTS.md).
-public final class Locked<Value>: @unchecked Sendable {
-    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// Unchecked: the mutex is what makes access exclusive, so Swift's dynamic
-    /// exclusivity check (a `swift_beginAccess` per `withLock`, ~20 per cold
-    /// URL) has nothing to add.
-    @exclusivity(unchecked) fileprivate var value: Value
+///
+/// One heap object holds both the value and the mutex (`Storage`: the mutex
+/// in its tail, at a fixed address): a `Locked` costs one allocation and one
+/// free, not two (a cold URL makes a few, on one thread, and frees them on
+/// another). Copies of a `Locked` share that object, as references to a class would.
+public struct Locked<Value>: @unchecked Sendable {
+    private let storage: Storage
 
-    public init(_ value: Value) {
-        self.value = value
-        mutex = makePthreadObject(pthread_mutex_t()) { pthread_mutex_init($0, nil) }
+    /// The value as the header, the mutex as the one tail element.
+    private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+        deinit {
+            // EBUSY only for one held for good (`acquireForever`).
+            _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
+        }
     }
 
-    deinit { freePthreadObject(mutex) { pthread_mutex_destroy($0) } }
+    public init(_ value: Value) {
+        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
+        let rc = storage.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            return pthread_mutex_init(mutex, nil)
+        }
+        precondition(rc == 0, "pthread initialisation failed: \(rc)")
+    }
 
-    /// Runs `body` with exclusive access to the value.
+    /// Runs `body` with exclusive access to the value. No dynamic exclusivity
+    /// check: the mutex is what makes access exclusive (a `swift_beginAccess`
+    /// per `withLock`, ~20 per cold URL, had nothing to add).
     @inline(__always)
     public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        try storage.withUnsafeMutablePointers { (value, mutex) throws(E) -> T in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&value.pointee)
+        }
     }
 
     /// Takes the lock if it comes free within `seconds`, runs `last` with
@@ -41,14 +56,29 @@ public final class Locked<Value>: @unchecked Sendable {
         clock_gettime(CLOCK_REALTIME, &now)
         let nanos = Int(now.tv_nsec) + Int(seconds * 1e9)
         var deadline = timespec(tv_sec: now.tv_sec + nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
-        guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return false }
-        last(&value)
-        return true
+        return storage.withUnsafeMutablePointers { value, mutex in
+            guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return false }
+            last(&value.pointee)
+            return true
+        }
+    }
+
+    /// `withLock(when:)`: waits on `condition` with the mutex, then runs `body`.
+    fileprivate func waitingWithLock<T>(_ condition: UnsafeMutablePointer<pthread_cond_t>, _ ready: (inout Value) -> Bool,
+                                        _ body: (inout Value) -> T) -> T {
+        storage.withUnsafeMutablePointers { value, mutex in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            while !ready(&value.pointee) {
+                pthread_cond_wait(condition, mutex)
+            }
+            return body(&value.pointee)
+        }
     }
 }
 
 extension Locked where Value == Void {
-    public convenience init() { self.init(()) }
+    public init() { self.init(()) }
 
     /// Runs `body` under the lock, for a critical section with no value of its own.
     @inline(__always)
@@ -84,16 +114,11 @@ extension Locked {
     /// value up in between. `ready` may note that a thread waits.
     public func withLock<T>(when condition: LockCondition, _ ready: (inout Value) -> Bool,
                             _ body: (inout Value) -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while !ready(&value) {
-            pthread_cond_wait(condition.condition, mutex)
-        }
-        return body(&value)
+        waitingWithLock(condition.condition, ready, body)
     }
 }
 
-/// A pthread mutex or condition at a fixed address (they must not move),
+/// A pthread condition at a fixed address (it must not move),
 /// initialised by `initialise`, which must succeed.
 private func makePthreadObject<T>(_ blank: T, _ initialise: (UnsafeMutablePointer<T>) -> Int32) -> UnsafeMutablePointer<T> {
     let object = UnsafeMutablePointer<T>.allocate(capacity: 1)

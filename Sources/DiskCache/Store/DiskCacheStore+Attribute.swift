@@ -109,7 +109,10 @@ extension DiskCacheStore {
     /// ERANGE (too large for one attribute: a sidecar for this entry), or
     /// another failure.
     func setRecord(fd: Int32, _ bytes: [UInt8]) -> Int32? {
-        let failed = bytes.withUnsafeBytes { cdisk_fsetxattr(fd, Self.metadataAttribute, $0.baseAddress, $0.count) != 0 }
+        // `withCString`: no copy of the name into a new array, as the implicit conversion makes (one per entry).
+        let failed = bytes.withUnsafeBytes { record in
+            Self.metadataAttribute.withCString { cdisk_fsetxattr(fd, $0, record.baseAddress, record.count) != 0 }
+        }
         guard failed else {
             placement.noteWorks(store: self)
             return nil

@@ -119,7 +119,8 @@ final class TemporaryFile: @unchecked Sendable {
     /// there. False for a named file, or when the name is taken (EEXIST).
     func linkIfAbsent(directoryFD: Int32, name: String, path: String) throws(DiskCacheError) -> Bool {
         guard self.path == nil else { return false }
-        if cdisk_link_tmpfile(fd, directoryFD, name) == 0 {
+        // `withCString`: no copy of the name into a new array, as the implicit conversion makes.
+        if name.withCString({ cdisk_link_tmpfile(fd, directoryFD, $0) }) == 0 {
             published = true
             return true
         }

@@ -161,7 +161,9 @@ final class CurlEasy {
         func check(_ name: String, _ rc: CURLcode) {
             if rc != CURLE_OK && failed == nil { failed = CurlOptionFailure(call: "setting CURLOPT_" + name, code: rc) }
         }
-        check("URL", ccurl_easy_setopt_string(handle, CURLOPT_URL, url))
+        // `withCString`: a Swift string passed as a C string argument is copied into a new array
+        // first (`utf8CString`, an allocation per transfer); libcurl copies the URL itself.
+        check("URL", url.withCString { ccurl_easy_setopt_string(handle, CURLOPT_URL, $0) })
         if maxRedirects != currentMaxRedirects {
             check("MAXREDIRS", ccurl_easy_setopt_long(handle, CURLOPT_MAXREDIRS, maxRedirects))
             currentMaxRedirects = maxRedirects

@@ -318,7 +318,7 @@ final class CurlLoop: @unchecked Sendable {
         // Its host was given up on after the attempt was let go: the owner said so before it asked
         // the loops to end the host's attempts (`endUnanswered`), so an attempt that arrives after
         // that message learns it here, and one that came before it was ended by it.
-        if let refusal = transfer.spec.gate?.refusal() {
+        if let refusal = transfer.gate?.refusal() {
             transfer.finish(.refused(FetchError(refusal.kind, url: transfer.spec.url, detail: refusal.detail)))
             return
         }
@@ -336,7 +336,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         let wait = transfer.multiplexingHost.map { !unconnectedHosts.contains($0) } ?? false
         if let failure = easy.use(share) ?? easy.setConnectionPolicy(dnsCacheTimeout: dnsExpiry.timeout(now: monotonicSeconds()),
-                                                                     keepConnection: transfer.spec.gate?.keepsConnection() ?? true) {
+                                                                     keepConnection: transfer.gate?.keepsConnection() ?? true) {
             release(easy, from: transfer)
             transfer.finish(.failure(failure.error(url: transfer.spec.url)))
             return

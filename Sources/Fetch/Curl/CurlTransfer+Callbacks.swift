@@ -26,7 +26,7 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     let line = UnsafeRawBufferPointer(start: data, count: size * count)
     switch transfer.head.accept(line) {
     case .status:
-        transfer.spec.gate?.responding()
+        transfer.gate?.responding()
         transfer.keepConnectionForRetry()
         transfer.rawHeaders.removeAll(keepingCapacity: true)
         // One allocation for a usual header block, not a growth per few lines.
@@ -48,7 +48,7 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
 /// request's gate (`spec.gate`), which schedules by host. Same userdata and lifetime as the header callback.
 let curlPrereqCallback: ccurl_prereq_callback = { userdata, _, _, _, _ in
     guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
-    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().spec.gate?.connected()
+    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().gate?.connected()
     return Int32(CURL_PREREQFUNC_OK)
 }
 
@@ -68,7 +68,7 @@ let curlSSLContextCallback: ccurl_ssl_ctx_callback = { _, sslContext, userdata i
     let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
     let installed = easy.installCertificates(in: sslContext)
     if installed == CURLE_OK, let context = easy.transferContext {
-        Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().spec.gate?.connected()
+        Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().gate?.connected()
     }
     return installed
 }

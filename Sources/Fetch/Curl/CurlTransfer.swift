@@ -161,11 +161,16 @@ final class CurlTransfer: @unchecked Sendable {
     /// What the loops need of `spec.url` (see `TransferOrigin`).
     let origin: TransferOrigin
     var multiplexingHost: Substring? { origin.multiplexingHost }
+    /// `spec.gate`, held on its own: the loop thread's callbacks ask it once
+    /// or twice per attempt, and `spec.gate` read through the transfer copied
+    /// the whole `TransferSpec` (a retain and release per field) each time.
+    let gate: (any FetchAttemptGate)?
 
-    init(spec: TransferSpec, loops: TransferLoops) {
+    init(spec: consuming TransferSpec, loops: TransferLoops) {
+        origin = spec.origin ?? TransferOrigin(url: spec.url)
+        gate = spec.gate
         self.spec = spec
         self.loops = loops
-        origin = spec.origin ?? TransferOrigin(url: spec.url)
     }
 
     deinit {

@@ -85,11 +85,11 @@ final class TransferLoops: Sendable {
     /// to `submit`, always: its placement is counted until it finishes.
     /// Without a slot limit it is placed on its loop here (started if need
     /// be); with one, when it is granted a slot, among loops all started here.
-    func makeTransfer(_ spec: TransferSpec) throws(FetchError) -> CurlTransfer {
+    func makeTransfer(_ spec: consuming TransferSpec) throws(FetchError) -> CurlTransfer {
         if case .failure(let error) = CurlGlobal.initialised { throw error }   // before any libcurl call (it is loaded then)
         let transfer = CurlTransfer(spec: spec, loops: self)
         let failure = state.withLock { state -> FetchError? in
-            guard !state.stopping else { return FetchError(.cancelled, url: spec.url) }
+            guard !state.stopping else { return FetchError(.cancelled, url: transfer.spec.url) }
             if slotLimit == nil {
                 switch place(transfer, in: &state) {
                 case .success(let placement): transfer.placement = placement

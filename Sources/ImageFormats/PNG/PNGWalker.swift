@@ -31,6 +31,7 @@ struct PNGWalker: StructureWalker {
                 seen[k].count += 1
                 ordinal = seen[k].count
             } else {
+                if seen.isEmpty { seen.reserveCapacity(8) }   // one allocation, not one per growth (a PNG has 3 types or more)
                 seen.append((type, 1))
                 ordinal = 1
             }

@@ -103,38 +103,59 @@ final class BatchLoads: Sendable {
         }
     }
 
-    /// Gives `load`'s slot back and starts, here, the loads it lets the scheduler start.
-    private func giveBack(_ load: HostLoad, _ gate: HostAttemptGate) {
-        start(dispatch.finished(load, gate: gate, handOut: true))
+    /// What a load's end reports and gives back, held by its gate (`HostAttemptGate.batchEnd`).
+    struct End: Sendable {
+        let batch: BatchLoads
+        /// The URL as reported, and whether its load is a refresh (`HostLoad.shown`, `.refresh`).
+        let shown: String
+        let refresh: Bool
+        /// When the URL's time began: its lookup, its own wait for a slot (first in its host's line), its transfer.
+        let since: Double
+        /// Its handle's slot in `running`.
+        let slot: Int
+    }
+
+    /// Gives `gate`'s load's slot back and starts, here, the loads it lets the scheduler start.
+    private func giveBack(_ gate: HostAttemptGate) {
+        start(dispatch.finished(gate: gate, handOut: true))
     }
 
     private func start(_ load: HostLoad, now: Double) {
-        let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
-                                   hostKnown: load.hostKnown, queuedAtStart: load.hostQueued)
-        // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
-        let since = now - load.lookup - load.waited
         let handle = FetchHandle()
         let (slot, cancelled) = running.withLock { running in (running.add(handle), running.cancelled) }
         if cancelled { handle.cancel() }
+        let end = End(batch: self, shown: load.shown, refresh: load.refresh, since: now - load.lookup - load.waited,
+                      slot: slot)
+        let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
+                                   hostKnown: load.hostKnown, queuedAtStart: load.hostQueued, batchEnd: end)
         // A revalidation's 304 that updates its entry in place gives the slot back on its transfer
         // loop, before its file work (`startNetwork`); a load without an entry cannot get one.
-        let giveSlotBack: (@Sendable () -> Void)? = !load.hasEntry ? nil : { @Sendable [self] in giveBack(load, gate) }
+        let giveSlotBack: (@Sendable () -> Void)? = !load.hasEntry ? nil : { @Sendable [self] in giveBack(gate) }
         // `startNetwork` never completes before it returns, so the loads started below never nest.
+        // The completion captures the gate alone (no context to allocate and free per URL); the
+        // gate holds what the end needs (`End`).
         loader.startNetwork(url: load.url, key: load.key, entry: load.entry, prepared: load.request, gate: gate,
-                            handle: handle, giveSlotBack: giveSlotBack) { [self] loaded, slotGivenBack in
-            // Reported before the slot is given back, unless it was already: either way, before the
-            // load leaves `running`, so the batch ends only once every URL's event is queued (`waitForAll`).
-            channel.send(LoadEvent(url: load.shown, phase: loader.deliver(loaded, url: load.shown, to: nil),
-                                   duration: monotonicSeconds() - since, refreshed: load.refresh), urgent: false)
-            if !slotGivenBack { giveBack(load, gate) }
-            // Last: the loads just started are counted first, so `count` is 0 only at the end.
-            let waiter = running.withLock { running -> CheckedContinuation<Void, Never>? in
-                running.remove(slot)
-                guard running.count == 0 else { return nil }
-                defer { running.waiter = nil }
-                return running.waiter
-            }
-            waiter?.resume()
+                            handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
+            BatchLoads.ended(gate, loaded, slotGivenBack: slotGivenBack)
         }
+    }
+
+    /// A load's end (`start`'s completion): its report, its slot, its place in `running`.
+    private static func ended(_ gate: HostAttemptGate, _ loaded: Phase, slotGivenBack: Bool) {
+        guard let end = gate.batchEnd else { return }   // set for every gate `start` makes
+        let batch = end.batch
+        // Reported before the slot is given back, unless it was already: either way, before the
+        // load leaves `running`, so the batch ends only once every URL's event is queued (`waitForAll`).
+        batch.channel.send(LoadEvent(url: end.shown, phase: batch.loader.deliver(loaded, url: end.shown, to: nil),
+                                     duration: monotonicSeconds() - end.since, refreshed: end.refresh), urgent: false)
+        if !slotGivenBack { batch.giveBack(gate) }
+        // Last: the loads just started are counted first, so `count` is 0 only at the end.
+        let waiter = batch.running.withLock { running -> CheckedContinuation<Void, Never>? in
+            running.remove(end.slot)
+            guard running.count == 0 else { return nil }
+            defer { running.waiter = nil }
+            return running.waiter
+        }
+        waiter?.resume()
     }
 }

@@ -37,6 +37,11 @@ final class HostAttemptGate: FetchAttemptGate {
     /// attempts come after a failure and a backoff, and ask too.
     private let queuedAtStart: Bool?
     private let askedOnce = Atomic<Bool>(false)
+    /// What the batch reports at the URL's end, for a load it runs without a
+    /// task (`BatchLoads`; nil otherwise). Held by the gate, which lives
+    /// exactly as long as the load: its completion then captures the gate
+    /// alone, and needs no closure context of its own per URL.
+    let batchEnd: BatchLoads.End?
 
     private struct State {
         var pushbacks = 0
@@ -52,12 +57,14 @@ final class HostAttemptGate: FetchAttemptGate {
 
     private let state = Locked(State())
 
-    init(host: HostKey, dispatch: HostDispatch, retries: Int, hostKnown: Bool = false, queuedAtStart: Bool? = nil) {
+    init(host: HostKey, dispatch: HostDispatch, retries: Int, hostKnown: Bool = false, queuedAtStart: Bool? = nil,
+         batchEnd: BatchLoads.End? = nil) {
         self.host = host
         self.dispatch = dispatch
         pushbackLimit = retries > 0 ? Defaults.hostPushbackRetries : 0
         self.hostKnown = hostKnown
         self.queuedAtStart = queuedAtStart
+        self.batchEnd = batchEnd
     }
 
     var holdsSlot: Bool { state.withLock { $0.holdsSlot } }

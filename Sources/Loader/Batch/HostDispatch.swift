@@ -146,14 +146,14 @@ final class HostDispatch: Sendable {
     /// started already) are returned for the caller to start, rather than
     /// handed to the main loop (`BatchLoads`: no wake-up of the main loop).
     @discardableResult
-    func finished(_ load: HostLoad, gate: HostAttemptGate, handOut: Bool = false) -> [HostLoad] {
+    func finished(gate: HostAttemptGate, handOut: Bool = false) -> [HostLoad] {
         let end = gate.end
         let outcome: Scheduler.Outcome? = end.answered ? .answered : nil
         guard end.holdsSlot else {
-            if let outcome { step { $0.scheduler.report(outcome, host: load.host, now: $1) } }
+            if let outcome { step { $0.scheduler.report(outcome, host: gate.host, now: $1) } }
             return []
         }
-        return step(handOut: handOut) { $0.scheduler.finished(host: load.host, after: outcome, now: $1) }
+        return step(handOut: handOut) { $0.scheduler.finished(host: gate.host, after: outcome, now: $1) }
     }
 
     /// Ctrl-C: every queued URL is reported (loads) or released (pushed-back

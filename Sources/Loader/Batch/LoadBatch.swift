@@ -217,7 +217,7 @@ extension ImageLoader {
                     group.addTask {
                         let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate)
                         let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
-                        dispatch.finished(load, gate: gate)
+                        dispatch.finished(gate: gate)
                         // Not urgent: the consumer is woken once per run of events (or after the flush delay).
                         channel.send(LoadEvent(url: load.shown, phase: phase, duration: monotonicSeconds() - start,
                                                refreshed: load.refresh), urgent: false)
