@@ -23,6 +23,21 @@ import Testing
         #expect(try CacheKey.normalize("https://[::1]:443/x") == "https://[::1]/x")
         #expect(try CacheKey.normalize("https://[::1]:8443/x#y") == "https://[::1]:8443/x")
         #expect(try CacheKey.normalize("http://h:/x") == "http://h/x")
+    }
+
+    /// libcurl reads a port as a number, so ":080" asks for port 80: the same
+    /// resource as no port at all, and the same cache entry. Other ports stay
+    /// as written.
+    @Test func aDefaultPortWithLeadingZerosIsTheDefaultPort() throws {
+        #expect(try CacheKey.normalize("http://h:080/x") == "http://h/x")
+        #expect(try CacheKey.normalize("https://H:00443/x#f") == "https://h/x")
+        #expect(try CacheKey(url: "http://h:080/x").hex == CacheKey(url: "http://h/x").hex)
+        #expect(try CacheKey.normalize("http://h:0/x") == "http://h:0/x")
+        #expect(try CacheKey.normalize("http://h:08080/x") == "http://h:08080/x")
+        #expect(try CacheKey.normalize("https://h:080/x") == "https://h:080/x")
+    }
+
+    @Test func malformedAuthoritiesAreRefused() {
         #expect(throws: DiskCacheError.self) { try CacheKey.normalize("http://h:8x/") }
         #expect(throws: DiskCacheError.self) { try CacheKey.normalize("http://[::1/") }
         #expect(throws: DiskCacheError.self) { try CacheKey.normalize("http:///x") }

@@ -34,6 +34,23 @@ import Testing
         #expect(Self.human(.loading(nil)) == nil, "loading has no human line")
     }
 
+    /// A list line or a server's text can hold escape sequences: printed raw,
+    /// they would recolour, move the cursor or retitle the user's terminal.
+    @Test func controlCharactersFromAListOrAServerAreShownAsEscapes() {
+        var column = 0
+        var bytes: [UInt8] = []
+        let url = "http://h/\u{1B}]0;pwned\u{07}a\u{7F}\u{9B}31m.png"
+        let error = LoadError(kind: .invalidURL, message: "bad byte \u{1B}[2J in \u{1B}[31mURL\r", attempts: 0)
+        #expect(ResultLine(color: true).human(LoadEvent(url: url, phase: .failure(error), duration: 0), urlColumn: &column, into: &bytes))
+        let line = String(decoding: bytes, as: UTF8.self)
+        #expect(line == "\u{1B}[31mfailure\u{1B}[0m  http://h/\\x1B]0;pwned\\x07a\\x7F\\u{9B}31m.png  bad byte \\x1B[2J in \\x1B[31mURL\\x0D",
+                "only the tool's own colour codes stay escape sequences")
+        let typed = LoadResult(path: "/cache/ab/cd", source: .network, bytes: 153, status: 200, contentType: "image/x-\u{1B}[1m",
+                               format: nil, width: nil, height: nil, attempts: 1, httpVersion: "1.1", redirects: 0, effectiveURL: nil)
+        #expect(Self.human(.success(typed)) == "success  \(Self.url)  /cache/ab/cd  (network, 153 B, image/x-\\x1B[1m)")
+        #expect(Self.human(.empty(.notCached))?.contains("\\") == false, "plain text is untouched")
+    }
+
     @Test func onATerminalTheURLColumnIsPaddedToTheWidestSoFar() {
         let aligned = ResultLine(alignURLs: true)
         #expect(Self.human(.empty(.notCached), aligned, column: Self.url.count + 4) == "empty    \(Self.url)      not cached")

@@ -103,7 +103,9 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         guard b[port].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw invalid("malformed port '\(text(port))'") }
         let defaultPort = scheme == "http" ? "80" : scheme == "https" ? "443" : nil
         var normalized = scheme + "://" + text(restStart..<hostStart) + text(hostStart..<hostEnd).lowercased()
-        if !port.isEmpty && text(port) != defaultPort { normalized += ":" + text(port) }
+        // The port's value decides, as for libcurl: ":080" is port 80, the default, and goes too.
+        let portValue = String(text(port).drop { $0 == "0" })
+        if !port.isEmpty && portValue != defaultPort { normalized += ":" + text(port) }
         normalized += text(authorityEnd..<restEnd)
         return normalized
     }
@@ -145,7 +147,8 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         }
         if hostEnd < authorityEnd {
             let port = UnsafeBufferPointer(rebasing: b[(hostEnd + 1)..<authorityEnd])
-            guard !port.isEmpty, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
+            // A leading zero ("080") may spell the default port: the full path decides.
+            guard !port.isEmpty, port[0] != 0x30, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return false }
             let scheme = UnsafeBufferPointer(rebasing: b[0..<schemeEnd])
             // Byte compares: the generic `elementsEqual` over a String's
             // UTF-8 view was a visible share of every URL with a port.

@@ -74,7 +74,9 @@ public enum CacheDirectory {
     /// Every path the tool hands out points into the cache, so nobody but this
     /// user (or root) may be able to put files there: a directory writable by
     /// other users (`o+w`, sticky or not) or owned by another user is refused,
-    /// with how to fix it. Group-writable stays allowed (a team's shared cache).
+    /// with how to fix it. Group-writable is not refused, but a cache is one
+    /// user's (entries are 0600; another user's directory is refused): a team
+    /// shares through the remote tier.
     static func checkTrusted(_ path: String, _ info: stat, what: String) throws(DiskCacheError) {
         let mode = info.st_mode & 0o7777
         let octal = String(mode, radix: 8)
@@ -87,7 +89,7 @@ public enum CacheDirectory {
         if mode & S_IWOTH != 0 {
             throw DiskCacheError(.directory, path: path, message:
                 "\(what) \(path) is writable by other users (mode \(shown)), who could plant files in it; "
-                + "run chmod 700 \(path) (or chmod 770 for a group's shared cache)")
+                + "run chmod 700 \(path)")
         }
     }
 

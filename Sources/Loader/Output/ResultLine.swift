@@ -45,11 +45,13 @@ public struct ResultLine: Sendable {
             if quiet { return false }
             paint("refresh", "33", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            append("background revalidation failed: ", error.message, "; the stored copy stays", to: &line)
+            Self.appendUTF8("background revalidation failed: ", to: &line)
+            Self.appendShown(error.message, to: &line)
+            Self.appendUTF8("; the stored copy stays", to: &line)
         case .failure(let error):
             paint("failure", "31", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            Self.appendUTF8(error.message, to: &line)
+            Self.appendShown(error.message, to: &line)
             if error.source == .cache && error.kind == .http { Self.appendUTF8(" (remembered)", to: &line) }
             if verbose {
                 var detail = [error.kind.rawValue]
@@ -74,7 +76,8 @@ public struct ResultLine: Sendable {
                     HumanUnits.appendDecimal(Int64(h), to: &line)
                 }
             } else if let type = result.contentType {
-                append(", ", type, to: &line)
+                Self.appendUTF8(", ", to: &line)
+                Self.appendShown(type, to: &line)
             }
             line.append(0x29)   // )
             if let receipt = result.receipt {
@@ -85,7 +88,11 @@ public struct ResultLine: Sendable {
                     line.append(0x29)   // )
                 }
             }
-            if verbose { append("  [", httpDetail(result, duration: event.duration), "]", to: &line) }
+            if verbose {
+                Self.appendUTF8("  [", to: &line)
+                Self.appendShown(httpDetail(result, duration: event.duration), to: &line)
+                line.append(0x5D)   // ]
+            }
         }
         return true
     }
@@ -95,7 +102,9 @@ public struct ResultLine: Sendable {
     /// next column starts in one place. A pipe or file gets single gaps, as
     /// before: scripts that split on two spaces see no change.
     public func appendURLColumn(_ url: String, column urlColumn: inout Int, to line: inout [UInt8]) {
-        append("  ", url, "  ", to: &line)
+        Self.appendUTF8("  ", to: &line)
+        Self.appendShown(url, to: &line)
+        Self.appendUTF8("  ", to: &line)
         guard alignURLs else { return }
         let width = url.count
         if width > urlColumn { urlColumn = min(width, Defaults.urlColumnMax) }
@@ -117,6 +126,26 @@ public struct ResultLine: Sendable {
         if text.utf8.withContiguousStorageIfAvailable({ line.append(contentsOf: $0) }) != nil { return }
         var text = text
         text.withUTF8 { line.append(contentsOf: $0) }
+    }
+
+    /// Text from a URL list or a server (URLs, messages, content types):
+    /// `appendUTF8`, with control characters written as escapes (`\x1B`,
+    /// `\u{9B}`), so a line can never move the cursor, recolour or retitle
+    /// the terminal it is printed on. JSON escapes them its own way.
+    static func appendShown(_ text: String, to line: inout [UInt8]) {
+        let start = line.count
+        appendUTF8(text, to: &line)
+        var i = start
+        while i < line.count {
+            let byte = line[i]
+            let c1 = byte == 0xC2 && i + 1 < line.count && (0x80...0x9F).contains(line[i + 1])
+            guard byte < 0x20 || byte == 0x7F || c1 else { i += 1; continue }
+            let hex = Array(String(c1 ? line[i + 1] : byte, radix: 16, uppercase: true).utf8)
+            let digits = hex.count == 1 ? [0x30] + hex : hex
+            let escape: [UInt8] = c1 ? Array("\\u{".utf8) + digits + [0x7D] : Array("\\x".utf8) + digits
+            line.replaceSubrange(i..<(i + (c1 ? 2 : 1)), with: escape)
+            i += escape.count
+        }
     }
 
     private func httpDetail(_ result: LoadResult, duration: Double) -> String {
