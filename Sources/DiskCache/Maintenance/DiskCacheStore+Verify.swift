@@ -87,8 +87,7 @@ extension DiskCacheStore {
         guard fstatat(directoryFD, key, &after, AT_SYMLINK_NOFOLLOW) == 0, after.st_ino == before.st_ino,
               after.st_atim.tv_sec != before.st_atim.tv_sec || after.st_atim.tv_nsec != before.st_atim.tv_nsec
         else { return answer }
-        let utimeOmit = (1 << 30) - 2   // UTIME_OMIT, a macro Swift does not import: the mtime stays
-        var times = (before.st_atim, timespec(tv_sec: 0, tv_nsec: utimeOmit))
+        var times = (before.st_atim, timespec(tv_sec: 0, tv_nsec: Self.utimeOmit))   // the mtime stays
         _ = withUnsafePointer(to: &times) { pair in   // best effort: LRU order is advice
             pair.withMemoryRebound(to: timespec.self, capacity: 2) { utimensat(directoryFD, key, $0, AT_SYMLINK_NOFOLLOW) }
         }

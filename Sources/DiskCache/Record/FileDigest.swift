@@ -15,8 +15,7 @@ enum FileDigest {
     /// Streams the file at `path` through `algorithm` with a fixed buffer
     /// (memory stays flat however large the body).
     static func digest(path: String, _ algorithm: DigestAlgorithm) throws(DiskCacheError) -> Result {
-        var fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
-        if fd < 0 && errno == EPERM { fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+        let fd = path.withCString { openWithoutAccessTime(at: AT_FDCWD, $0, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { throw DiskCacheError.system("cannot read", path: path) }
         defer { _ = close(fd) }   // read-only: nothing to report
         var info = stat()

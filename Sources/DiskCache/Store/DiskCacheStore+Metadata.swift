@@ -6,6 +6,15 @@ import Glibc
 /// move the atime that records the last use for LRU.
 let openNoAccessTime: Int32 = 0o1000000
 
+/// `openat(directory, name, flags)` without moving the file's access time
+/// (`O_NOATIME`), or, where that is refused (EPERM: another owner's file),
+/// a plain open: every read the cache makes of its own files. -1 and
+/// `errno` (the last open's) on failure.
+func openWithoutAccessTime(at directory: Int32, _ name: UnsafePointer<CChar>, flags: Int32) -> Int32 {
+    let fd = openat(directory, name, flags | openNoAccessTime)
+    return fd < 0 && errno == EPERM ? openat(directory, name, flags) : fd
+}
+
 extension DiskCacheStore {
     /// Opens a body at `path` for reading without moving its access time,
     /// the last use that `prune` goes by: `O_NOATIME`, or a plain open where
@@ -13,8 +22,7 @@ extension DiskCacheStore {
     /// entry on (`-o`, `--output-dir`): the cache's own reads never move the
     /// last use (SPEC §4), and `--offline` only looks. -1 and `errno` on failure.
     public static func openForReading(_ path: String) -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | openNoAccessTime)
-        return fd < 0 && errno == EPERM ? open(path, O_RDONLY | O_CLOEXEC) : fd
+        path.withCString { openWithoutAccessTime(at: AT_FDCWD, $0, flags: O_RDONLY | O_CLOEXEC) }
     }
 }
 
@@ -24,12 +32,7 @@ extension DiskCacheStore {
     /// missing, not a regular file (a FIFO or device never blocks: it is
     /// opened non-blocking), too large, unreadable, partial or foreign.
     func readMetadata(_ key: String) -> (CacheMetadata, stat)? {
-        let fd = withMetadataName(key) { name in
-            var fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
-            // O_NOATIME is refused on files of another owner: read them anyway.
-            if fd < 0 && errno == EPERM { fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
-            return fd
-        }
+        let fd = withMetadataName(key) { openWithoutAccessTime(at: directoryFD, $0, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         defer { _ = close(fd) }   // read-only: nothing to report
         var info = stat()
@@ -74,11 +77,7 @@ extension DiskCacheStore {
     }
 
     private func readSmallMetadata(_ key: String) -> SmallRead? {
-        let fd = withMetadataName(key) { name in
-            var fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
-            if fd < 0 && errno == EPERM { fd = openat(directoryFD, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
-            return fd
-        }
+        let fd = withMetadataName(key) { openWithoutAccessTime(at: directoryFD, $0, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         defer { _ = close(fd) }
         let capacity = 4096

@@ -222,8 +222,9 @@ public final class DiskCacheStore: Sendable {
     /// The 304 of an entry whose record is on its body. nil when the file at
     /// the body's name is no longer the entry's.
     private func updateRecord(of entry: CacheEntry, to meta: inout CacheMetadata) throws(DiskCacheError) -> (Double, Bool)? {
-        var fd = openat(directoryFD, entry.key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | openNoAccessTime)
-        if fd < 0 && errno == EPERM { fd = openat(directoryFD, entry.key, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        let fd = entry.key.withCString {
+            openWithoutAccessTime(at: directoryFD, $0, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        }
         guard fd >= 0 else {
             if errno == ENOENT || errno == ELOOP { return nil }
             throw DiskCacheError.system("cannot open", path: entry.bodyPath)
@@ -306,10 +307,12 @@ public final class DiskCacheStore: Sendable {
         withAccessTimeNow { futimens(fd, $0) == 0 }
     }
 
+    /// `UTIME_NOW` and `UTIME_OMIT`, macros Swift does not import: a time set to
+    /// now, or left as it is, by `utimensat`/`futimens`.
+    static let utimeNow = (1 << 30) - 1, utimeOmit = (1 << 30) - 2
+
     /// Calls `set` with the times "atime now, mtime unchanged".
     private static func withAccessTimeNow(_ set: (UnsafePointer<timespec>) -> Bool) -> Bool {
-        // UTIME_NOW and UTIME_OMIT are macros Swift does not import.
-        let utimeNow = (1 << 30) - 1, utimeOmit = (1 << 30) - 2
         var times = (timespec(tv_sec: 0, tv_nsec: utimeNow), timespec(tv_sec: 0, tv_nsec: utimeOmit))
         return withUnsafePointer(to: &times) { pair in pair.withMemoryRebound(to: timespec.self, capacity: 2, set) }
     }
