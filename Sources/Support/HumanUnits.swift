@@ -15,10 +15,11 @@ public enum HumanUnits {
 
     /// `bytes(_:)` appended as UTF-8 (a result line is built as bytes).
     @inlinable
-    public static func appendBytes(_ bytes: Int64, to out: inout [UInt8]) {
+    public static func appendBytes(_ bytes: Int64, to out: inout some ByteSink) {
         if bytes < 1024 {
             appendDecimal(bytes, to: &out)
-            out.append(contentsOf: " B".utf8)
+            out.append(0x20)
+            out.append(0x42)   // B
             return
         }
         var value = Double(bytes) / 1024
@@ -46,7 +47,13 @@ public enum HumanUnits {
     /// The decimal digits of `value` (a leading `-` when negative), appended
     /// without building a string.
     @inlinable
-    public static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+    public static func appendDecimal(_ value: Int64, to out: inout some ByteSink) {
+        // Most numbers in a line (sizes in KiB, widths, heights) are short.
+        if value >= 0 && value < 100 {
+            if value >= 10 { out.append(UInt8(truncatingIfNeeded: 0x30 + value / 10)) }
+            out.append(UInt8(truncatingIfNeeded: 0x30 + value % 10))
+            return
+        }
         if value < 0 { out.append(0x2D) }
         var magnitude = value.magnitude
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,

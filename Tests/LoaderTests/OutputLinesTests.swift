@@ -51,6 +51,44 @@ import Testing
         #expect(Self.human(.empty(.notCached))?.contains("\\") == false, "plain text is untouched")
     }
 
+    /// A line is gathered on the stack in pieces of `LineBytes.capacity`
+    /// bytes: one longer than that, with escapes on both sides of the
+    /// boundary, reads the same as one written byte by byte, after what the
+    /// output already holds.
+    @Test func aLineLongerThanItsStackBufferIsWhole() {
+        for length in [LineBytes.capacity - 40, LineBytes.capacity - 19, LineBytes.capacity - 18, LineBytes.capacity, 3 * LineBytes.capacity] {
+            let path = "/" + String(repeating: "p", count: length) + "\u{1B}x\u{9B}y"
+            let url = "http://h" + path
+            var column = 0
+            var bytes = Array("before\n".utf8)
+            #expect(ResultLine().human(LoadEvent(url: url, phase: .empty(.notCached), duration: 0), urlColumn: &column, into: &bytes))
+            let shown = "http://h/" + String(repeating: "p", count: length) + "\\x1Bx\\u{9B}y"
+            #expect(String(decoding: bytes, as: UTF8.self) == "before\nempty    \(shown)  not cached", "length \(length)")
+            var json = Array("before\n".utf8)
+            ResultLine.json(LoadEvent(url: url, phase: .empty(.notCached), duration: 0), into: &json)
+            #expect(String(decoding: json, as: UTF8.self)
+                    == "before\n{\"url\":\"http://h/\(String(repeating: "p", count: length))\\u001bx\u{9B}y\",\"phase\":\"empty\",\"reason\":\"not-cached\"}",
+                    "length \(length)")
+        }
+        // Nothing is left behind for a line that is not written.
+        var column = 0
+        var bytes = Array("before".utf8)
+        #expect(!ResultLine(quiet: true).human(LoadEvent(url: Self.url, phase: .success(Self.png()), duration: 0), urlColumn: &column, into: &bytes))
+        #expect(bytes == Array("before".utf8))
+    }
+
+    /// The tool writes a result's JSON object straight into its output; a
+    /// program gets the same bytes from `ResultLine.json(_:)`.
+    @Test func jsonWrittenInPlaceIsTheJSONLine() {
+        let error = LoadError(kind: .http, message: "HTTP 404 \"Not\" Found", status: 404, attempts: 1)
+        for phase: Phase in [.success(Self.png()), .failure(error), .empty(.cancelled), .loading(nil)] {
+            let event = LoadEvent(url: Self.url, phase: phase, duration: 0.5)
+            var bytes: [UInt8] = []
+            ResultLine.json(event, into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == ResultLine.json(event).rendered)
+        }
+    }
+
     @Test func onATerminalTheURLColumnIsPaddedToTheWidestSoFar() {
         let aligned = ResultLine(alignURLs: true)
         #expect(Self.human(.empty(.notCached), aligned, column: Self.url.count + 4) == "empty    \(Self.url)      not cached")

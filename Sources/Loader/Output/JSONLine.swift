@@ -1,71 +1,52 @@
-import enum Support.HumanUnits
+import protocol Support.ByteSink
 
 /// Builds one JSON object on one line, fields in the order they are added
 /// (SPEC §3's shapes), with strings escaped per RFC 8259.
 ///
 /// Public so a Swift program writes the same lines as the tool. Built as UTF-8 bytes: with `--json` every phase change of every URL is
 /// one of these, so string concatenation was a large share of a cached run.
+/// The writing is `JSONFields`'s; the tool writes a result's line straight
+/// into its output (`ResultLine.json(_:into:)`), this is the same object
+/// with an array of its own.
 public struct JSONLine: Sendable {
-    private var bytes: [UInt8] = [0x7B]   // "{"
-    private var first = true
+    /// Open (`{` and the fields so far); `render` and `rendered` close it.
+    private var fields: JSONFields<[UInt8]>
 
-    public init() { bytes.reserveCapacity(256) }
-
-    private mutating func key(_ name: StaticString) {
-        if !first { bytes.append(0x2C) }
-        first = false
-        bytes.append(0x22)
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(0x22)
-        bytes.append(0x3A)
+    public init() {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        fields = JSONFields(opening: bytes)
     }
 
-    public mutating func add(_ name: StaticString, _ value: String?) {
-        guard let value else { return }
-        key(name)
-        Self.appendQuoted(value, to: &bytes)
+    /// A line filled by `fill` (the fields `ResultLine` writes either way).
+    init(_ fill: (inout JSONFields<[UInt8]>) -> Void) {
+        self.init()
+        fill(&fields)
     }
 
-    public mutating func add(_ name: StaticString, _ value: Int?) {
-        guard let value else { return }
-        key(name)
-        HumanUnits.appendDecimal(Int64(value), to: &bytes)
-    }
-
-    public mutating func add(_ name: StaticString, _ value: Int64?) {
-        guard let value else { return }
-        key(name)
-        HumanUnits.appendDecimal(value, to: &bytes)
-    }
-
-    public mutating func add(_ name: StaticString, _ value: Bool) {
-        key(name)
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
-    }
+    public mutating func add(_ name: StaticString, _ value: String?) { fields.add(name, value) }
+    public mutating func add(_ name: StaticString, _ value: Int?) { fields.add(name, value) }
+    public mutating func add(_ name: StaticString, _ value: Int64?) { fields.add(name, value) }
+    public mutating func add(_ name: StaticString, _ value: Bool) { fields.add(name, value) }
 
     /// Milliseconds with one decimal.
-    public mutating func add(_ name: StaticString, milliseconds seconds: Double) {
-        key(name)
-        let tenths = Int64((seconds * 10_000).rounded())
-        HumanUnits.appendDecimal(tenths / 10, to: &bytes)
-        bytes.append(0x2E)
-        bytes.append(UInt8(truncatingIfNeeded: 0x30 + abs(tenths % 10)))
-    }
+    public mutating func add(_ name: StaticString, milliseconds seconds: Double) { fields.add(name, milliseconds: seconds) }
 
-    public mutating func add(_ name: StaticString, object: JSONLine) {
-        key(name)
-        bytes.append(contentsOf: object.bytes)
-        bytes.append(0x7D)
-    }
+    public mutating func add(_ name: StaticString, object: JSONLine) { fields.add(name, object: object) }
 
     /// The object's bytes, closed, after `out`'s.
     public func render(to out: inout [UInt8]) {
-        out.append(contentsOf: bytes)
+        render(into: &out)
+    }
+
+    /// The object's bytes, closed, after `out`'s (any sink).
+    func render<Sink: ByteSink>(into out: inout Sink) {
+        fields.sink.withUnsafeBufferPointer { out.append(contentsOf: $0) }
         out.append(0x7D)   // "}"
     }
 
     public var rendered: String {
-        var out = bytes
+        var out = fields.sink
         out.append(0x7D)   // "}"
         return String(decoding: out, as: UTF8.self)
     }
@@ -79,31 +60,6 @@ public struct JSONLine: Sendable {
     /// `"value"`, escaping quotes, backslashes and control characters;
     /// everything else (UTF-8 included) is copied as it is.
     public static func appendQuoted(_ value: String, to out: inout [UInt8]) {
-        out.append(0x22)
-        // The usual value (a URL, a path) needs no escape: copied in one piece.
-        let copied = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
-            out.append(contentsOf: bytes)
-            return true
-        } ?? false
-        if copied {
-            out.append(0x22)
-            return
-        }
-        for byte in value.utf8 {
-            switch byte {
-            case 0x22: out.append(0x5C); out.append(0x22)
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x0A: out.append(0x5C); out.append(0x6E)
-            case 0x0D: out.append(0x5C); out.append(0x72)
-            case 0x09: out.append(0x5C); out.append(0x74)
-            case 0x00..<0x20, 0x7F:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
-            default:
-                out.append(byte)
-            }
-        }
-        out.append(0x22)
+        JSONFields.appendQuoted(value, to: &out)
     }
 }

@@ -167,7 +167,7 @@ public final class Reporter: @unchecked Sendable {
         state.bar.done = state.counted.total
         state.bar.failed = state.counted.failure
         switch style {
-        case .json: state.out.line { ResultLine.json(event).render(to: &$0); return true }
+        case .json: state.out.line { ResultLine.json(event, into: &$0); return true }
         case .human: state.out.line { lines.human(event, urlColumn: &state.urlColumn, into: &$0) }
         }
         // Network results are slow anyway: show them at once. Cache

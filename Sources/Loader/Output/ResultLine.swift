@@ -34,41 +34,57 @@ public struct ResultLine: Sendable {
     /// `refresh  URL  …` line after the URL's own. `-v`
     /// appends the HTTP detail in brackets.
     public func human(_ event: LoadEvent, urlColumn: inout Int, into line: inout [UInt8]) -> Bool {
+        LineBytes.build(into: &line) { human(event, urlColumn: &urlColumn, into: &$0) }
+    }
+
+    private func human(_ event: LoadEvent, urlColumn: inout Int, into line: inout LineBytes) -> Bool {
         switch event.phase {
         case .loading:
             return false
         case .empty(let reason):
             paint("empty  ", "33", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            Self.appendUTF8(reason == .notCached ? "not cached" : "cancelled before it started", to: &line)
+            line.append(literal: reason == .notCached ? "not cached" : "cancelled before it started")
         case .failure(let error) where event.refreshed:
             if quiet { return false }
             paint("refresh", "33", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            Self.appendUTF8("background revalidation failed: ", to: &line)
-            Self.appendShown(error.message, to: &line)
-            Self.appendUTF8("; the stored copy stays", to: &line)
+            line.append(literal: "background revalidation failed: ")
+            line.appendShown(error.message)
+            line.append(literal: "; the stored copy stays")
         case .failure(let error):
             paint("failure", "31", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            Self.appendShown(error.message, to: &line)
-            if error.source == .cache && error.kind == .http { Self.appendUTF8(" (remembered)", to: &line) }
+            line.appendShown(error.message)
+            if error.source == .cache && error.kind == .http { line.append(literal: " (remembered)") }
             if verbose {
                 var detail = [error.kind.rawValue]
                 if error.attempts > 0 { detail.append("attempts \(error.attempts)") }
                 detail.append(HumanUnits.duration(event.duration))
-                append("  [", detail.joined(separator: ", "), "]", to: &line)
+                line.append(literal: "  [")
+                line.append(detail.joined(separator: ", "))
+                line.append(literal: "]")
             }
         case .success(let result):
             if quiet { return false }
             if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            Self.appendUTF8(result.path ?? (result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)"), to: &line)
-            append("  (", result.source.rawValue, ", ", to: &line)
-            if let reason = result.reason { append(reason, ", ", to: &line) }
+            if let path = result.path {
+                line.append(path)
+            } else {
+                line.append(literal: result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")
+            }
+            line.append(literal: "  (")
+            line.append(result.source.rawValue)
+            line.append(literal: ", ")
+            if let reason = result.reason {
+                line.append(reason)
+                line.append(literal: ", ")
+            }
             HumanUnits.appendBytes(result.bytes, to: &line)
             if let format = result.format {
-                append(", ", format.name, to: &line)
+                line.append(literal: ", ")
+                line.append(format.name)
                 if let w = result.width, let h = result.height {
                     line.append(0x20)
                     HumanUnits.appendDecimal(Int64(w), to: &line)
@@ -76,21 +92,26 @@ public struct ResultLine: Sendable {
                     HumanUnits.appendDecimal(Int64(h), to: &line)
                 }
             } else if let type = result.contentType {
-                Self.appendUTF8(", ", to: &line)
-                Self.appendShown(type, to: &line)
+                line.append(literal: ", ")
+                line.appendShown(type)
             }
             line.append(0x29)   // )
             if let receipt = result.receipt {
-                append("  -> ", receipt.path, to: &line)
+                line.append(literal: "  -> ")
+                line.append(receipt.path)
                 if verbose {
-                    append(" (", receipt.method, to: &line)
-                    if let note = receipt.note { append("; ", note, to: &line) }
+                    line.append(literal: " (")
+                    line.append(receipt.method)
+                    if let note = receipt.note {
+                        line.append(literal: "; ")
+                        line.append(note)
+                    }
                     line.append(0x29)   // )
                 }
             }
             if verbose {
-                Self.appendUTF8("  [", to: &line)
-                Self.appendShown(httpDetail(result, duration: event.duration), to: &line)
+                line.append(literal: "  [")
+                line.appendShown(httpDetail(result, duration: event.duration))
                 line.append(0x5D)   // ]
             }
         }
@@ -102,50 +123,17 @@ public struct ResultLine: Sendable {
     /// next column starts in one place. A pipe or file gets single gaps, as
     /// before: scripts that split on two spaces see no change.
     public func appendURLColumn(_ url: String, column urlColumn: inout Int, to line: inout [UInt8]) {
-        Self.appendUTF8("  ", to: &line)
-        Self.appendShown(url, to: &line)
-        Self.appendUTF8("  ", to: &line)
+        _ = LineBytes.build(into: &line) { appendURLColumn(url, column: &urlColumn, to: &$0); return true }
+    }
+
+    private func appendURLColumn(_ url: String, column urlColumn: inout Int, to line: inout LineBytes) {
+        line.append(0x20); line.append(0x20)
+        line.appendShown(url)
+        line.append(0x20); line.append(0x20)
         guard alignURLs else { return }
         let width = url.count
         if width > urlColumn { urlColumn = min(width, Defaults.urlColumnMax) }
-        if width < urlColumn { line.append(contentsOf: repeatElement(0x20, count: urlColumn - width)) }
-    }
-
-    /// The parts' UTF-8 after `line`'s (not variadic: no array per call).
-    private func append(_ a: String, _ b: String, _ c: String = "", to line: inout [UInt8]) {
-        Self.appendUTF8(a, to: &line)
-        Self.appendUTF8(b, to: &line)
-        Self.appendUTF8(c, to: &line)
-    }
-
-    /// `text`'s UTF-8 after `line`'s, copied in one piece (appending a
-    /// `String.UTF8View` goes through the generic sequence path).
-    static func appendUTF8(_ text: String, to line: inout [UInt8]) {
-        // Borrowed bytes for a native or small string (no copy of `text`,
-        // no retain and release); a bridged one is made contiguous first.
-        if text.utf8.withContiguousStorageIfAvailable({ line.append(contentsOf: $0) }) != nil { return }
-        var text = text
-        text.withUTF8 { line.append(contentsOf: $0) }
-    }
-
-    /// Text from a URL list or a server (URLs, messages, content types):
-    /// `appendUTF8`, with control characters written as escapes (`\x1B`,
-    /// `\u{9B}`), so a line can never move the cursor, recolour or retitle
-    /// the terminal it is printed on. JSON escapes them its own way.
-    static func appendShown(_ text: String, to line: inout [UInt8]) {
-        let start = line.count
-        appendUTF8(text, to: &line)
-        var i = start
-        while i < line.count {
-            let byte = line[i]
-            let c1 = byte == 0xC2 && i + 1 < line.count && (0x80...0x9F).contains(line[i + 1])
-            guard byte < 0x20 || byte == 0x7F || c1 else { i += 1; continue }
-            let hex = Array(String(c1 ? line[i + 1] : byte, radix: 16, uppercase: true).utf8)
-            let digits = hex.count == 1 ? [0x30] + hex : hex
-            let escape: [UInt8] = c1 ? Array("\\u{".utf8) + digits + [0x7D] : Array("\\x".utf8) + digits
-            line.replaceSubrange(i..<(i + (c1 ? 2 : 1)), with: escape)
-            i += escape.count
-        }
+        if width < urlColumn { line.appendSpaces(urlColumn - width) }
     }
 
     private func httpDetail(_ result: LoadResult, duration: Double) -> String {
@@ -165,15 +153,34 @@ public struct ResultLine: Sendable {
         return http.joined(separator: ", ")
     }
 
-    private func paint(_ text: String, _ code: String, into line: inout [UInt8]) {
-        if color { append("\u{1B}[", code, "m", to: &line) }
-        Self.appendUTF8(text, to: &line)
-        if color { Self.appendUTF8("\u{1B}[0m", to: &line) }
+    private func paint(_ text: StaticString, _ code: StaticString, into line: inout LineBytes) {
+        if color {
+            line.append(literal: "\u{1B}[")
+            line.append(literal: code)
+            line.append(literal: "m")
+        }
+        line.append(literal: text)
+        if color { line.append(literal: "\u{1B}[0m") }
     }
 
     /// One object per phase change, fields in SPEC §3's order.
     public static func json(_ event: LoadEvent) -> JSONLine {
-        var line = JSONLine()
+        JSONLine { json(event, into: &$0) }
+    }
+
+    /// `json(event)`'s object after `line`'s bytes, written in place (no
+    /// `JSONLine` of its own: this is the tool's `--json` line per event).
+    static func json(_ event: LoadEvent, into line: inout [UInt8]) {
+        _ = LineBytes.build(into: &line) { bytes in
+            var object = JSONFields(opening: bytes)
+            json(event, into: &object)
+            object.close()
+            bytes = object.sink
+            return true
+        }
+    }
+
+    private static func json<Sink: ByteSink>(_ event: LoadEvent, into line: inout JSONFields<Sink>) {
         line.add("url", event.url)
         line.add("phase", event.refreshed ? "refreshed" : event.phase.name)
         switch event.phase {
@@ -208,7 +215,6 @@ public struct ResultLine: Sendable {
             line.add("attempts", error.attempts)
             line.add("durationMs", milliseconds: event.duration)
         }
-        return line
     }
 
     /// `12 URLs: 11 success, 1 failure, 0 empty (cache 3, network 8,
