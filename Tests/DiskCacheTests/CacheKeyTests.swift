@@ -1,4 +1,4 @@
-import DiskCache
+@testable import DiskCache
 import Foundation
 import Synchronization
 import Testing
@@ -20,6 +20,22 @@ import Testing
     func md5MatchesKnownVectors(input: String, expected: String) {
         #expect(MD5.hex(input) == expected)
         #expect(MD5.hex(Array(input.utf8)) == expected)
+    }
+
+    /// Hex four bytes at a time: every byte value in every place of a group,
+    /// and the lengths that leave a tail, as a byte loop writes them.
+    @Test func hexOfEveryByteInEveryPlace() {
+        func slow(_ bytes: [UInt8]) -> String {
+            bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        }
+        for shift in 0..<4 {
+            let bytes = (0..<256).map { UInt8(($0 + shift) % 256) }
+            #expect(MD5.hexString(bytes) == slow(bytes), "shift \(shift)")
+        }
+        for length in 0...9 {
+            let bytes = (0..<length).map { UInt8(0xF0 &+ UInt8($0) &* 37) }
+            #expect(MD5.hexString(bytes) == slow(bytes), "length \(length)")
+        }
     }
 
     /// The streaming digest, fed in pieces that start and end anywhere in a
