@@ -120,6 +120,12 @@ import TestSupport
         #expect(try source([]) == "network")
         #expect(try source([]) == "cache")
         #expect(server.requests("/negotiated.png").compactMap { $0.header("Accept") } == ["image/webp", "image/avif", "*/*"])
+        // -H 'Accept:' sends no Accept (curl's removal): not the "*/*" stored by default, nor an empty one.
+        #expect(try source(["-H", "Accept:"]) == "network")
+        #expect(try source(["-H", "Accept:"]) == "cache")
+        #expect(server.requests("/negotiated.png").last.map { $0.headerValues("Accept") } == [])
+        #expect(try source(["-H", "Accept;"]) == "cache", "an empty Accept records as no Accept (one value per name)")
+        #expect(try source([]) == "network")
     }
 
     /// docs/cache.md: passwords are never stored. A `Vary: Authorization`
