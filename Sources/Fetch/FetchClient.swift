@@ -261,7 +261,8 @@ public final class FetchClient: Sendable {
     }
 
     private static func line(_ field: HTTPHeaders.Field) -> String {
-        trimWhitespace(field.value).isEmpty ? field.name + ";" : field.name + ": " + field.value
+        // Blank (spaces and tabs only) is empty to libcurl too; checked without a copy (every revalidation).
+        field.value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } ? field.name + ";" : field.name + ": " + field.value
     }
 
     /// "Name:" for each of the configuration's `removedHeaders` that none of `headers` sends.

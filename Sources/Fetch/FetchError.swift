@@ -92,7 +92,6 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         isInvalidHeader = true
     }
 
-
     /// A sentence a person understands, without the URL (callers print it beside
     /// the URL): what went wrong, then libcurl's own explanation or our detail.
     public var message: String {

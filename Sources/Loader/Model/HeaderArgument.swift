@@ -19,14 +19,13 @@ public enum HeaderArgument: Sendable, Equatable {
     }
 
     public init(parsing line: String) throws(Problem) {
-        let name: String
         if let colon = line.firstIndex(of: ":") {
-            name = trimWhitespace(line[..<colon])
+            let name = trimWhitespace(line[..<colon])
             let value = trimWhitespace(line[line.index(after: colon)...])
             self = value.isEmpty ? .remove(name: name) : .send(name: name, value: value)
             if let problem = HTTPHeaders.problem(name: name, value: value) { throw Self.refusal(problem) }
         } else if let semicolon = line.firstIndex(of: ";"), trimWhitespace(line[line.index(after: semicolon)...]).isEmpty {
-            name = trimWhitespace(line[..<semicolon])
+            let name = trimWhitespace(line[..<semicolon])
             self = .send(name: name, value: "")
             if let problem = HTTPHeaders.problem(name: name, value: "") { throw Self.refusal(problem) }
         } else {
