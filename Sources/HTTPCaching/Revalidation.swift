@@ -12,6 +12,7 @@ public enum Revalidation {
     public static func conditionalHeaders(_ stored: CacheMetadata) -> [(name: String, value: String)] {
         guard stored.hasBody else { return [] }
         var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(2)
         if let etag = stored.header("ETag") { headers.append(("If-None-Match", etag)) }
         if let modified = stored.header("Last-Modified"), HTTPDate.parse(modified) != nil {
             headers.append(("If-Modified-Since", modified))
