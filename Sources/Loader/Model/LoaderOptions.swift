@@ -17,11 +17,18 @@ public struct LoaderOptions: Sendable {
     public var decode = false
     /// Serve a stale stored copy when the network fails (`--stale-if-error`).
     public var staleIfError = false
-    /// Concurrent network loads in a batch (`--jobs`).
+    /// Concurrent network loads in a batch (`--jobs`). Only a batch's:
+    /// `load` and `phases(for:)` start their transfers at once, however many
+    /// run (bound those with `fetch.maxHostConnections` and
+    /// `fetch.maxConcurrentTransfers`, as `RunSettings.loaderOptions` does the first).
     public var jobs = Defaults.jobs
-    /// Concurrent network loads to one host (`--jobs-per-host`).
+    /// Concurrent network loads to one host in a batch (`--jobs-per-host`);
+    /// see `jobs` for single loads.
     public var jobsPerHost = Defaults.jobsPerHost
     /// Transfer limits, TLS, retries and extra request headers (`-H`).
+    /// Headers that cannot be sent (a line break: `HTTPHeaders.problem`)
+    /// fail every network load before any I/O (`invalid-url`): refuse them
+    /// where the options are made with `fetch.validate()`, as the tool does.
     public var fetch = FetchConfiguration()
     /// The shared tier asked on a local miss and fed after downloads (`--remote-cache`).
     public var remote: RemoteCache?
