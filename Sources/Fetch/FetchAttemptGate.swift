@@ -4,7 +4,12 @@
 /// gate a fetch retries by its own `RetryPolicy`, as a single download should.
 ///
 /// Called on the awaiting task, after every attempt but a cancelled one.
-public protocol FetchAttemptGate: Sendable {
+///
+/// A class (`AnyObject`): a gate is one shared decision point per fetch, and
+/// a class-bound existential is a reference, so each copy of a request,
+/// spec or attempt state that holds it is one retain, not a copy through
+/// the runtime's value witnesses (~25 per cold URL; issue 22).
+public protocol FetchAttemptGate: AnyObject, Sendable {
     /// An attempt reached its host: the name resolved and the TCP connection
     /// is made (over https before the TLS handshake, and again when the
     /// request is about to go). Called on the transfer thread, possibly more
