@@ -9,7 +9,12 @@ import Support
 /// ```swift
 /// let client = FetchClient()
 /// let sink = try FileSink(path: "/tmp/cat.png")
-/// let response = try await client.fetch(FetchRequest(url: "https://example.com/cat.png"), into: sink)
+/// do {
+///     let response = try await client.fetch(FetchRequest(url: "https://example.com/cat.png"), into: sink)
+///     try sink.close()
+/// } catch {
+///     sink.remove()   // the sink's file is the caller's: a failed or cancelled fetch leaves what it wrote
+/// }
 /// ```
 ///
 /// Every error thrown is a `FetchError`.
@@ -181,7 +186,7 @@ public final class FetchClient: Sendable {
                           streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
         let request = prepared.request
         let lines = try prepared.lines.get()
-        let policy = RetryPolicy(retries: max(0, configuration.retries),
+        let policy = RetryPolicy(retries: configuration.retries,
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,

@@ -3,10 +3,17 @@ public struct FetchConfiguration: Sendable {
     public var maxSize: Int64 = Defaults.maxSize
     public var connectTimeout: Double = Defaults.connectTimeout
     public var timeout: Double = Defaults.timeout
+    /// A transfer slower than `lowSpeedLimit` bytes/s for `lowSpeedTime`
+    /// seconds is aborted (`.timeout`); 0, or a time beyond `Int32.max`
+    /// seconds (`.infinity`), turns the check off.
     public var lowSpeedLimit: Int = Defaults.lowSpeedLimit
     public var lowSpeedTime: Double = Defaults.lowSpeedTime
     public var maxRedirects: Int = Defaults.maxRedirects
+    /// Extra attempts after a retryable failure; below 0 means 0.
     public var retries: Int = Defaults.retries
+    /// Seconds of backoff (full jitter below `retryBaseDelay` × 2ⁿ⁻¹, at most
+    /// `retryMaxDelay`, which also caps `Retry-After`). NaN or below 0 means 0;
+    /// `.infinity` (no cap) means 31 years (`RetryPolicy.longestDelay`).
     public var retryBaseDelay: Double = Defaults.retryBaseDelay
     public var retryMaxDelay: Double = Defaults.retryMaxDelay
     /// Idle connections kept for reuse: the connection caches of the

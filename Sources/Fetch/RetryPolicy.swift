@@ -6,6 +6,23 @@ struct RetryPolicy: Sendable {
     let baseDelay: Double
     let maxDelay: Double
 
+    /// The configuration's delays as a sleep can take them: NaN or below 0
+    /// means 0, above `longestDelay` (infinity included: "no cap") that.
+    /// A negative base delay trapped in `Double.random`, and an uncapped
+    /// `Retry-After` of 10^11 seconds in the conversion to nanoseconds.
+    init(retries: Int, baseDelay: Double, maxDelay: Double) {
+        self.retries = max(0, retries)
+        self.baseDelay = Self.bounded(baseDelay)
+        self.maxDelay = Self.bounded(maxDelay)
+    }
+
+    /// The longest wait before a retry: 31 years, whose nanoseconds still fit a `UInt64`.
+    static let longestDelay: Double = 1e9
+
+    private static func bounded(_ seconds: Double) -> Double {
+        seconds.isNaN ? 0 : min(max(0, seconds), longestDelay)
+    }
+
     /// Connect errors, timeouts, 408, 429 and 5xx are worth another attempt
     /// (SPEC §5); everything else will fail the same way again.
     func isRetryable(_ error: FetchError) -> Bool {

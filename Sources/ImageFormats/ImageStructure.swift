@@ -14,7 +14,10 @@
 /// Per byte the work is small: payloads are passed over by their length
 /// (CRC-32 by ISA-L for PNG), JPEG scan data is searched with `memchr`, and
 /// only headers are gathered (bounded; see `ImageStructure.gatherLimit`).
-public struct ImageStructure {
+///
+/// A value (`Sendable`): a body checked on one task may hand its structure
+/// to another, e.g. as a detached task's result.
+public struct ImageStructure: Sendable {
     /// Bytes gathered before a walker is chosen: enough for every signature.
     static let signatureLength = 16
     /// The most one `need` may gather (an ISO BMFF `meta` box, a TIFF's
@@ -62,7 +65,9 @@ public struct ImageStructure {
     /// Starts over (a retried download).
     public mutating func reset() { self = ImageStructure() }
 
-    /// The verdict on the whole body fed so far.
+    /// The verdict on the whole body fed so far, on its structure alone:
+    /// bytes in none of the formats (text, zeros) are `undecided` here.
+    /// Whether the body is an image at all is `inspection(head:)`'s answer.
     public var verdict: Verdict {
         var copy = self
         if copy.walker == nil { copy.choose() }
@@ -74,7 +79,8 @@ public struct ImageStructure {
         }
     }
 
-    /// nil when the body holds a whole image (or one that cannot be judged), else a sentence saying what is wrong.
+    /// nil when the body's structure is whole (or cannot be judged, as for
+    /// bytes in no image format: see `verdict`), else a sentence saying what is wrong.
     public var problem: String? {
         if case .broken(let message) = verdict { return message }
         return nil

@@ -61,4 +61,17 @@ import TestSupport
             #expect(image?.format.name == row.format && image?.width == row.width && image?.height == row.height, "\(row.file)")
         }
     }
+
+    /// Swift 6: a structure fed on one task is the result of that task
+    /// (this did not compile while `ImageStructure` was not `Sendable`).
+    @Test func aStructureFedOnAnotherTaskIsItsResult() async {
+        let png = ImageFixture.png
+        let fed = await Task.detached { () -> ImageStructure in
+            var structure = ImageStructure()
+            png.withUnsafeBytes { structure.feed($0) }
+            return structure
+        }.value
+        #expect(fed.inspection(head: png) == ImageFormats.inspect(png))
+        #expect(fed.verdict == .complete(end: Int64(png.count)))
+    }
 }

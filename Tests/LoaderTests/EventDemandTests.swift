@@ -56,6 +56,26 @@ import TestSupport
 
     /// The tool's reporter asks for `loading` only for `--json` (human
     /// lines have none), and for results off a terminal accepts a longer wait.
+    /// Latencies a caller may write without reading the batch: below 0, NaN,
+    /// `.infinity` (set after `init` too). Each trapped the process in the
+    /// batch's timer; now each URL still gets its one terminal event.
+    @Test func outOfRangeLatenciesStillReportEveryURL() async throws {
+        let h = try LoaderHarness()
+        let paths = (0..<3).map { "/l\($0).png" }
+        for path in paths { h.server.route(path, .ok(LoaderHarness.png)) }
+        var infinite = EventDemand(loading: true, latency: 0.01, tailLatency: 0.01, runLength: 1)
+        infinite.tailLatency = .infinity
+        let demands = [EventDemand(loading: false, latency: -1, tailLatency: -1, runLength: 1),
+                       EventDemand(loading: false, latency: .nan, tailLatency: .nan, runLength: 4), infinite]
+        for demand in demands {
+            var ended: [String] = []
+            for await event in h.loader().batch(paths.map { h.server.url($0) }, demand: demand) where event.phase.isTerminal {
+                ended.append(event.phase.name)
+            }
+            #expect(ended == ["success", "success", "success"], "\(demand)")
+        }
+    }
+
     @Test func theReporterAsksForLoadingOnlyForJSON() {
         let json = Reporter(style: .json, quiet: false, verbose: false, resultsToStderr: false, progress: .off).demand
         let human = Reporter(style: .human, quiet: false, verbose: false, resultsToStderr: false, progress: .off).demand

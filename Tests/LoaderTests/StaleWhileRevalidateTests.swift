@@ -54,6 +54,28 @@ import Testing
         #expect(events.last?.phase.result?.source == .revalidated && events.last?.refreshed == true)
     }
 
+    /// SPEC §5: "In the library, `loading` carries the stored copy while the
+    /// refresh runs": the sequence of phases shows the copy at once, then
+    /// ends with what the refresh found (it ended with the stale copy, and
+    /// the refresh's outcome reached no one who iterated it).
+    @Test func phasesCarryTheStaleCopyAsLoadingThenEndWithTheRefresh() async throws {
+        let h = try Self.server(delay: 0.3)
+        let path = try #require(await h.load("/swr.png").result?.path)
+        try await Self.waitUntilStale()
+        var phases: [(phase: Phase, at: Double)] = []
+        let start = monotonicSeconds()
+        for await phase in h.loader().phases(for: h.server.url("/swr.png")) { phases.append((phase, monotonicSeconds() - start)) }
+        #expect(phases.map(\.phase.name) == ["loading", "success"])
+        guard case .loading(let stored?)? = phases.first?.phase else {
+            Issue.record("loading without the stored copy: \(phases.map(\.phase.name))")
+            return
+        }
+        #expect(stored.path == path && stored.source == .stale && stored.reason == "stale-while-revalidate")
+        #expect(phases[0].at < 0.25, "the stored copy comes at once, not after the 0.3 s refresh")
+        #expect(phases.last?.phase.result?.source == .revalidated && phases.last?.phase.result?.path == path)
+        #expect(h.server.conditionalRequests("/swr.png") == 1)
+    }
+
     @Test func pastTheWindowTheRevalidationIsInTheForeground() async throws {
         let h = try Self.server(window: "stale-while-revalidate=0")
         _ = await h.load("/swr.png")

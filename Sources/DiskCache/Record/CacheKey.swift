@@ -24,6 +24,15 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     /// passwords') entries never share a file; no secret is kept at rest.
     public var storedURL: String { Self.removingPassword(normalizedURL) }
 
+    /// `url` as an entry's record keeps it: normalised, without any password
+    /// (what `storedURL` gives for its key); text that is not an absolute
+    /// URL, unchanged. Two byte scans and no copy for a URL already in
+    /// that form (every record the loader writes).
+    static func recordedURL(_ url: String) -> String {
+        guard let normalized = try? normalize(url) else { return url }
+        return removingPassword(normalized)
+    }
+
     /// `url` without the password of its user info, if it has one.
     public static func removingPassword(_ url: String) -> String {
         // Every lookup asks (`storedURL`): read the bytes in place, and copy

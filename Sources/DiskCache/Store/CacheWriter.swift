@@ -194,11 +194,14 @@ public final class CacheWriter: @unchecked Sendable {
     }
 
     /// Publishes the body and `metadata` (whose key, body fields and stored
-    /// time are filled in here) as the entry for this key. See the protocol above.
+    /// time are filled in here, and whose URL is recorded normalised and
+    /// without its password: `CacheKey.storedURL`) as the entry for this
+    /// key. See the protocol above.
     public func commit(_ metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         defer { file.discard() }
         let info = try file.status()
         var meta = metadata
+        meta.url = CacheKey.recordedURL(meta.url)
         meta.key = key
         meta.hasBody = true
         meta.bodyLength = Int64(info.st_size)

@@ -138,10 +138,12 @@ public final class DiskCacheStore: Sendable {
 
     /// Records a bodiless entry (a remembered error status), replacing any
     /// entry of that key: an empty file carrying the record, or a sidecar.
+    /// The URL is recorded as `CacheWriter.commit` records it.
     @discardableResult
     public func storeWithoutBody(_ metadata: CacheMetadata, key: String) throws(DiskCacheError) -> CacheEntry {
         try Self.validate(key)
         var meta = metadata
+        meta.url = CacheKey.recordedURL(meta.url)
         meta.key = key
         meta.hasBody = false
         meta.bodyLength = 0

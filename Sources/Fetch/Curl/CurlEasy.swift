@@ -83,7 +83,9 @@ final class CurlEasy {
         timeoutMs = milliseconds(config.timeout)
         check("CONNECTTIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs))
         check("TIMEOUT_MS", ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMs))
-        if config.lowSpeedLimit > 0 && config.lowSpeedTime > 0 {
+        // A time past `Int32.max` seconds (infinity included) never runs out: no low-speed abort
+        // (converting it trapped, and libcurl counts it in milliseconds in a `long`).
+        if config.lowSpeedLimit > 0 && config.lowSpeedTime > 0 && config.lowSpeedTime <= Double(Int32.max) {
             check("LOW_SPEED_LIMIT", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, config.lowSpeedLimit))
             check("LOW_SPEED_TIME", ccurl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(config.lowSpeedTime.rounded(.up)))))
         }

@@ -20,8 +20,9 @@ enum WalkStep {
 
 /// A streaming reader of one format's structure, fed once, in order, by
 /// `ImageStructure`. Walkers are value types with no I/O: they keep only
-/// what they need to find the image's end (lengths, counts, small tables).
-protocol StructureWalker {
+/// what they need to find the image's end (lengths, counts, small tables),
+/// so an `ImageStructure` holding one may cross tasks (`Sendable`).
+protocol StructureWalker: Sendable {
     /// The first step (the driver gathers the signature itself).
     mutating func start() -> WalkStep
     /// `bytes` are the bytes a `need` asked for (empty after a `skip`),

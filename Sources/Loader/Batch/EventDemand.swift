@@ -26,11 +26,24 @@ public struct EventDemand: Sendable, Equatable {
     /// most the batch's backlog, so that a full backlog never waits).
     public var runLength: Int
 
+    /// Latencies NaN or below 0 mean 0, and longer than 31 years (`.infinity`
+    /// included) mean that: the batch's timer sleeps them in nanoseconds
+    /// (a negative or infinite one trapped there).
     public init(loading: Bool, latency: Double, tailLatency: Double, runLength: Int) {
         self.loading = loading
-        self.latency = latency
-        self.tailLatency = tailLatency
+        self.latency = Self.bounded(latency)
+        self.tailLatency = Self.bounded(tailLatency)
         self.runLength = max(1, runLength)
+    }
+
+    /// This demand with its fields brought into range as `init` does (they
+    /// may have been set since): what a batch works with.
+    var bounded: EventDemand {
+        EventDemand(loading: loading, latency: latency, tailLatency: tailLatency, runLength: runLength)
+    }
+
+    private static func bounded(_ seconds: Double) -> Double {
+        seconds.isNaN ? 0 : min(max(0, seconds), 1e9)
     }
 
     /// Every event, each within about 5 ms while results keep coming (30 ms

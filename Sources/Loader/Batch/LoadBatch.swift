@@ -108,7 +108,7 @@ extension ImageLoader {
         _ urls: URLs, backlog: Int = LoadBatch.defaultBacklog, deliverTo delivery: Delivery? = nil,
         hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything
     ) -> LoadBatch where URLs.Element == String {
-        let channel = BatchChannel(backlog: backlog, demand: demand)
+        let channel = BatchChannel(backlog: backlog, demand: demand.bounded)
         let dispatch = hostDispatch(backlog: backlog, delivery: delivery, channel: channel, notes: hostNotes,
                                     loading: demand.loading)
         let work = Task {

@@ -102,11 +102,23 @@ public final class ImageLoader: Sendable {
     public func load(_ url: String, deliverTo delivery: Delivery? = nil,
                      onLoading: @escaping @Sendable (LoadResult?) -> Void = { _ in },
                      onRefreshed: @escaping @Sendable (Phase) -> Void = { _ in }) async -> Phase {
+        await load(url, deliverTo: delivery, onLoading: onLoading, onRefreshed: onRefreshed, refreshInForeground: false)
+    }
+
+    /// `load`; with `refreshInForeground` (`phases(for:)`), a stale copy inside
+    /// its `stale-while-revalidate` window goes to `onLoading` at once and the
+    /// refresh's outcome is the terminal phase (SPEC §5: "In the library,
+    /// `loading` carries the stored copy while the refresh runs").
+    private func load(_ url: String, deliverTo delivery: Delivery?, onLoading: @Sendable (LoadResult?) -> Void,
+                      onRefreshed: @escaping @Sendable (Phase) -> Void, refreshInForeground: Bool) async -> Phase {
         switch plan(url) {
         case .done(let phase):
             return deliver(phase, url: redactURL(url), to: delivery)
         case .network(let url, let key, let entry):
             onLoading(storedCopy(entry))
+            return deliver(await sharedNetwork(url: url, key: key, entry: entry), url: redactURL(url), to: delivery)
+        case .revalidateInBackground(.success(let stale), let url, let key, let entry) where refreshInForeground:
+            onLoading(stale)
             return deliver(await sharedNetwork(url: url, key: key, entry: entry), url: redactURL(url), to: delivery)
         case .revalidateInBackground(let stale, let url, let key, let entry):
             refreshes.start { onRefreshed(await self.sharedNetwork(url: url, key: key, entry: entry)) }
@@ -115,7 +127,7 @@ public final class ImageLoader: Sendable {
     }
 
     /// Returns once every background revalidation (`stale-while-revalidate`)
-    /// started by `load` or `phases(for:)` has finished.
+    /// started by `load` has finished.
     public func backgroundRefreshesFinished() async {
         await refreshes.finished()
     }
@@ -138,10 +150,16 @@ public final class ImageLoader: Sendable {
     /// copy when there is one), then exactly one terminal phase — `success`,
     /// `failure`, or `empty` for an `--offline` miss. Cancelling the
     /// consuming task (or dropping the sequence) cancels the load.
+    ///
+    /// Inside a `stale-while-revalidate` window the stale copy comes at once,
+    /// as `loading` (source `stale`, reason `stale-while-revalidate`), and
+    /// the refresh's outcome ends the sequence (`revalidated`, `network`, or
+    /// a failure), so a UI shows the copy and then learns what replaced it.
     public func phases(for url: String, deliverTo delivery: Delivery? = nil) -> AsyncStream<Phase> {
         AsyncStream { continuation in
             let task = Task {
-                let phase = await self.load(url, deliverTo: delivery, onLoading: { continuation.yield(.loading($0)) })
+                let phase = await self.load(url, deliverTo: delivery, onLoading: { continuation.yield(.loading($0)) },
+                                            onRefreshed: { _ in }, refreshInForeground: true)
                 continuation.yield(phase)
                 continuation.finish()
             }

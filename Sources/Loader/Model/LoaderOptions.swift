@@ -17,9 +17,13 @@ public struct LoaderOptions: Sendable {
     public var decode = false
     /// Serve a stale stored copy when the network fails (`--stale-if-error`).
     public var staleIfError = false
-    /// Concurrent network loads in a batch (`--jobs`).
+    /// Concurrent network loads in a batch (`--jobs`). Only a batch's:
+    /// `load` and `phases(for:)` start their transfers at once, however many
+    /// run (bound those with `fetch.maxHostConnections` and
+    /// `fetch.maxConcurrentTransfers`, as `RunSettings.loaderOptions` does the first).
     public var jobs = Defaults.jobs
-    /// Concurrent network loads to one host (`--jobs-per-host`).
+    /// Concurrent network loads to one host in a batch (`--jobs-per-host`);
+    /// see `jobs` for single loads.
     public var jobsPerHost = Defaults.jobsPerHost
     /// Transfer limits, TLS, retries and extra request headers (`-H`).
     public var fetch = FetchConfiguration()

@@ -1,0 +1,59 @@
+import DiskCache
+import Foundation
+import Testing
+import TestSupport
+
+/// The store as a library user meets it (no `@testable`): the URL a caller
+/// hands to `CacheMetadata` is the URL as given, not `CacheKey.storedURL`.
+@Suite struct DiskCacheAPITests {
+    static let url = "HTTPS://alice:secret@X.test:443/p.png#top"
+
+    /// Every byte of `path`'s record: the extended attribute (`getRecordBytes`), and a sidecar if there is one.
+    static func recordBytes(_ path: String) -> [UInt8] {
+        (getRecordBytes(path) ?? []) + (FileManager.default.contents(atPath: path + ".meta").map { [UInt8]($0) } ?? [])
+    }
+
+    /// The README's lines, in a temporary directory: the body byte for byte at `DIR/<md5>`.
+    @Test func theReadmeSnippetStoresABodyAndFindsItAgain() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-api")
+        let body: [UInt8] = Array(repeating: 7, count: 153)
+        let store = try DiskCacheStore(directory: CacheDirectory.resolve(explicit: temp.path + "/cache"))
+        let key = try CacheKey(url: "https://example.com/cat.png")
+        let writer = try store.makeWriter(for: key.hex)
+        try writer.append(body)
+        let now = Date().timeIntervalSince1970
+        _ = try writer.commit(CacheMetadata(url: key.storedURL, status: 200, requestTime: now, responseTime: now,
+                                            headers: [.init("Content-Type", "image/png")]))
+        let entry = try #require(store.lookup(key.hex, url: key.storedURL))
+        #expect(entry.bodyPath == temp.path + "/cache/a892c86a9d186f74f9a1196a10f5a505" && entry.metadata.bodyLength == 153)
+        #expect(FileManager.default.contents(atPath: entry.bodyPath).map { [UInt8]($0) } == body)
+    }
+
+    /// It is recorded as the loader records it: normalised (so the loader,
+    /// `asyncfetch cache list` and `lookup(key, url: key.storedURL)` find
+    /// it) and without the password (SPEC §4: no secret at rest).
+    @Test func anEntryCommittedWithTheURLAsGivenIsRecordedNormalisedWithoutItsPassword() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-api")
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        let key = try CacheKey(url: Self.url)
+        let writer = try store.makeWriter(for: key.hex)
+        try writer.append([1, 2, 3])
+        let entry = try writer.commit(CacheMetadata(url: Self.url, status: 200, requestTime: 1, responseTime: 2, headers: []))
+        #expect(entry.metadata.url == "https://alice@x.test/p.png")
+        #expect(store.lookup(key.hex, url: key.storedURL)?.bodyPath == entry.bodyPath)
+        let record = String(decoding: Self.recordBytes(entry.bodyPath), as: UTF8.self)
+        #expect(!record.isEmpty && !record.contains("secret"))
+    }
+
+    @Test func aRememberedStatusStoredWithTheURLAsGivenIsRecordedTheSameWay() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-api")
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        let key = try CacheKey(url: Self.url)
+        let meta = CacheMetadata(url: Self.url, status: 404, requestTime: 1, responseTime: 2,
+                                 headers: [.init("Cache-Control", "max-age=60")])
+        let entry = try store.storeWithoutBody(meta, key: key.hex)
+        #expect(entry.metadata.url == key.storedURL)
+        #expect(store.lookup(key.hex, url: key.storedURL)?.metadata.status == 404)
+        #expect(!String(decoding: Self.recordBytes(entry.bodyPath), as: UTF8.self).contains("secret"))
+    }
+}
