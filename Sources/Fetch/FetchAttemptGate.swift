@@ -5,10 +5,10 @@
 ///
 /// Called on the awaiting task, after every attempt but a cancelled one.
 ///
-/// A class (`AnyObject`): a gate is one shared decision point per fetch, and
-/// a class-bound existential is a reference, so each copy of a request,
-/// spec or attempt state that holds it is one retain, not a copy through
-/// the runtime's value witnesses (~25 per cold URL; issue 22).
+/// A class (a gate keeps what it was told, for the whole fetch): a request,
+/// its transfer and its attempts each hold it, and are copied on the transfer
+/// loop, where a class-bound existential is one reference to retain, not an
+/// existential container copied through its value witnesses.
 public protocol FetchAttemptGate: AnyObject, Sendable {
     /// An attempt reached its host: the name resolved and the TCP connection
     /// is made (over https before the TLS handshake, and again when the
