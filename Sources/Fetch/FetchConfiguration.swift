@@ -22,8 +22,9 @@ public struct FetchConfiguration: Sendable {
     /// at least 8 each.
     public var maxConnections: Int = Defaults.jobs
     /// Connections at once to one host (CURLMOPT_MAX_HOST_CONNECTIONS; nil:
-    /// no limit). A batch schedules at most `--jobs-per-host` transfers per
-    /// listed host itself; this also bounds a redirect's target.
+    /// no limit, but an `ImageLoader` takes nil as its `jobsPerHost`). A
+    /// batch schedules at most `--jobs-per-host` transfers per listed host
+    /// itself; this also bounds a redirect's target.
     public var maxHostConnections: Int?
     /// Transfers running at once on this client, over all its transfer loops;
     /// further fetches wait, in order, inside the engine and start the moment
