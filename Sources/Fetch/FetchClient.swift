@@ -28,7 +28,10 @@ public final class FetchClient: Sendable {
     /// holds it keeps its libcurl header list (`CurlEasy`).
     private let plainGetLines: [String]
 
-    public init(configuration: FetchConfiguration = FetchConfiguration()) {
+    public init(configuration given: FetchConfiguration = FetchConfiguration()) {
+        var configuration = given
+        // libcurl reads -1 as "unlimited" (SPEC §5: at most 10): below 0 is 0.
+        configuration.maxRedirects = max(0, configuration.maxRedirects)
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
         plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration)

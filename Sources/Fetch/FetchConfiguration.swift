@@ -8,6 +8,8 @@ public struct FetchConfiguration: Sendable {
     /// seconds (`.infinity`), turns the check off.
     public var lowSpeedLimit: Int = Defaults.lowSpeedLimit
     public var lowSpeedTime: Double = Defaults.lowSpeedTime
+    /// Redirects followed (SPEC §5: 10); one more is `.redirects`. Below 0
+    /// means 0 (no redirect followed), never libcurl's -1, "unlimited".
     public var maxRedirects: Int = Defaults.maxRedirects
     /// Extra attempts after a retryable failure; below 0 means 0.
     public var retries: Int = Defaults.retries

@@ -98,7 +98,9 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "\(url): \(message)" }
+    /// "URL: message"; the message alone when there is no URL (an empty
+    /// one, or a failure of the engine itself).
+    public var description: String { url.isEmpty ? message : "\(url): \(message)" }
 
     /// The server's `Retry-After`, in seconds from now, when it sent one.
     public var retryAfter: Double? {
