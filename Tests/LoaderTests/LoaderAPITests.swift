@@ -203,4 +203,19 @@ import TestSupport
             #expect(h.server.maxConcurrentRequests <= cap, "requests at once: \(h.server.maxConcurrentRequests)")
         }
     }
+
+    /// The array form of `batch` takes `hostNotes:` as the sequence form does.
+    @Test func anArrayBatchHearsItsHostNotes() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/busy.png", [.status(429, headers: [("Retry-After", "1")]), .ok(LoaderHarness.png)])
+        let notes = Locked<[HostNote]>([])
+        let loader = h.loader { $0.fetch.retries = 1 }
+        var last: Phase?
+        for await event in loader.batch([h.server.url("/busy.png")], hostNotes: { note in notes.withLock { $0.append(note) } }) {
+            last = event.phase
+        }
+        #expect(last?.name == "success", "\(String(describing: last?.error))")
+        let paused = notes.withLock { $0 }.filter { if case .paused = $0 { true } else { false } }
+        #expect(paused.count == 1, "\(notes.withLock { $0 })")
+    }
 }
