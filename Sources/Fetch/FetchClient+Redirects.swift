@@ -9,7 +9,7 @@ extension FetchClient {
     static func linesForRedirect(_ lines: [String], from origin: String, to target: String) -> [String] {
         guard authority(of: origin) != authority(of: target) else { return lines }
         return lines.filter { line in
-            let name = line.prefix { $0 != ":" }.lowercased()
+            let name = line.prefix { $0 != ":" && $0 != ";" }.lowercased()   // "Name;": an empty value
             return name != "authorization" && name != "cookie"
         }
     }

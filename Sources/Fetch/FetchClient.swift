@@ -27,6 +27,9 @@ public final class FetchClient: Sendable {
     /// made once: every transfer shares this array, and an easy handle that
     /// holds it keeps its libcurl header list (`CurlEasy`).
     private let plainGetLines: [String]
+    /// Why the configuration's headers cannot be sent (`FetchConfiguration.validate`):
+    /// then every request fails with it, before any I/O.
+    private let configurationProblem: (name: String, problem: HeaderProblem)?
 
     public init(configuration given: FetchConfiguration = FetchConfiguration()) {
         var configuration = given
@@ -35,6 +38,7 @@ public final class FetchClient: Sendable {
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
         plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration)
+        configurationProblem = configuration.headerProblem
     }
 
     deinit { loops.shutdown() }
@@ -53,11 +57,16 @@ public final class FetchClient: Sendable {
     /// `request` checked and turned into its header lines now, on this
     /// thread, for `start` to run later without doing so (a batch prepares
     /// its revalidations as it reads its list, off the transfer loops that
-    /// start them). A URL that cannot be fetched fails at `start`, as it would unprepared.
+    /// start them). A URL that cannot be fetched fails at `start`, as it would
+    /// unprepared, and so does a header that cannot be sent (`HTTPHeaders.problem`,
+    /// the configuration's or the request's: kind `.invalidURL`, no attempt made).
     public func prepare(_ request: FetchRequest) -> PreparedRequest {
         let lines: Result<[String], FetchError>
         do throws(FetchError) {
             try Self.validate(request.url)
+            if let (name, problem) = configurationProblem ?? request.headers.firstProblem() {
+                throw FetchError(header: name, problem, url: request.url)
+            }
             lines = .success(request.method == .get && request.headers.isEmpty
                 ? plainGetLines : Self.headerLines(for: request, configuration))
         } catch {
@@ -235,21 +244,38 @@ public final class FetchClient: Sendable {
 
     /// "Name: value" lines: the client's headers, overridden by the request's.
     /// For a GET, the codings `ContentDecoder` undoes are offered unless a header asked otherwise.
+    /// libcurl's CURLOPT_HTTPHEADER reads "Name:" (nothing after the colon)
+    /// as "do not send Name, not even libcurl's own": an empty value is
+    /// written "Name;" (sent as "Name:"), a removed header "Name:".
     private static func headerLines(for request: FetchRequest, _ configuration: FetchConfiguration) -> [String] {
         if request.method == .put {
             // "Expect:" turns off 100-continue (one round trip per upload), except
             // when signing: libcurl 7.88 signs the empty header it does not send.
             // The type is not a form's.
-            var lines = configuration.headers.map { "\($0.name): \($0.value)" }
-            lines += request.headers.map { "\($0.name): \($0.value)" }
+            var lines = configuration.headers.map(line)
+            lines += request.headers.map(line)
+            lines += removals(configuration, except: [configuration.headers, request.headers])
             lines.append("Content-Type: application/octet-stream")
             return configuration.awsSigV4 == nil ? lines + ["Expect:"] : lines
         }
         var merged = configuration.headers
         for field in request.headers { merged.set(name: field.name, value: field.value) }
-        var lines = merged.map { "\($0.name): \($0.value)" }
-        if merged["Accept-Encoding"] == nil { lines.append(Self.acceptEncodingLine) }
+        var lines = merged.map(line) + removals(configuration, except: [merged])
+        if merged["Accept-Encoding"] == nil,
+           !configuration.removedHeaders.contains(where: { asciiCaseInsensitiveEqual($0, "Accept-Encoding") }) {
+            lines.append(Self.acceptEncodingLine)
+        }
         return lines
+    }
+
+    private static func line(_ field: HTTPHeaders.Field) -> String {
+        // Blank (spaces and tabs only) is empty to libcurl too; checked without a copy (every revalidation).
+        field.value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } ? field.name + ";" : field.name + ": " + field.value
+    }
+
+    /// "Name:" for each of the configuration's `removedHeaders` that none of `headers` sends.
+    private static func removals(_ configuration: FetchConfiguration, except headers: [HTTPHeaders]) -> [String] {
+        configuration.removedHeaders.filter { name in headers.allSatisfy { $0[name] == nil } }.map { $0 + ":" }
     }
 
     private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding

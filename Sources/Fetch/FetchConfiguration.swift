@@ -52,9 +52,17 @@ public struct FetchConfiguration: Sendable {
     public var systemCABundle: String? = Defaults.systemCABundle
     /// Skip TLS verification (`--insecure`).
     public var insecure = false
+    /// The `User-Agent` of every request; empty: none is sent (as curl's `-A ''`).
     public var userAgent: String = Defaults.userAgent
-    /// Headers added to every request (`-H`).
+    /// Headers added to every request (`-H`). An empty value is sent as an
+    /// empty header (`Name:`, curl's `-H 'Name;'`). A name or value that
+    /// cannot be sent (`HTTPHeaders.problem`: a line break, a name that is
+    /// not a token) fails every request before any I/O: see `validate()`.
     public var headers = HTTPHeaders()
+    /// Headers not sent at all, even those libcurl or Fetch add by default
+    /// (`Accept`, `User-Agent`, `Accept-Encoding`): curl's `-H 'Name:'`. A
+    /// name that `headers` or the request also holds is sent with that value.
+    public var removedHeaders: [String] = []
     /// Counts body bytes as they arrive, for a progress display. Nil: not counted.
     public var progress: TransferProgress?
     /// Sign every request with AWS Signature V4 (CURLOPT_AWS_SIGV4, e.g.
@@ -66,4 +74,25 @@ public struct FetchConfiguration: Sendable {
     public var verboseCurl = false
 
     public init() {}
+
+    /// Refuses, before any I/O, a configuration whose headers (`headers`,
+    /// `removedHeaders`, `userAgent`) cannot be sent as given
+    /// (`HTTPHeaders.problem`): a `FetchError` of kind `.invalidURL` with an
+    /// empty `url`, whose message names the header and says why. A client
+    /// made with such a configuration fails each request with that error
+    /// (naming the request's URL), so call this where the configuration is
+    /// made, to refuse it once.
+    public func validate() throws(FetchError) {
+        if let (name, problem) = headerProblem { throw FetchError(header: name, problem, url: "") }
+    }
+
+    /// The first header of this configuration that cannot be sent, and why.
+    var headerProblem: (name: String, problem: HeaderProblem)? {
+        if let found = headers.firstProblem() { return found }
+        for name in removedHeaders {
+            if let problem = HTTPHeaders.problem(name: name, value: "") { return (name, problem) }
+        }
+        if let problem = HTTPHeaders.problem(name: "User-Agent", value: userAgent) { return ("User-Agent", problem) }
+        return nil
+    }
 }

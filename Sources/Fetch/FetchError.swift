@@ -34,6 +34,11 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public internal(set) var attempts: Int
     /// The server's response broke HTTP (`.network`): `detail` says how.
     public let isMalformedResponse: Bool
+    /// A request header was refused before any I/O (`HeaderProblem`): kind
+    /// `.invalidURL`, the kind of a request that cannot be made as given
+    /// (SPEC §3's list of kinds is fixed; nothing was sent and retrying
+    /// cannot help); `detail` names the header and says why.
+    public let isInvalidHeader: Bool
     /// A status line of a response arrived in the failed attempt: the server
     /// answered, however late or broken. False for a connect failure and for
     /// a timeout with not one byte of an answer (a batch gives up at once on
@@ -53,6 +58,7 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         self.detail = detail
         self.attempts = attempts
         isMalformedResponse = false
+        isInvalidHeader = false
     }
 
     /// A response that breaks HTTP: `network`, "malformed response from the
@@ -67,6 +73,23 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         detail = what
         attempts = 1
         isMalformedResponse = true
+        isInvalidHeader = false
+    }
+
+    /// A request header that cannot be sent (`HTTPHeaders.problem`), refused
+    /// before any I/O: no attempt was made. `url` is empty for a
+    /// configuration checked on its own (`FetchConfiguration.validate`).
+    init(header name: String, _ problem: HeaderProblem, url: String) {
+        kind = .invalidURL
+        self.url = redactURL(url)
+        status = nil
+        headers = nil
+        curlCode = nil
+        curlMessage = nil
+        detail = "'\(String(reflecting: name).dropFirst().dropLast())': \(problem)"
+        attempts = 0
+        isMalformedResponse = false
+        isInvalidHeader = true
     }
 
     /// A sentence a person understands, without the URL (callers print it beside
@@ -74,6 +97,7 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     public var message: String {
         let curlSays = suffix(curlMessage ?? detail)
         switch kind {
+        case .invalidURL where isInvalidHeader: return "invalid request header" + (detail.map { " " + $0 } ?? "")
         case .invalidURL: return "invalid URL" + suffix(detail ?? curlMessage)
         case .unsupportedScheme: return "unsupported scheme" + suffix(detail ?? curlMessage) + " (only http and https are allowed)"
         case .dns:

@@ -12,7 +12,11 @@ public enum Revalidation {
     public static func conditionalHeaders(_ stored: CacheMetadata) -> [(name: String, value: String)] {
         guard stored.hasBody else { return [] }
         var headers: [(name: String, value: String)] = []
-        if let etag = stored.header("ETag") { headers.append(("If-None-Match", etag)) }
+        // A validator that cannot be sent (a line break in a damaged record) is not used:
+        // the request goes unconditional rather than failing (`HTTPHeaders.problem`).
+        if let etag = stored.header("ETag"), HTTPHeaders.problem(name: "If-None-Match", value: etag) == nil {
+            headers.append(("If-None-Match", etag))
+        }
         if let modified = stored.header("Last-Modified"), HTTPDate.parse(modified) != nil {
             headers.append(("If-Modified-Since", modified))
         }

@@ -7,21 +7,30 @@ import Support
 /// compared after normalisation (`VaryNormalization`). A `VaryRequest` is
 /// the request side: the headers this client sends.
 public struct VaryRequest: Sendable {
-    /// The request headers given (`-H`), and the `User-Agent` sent when none is.
+    /// The request headers given (`-H`), and the `User-Agent` sent when none is
+    /// ("": none is sent).
     public var headers: HTTPHeaders
     public var userAgent: String
+    /// Headers not sent, not even libcurl's default (`-H 'Name:'`,
+    /// `FetchConfiguration.removedHeaders`).
+    public var removedHeaders: [String]
 
-    public init(headers: HTTPHeaders, userAgent: String) {
+    public init(headers: HTTPHeaders, userAgent: String, removedHeaders: [String] = []) {
         self.headers = headers
         self.userAgent = userAgent
+        self.removedHeaders = removedHeaders
     }
 
     /// The value sent for request header `name`, normalised: every line of
-    /// that name combined, else what libcurl sends by default (`User-Agent`,
-    /// `Accept: */*`), else "" (not sent).
+    /// that name combined, else "" when it is removed, else what libcurl
+    /// sends by default (`User-Agent`, `Accept: */*`), else "" (not sent).
+    /// An empty value sent (`-H 'Name;'`) and no header are both "": the
+    /// record keeps one value per name (RFC 9111 §4.1 would tell them apart;
+    /// a server rarely does).
     public func value(_ name: String) -> String {
         let lines = headers.values(name)
         if !lines.isEmpty { return VaryNormalization.normalize(lines.joined(separator: ","), name: name) }
+        if removedHeaders.contains(where: { asciiCaseInsensitiveEqual($0, name) }) { return "" }
         switch name.lowercased() {
         case "user-agent": return userAgent
         case "accept": return "*/*"

@@ -33,7 +33,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Path: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print each URL's body path, one line per URL in order ('-' when not cached; exit 1 if any is not).")
+            abstract: "Print each URL's body path, one line per URL in order ('-' when there is none: not cached, or a remembered error status; exit 1 if any).")
         @OptionGroup var cache: CacheOptions
         @OptionGroup var list: CacheURLInput
 

@@ -10,8 +10,9 @@ extension CacheCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check every entry's body against its recorded length and XXH3-128 digest; remove corrupt entries.",
             discussion: """
-                Also removes partial or foreign entries and leftovers of killed runs. Prints \
-                one line per removed entry, then a summary. Exit status 1 if something \
+                Also removes partial or damaged entries and leftovers of killed runs. A file named like \
+                an entry but without any metadata is not the cache's: it is named ('kept') and \
+                left alone. Prints one line per removed entry, then a summary. Exit status 1 if something \
                 could not be removed. With --decode, every stored image libvips reads is \
                 also decoded, and one the decoder refuses is removed.
                 """)
@@ -30,6 +31,7 @@ extension CacheCommand {
                 throw RuntimeFailure(error.message)
             }
             for removal in report.removed { print(CacheReportLine.removed(removal)) }
+            for path in report.unowned { print(CacheReportLine.unowned(path)) }
             print(CacheReportLine.verified(report))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }

@@ -113,7 +113,9 @@ struct FetchOptions: ParsableArguments {
     var decode = false
 
     @Option(name: [.customShort("H"), .long], help: ArgumentHelp(
-        "Add a request header (repeatable). (default: none)", valueName: "'Name: value'"))
+        "Add a request header (repeatable). (default: none)",
+        discussion: "As curl: 'Name;' sends an empty value; 'Name:' sends no such header, not even a default one (Accept, User-Agent, Accept-Encoding).",
+        valueName: "'Name: value'"))
     var header: [String] = []
 
     @Option(help: ArgumentHelp(
@@ -125,7 +127,7 @@ struct FetchOptions: ParsableArguments {
     var insecure = false
 
     @Option(name: .customLong("user-agent"), help: ArgumentHelp(
-        "Send this User-Agent with every request. (default: \(Defaults.userAgent))", valueName: "string"))
+        "Send this User-Agent with every request ('' sends none, as curl's -A ''). (default: \(Defaults.userAgent))", valueName: "string"))
     var userAgent: String?
 
     /// The parsed options as plain values (what the run works from).

@@ -27,12 +27,20 @@ extension RunSettings {
         if outputDir == nil && (name != nil || link) {
             throw UsageError("\(name != nil ? "--name" : "--link") works with --output-dir DIR (-P DIR) or -O")
         }
-        for line in header where !line.contains(":") || line.hasPrefix(":") {
-            throw UsageError("-H expects 'Name: value', got '\(line)'")
+        for line in header {
+            do {
+                _ = try HeaderArgument(parsing: line)
+            } catch .syntax {
+                throw UsageError("-H expects 'Name: value', got '\(line)'")
+            } catch .header(.lineBreak) {
+                // A line break would end the header and start another (sent as given: header injection).
+                throw UsageError("-H takes one header line, without a line break: got '\(line.debugDescription.dropFirst().dropLast())'")
+            } catch .header(let problem) {
+                throw UsageError("-H expects 'Name: value', got '\(line)': \(problem)")
+            }
         }
-        // A line break would end the header and start another (sent as given: header injection).
-        for line in header where line.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
-            throw UsageError("-H takes one header line, without a line break: got '\(line.debugDescription.dropFirst().dropLast())'")
+        if HTTPHeaders.problem(name: "User-Agent", value: userAgent) != nil {
+            throw UsageError("--user-agent takes one line, without a line break: got '\(userAgent.debugDescription.dropFirst().dropLast())'")
         }
         if let cacert, let problem = CAFile.problem(at: cacert) {
             throw UsageError(environment: "cannot read --cacert \(cacert): \(problem)")

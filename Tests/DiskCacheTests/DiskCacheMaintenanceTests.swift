@@ -14,9 +14,11 @@ import TestSupport
         try Data(count: 500).write(to: URL(fileURLWithPath: orphan))
         let scan = try cache.store.scan()
         #expect(scan.intact.count == 2)
-        #expect(scan.broken.map(\.key) == [try cache.key("https://x.test/orphan.png")])
+        // A key-named file without any metadata is not the cache's (it never leaves one): named, not counted.
+        #expect(scan.broken.isEmpty)
+        #expect(scan.unowned == [orphan])
         #expect(a.recordOnBody && !FileManager.default.fileExists(atPath: a.metadataPath), "one file per entry")
-        #expect(scan.bytes == 1000 + 3000 + 500)
+        #expect(scan.bytes == 1000 + 3000)
     }
 
     @Test func pruneEvictsLeastRecentlyUsedFirst() throws {
@@ -41,18 +43,74 @@ import TestSupport
         #expect(cache.store.lookup(entries["d"]!.key) == nil && cache.store.lookup(entries["b"]!.key) != nil)
     }
 
-    /// A broken entry (a body without its metadata) goes whatever its age,
-    /// even when older healthy entries are within the limits and stay.
+    /// A broken entry (a body cut short behind its metadata's back) goes
+    /// whatever its age, even when older healthy entries are within the
+    /// limits and stay.
     @Test func pruneRemovesBrokenEntriesEvenWhenRecentlyTouched() throws {
         let cache = try CacheFixture()
         let healthy = try cache.put("https://x.test/old-but-fine.png", Array(repeating: 1, count: 1000))
         cache.ageUse(healthy, 5 * 3600)
-        let orphan = cache.store.bodyPath(try cache.key("https://x.test/orphan.png"))
-        try Data(count: 500).write(to: URL(fileURLWithPath: orphan))   // just written: the most recent
+        let broken = try cache.put("https://x.test/cut.png", Array(repeating: 2, count: 1000))
+        #expect(truncate(broken.bodyPath, 500) == 0)   // just written: the most recent
         let report = try cache.store.prune(maxBytes: 1 << 30, maxAge: 30 * 24 * 3600)
         #expect(report.removed == 1)
-        #expect(!FileManager.default.fileExists(atPath: orphan))
+        #expect(!FileManager.default.fileExists(atPath: broken.bodyPath))
         #expect(cache.store.lookup(healthy.key) != nil)
+    }
+
+    /// The cache never leaves a key-named file without metadata (CacheWriter
+    /// publishes the record with the body, or a sidecar first), so such a
+    /// file is someone else's: verify names it and, like prune, clear and
+    /// rm, leaves it. A body whose record of ours is damaged is the cache's:
+    /// verify removes it.
+    @Test func aKeyNamedFileWithoutMetadataIsNotTheCachesOwn() throws {
+        let cache = try CacheFixture()
+        try cache.put("https://x.test/a.png", [1, 2, 3])
+        let key = try cache.key("https://x.test/mine.png")
+        let path = cache.store.bodyPath(key)
+        try Data("my own notes".utf8).write(to: URL(fileURLWithPath: path))
+        let damaged = try cache.put("https://x.test/damaged.png", [4, 5, 6])
+        #expect(setRecordBytes(damaged.bodyPath, Array("garbage".utf8)))
+        let verified = try cache.store.verify()
+        #expect(verified.unowned == [path])
+        #expect(verified.removed.map(\.key) == [damaged.key])
+        #expect(verified.checked == 2 && verified.intact == 1)
+        #expect(try cache.store.prune(maxBytes: 1, maxAge: 0).remaining == 0)
+        #expect(try cache.store.remove(key) == false)
+        #expect(try cache.store.clear().failures.isEmpty)
+        #expect(try bytes(of: path) == Array("my own notes".utf8))
+        #expect(try cache.names().filter { $0 != ".tmp" && $0 != ".partial" } == [".asyncfetch-store", key])
+    }
+
+    /// The sidecar protocol shows no instant with a body but no metadata:
+    /// a writer publishes new keys (sidecar, then body: a first write has no
+    /// old sidecar to hide behind) while a reader watches each: once the body
+    /// is there, its sidecar must be too (nothing removes it here).
+    @Test func sidecarWritersNeverShowABodyWithoutMetadata() async throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-cache")
+        let store = try DiskCacheStore(directory: temp.path + "/sidecars", metadataAttributes: false)
+        let keys = try (0..<1500).map { try CacheKey(url: "https://x.test/\($0).png") }
+        let progress = WriterProgress()
+        let writer = Task.detached {
+            defer { progress.set(keys.count) }
+            for (index, key) in keys.enumerated() {
+                progress.set(index)
+                let writer = try store.makeWriter(for: key.hex)
+                try [UInt8(truncatingIfNeeded: index)].withUnsafeBytes { try writer.append($0) }
+                _ = try writer.commit(CacheMetadata(url: key.normalizedURL, status: 200, requestTime: 1, responseTime: 2, headers: []))
+            }
+        }
+        var seen = 0, watched = 0
+        while case let index = progress.get(), index < keys.count {
+            var info = stat()
+            if lstat(store.bodyPath(keys[index].hex), &info) == 0 {
+                watched += 1
+                if lstat(store.metadataPath(keys[index].hex), &info) != 0 { seen += 1 }
+            }
+        }
+        try await writer.value
+        #expect(seen == 0, "a body without metadata was visible \(seen) times (of \(watched) bodies seen)")
+        #expect(try store.scan().intact.count == keys.count)
     }
 
     @Test func aMarkedAccessMovesAnEntryToTheBackOfTheQueue() throws {
@@ -137,4 +195,12 @@ import TestSupport
         #expect(try cache.names().filter { $0 != ".tmp" }
                 == ([".asyncfetch-store", keyLikeDirectory.split(separator: "/").last.map(String.init)!] + foreign).sorted())
     }
+}
+
+/// The key a test's writer thread is at, for the thread that watches it.
+private final class WriterProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var index = -1
+    func set(_ value: Int) { lock.withLock { index = value } }
+    func get() -> Int { lock.withLock { max(index, 0) } }
 }

@@ -63,6 +63,28 @@ import TestSupport
         #expect(human.stdout.contains(cli.cacheDir))
     }
 
+    /// SPEC §7: the cache commands touch only the cache's own files. A file
+    /// named like an entry but carrying no metadata at all is not one (the
+    /// cache never leaves such a file): verify names it and says how to
+    /// remove it, and no command removes or counts it.
+    @Test func aKeyNamedFileWithoutMetadataIsLeftAloneAndNamed() throws {
+        let (cli, _, urls) = try filledCache()
+        let mine = cli.cacheDir + "/" + (try CacheE2E.key("http://127.0.0.1:1/not-fetched.png"))
+        try Data("my notes".utf8).write(to: URL(fileURLWithPath: mine))
+        let verify = try cli.run(["cache", "verify"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stdout.contains("kept     \(mine)  no metadata: not written by asyncfetch, so left alone (rm it if it is not yours either)"),
+                "\(verify.stdout)")
+        #expect(verify.stdout.contains("verified 3 entries: 3 intact, 0 corrupt removed, 1 file without metadata kept"), "\(verify.stdout)")
+        let stats = CLI.jsonLines(try cli.run(["cache", "stats", "--json"]).stdout)?.first
+        #expect(stats?["entries"] as? Int == 3 && stats?["broken"] as? Int == 0, "\(String(describing: stats))")
+        #expect(try cli.run(["cache", "prune", "--max-size", "0"]).status == 0)
+        #expect(try cli.run(["cache", "clear"]).status == 0)
+        #expect(try cli.run(["cache", "rm", "http://127.0.0.1:1/not-fetched.png"]).stdout.hasPrefix("absent"))
+        #expect(try String(contentsOfFile: mine, encoding: .utf8) == "my notes")
+        #expect(try cli.run(["--offline"] + urls).status == 1, "the entries themselves are gone")
+    }
+
     @Test func verifyRemovesTruncatedAndCorruptEntriesAndTheNextRunRefetches() throws {
         let (cli, server, urls) = try filledCache()
         let truncated = cli.cacheDir + "/" + (try CacheE2E.key(urls[0]))

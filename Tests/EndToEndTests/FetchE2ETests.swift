@@ -230,6 +230,13 @@ extension CLI {
         #expect(request.headerValues("Accept") == ["image/png"])
         #expect(request.header("User-Agent") == "asyncfetch/\(version)")
         #expect(!version.isEmpty)
+        // As curl: 'Name;' sends an empty value; 'Name:' sends no such header, the defaults included.
+        server.route("/b.png", .ok(Self.png))
+        let empty = try await cli.runOffPool(["-H", "X-Empty;", "-H", "Accept:", "-H", "User-Agent:", server.url("/b.png")])
+        #expect(empty.status == 0, "\(empty.stderr)")
+        let sent = try #require(server.requests("/b.png").first)
+        #expect(sent.headerValues("X-Empty") == [""])
+        #expect(sent.headerValues("Accept").isEmpty && sent.headerValues("User-Agent").isEmpty, "\(sent.headers)")
     }
 
     /// Every request of a run, the remote cache tier's included, names the

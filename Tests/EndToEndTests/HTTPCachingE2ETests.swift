@@ -82,8 +82,21 @@ import TestSupport
         #expect(lines.first?["phase"] as? String == "failure" && lines.first?["source"] as? String == "cache")
         #expect((lines.first?["error"] as? [String: Any])?["kind"] as? String == "http")
         #expect(server.requestCount("/dead.png") == 1)
+        // The cache commands say what is there: an answer without a body, not "not cached".
+        let path = try cli.run(["cache", "path", url])
+        #expect(path.status == 1 && path.stdout == "-\n")
+        #expect(path.stderr == "asyncfetch: \(url): cached as HTTP 404 Not Found, no body\n")
+        let pathJSON = try Self.json(try cli.run(["cache", "path", "--json", url]))
+        #expect(pathJSON.first?["cached"] as? Bool == false && pathJSON.first?["reason"] as? String == "no-body")
+        #expect(pathJSON.first?["status"] as? Int == 404)
+        let list = try cli.run(["cache", "list"])
+        #expect(list.stdout.contains("HTTP 404") && list.stdout.contains(url), "\(list.stdout)")
+        #expect(try Self.json(try cli.run(["cache", "stats", "--json"])).first?["entries"] as? Int == 1)
         #expect(try cli.run([url, "--refresh"]).status == 1)
         #expect(server.requestCount("/dead.png") == 2)
+        let removed = try cli.run(["cache", "rm", url])
+        #expect(removed.status == 0 && removed.stdout == "removed  \(url)\n")
+        #expect(try cli.run(["cache", "path", url]).stderr == "asyncfetch: \(url): not cached\n")
     }
 
     @Test func staleIfErrorServesTheStoredCopyWithAWarning() throws {
@@ -120,6 +133,12 @@ import TestSupport
         #expect(try source([]) == "network")
         #expect(try source([]) == "cache")
         #expect(server.requests("/negotiated.png").compactMap { $0.header("Accept") } == ["image/webp", "image/avif", "*/*"])
+        // -H 'Accept:' sends no Accept (curl's removal): not the "*/*" stored by default, nor an empty one.
+        #expect(try source(["-H", "Accept:"]) == "network")
+        #expect(try source(["-H", "Accept:"]) == "cache")
+        #expect(server.requests("/negotiated.png").last.map { $0.headerValues("Accept") } == [])
+        #expect(try source(["-H", "Accept;"]) == "cache", "an empty Accept records as no Accept (one value per name)")
+        #expect(try source([]) == "network")
     }
 
     /// docs/cache.md: passwords are never stored. A `Vary: Authorization`

@@ -92,6 +92,11 @@ import TestSupport
             // A line break would send a second header (injection from a variable).
             (["-H", "X-A: 1\r\nX-B: 2", "http://127.0.0.1:9/x.png"],
              "asyncfetch: -H takes one header line, without a line break: got 'X-A: 1\\r\\nX-B: 2'"),
+            (["-H", "X-A;\n", "http://127.0.0.1:9/x.png"], "asyncfetch: -H takes one header line, without a line break: got 'X-A;\\n'"),
+            (["-H", "Bad Name: x", "http://127.0.0.1:9/x.png"],
+             "asyncfetch: -H expects 'Name: value', got 'Bad Name: x': a name is letters, digits and !#$%&'*+-.^_`|~ only"),
+            (["--user-agent", "bot/1\r\nX-Admin: 1", "http://127.0.0.1:9/x.png"],
+             "asyncfetch: --user-agent takes one line, without a line break: got 'bot/1\\r\\nX-Admin: 1'"),
             (["-o", "x.png", "--input", "-"], "asyncfetch: -o/--output takes exactly one URL, named on the command line"),
             // A negative number is a value, not an option: the reason is the range.
             (["--jobs", "-1", "http://127.0.0.1:9/x.png"], "asyncfetch: --jobs must be at least 1"),

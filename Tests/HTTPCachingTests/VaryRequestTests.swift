@@ -22,6 +22,19 @@ import Testing
         #expect(VaryRequest.names(" Accept ,,USER-agent,") == ["accept", "user-agent"])
     }
 
+    /// `-H 'Accept:'` (removed) sends no Accept, not libcurl's `*/*`; `-H 'X;'` sends "".
+    @Test func aRemovedHeaderIsNotSentAndAnEmptyOneIsEmpty() {
+        let request = VaryRequest(headers: HTTPHeaders([("X-Empty", "")]), userAgent: "ua",
+                                  removedHeaders: ["accept", "User-Agent"])
+        #expect(request.value("Accept") == "")
+        #expect(request.value("User-Agent") == "")
+        #expect(request.value("X-Empty") == "")
+        #expect(!request.matches(stored(vary: "Accept", request: [("accept", "*/*")])))
+        #expect(!request.matches(stored(vary: "User-Agent", request: [("user-agent", "ua")])))
+        #expect(request.matches(stored(vary: "Accept, User-Agent, X-Empty", request: [("accept", ""), ("user-agent", "")])))
+        #expect(VaryRequest(headers: HTTPHeaders(), userAgent: "").value("User-Agent") == "", "an empty User-Agent is none")
+    }
+
     @Test func theValuesStoredAreThoseTheVaryNames() {
         let request = VaryRequest(headers: HTTPHeaders([("Accept", "image/webp")]), userAgent: "ua")
         #expect(request.values(for: HTTPHeaders([("Vary", "Accept, *"), ("Vary", "X-Missing")])) ==

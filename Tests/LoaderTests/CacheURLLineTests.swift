@@ -16,6 +16,14 @@ import Testing
         #expect(absent.pathLine(json: true) == #"{"url":"http://user:***@example.com/a.png","cached":false,"reason":"not-cached"}"#)
         #expect(absent.complaint == "asyncfetch: http://user:***@example.com/a.png: not cached" && absent.isMissing)
 
+        // A remembered error status: an answer is cached, a body is not.
+        let remembered = CacheURLLine(url: url, outcome: .withoutBody(status: 404))
+        #expect(remembered.pathLine(json: false) == "-")
+        #expect(remembered.pathLine(json: true)
+            == #"{"url":"http://user:***@example.com/a.png","cached":false,"reason":"no-body","status":404}"#)
+        #expect(remembered.complaint == "asyncfetch: http://user:***@example.com/a.png: cached as HTTP 404 Not Found, no body")
+        #expect(remembered.isMissing)
+
         let invalid = CacheURLLine(url: "ht tp://x", outcome: .invalid)
         #expect(invalid.pathLine(json: true) == #"{"url":"ht tp://x","cached":false,"reason":"invalid-url"}"#)
         #expect(invalid.complaint == "asyncfetch: ht tp://x: invalid URL" && invalid.isMissing)

@@ -61,12 +61,31 @@ import Testing
     }
 
     /// `-H 'Name: value'`: trimmed around the colon, a value may hold a
-    /// colon, an empty value stays, and a name given twice is sent twice.
+    /// colon, and a name given twice is sent twice. As curl: `Name;` sends an
+    /// empty value, `Name:` sends no such header (not even a default one).
     @Test func headerLinesBecomeRequestHeaders() {
         var settings = RunSettings()
-        settings.header = ["X-Token:  abc ", "Accept: image/webp", "X-Empty:", "Accept: image/png", "X-Time: 12:30"]
-        let fields = settings.loaderOptions().fetch.headers.fields
-        #expect(fields.map(\.name) == ["X-Token", "Accept", "X-Empty", "Accept", "X-Time"])
-        #expect(fields.map(\.value) == ["abc", "image/webp", "", "image/png", "12:30"])
+        settings.header = ["X-Token:  abc ", "Accept: image/webp", "X-Empty;", "Accept: image/png", "X-Time: 12:30",
+                           "User-Agent:", "X-Gone: 1", "X-Gone:", "X-Back:", "X-Back: again"]
+        let fetch = settings.loaderOptions().fetch
+        #expect(fetch.headers.fields.map(\.name) == ["X-Token", "Accept", "X-Empty", "Accept", "X-Time", "X-Back"])
+        #expect(fetch.headers.fields.map(\.value) == ["abc", "image/webp", "", "image/png", "12:30", "again"])
+        #expect(fetch.removedHeaders == ["User-Agent", "X-Gone"])
+    }
+
+    /// The one rule of `HTTPHeaders.problem`, read from `-H` as curl writes it.
+    @Test func headerArgumentsParseAsCurlDoes() throws {
+        #expect(try HeaderArgument(parsing: "X-A: 1") == .send(name: "X-A", value: "1"))
+        #expect(try HeaderArgument(parsing: "X-Empty;") == .send(name: "X-Empty", value: ""))
+        #expect(try HeaderArgument(parsing: "X-Empty; ") == .send(name: "X-Empty", value: ""))
+        #expect(try HeaderArgument(parsing: "Accept:") == .remove(name: "Accept"))
+        #expect(try HeaderArgument(parsing: "Accept:  ") == .remove(name: "Accept"))
+        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: "no colon") }
+        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: "X;y") }
+        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: ": no name") }
+        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: ";") }
+        #expect(throws: HeaderArgument.Problem.header(.lineBreak)) { try HeaderArgument(parsing: "X-A: 1\r\nX-B: 2") }
+        #expect(throws: HeaderArgument.Problem.header(.lineBreak)) { try HeaderArgument(parsing: "X-A\n;") }
+        #expect(throws: HeaderArgument.Problem.header(.invalidName)) { try HeaderArgument(parsing: "Bad Name: x") }
     }
 }

@@ -29,6 +29,11 @@ extension DiskCacheStore {
     public struct Scan: Sendable {
         /// Sorted by key.
         public var entries: [ScannedEntry] = []
+        /// Paths of regular files named like a key that carry no metadata
+        /// (no sidecar, no record attribute): the cache never leaves one
+        /// (`CacheWriter`), so they are not its own, and nothing removes or
+        /// counts them; `verify` names them.
+        public var unowned: [String] = []
         public var temporaryFiles = 0
         public var temporaryBytes: Int64 = 0
 
@@ -51,7 +56,10 @@ extension DiskCacheStore {
             }
         }
         for key in keys.sorted() {
-            let scanned = scanEntry(key)
+            guard let scanned = scanEntry(key) else {
+                scan.unowned.append(bodyPath(key))
+                continue
+            }
             // Only regular files are the cache's: a directory, symlink or FIFO
             // with a cache-like name (and nothing else under that key) is foreign.
             guard scanned.snapshot.metadata.isRegular || scanned.snapshot.body.isRegular else { continue }
@@ -66,7 +74,8 @@ extension DiskCacheStore {
         return scan
     }
 
-    func scanEntry(_ key: String) -> ScannedEntry {
+    /// nil: a body without any metadata, not the cache's own (`Scan.unowned`).
+    func scanEntry(_ key: String) -> ScannedEntry? {
         let snapshot = FileSnapshot(directoryFD: directoryFD, key: key)
         var url: String?
         func broken(_ problem: String) -> ScannedEntry {
@@ -88,7 +97,11 @@ extension DiskCacheStore {
                                    inode: UInt64(body.st_ino), recordOnBody: true)
             return intact(entry, stray: snapshot.metadata.isRegular)
         }
-        guard snapshot.metadata.isRegular else { return broken("a body without metadata") }
+        guard snapshot.metadata.isRegular else {
+            // No record of ours at all: not the cache's (nil). A record that does not decode: a broken entry.
+            if snapshot.body.isRegular && bodyLacksRecord(key) { return nil }
+            return broken("a body whose metadata is unreadable, partial or not ours")
+        }
         guard let (meta, info) = readMetadata(key) else { return broken("metadata that is unreadable, partial or not ours") }
         url = meta.url
         guard meta.key == key else { return broken("metadata for another key (\(meta.url))") }

@@ -21,6 +21,9 @@ extension DiskCacheStore {
         public var changed = 0
         /// Outdated sidecars removed beside intact entries.
         public var straySidecars = 0
+        /// Files named like a key without any metadata, left alone: not the
+        /// cache's own (`Scan.unowned`).
+        public var unowned: [String] = []
         public var sweep = SweepReport()
         /// Entries that should have been removed but could not be.
         public var failures: [DiskCacheError] = []
@@ -30,7 +33,9 @@ extension DiskCacheStore {
     /// body present with the recorded size and mtime (and inode, for a
     /// sidecar), and the body reread against the recorded length and digest
     /// (XXH3-128, or MD5 for entries of the previous format) — and removes
-    /// those that fail, and outdated sidecars beside intact entries. Sweeps `.tmp` first. An entry that a writer
+    /// those that fail, and outdated sidecars beside intact entries. Sweeps `.tmp` first.
+    /// A file named like a key without any metadata is not the cache's: it
+    /// is named in `unowned` and left alone. An entry that a writer
     /// replaces while it is being checked is left alone (the writer's
     /// commit is complete and consistent). Throws only when the directory
     /// cannot be listed.
@@ -41,6 +46,7 @@ extension DiskCacheStore {
         var report = VerifyReport()
         report.sweep = sweepTemporaryFiles()
         let scan = try scan()
+        report.unowned = scan.unowned
         for scanned in scan.entries {
             report.checked += 1
             var problem = scanned.problem

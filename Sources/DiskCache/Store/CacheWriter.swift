@@ -39,10 +39,14 @@ import Glibc
 /// Sidecar fallback (a file system without user extended attributes, or a
 /// record too large for one): the metadata, recording also the body's inode,
 /// goes to `DIR/.tmp/…meta`; then, under the directory's commit lock
-/// (`CommitLock`), the body is renamed onto `DIR/<md5>` and the sidecar onto
-/// `DIR/<md5>.meta`. Between the two renames (or after a kill there) the new
-/// body sits beside the old sidecar: inode and mtime disagree, so it is a
-/// miss. The lock makes sidecar writers of one key publish pair by pair.
+/// (`CommitLock`), the sidecar is renamed onto `DIR/<md5>.meta` and the body
+/// onto `DIR/<md5>`. Between the two renames (or after a kill there) the new
+/// sidecar sits beside the old body, or beside none: its inode is not the
+/// body's, so it is a miss. The sidecar goes first so that no instant shows
+/// a body without metadata (removal, too, unlinks the body first): the cache
+/// never leaves a key-named file without its metadata, so such a file is not
+/// the cache's own, and maintenance leaves it alone (docs/cache.md). The
+/// lock makes sidecar writers of one key publish pair by pair.
 ///
 /// Any error (full disk, read-only or vanished directory) throws a
 /// `DiskCacheError` of kind `io` naming the path, and the unpublished files
@@ -230,14 +234,14 @@ public final class CacheWriter: @unchecked Sendable {
         defer { metaFile.discard() }
         _ = try store.name(file, key: key)
         try store.commitLock.withLock { () throws(DiskCacheError) in
-            try file.publish(as: bodyPath)
+            try metaFile.publish(as: store.metadataPath(key))
             do throws(DiskCacheError) {
-                try metaFile.publish(as: store.metadataPath(key))
+                try file.publish(as: bodyPath)
             } catch {
-                // Under the lock the new body is ours: take it back, and the
-                // old sidecar with it (it describes a body that is gone).
-                _ = unlink(store.metadataPath(key))
+                // Under the lock the new sidecar is ours: take it back, and the old
+                // body with it (its sidecar is gone), body first as every removal.
                 _ = unlink(bodyPath)
+                _ = unlink(store.metadataPath(key))
                 throw error
             }
         }

@@ -343,12 +343,33 @@ public final class DiskCacheStore: Sendable {
 
     /// Unlinks `<key>` then `<key>.meta` (regular files only: anything else
     /// with such a name is not the cache's); call with the commit lock held.
+    /// A body with neither a sidecar nor a record attribute stays: the cache
+    /// never leaves one (`CacheWriter`), so it is not the cache's own.
     func unlinkEntryFiles(_ key: String) throws(DiskCacheError) -> Bool {
+        let sidecar = key + CacheFileName.metadataSuffix
         var removed = false
-        for name in [key, key + CacheFileName.metadataSuffix] where try unlinkRegular(name) {
-            removed = true
-        }
+        if isRegularFile(sidecar) || !bodyLacksRecord(key), try unlinkRegular(key) { removed = true }
+        if try unlinkRegular(sidecar) { removed = true }
         return removed
+    }
+
+    /// Whether `key`'s body is there without the cache's attribute (ENODATA,
+    /// or ENOTSUP: a file system without attributes). An attribute that does
+    /// not decode is still the cache's; a body that is gone, or a failure to
+    /// tell, is not "without".
+    func bodyLacksRecord(_ key: String) -> Bool {
+        let path = bodyPath(key)
+        let count = key.withCString { name in
+            path.withCString { cPath in
+                Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, name, cPath, $0, nil, 0) }
+            }
+        }
+        return count < 0 && (errno == ENODATA || errno == ENOTSUP)
+    }
+
+    private func isRegularFile(_ name: String) -> Bool {
+        var info = stat()
+        return fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// Unlinks `name` in the cache directory if it is a regular file.

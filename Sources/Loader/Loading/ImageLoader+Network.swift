@@ -139,7 +139,10 @@ extension ImageLoader {
         init(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
              gate: (any FetchAttemptGate)?) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
-            let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL) : nil
+            // (Its validator must be sendable: a damaged one means starting over, not failing.)
+            let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL).flatMap { partial in
+                partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
+            } : nil
             if var prepared, entry != nil {
                 prepared.gate = gate
                 made = .prepared(prepared)

@@ -5,7 +5,8 @@ import HTTPCaching
 extension ImageLoader {
     /// The request side of `Vary`: the headers this loader sends.
     var varyRequest: VaryRequest {
-        VaryRequest(headers: options.fetch.headers, userAgent: options.fetch.userAgent)
+        VaryRequest(headers: options.fetch.headers, userAgent: options.fetch.userAgent,
+                    removedHeaders: options.fetch.removedHeaders)
     }
 
     /// Whether `entry` may answer this loader's requests (`VaryRequest.matches`).

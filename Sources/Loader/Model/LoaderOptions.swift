@@ -29,6 +29,9 @@ public struct LoaderOptions: Sendable {
     public var jobsPerHost = Defaults.jobsPerHost
     /// Transfer limits, TLS, retries and extra request headers (`-H`).
     /// A nil `maxHostConnections` means `jobsPerHost` (`clientConfiguration`).
+    /// Headers that cannot be sent (a line break: `HTTPHeaders.problem`)
+    /// fail every network load before any I/O (`invalid-url`): refuse them
+    /// where the options are made with `fetch.validate()`, as the tool does.
     public var fetch = FetchConfiguration()
     /// The shared tier asked on a local miss and fed after downloads (`--remote-cache`).
     public var remote: RemoteCache?

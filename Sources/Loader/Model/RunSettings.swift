@@ -62,7 +62,7 @@ public struct RunSettings: Sendable, Equatable {
     public var any = false
     /// `--decode`.
     public var decode = false
-    /// `-H 'Name: value'` lines.
+    /// `-H` lines: `Name: value`, `Name;` (empty value), `Name:` (not sent): `HeaderArgument`.
     public var header: [String] = []
     /// `--cacert FILE`.
     public var cacert: String?
@@ -78,7 +78,8 @@ public struct RunSettings: Sendable, Equatable {
     public init() {}
 
     /// The loader's settings for these values: `--jobs` and `--jobs-per-host`
-    /// also bound the connections, `-H` lines become request headers.
+    /// also bound the connections, `-H` lines become request headers (those
+    /// `HeaderArgument` refuses are left out: `checkUsage` refuses the run).
     public func loaderOptions() -> LoaderOptions {
         var options = LoaderOptions()
         options.offline = offline
@@ -99,11 +100,8 @@ public struct RunSettings: Sendable, Equatable {
         fetch.caFile = cacert
         fetch.insecure = insecure
         fetch.userAgent = userAgent
-        for line in header {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            // Repeated names are all sent, as separate lines (Vary then combines them, RFC 9111 §4.1).
-            fetch.headers.add(name: trimWhitespace(parts[0]), value: parts.count > 1 ? trimWhitespace(parts[1]) : "")
-        }
+        // Repeated names are all sent, as separate lines (Vary then combines them, RFC 9111 §4.1).
+        fetch.apply(headerArguments: header)
         options.fetch = fetch
         return options
     }

@@ -14,6 +14,12 @@ public enum CacheReportLine {
         "removed  \(removal.url.map(redactURL) ?? removal.key)  \(removal.reason)"
     }
 
+    /// `kept     PATH  ...`: a file named like a key that has no metadata, which
+    /// the cache never leaves, so `verify` does not remove it; the line says how to.
+    public static func unowned(_ path: String) -> String {
+        "kept     \(path)  no metadata: not written by asyncfetch, so left alone (rm it if it is not yours either)"
+    }
+
     /// `verified 12 entries: 11 intact, 1 corrupt removed`, with what
     /// changed while checking, outdated sidecars and the sweep.
     public static func verified(_ report: DiskCacheStore.VerifyReport) -> String {
@@ -22,6 +28,9 @@ public enum CacheReportLine {
         if report.changed > 0 { summary += ", \(report.changed) changed while checking (kept)" }
         if report.straySidecars > 0 {
             summary += ", \(report.straySidecars) outdated \(plural(report.straySidecars, "sidecar", "sidecars")) removed"
+        }
+        if !report.unowned.isEmpty {
+            summary += ", \(report.unowned.count) \(plural(report.unowned.count, "file", "files")) without metadata kept"
         }
         return summary + swept(report.sweep)
     }

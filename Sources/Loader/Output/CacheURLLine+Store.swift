@@ -2,12 +2,12 @@ import DiskCache
 
 /// The outcomes of `cache path` and `cache rm` for one URL, from the store.
 extension CacheURLLine {
-    /// The URL's body path when it has an intact entry with a body.
+    /// The URL's body path when it has an intact entry with a body; the
+    /// status when the entry is a remembered error (no body).
     public static func path(of url: String, in store: DiskCacheStore) -> CacheURLLine {
         guard let key = try? CacheKey(url: url) else { return CacheURLLine(url: url, outcome: .invalid) }
-        guard let entry = store.lookup(key.hex), entry.metadata.hasBody else {
-            return CacheURLLine(url: url, outcome: .notCached)
-        }
+        guard let entry = store.lookup(key.hex) else { return CacheURLLine(url: url, outcome: .notCached) }
+        guard entry.metadata.hasBody else { return CacheURLLine(url: url, outcome: .withoutBody(status: entry.metadata.status)) }
         return CacheURLLine(url: url, outcome: .cached(path: entry.bodyPath))
     }
 

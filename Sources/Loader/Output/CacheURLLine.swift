@@ -1,4 +1,5 @@
 import DiskCache
+import Fetch
 import Support
 
 /// One URL's line in `cache path` and `cache rm` (SPEC §7), and `cache
@@ -10,6 +11,9 @@ public struct CacheURLLine: Sendable, Equatable {
     public enum Outcome: Sendable, Equatable {
         /// `cache path`: the entry's body.
         case cached(path: String)
+        /// `cache path`: a remembered error status (SPEC §5), stored without
+        /// a body: there is an answer, but no path to give.
+        case withoutBody(status: Int)
         /// `cache rm`: the entry is gone.
         case removed
         case notCached
@@ -26,21 +30,29 @@ public struct CacheURLLine: Sendable, Equatable {
         self.outcome = outcome
     }
 
-    /// Not cached or not a URL: the command exits 1.
-    public var isMissing: Bool { outcome == .notCached || outcome == .invalid }
+    /// No body (not cached, only a remembered error, or not a URL): the command exits 1.
+    public var isMissing: Bool {
+        switch outcome {
+        case .notCached, .invalid, .withoutBody: true
+        case .cached, .removed, .failed: false
+        }
+    }
 
-    /// For stderr: `asyncfetch: URL: not cached` (or `invalid URL`); nil
-    /// when the URL was there.
+    /// For stderr: `asyncfetch: URL: not cached` (or `invalid URL`, or
+    /// `cached as HTTP 404 Not Found, no body`); nil when the body was there.
     public var complaint: String? {
         switch outcome {
         case .notCached: "asyncfetch: \(redactURL(url)): not cached"
         case .invalid: "asyncfetch: \(redactURL(url)): invalid URL"
+        case .withoutBody(let status):
+            "asyncfetch: \(redactURL(url)): cached as HTTP \(status) \(HTTPStatus.reason(status)), no body"
         case .cached, .removed, .failed: nil
         }
     }
 
     /// `cache path`: the body's path, or `-`; JSON `{"url","cached","path"}`
-    /// with a `reason` when not cached.
+    /// (`cached`: a body is there) with a `reason` when not, and the `status`
+    /// of a remembered error.
     public func pathLine(json: Bool) -> String {
         let path: String? = if case .cached(let path) = outcome { path } else { nil }
         guard json else { return path ?? "-" }
@@ -48,6 +60,7 @@ public struct CacheURLLine: Sendable, Equatable {
             line.add("cached", path != nil)
             line.add("path", path)
             if path == nil { line.add("reason", reason) }
+            if case .withoutBody(let status) = outcome { line.add("status", status) }
         }
     }
 
@@ -63,7 +76,7 @@ public struct CacheURLLine: Sendable, Equatable {
             }
         }
         let word = switch outcome {
-        case .removed, .cached: "removed"
+        case .removed, .cached, .withoutBody: "removed"
         case .notCached: "absent "
         case .invalid: "invalid"
         case .failed: "failed "
@@ -89,6 +102,7 @@ public struct CacheURLLine: Sendable, Equatable {
         switch outcome {
         case .cached, .removed, .notCached: "not-cached"
         case .invalid: "invalid-url"
+        case .withoutBody: "no-body"
         case .failed: "io"
         }
     }

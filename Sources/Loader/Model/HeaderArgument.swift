@@ -1,0 +1,68 @@
+import Fetch
+import Support
+
+/// One `-H` argument, read as curl reads it (libcurl's CURLOPT_HTTPHEADER):
+/// `Name: value` sends the header; `Name;` sends it with an empty value;
+/// `Name:` (nothing after the colon) sends no header of that name, not even
+/// one libcurl or Fetch adds by default (`Accept`, `User-Agent`,
+/// `Accept-Encoding`). Spaces and tabs around the name and value are dropped.
+public enum HeaderArgument: Sendable, Equatable {
+    case send(name: String, value: String)
+    case remove(name: String)
+
+    /// Why an argument cannot be used.
+    public enum Problem: Error, Sendable, Equatable {
+        /// Neither `Name: value` nor `Name;` (no colon, or nothing before it).
+        case syntax
+        /// A header that cannot be sent (`HTTPHeaders.problem`).
+        case header(HeaderProblem)
+    }
+
+    public init(parsing line: String) throws(Problem) {
+        if let colon = line.firstIndex(of: ":") {
+            let name = trimWhitespace(line[..<colon])
+            let value = trimWhitespace(line[line.index(after: colon)...])
+            self = value.isEmpty ? .remove(name: name) : .send(name: name, value: value)
+            if let problem = HTTPHeaders.problem(name: name, value: value) { throw Self.refusal(problem) }
+        } else if let semicolon = line.firstIndex(of: ";"), trimWhitespace(line[line.index(after: semicolon)...]).isEmpty {
+            let name = trimWhitespace(line[..<semicolon])
+            self = .send(name: name, value: "")
+            if let problem = HTTPHeaders.problem(name: name, value: "") { throw Self.refusal(problem) }
+        } else {
+            // A line break counts before the syntax: it is the dangerous part.
+            if let problem = HTTPHeaders.problem(name: line, value: ""), problem == .lineBreak { throw .header(problem) }
+            throw .syntax
+        }
+    }
+
+    /// An empty name is a syntax error (`: value`), as it always was.
+    private static func refusal(_ problem: HeaderProblem) -> Problem {
+        problem == .emptyName ? .syntax : .header(problem)
+    }
+
+    public var name: String {
+        switch self {
+        case .send(let name, _), .remove(let name): name
+        }
+    }
+}
+
+extension FetchConfiguration {
+    /// Applies `-H` arguments in order: a later one of the same name
+    /// overrides a removal, and a removal drops the earlier ones of its name;
+    /// several values of one name are all sent. Arguments that
+    /// `HeaderArgument` refuses are left out (check them first).
+    public mutating func apply(headerArguments lines: [String]) {
+        for line in lines {
+            guard let argument = try? HeaderArgument(parsing: line) else { continue }
+            removedHeaders.removeAll { asciiCaseInsensitiveEqual($0, argument.name) }
+            switch argument {
+            case .send(let name, let value):
+                headers.add(name: name, value: value)
+            case .remove(let name):
+                headers.remove(name: name)
+                removedHeaders.append(name)
+            }
+        }
+    }
+}
