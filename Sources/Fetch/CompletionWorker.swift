@@ -43,8 +43,20 @@ final class CompletionWorker: Sendable {
 
     /// Queues `jobs`, to run in order as `run` runs one, with one wake-up at
     /// most: a transfer loop's round of finished transfers (`CurlLoop.handOff`).
-    func run(contentsOf jobs: [@Sendable () -> Void]) -> Bool {
-        enqueue(jobs.count) { $0.append(contentsOf: jobs) }
+    /// Takes them over (`jobs` is left empty, with room; untouched when
+    /// refused): this worker then holds the only reference to each job, so
+    /// what a job captured is freed here after it ran, never by the caller's
+    /// thread letting go of its copy afterwards (which a shared copy left to
+    /// the timing: up to 2.5 k instructions per 304 on the loop).
+    func run(taking jobs: inout [@Sendable () -> Void]) -> Bool {
+        enqueue(jobs.count) { queue in
+            if queue.isEmpty {
+                swap(&queue, &jobs)   // the caller gets the empty queue's room back: no allocation
+            } else {
+                queue.append(contentsOf: jobs)
+                jobs.removeAll(keepingCapacity: true)   // under the lock: the queue still holds each job
+            }
+        }
     }
 
     /// Appends `count` jobs (`append` adds them to the queue, under the lock)

@@ -39,8 +39,16 @@ final class CompletionWorkers: Sendable {
     /// Runs `jobs`, in order, on the least busy worker, after the jobs
     /// queued there before them, with one wake-up at most (`CurlLoop.handOff`).
     func run(_ jobs: [@Sendable () -> Void]) {
-        guard leastBusy()?.run(contentsOf: jobs) != true else { return }
+        var jobs = jobs
+        run(taking: &jobs)
+    }
+
+    /// `run`, taking the jobs over (`CompletionWorker.run(taking:)`): `jobs`
+    /// is left empty, with room, and each job is freed where it ran.
+    func run(taking jobs: inout [@Sendable () -> Void]) {
+        guard leastBusy()?.run(taking: &jobs) != true else { return }
         for job in jobs { job() }
+        jobs.removeAll(keepingCapacity: true)
     }
 
     /// The worker with the fewest jobs pending (all started on the first

@@ -4,7 +4,12 @@
 /// gate a fetch retries by its own `RetryPolicy`, as a single download should.
 ///
 /// Called on the awaiting task, after every attempt but a cancelled one.
-public protocol FetchAttemptGate: Sendable {
+///
+/// A class (a gate keeps what it was told, for the whole fetch): a request,
+/// its transfer and its attempts each hold it, and are copied on the transfer
+/// loop, where a class-bound existential is one reference to retain, not an
+/// existential container copied through its value witnesses.
+public protocol FetchAttemptGate: AnyObject, Sendable {
     /// An attempt reached its host: the name resolved and the TCP connection
     /// is made (over https before the TLS handshake, and again when the
     /// request is about to go). Called on the transfer thread, possibly more

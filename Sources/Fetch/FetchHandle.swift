@@ -53,6 +53,22 @@ public final class FetchHandle: Sendable {
         loop.handOffBounded(work)
     }
 
+    /// Gives `item` to `owner`'s `work`, which runs at the end of the round
+    /// (one pass of the transfer loop) in which the fetch's completion runs,
+    /// on the loop's thread, once, with every item the owner gave in that
+    /// round of that loop, in order: after every transfer the round finished
+    /// and before its `handOff`s go to a worker. For completions that run
+    /// on the loop (a first attempt's 304, `FetchClient.start`) to do
+    /// together, once per round, what each would do alone (`CurlLoop.atRoundEnd`).
+    /// The first `work` an owner gives in a round is the one that runs. When
+    /// the fetch never reached a loop, or off the loop's thread, `work` runs
+    /// here, now, with `item` alone.
+    public func atRoundEnd(for owner: AnyObject, with item: any AnyObject & Sendable,
+                           _ work: @escaping @Sendable ([any AnyObject & Sendable]) -> Void) {
+        guard let loop = state.withLock({ $0.transfer?.placement?.loop }) else { return work([item]) }
+        loop.atRoundEnd(for: ObjectIdentifier(owner), with: item, work)
+    }
+
     /// Runs the rest of the fetch on a Swift task that `cancel` cancels (the
     /// fetch's own retries, or its owner's next step: a load asked again).
     public func continueOnTask(_ body: @escaping @Sendable () async -> Void) {

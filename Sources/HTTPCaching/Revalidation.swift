@@ -12,6 +12,7 @@ public enum Revalidation {
     public static func conditionalHeaders(_ stored: CacheMetadata) -> [(name: String, value: String)] {
         guard stored.hasBody else { return [] }
         var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(2)
         // A validator that cannot be sent (a line break in a damaged record) is not used:
         // the request goes unconditional rather than failing (`HTTPHeaders.problem`).
         if let etag = stored.header("ETag"), HTTPHeaders.problem(name: "If-None-Match", value: etag) == nil {
@@ -27,8 +28,20 @@ public enum Revalidation {
     /// validator (when it sends one) is the stored one. Compared weakly, as
     /// servers add or drop `W/` when they compress.
     public static func validatorMatches(_ headers: HTTPHeaders, _ stored: CacheMetadata) -> Bool {
-        guard var new = headers["ETag"], var old = stored.header("ETag") else { return true }
-        return new.withUTF8 { new in old.withUTF8 { old in opaqueTag(new).elementsEqual(opaqueTag(old)) } }
+        // The stored tag's bytes read in place (a decoded record keeps a longer value as its bytes: no
+        // `String` made, on the transfer loop, per 304).
+        guard var new = headers["ETag"], let old = storedField("ETag", of: stored) else { return true }
+        return new.withUTF8 { new in old.withValueBytes { old in opaqueTag(new).elementsEqual(opaqueTag(old)) } }
+    }
+
+    /// The stored field called `name` (the first), as `CacheMetadata.header` finds it.
+    private static func storedField(_ name: String, of stored: CacheMetadata) -> CacheMetadata.Header? {
+        stored.headers.first { sameName($0.name, name) }
+    }
+
+    /// Field names compared as `CacheMetadata.header` does: lengths first, then ASCII case-insensitively.
+    private static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && asciiCaseInsensitiveEqual(a, b)
     }
 
     /// An entity tag's bytes without the spaces and tabs around it and
@@ -59,8 +72,13 @@ public enum Revalidation {
             if !varies && asciiCaseInsensitiveEqual(field.name, "vary") { varies = true }
         }
         guard !updates.isEmpty else { return meta }
-        meta.headers.removeAll { old in updates.contains { asciiCaseInsensitiveEqual($0.name, old.name) } }
-        meta.headers.append(contentsOf: updates)
+        // Into a new array made once at its size: removing from the copy's shared array copied it
+        // whole first, and appending grew it.
+        var merged: [CacheMetadata.Header] = []
+        merged.reserveCapacity(stored.headers.count + updates.count)
+        for old in stored.headers where !updates.contains(where: { sameName($0.name, old.name) }) { merged.append(old) }
+        merged.append(contentsOf: updates)
+        meta.headers = merged
         if varies { meta.varyRequest = varyRequest.values(for: headers) }
         return meta
     }

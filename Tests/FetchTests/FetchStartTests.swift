@@ -117,6 +117,62 @@ import TestSupport
         #expect(runs.withLock { $0.count } == 1)
     }
 
+    /// What 304s' completions give for their round's end (`FetchHandle.atRoundEnd`:
+    /// a batch gives their slots back to its scheduler in one step) reaches
+    /// the owner's work once each, on the transfer loop, before the work those
+    /// completions hand off (`handOff`) runs: a round's end comes before its
+    /// hand-offs go to a worker.
+    @Test func itemsGivenForARoundsEndReachItsWorkOnceBeforeTheRoundsHandOffs() async throws {
+        final class Item: Sendable {
+            let id: Int
+            init(_ id: Int) { self.id = id }
+        }
+        let server = try ScriptedServer()
+        server.route("/a.png", .notModified(headers: [("ETag", "\"v1\"")]))
+        let temp = try TempDirectory(prefix: "asyncfetch-start")
+        let client = FetchClient()   // kept to the end: a client that goes stops its workers
+        let owner = Item(-1)
+        let count = 24
+        let log = Locked([String]())
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let jobs = Locked(0)
+            for id in 0..<count {
+                let sink = try! FileSink(path: temp.file("a\(id)"))
+                let handle = FetchHandle()
+                client.start(FetchRequest(url: server.url("/a.png")), into: sink, handle: handle) { _ in
+                    handle.atRoundEnd(for: owner, with: Item(id)) { items in
+                        let ids = items.compactMap { ($0 as? Item)?.id }.map(String.init).joined(separator: ",")
+                        log.withLock { $0.append("end \(Self.currentThreadName()) \(ids)") }
+                    }
+                    handle.handOff {
+                        log.withLock { $0.append("job \(id)") }
+                        if jobs.withLock({ jobs -> Bool in
+                            jobs += 1
+                            return jobs == count
+                        }) { continuation.resume() }
+                    }
+                }
+            }
+        }
+        try? await Task.sleep(nanoseconds: 100_000_000)   // a second run would come by now
+        withExtendedLifetime(client) {}
+        let lines = log.withLock { $0 }
+        var endOf: [Int: Int] = [:]   // item → the line of the round end that had it
+        for (index, line) in lines.enumerated() where line.hasPrefix("end ") {
+            let parts = line.split(separator: " ")
+            #expect(parts[1].hasPrefix("curl-loop-"), "a round's end ran on \(parts[1])")
+            for id in parts[2].split(separator: ",").compactMap({ Int($0) }) {
+                #expect(endOf[id] == nil, "item \(id) given to the work twice")
+                endOf[id] = index
+            }
+        }
+        #expect(endOf.count == count)
+        for (index, line) in lines.enumerated() where line.hasPrefix("job ") {
+            let id = Int(line.dropFirst(4))!
+            #expect((endOf[id] ?? Int.max) < index, "job \(id) ran before its round's end")
+        }
+    }
+
     /// `prepare` then `start` (how a batch starts its revalidations): the
     /// request goes out with its headers; a URL that cannot be fetched fails
     /// at `start`, with the error an unprepared start gives.

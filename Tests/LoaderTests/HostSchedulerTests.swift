@@ -181,6 +181,66 @@ import Testing
         #expect(!oneStep.failed.isEmpty && oneStep.notes.contains { if case .paused = $0 { true } else { false } })
     }
 
+    /// Several URLs' ends in one step (`finished(_:now:)`: the 304s a transfer
+    /// loop's round gives back, each answered) leave the scheduler where their
+    /// ends one by one leave it, from the same state: as many items started,
+    /// the same limits grown, never beyond a limit. Which host a freed slot
+    /// goes to follows the same turn (below), seen after all the ends.
+    @Test func severalEndsInOneStepAreTheirEndsOneByOne() {
+        var random = SeededGenerator(seed: 23)
+        var harness = Harness(jobs: 10, perHost: 3) { $0.giveUpAfter = 4 }
+        let hosts = (0..<12).map { Self.host("h\($0).example") }
+        let outcomes: [Scheduler.Outcome?] = [.answered, .answered, .answered, .neutral, nil]
+        var next = 0
+        var rounds = 0
+        for round in 0..<3000 {
+            for _ in 0..<Int(random.next() % 3) where next < 5000 {
+                harness.enqueue(next, hosts[Int(random.next() % UInt64(hosts.count))])
+                next += 1
+            }
+            var ends: [(host: HostKey, outcome: Scheduler.Outcome?)] = []
+            for _ in 0..<Int(random.next() % 5) {
+                let busy = hosts.filter { host in (harness.running[host] ?? 0) > ends.filter { $0.host == host }.count }
+                guard !busy.isEmpty else { break }
+                ends.append((busy[Int(random.next() % UInt64(busy.count))], outcomes[Int(random.next() % UInt64(outcomes.count))]))
+            }
+            var alone = harness.scheduler
+            var aloneActions: [Scheduler.Action] = []
+            for end in ends { aloneActions += alone.finished(host: end.host, after: end.outcome, now: harness.now) }
+            let actions = harness.scheduler.finished(ends, now: harness.now)
+            func starts(_ actions: [Scheduler.Action]) -> Int { actions.filter { if case .start = $0 { true } else { false } }.count }
+            func notes(_ actions: [Scheduler.Action]) -> [HostNote] { actions.compactMap { if case .note(let note) = $0 { note } else { nil } } }
+            #expect(starts(actions) == starts(aloneActions))
+            #expect(notes(actions) == notes(aloneActions))
+            #expect(harness.scheduler.running == alone.running)
+            #expect(harness.scheduler.queued == alone.queued)
+            for end in ends {
+                harness.running[end.host, default: 0] -= 1
+                if harness.running[end.host] == 0 { harness.running[end.host] = nil }
+            }
+            harness.apply(actions)
+            if ends.count > 1 { rounds += 1 }
+            harness.advance(to: Double(round) * 0.01)
+        }
+        #expect(rounds > 500)
+        #expect(harness.violations == 0)
+        #expect(harness.mostAtOnce.values.contains(3))
+    }
+
+    @Test func slotsFreedTogetherGoToTheHostsInTurn() {
+        var harness = Self.tenURLsEachOnThreeHosts(jobs: 3)
+        #expect(Set(harness.started.map(\.1)) == [Self.a, Self.b, Self.c])
+        for _ in 0..<9 {
+            let ending = harness.started.suffix(3).map { (host: $0.1, outcome: Scheduler.Outcome?.some(.answered)) }
+            for end in ending { harness.running[end.host, default: 0] -= 1 }
+            harness.apply(harness.scheduler.finished(ending, now: harness.now))
+            // Three slots at once: one to each host, as three ends one by one give them.
+            #expect(Set(harness.started.suffix(3).map(\.1)) == [Self.a, Self.b, Self.c])
+        }
+        #expect(harness.started.count == 30)
+        #expect(harness.violations == 0)
+    }
+
     @Test func aURLWaitingForItsHostHoldsNoGlobalSlot() {
         var harness = Harness(jobs: 4, perHost: 2)
         for item in 0..<10 { harness.enqueue(item, Self.a) }
@@ -205,13 +265,19 @@ import Testing
 
     // MARK: Pick next
 
-    @Test func hostsWithEqualWorkAreServedInTurn() {
-        var harness = Harness(jobs: 1, perHost: 6)
+    /// Items 0–9 queued for a, 10–19 for b, 20–29 for c, interleaved.
+    static func tenURLsEachOnThreeHosts(jobs: Int) -> Harness {
+        var harness = Harness(jobs: jobs, perHost: 6)
         for item in 0..<10 {
-            harness.enqueue(item, Self.a)
-            harness.enqueue(10 + item, Self.b)
-            harness.enqueue(20 + item, Self.c)
+            harness.enqueue(item, a)
+            harness.enqueue(10 + item, b)
+            harness.enqueue(20 + item, c)
         }
+        return harness
+    }
+
+    @Test func hostsWithEqualWorkAreServedInTurn() {
+        var harness = Self.tenURLsEachOnThreeHosts(jobs: 1)
         for _ in 0..<29 { harness.complete(harness.started.last!.1, .answered) }
         let order = harness.started.map(\.1)
         #expect(order.count == 30)

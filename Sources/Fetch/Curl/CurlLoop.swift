@@ -91,6 +91,17 @@ final class CurlLoop: @unchecked Sendable {
     /// `handOffBounded` read it: one look per round, not a lock per 304. Within a round
     /// the workers only shrink it; this round's own jobs are counted in `roundCompletions`.
     private var roundBacklog: Int?
+    /// What runs at this round's end (`atRoundEnd`): per owner, its work and the round's items.
+    private var roundEnds: [RoundEnd] = []
+    private var runningRoundEnds: [RoundEnd] = []   // swapped in as they run: no allocation per round
+
+    typealias RoundEndItem = AnyObject & Sendable
+
+    private struct RoundEnd {
+        let owner: ObjectIdentifier
+        var items: [RoundEndItem]
+        let work: @Sendable ([RoundEndItem]) -> Void
+    }
     private let workers: CompletionWorkers
 
     /// `connectionCache`: this loop's share of the client's connection cache
@@ -220,12 +231,39 @@ final class CurlLoop: @unchecked Sendable {
         }
     }
 
+    /// Collects `item` for `owner`'s `work`, which runs on this loop's thread
+    /// at the end of this round with every item the owner gave in the round,
+    /// in order: after every transfer the round finished and before the
+    /// round's hand-offs go to a worker (`handOffRound`). For completions that
+    /// run on the loop (a first 304's, `FetchClient.start`) to do together,
+    /// once per round, what each would do alone (a batch gives the round's
+    /// slots back to its scheduler in one step: `FetchHandle.atRoundEnd`).
+    /// The first `work` an owner gives in a round is the one that runs. From
+    /// any other thread, `work` runs now, with `item` alone.
+    func atRoundEnd(for owner: ObjectIdentifier, with item: RoundEndItem,
+                    _ work: @escaping @Sendable ([RoundEndItem]) -> Void) {
+        guard pthread_equal(pthread_self(), thread) != 0 else { return work([item]) }
+        if let index = roundEnds.firstIndex(where: { $0.owner == owner }) {
+            roundEnds[index].items.append(item)
+        } else {
+            roundEnds.append(RoundEnd(owner: owner, items: [item], work: work))
+        }
+    }
+
+    /// Runs the round's `atRoundEnd` work, in the order first given (and any it gives).
+    private func runRoundEnds() {
+        while !roundEnds.isEmpty {
+            swap(&roundEnds, &runningRoundEnds)
+            for end in runningRoundEnds { end.work(end.items) }
+            runningRoundEnds.removeAll(keepingCapacity: true)
+        }
+    }
+
     /// Gives the round's completions to the least busy worker, in the order handed off.
     private func handOffRound() {
         roundBacklog = nil
         guard !roundCompletions.isEmpty else { return }
-        workers.run(roundCompletions)
-        roundCompletions.removeAll(keepingCapacity: true)
+        workers.run(taking: &roundCompletions)   // left empty: what the jobs hold is freed on the worker
     }
 
     /// A peer that closes a socket mid-write must be an error (EPIPE), not the
@@ -284,6 +322,7 @@ final class CurlLoop: @unchecked Sendable {
                                    curlMessage: "curl_multi_perform: " + String(cString: curl_multi_strerror(rc))))
             }
             collectFinished()
+            runRoundEnds()
             handOffRound()
             // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us;
             // not at all when messages arrived meanwhile (nobody would wake us for them).
@@ -304,6 +343,7 @@ final class CurlLoop: @unchecked Sendable {
             return shared.queue
         }
         for case .add(let transfer) in unstarted { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
+        runRoundEnds()
         handOffRound()
         idleHandles.removeAll()
         curl_multi_cleanup(multi)

@@ -8,9 +8,10 @@ import Support
 /// urgent: the consumer is woken once per run of results), gives the slot
 /// back, and starts right there the loads that slot let the scheduler
 /// start. A 304 that updates its entry in place gives the slot back and
-/// starts those loads on its transfer loop, and only then is its record
-/// updated and the URL reported, on a completion worker (`startNetwork`'s
-/// `giveSlotBack`). Only loads started by other events (new URLs, a
+/// starts those loads on its transfer loop, at the end of the loop's round
+/// with the round's other 304s (one scheduler step per round), and only
+/// then is its record updated and the URL reported, on a completion worker
+/// (`startNetwork`'s `giveSlotBack`). Only loads started by other events (new URLs, a
 /// pause's end) go through the batch's main loop.
 ///
 /// Memory: a load's slot comes back only when its end has run, so at most
@@ -120,6 +121,17 @@ final class BatchLoads: Sendable {
         start(dispatch.finished(gate: gate, handOut: true))
     }
 
+    /// `giveBack` of a load whose 304 completes on its transfer loop (`startNetwork`'s
+    /// `giveSlotBack`), at the end of the loop's round, with the round's others: one
+    /// scheduler step per round, not per 304 (`FetchHandle.atRoundEnd`). The round ends
+    /// before its completions go to a worker, so each load's slot is back, and the loads
+    /// that lets the scheduler start are started, before the load reports and ends.
+    private func giveBackAtRoundEnd(_ gate: HostAttemptGate, handle: FetchHandle) {
+        handle.atRoundEnd(for: self, with: gate) { [self] gates in
+            start(dispatch.finished(gates: gates.compactMap { $0 as? HostAttemptGate }, handOut: true))
+        }
+    }
+
     private func start(_ load: HostLoad, now: Double) {
         let handle = FetchHandle()
         let (slot, cancelled) = running.withLock { running in (running.add(handle), running.cancelled) }
@@ -130,7 +142,9 @@ final class BatchLoads: Sendable {
                                    hostKnown: load.hostKnown, queuedAtStart: load.hostQueued, batchEnd: end)
         // A revalidation's 304 that updates its entry in place gives the slot back on its transfer
         // loop, before its file work (`startNetwork`); a load without an entry cannot get one.
-        let giveSlotBack: (@Sendable () -> Void)? = !load.hasEntry ? nil : { @Sendable [self] in giveBack(gate) }
+        let giveSlotBack: (@Sendable () -> Void)? = !load.hasEntry ? nil : { @Sendable [self] in
+            giveBackAtRoundEnd(gate, handle: handle)
+        }
         // `startNetwork` never completes before it returns, so the loads started below never nest.
         // The completion captures the gate alone (no context to allocate and free per URL); the
         // gate holds what the end needs (`End`).

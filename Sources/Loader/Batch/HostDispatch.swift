@@ -156,6 +156,26 @@ final class HostDispatch: Sendable {
         return step(handOut: handOut) { $0.scheduler.finished(host: gate.host, after: outcome, now: $1) }
     }
 
+    /// `finished(gate:handOut:)` of several loads at once (a transfer loop's
+    /// round: `BatchLoads`): the slots they hold are given back, with their
+    /// answers, in one step (one lock, one fill).
+    func finished(gates: [HostAttemptGate], handOut: Bool) -> [HostLoad] {
+        var released: [(host: HostKey, outcome: Scheduler.Outcome?)] = []
+        released.reserveCapacity(gates.count)
+        var handedOut: [HostLoad] = []
+        for gate in gates {
+            let end = gate.end
+            guard end.holdsSlot else {   // rare: one step of its own, as `finished(gate:)` takes
+                handedOut += finished(gate: gate, handOut: handOut)
+                continue
+            }
+            released.append((gate.host, end.answered ? .answered : nil))
+        }
+        if released.isEmpty { return handedOut }
+        let started = step(handOut: handOut) { $0.scheduler.finished(released, now: $1) }
+        return handedOut.isEmpty ? started : handedOut + started
+    }
+
     /// Ctrl-C: every queued URL is reported (loads) or released (pushed-back
     /// fetches, which then fail as cancelled); later starts are reported too.
     func cancel() {

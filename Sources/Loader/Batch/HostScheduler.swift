@@ -189,22 +189,37 @@ public struct HostScheduler<Item> {
     /// on meanwhile.
     public mutating func finished(host: HostKey, after outcome: Outcome? = nil, requeue: Item? = nil, now: Double) -> [Action] {
         var actions: [Action] = []
-        if var state = hosts[host] {   // gone before `fill`, as in `report`
-            if let outcome { actions = apply(outcome, to: &state, host: host, now: now) }
-            state.finish()
-            running = max(0, running - 1)
-            if let requeue {
-                if let failure = state.givenUp {
-                    actions.append(.fail(requeue, host, failure))
-                } else {
-                    state.prepend(requeue, now: now)
-                    queued += 1
-                }
-            }
-            store(state, host)
-        }
+        release(host: host, after: outcome, requeue: requeue, now: now, into: &actions)
         fill(now: now, into: &actions)
         return actions
+    }
+
+    /// `finished(host:after:)` of several items at once, in order: each
+    /// slot is released (its outcome reported first), then the free slots
+    /// are filled, host by host in turn, as `finished` fills them (one step
+    /// for the items a transfer loop's round finished).
+    public mutating func finished(_ items: [(host: HostKey, outcome: Outcome?)], now: Double) -> [Action] {
+        var actions: [Action] = []
+        for item in items { release(host: item.host, after: item.outcome, requeue: nil, now: now, into: &actions) }
+        fill(now: now, into: &actions)
+        return actions
+    }
+
+    private mutating func release(host: HostKey, after outcome: Outcome?, requeue: Item?, now: Double,
+                                  into actions: inout [Action]) {
+        guard var state = hosts[host] else { return }   // gone before `fill`, as in `report`
+        if let outcome { actions += apply(outcome, to: &state, host: host, now: now) }
+        state.finish()
+        running = max(0, running - 1)
+        if let requeue {
+            if let failure = state.givenUp {
+                actions.append(.fail(requeue, host, failure))
+            } else {
+                state.prepend(requeue, now: now)
+                queued += 1
+            }
+        }
+        store(state, host)
     }
 
     /// Time has passed: hosts whose pause has ended take work again.

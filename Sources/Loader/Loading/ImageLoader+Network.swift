@@ -96,11 +96,8 @@ extension ImageLoader {
 
     /// A GET of `url`, conditional on `conditional` (its validators, §4.3.1).
     static func request(url: String, conditionalOn conditional: CacheMetadata?, gate: (any FetchAttemptGate)?) -> FetchRequest {
-        var request = FetchRequest(url: url, gate: gate)
-        for header in conditional.map(Revalidation.conditionalHeaders) ?? [] {
-            request.headers.set(name: header.name, value: header.value)
-        }
-        return request
+        // The conditional fields have distinct names: taken as they are, no `set` (a look-up and a growth each).
+        FetchRequest(url: url, headers: HTTPHeaders(conditional.map(Revalidation.conditionalHeaders) ?? []), gate: gate)
     }
 
     /// One network load's request, as `network` and `startNetwork` make it:
