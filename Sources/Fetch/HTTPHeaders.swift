@@ -35,7 +35,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Every value of `name`, in order (for repeated fields such as `Cache-Control`).
     public func values(_ name: String) -> [String] {
         var found: [String] = []
-        for field in fields where asciiCaseInsensitiveEqual(field.name, name) { found.append(field.value) }
+        // By index: `for field in fields` copied every field (two retains and releases) to read its name.
+        for index in fields.indices where asciiCaseInsensitiveEqual(fields[index].name, name) { found.append(fields[index].value) }
         return found
     }
 

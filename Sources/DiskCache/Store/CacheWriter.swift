@@ -221,7 +221,7 @@ public final class CacheWriter: @unchecked Sendable {
         let bodyPath = store.bodyPath(key)
         if store.placement.mode(store) != .sidecar {
             guard let code = store.setRecord(fd: file.fd, meta.encoded()) else {
-                try store.publish(file, key: key)
+                try store.publish(file, key: key, path: bodyPath)
                 return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta, lastAccess: meta.storedAt,
                                   inode: UInt64(info.st_ino), recordOnBody: true)
             }

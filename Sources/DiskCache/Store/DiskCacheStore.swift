@@ -163,8 +163,9 @@ public final class DiskCacheStore: Sendable {
                     throw DiskCacheError.system("cannot record metadata for", path: bodyPath(key), errno: code)
                 }
             } else {
-                try publish(file, key: key)
-                return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: meta.storedAt,
+                let path = bodyPath(key)
+                try publish(file, key: key, path: path)
+                return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: meta.storedAt,
                                   inode: UInt64(try file.status().st_ino), recordOnBody: true)
             }
         }
@@ -465,11 +466,12 @@ public final class DiskCacheStore: Sendable {
     /// Publishes a complete file (body and record) as `key`'s entry,
     /// atomically for every reader: an unnamed file is linked straight to the
     /// entry's name when there is none yet (one `linkat`); otherwise it gets a
-    /// name in `.tmp` and one `rename` replaces the old entry.
-    func publish(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
-        if try file.linkIfAbsent(directoryFD: directoryFD, name: key, path: bodyPath(key)) { return }
+    /// name in `.tmp` and one `rename` replaces the old entry. `path` is
+    /// `bodyPath(key)`, which the caller has made already.
+    func publish(_ file: TemporaryFile, key: String, path: String) throws(DiskCacheError) {
+        if try file.linkIfAbsent(directoryFD: directoryFD, name: key, path: path) { return }
         _ = try name(file, key: key)
-        try file.publish(as: bodyPath(key))
+        try file.publish(as: path)
     }
 
     func ensureTemporaryDirectory() throws(DiskCacheError) {

@@ -17,12 +17,10 @@ import Synchronization
 final class HostDispatch: Sendable {
     /// One URL of the batch waiting for, or holding, a slot of its host.
     enum Ticket: Sendable {
-        /// Not started yet. Boxed (`indirect`): a host's queue holds a
-        /// pointer per URL, not the ~380 bytes of a `HostLoad` (its stored
-        /// entry is inline), and the slots a queue keeps beyond its
-        /// URLs (taken ones not yet compacted, capacity doubled) cost 8 bytes
-        /// each. 4,096 URLs read ahead to one host held 6 MiB unboxed.
-        indirect case load(HostLoad)
+        /// Not started yet. Inline: a `HostLoad` is a pointer to its fixed
+        /// part and its start's few fields (24 bytes), so a host's queue, and
+        /// the slots it keeps beyond its URLs, hold no more than that per URL.
+        case load(HostLoad)
         /// Pushed back by a 429 or 503: its fetch waits in its gate to try again.
         case resume(HostAttemptGate)
     }

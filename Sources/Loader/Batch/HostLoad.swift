@@ -3,25 +3,30 @@ import Fetch
 
 /// A network load of a batch, as its host's queue holds it: everything the
 /// batch needs to start it, report it, or fail it without trying.
+///
+/// What never changes (the URL, its key and host, the stored entry) is one
+/// shared object (`Fixed`): the scheduler's steps copy a load ~5 times
+/// between the read-ahead and its start, and a copy is then one retain, not
+/// one per string (~6: the URL, the key's two, the shown URL, the host's).
 struct HostLoad: Sendable {
-    let host: HostKey
-    let url: String
-    let key: CacheKey
+    var host: HostKey { fixed.host }
+    var url: String { fixed.url }
+    var key: CacheKey { fixed.key }
     /// The stored entry the plan found (revalidated, or served stale on error).
     var entry: CacheEntry? {
-        if case .some(let entry, _) = storedEntry { entry } else { nil }
+        if case .some(let entry, _) = fixed.storedEntry { entry } else { nil }
     }
     /// Its conditional request, made ready as the list was read
     /// (`ImageLoader.prepareRevalidation`), off the transfer loop that starts it.
     var request: PreparedRequest? {
-        if case .some(_, let request) = storedEntry { request } else { nil }
+        if case .some(_, let request) = fixed.storedEntry { request } else { nil }
     }
     /// Whether it has an `entry` (read without copying the entry out of its box).
-    let hasEntry: Bool
+    var hasEntry: Bool { fixed.hasEntry }
     /// The URL as reported (password removed).
-    let shown: String
+    var shown: String { fixed.shown }
     /// Seconds its cache lookup took (the first part of its duration).
-    let lookup: Double
+    var lookup: Double { fixed.lookup }
     /// Seconds it was first in its host's line before it started (set when it starts).
     var waited = 0.0
     /// Its host had connected and answered when it started (set when it
@@ -35,10 +40,33 @@ struct HostLoad: Sendable {
     /// dispatch on the transfer loop's thread (`HostAttemptGate`). nil: not known.
     var hostQueued: Bool?
     /// A `stale-while-revalidate` refresh: the URL already has its report.
-    let refresh: Bool
-    /// `entry` and `request`, boxed: a `CacheEntry` is about 250 bytes
-    /// inline, and most queued loads (cold URLs) have none; the read-ahead holds thousands.
-    private let storedEntry: StoredEntry
+    var refresh: Bool { fixed.refresh }
+    private let fixed: Fixed
+
+    private final class Fixed: Sendable {
+        let host: HostKey
+        let url: String
+        let key: CacheKey
+        let shown: String
+        let lookup: Double
+        let refresh: Bool
+        let hasEntry: Bool
+        /// `entry` and `request`, boxed: a `CacheEntry` is about 250 bytes
+        /// inline, and most queued loads (cold URLs) have none; the read-ahead holds thousands.
+        let storedEntry: StoredEntry
+
+        init(host: HostKey, url: String, key: CacheKey, shown: String, lookup: Double, refresh: Bool,
+             storedEntry: StoredEntry) {
+            self.host = host
+            self.url = url
+            self.key = key
+            self.shown = shown
+            self.lookup = lookup
+            self.refresh = refresh
+            self.storedEntry = storedEntry
+            if case .some = storedEntry { hasEntry = true } else { hasEntry = false }
+        }
+    }
 
     private enum StoredEntry {
         case none
@@ -47,13 +75,7 @@ struct HostLoad: Sendable {
 
     init(host: HostKey, url: String, key: CacheKey, entry: CacheEntry?, request: PreparedRequest? = nil,
          shown: String, lookup: Double, refresh: Bool) {
-        self.host = host
-        self.url = url
-        self.key = key
-        storedEntry = entry.map { .some($0, request) } ?? .none
-        hasEntry = entry != nil
-        self.shown = shown
-        self.lookup = lookup
-        self.refresh = refresh
+        fixed = Fixed(host: host, url: url, key: key, shown: shown, lookup: lookup, refresh: refresh,
+                      storedEntry: entry.map { .some($0, request) } ?? .none)
     }
 }
