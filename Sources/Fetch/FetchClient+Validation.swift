@@ -13,6 +13,7 @@ extension FetchClient {
 
     /// `validate` without the fast path: every check, each with its error.
     static func validateFully(_ url: String) throws(FetchError) {
+        guard !url.isEmpty else { throw FetchError(.invalidURL, url: url, detail: "the URL is empty", attempts: 0) }
         guard let schemeEnd = schemeSeparator(in: url) else {
             // "mailto:…", "data:…": a scheme, only not one that is fetched. ("host:8080/x" is no scheme.)
             if let scheme = leadingScheme(url), !equalsIgnoringASCIICase(scheme.utf8, "http"),

@@ -31,7 +31,10 @@ public final class FetchClient: Sendable {
     /// then every request fails with it, before any I/O.
     private let configurationProblem: (name: String, problem: HeaderProblem)?
 
-    public init(configuration: FetchConfiguration = FetchConfiguration()) {
+    public init(configuration given: FetchConfiguration = FetchConfiguration()) {
+        var configuration = given
+        // libcurl reads -1 as "unlimited" (SPEC §5: at most 10): below 0 is 0.
+        configuration.maxRedirects = max(0, configuration.maxRedirects)
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
         plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration)

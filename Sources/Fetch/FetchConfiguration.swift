@@ -8,6 +8,8 @@ public struct FetchConfiguration: Sendable {
     /// seconds (`.infinity`), turns the check off.
     public var lowSpeedLimit: Int = Defaults.lowSpeedLimit
     public var lowSpeedTime: Double = Defaults.lowSpeedTime
+    /// Redirects followed (SPEC §5: 10); one more is `.redirects`. Below 0
+    /// means 0 (no redirect followed), never libcurl's -1, "unlimited".
     public var maxRedirects: Int = Defaults.maxRedirects
     /// Extra attempts after a retryable failure; below 0 means 0.
     public var retries: Int = Defaults.retries
@@ -22,8 +24,9 @@ public struct FetchConfiguration: Sendable {
     /// at least 8 each.
     public var maxConnections: Int = Defaults.jobs
     /// Connections at once to one host (CURLMOPT_MAX_HOST_CONNECTIONS; nil:
-    /// no limit). A batch schedules at most `--jobs-per-host` transfers per
-    /// listed host itself; this also bounds a redirect's target.
+    /// no limit, but an `ImageLoader` takes nil as its `jobsPerHost`). A
+    /// batch schedules at most `--jobs-per-host` transfers per listed host
+    /// itself; this also bounds a redirect's target.
     public var maxHostConnections: Int?
     /// Transfers running at once on this client, over all its transfer loops;
     /// further fetches wait, in order, inside the engine and start the moment

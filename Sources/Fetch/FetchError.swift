@@ -122,6 +122,8 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// "URL: message"; the message alone when there is no URL (an empty
+    /// one, or a failure of the engine itself).
     public var description: String { url.isEmpty ? message : "\(url): \(message)" }
 
     /// The server's `Retry-After`, in seconds from now, when it sent one.

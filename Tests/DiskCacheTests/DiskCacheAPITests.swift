@@ -56,4 +56,25 @@ import TestSupport
         #expect(store.lookup(key.hex, url: key.storedURL)?.metadata.status == 404)
         #expect(!String(decoding: Self.recordBytes(entry.bodyPath), as: UTF8.self).contains("secret"))
     }
+
+    /// A directory written with a trailing slash (or `//`, `/./`) is the
+    /// same directory, and the paths the store hands out say so: no `//`.
+    @Test func aDirectoryWithATrailingSlashGivesCleanPaths() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-api")
+        let clean = temp.path + "/cache"
+        for given in [clean + "/", temp.path + "//./cache//"] {
+            #expect(try CacheDirectory.resolve(explicit: given) == clean)
+            let store = try DiskCacheStore(directory: given)
+            #expect(store.directory == clean)
+            let key = try CacheKey(url: "https://example.com/cat.png")
+            let writer = try store.makeWriter(for: key.hex)
+            try writer.append([1, 2, 3])
+            let entry = try writer.commit(CacheMetadata(url: key.storedURL, status: 200, requestTime: 1, responseTime: 2, headers: []))
+            #expect(entry.bodyPath == clean + "/" + key.hex)
+            #expect(store.lookup(key.hex, url: key.storedURL)?.bodyPath == clean + "/" + key.hex)
+            #expect(try store.scan().intact.map(\.bodyPath) == [clean + "/" + key.hex])
+        }
+        #expect(CacheDirectory.normalized("/") == "/" && CacheDirectory.normalized("./") == "." && CacheDirectory.normalized("a/./b/") == "a/b")
+        #expect(CacheDirectory.normalized("/a/../b") == "/a/../b", "`..` may pass through a symbolic link: kept")
+    }
 }

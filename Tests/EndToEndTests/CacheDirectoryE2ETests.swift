@@ -75,6 +75,33 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: temp.path + "/xdg") && !FileManager.default.fileExists(atPath: temp.path + "/home"))
     }
 
+    /// `--cache-dir DIR/` (as shell completion writes it) or
+    /// `ASYNCFETCH_CACHE_DIR=DIR/`: every path printed, in lines and JSON,
+    /// reads `DIR/<md5>`, never `DIR//<md5>`.
+    @Test func aTrailingSlashPrintsCleanPaths() throws {
+        let temp = try TempDirectory()
+        let server = try FixtureSite.server()
+        let url = server.url("/images/red-64x48.png")
+        let dir = temp.path + "/c", key = try CLI.md5sum(url)
+        let entry = dir + "/" + key
+        let given = ["--cache-dir", dir + "/"]
+        let fetched = try run(given + [url], set: [:])
+        #expect(fetched.status == 0 && fetched.stdout.contains("  \(entry)  (network"), "\(fetched.stdout)\(fetched.stderr)")
+        #expect(try run(["cache", "dir"] + given, set: [:]).stdout == dir + "\n")
+        #expect(try run(["cache", "dir"], set: ["ASYNCFETCH_CACHE_DIR": dir + "//"]).stdout == dir + "\n")
+        #expect(try run(["cache", "path", url] + given, set: [:]).stdout == entry + "\n")
+        let list = try run(["cache", "list", "--json"] + given, set: [:])
+        #expect(CLI.jsonLines(list.stdout)?.first?["path"] as? String == entry, "\(list.stdout)")
+        let stats = try run(["cache", "stats", "--json"] + given, set: [:])
+        #expect(CLI.jsonLines(stats.stdout)?.first?["dir"] as? String == dir, "\(stats.stdout)")
+        let saved = try run(given + [url, "-P", temp.path + "/out/"], set: [:])
+        #expect(saved.stdout.contains("  \(entry)  (cache") && saved.stdout.contains("-> \(temp.path)/out/red-64x48.png"), "\(saved.stdout)")
+        let linked = try run(given + [url, "-P", temp.path + "/linked/", "--link", "--json"], set: [:])
+        let success = CLI.jsonLines(linked.stdout)?.first { $0["phase"] as? String == "success" }
+        #expect(success?["path"] as? String == entry && success?["output"] as? String == temp.path + "/linked/red-64x48.png", "\(linked.stdout)")
+        for result in [fetched, saved, linked, list] { #expect(!result.stdout.contains(dir + "//"), "\(result.stdout)") }
+    }
+
     /// HOME unset: the passwd entry's home. As `nobody` that is /nonexistent,
     /// which cannot be created: a usage error naming the whole path.
     @Test(.enabled(if: CacheE2E.canDropPrivileges, "needs root and setpriv to run a child as nobody"))

@@ -71,4 +71,27 @@ import TestSupport
         #expect(outcome.error?.kind == .cancelled, "\(String(describing: outcome.error))")
         #expect(server.requestCount("/busy.png") == 1)
     }
+
+    /// libcurl reads a negative CURLOPT_MAXREDIRS as "unlimited"; SPEC §5
+    /// allows at most 10. Below 0 now means 0: the first redirect is too many.
+    @Test func aNegativeMaxRedirectsFollowsNoRedirect() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        server.route("/hop", .redirect(to: "/a.png"))
+        let harness = try FetchHarness { $0.maxRedirects = -1 }
+        let outcome = try await harness.fetch(server.url("/hop"))
+        #expect(outcome.error?.kind == .redirects, "\(String(describing: outcome.response?.redirects)) redirects followed")
+        #expect(server.requestCount("/a.png") == 0)
+        var configuration = FetchConfiguration()
+        configuration.maxRedirects = -1
+        #expect(FetchClient(configuration: configuration).configuration.maxRedirects == 0)
+    }
+
+    /// An empty URL says so, and its description does not start with ": ".
+    @Test func anEmptyURLIsAReadableError() throws {
+        let error = try #require(throws: FetchError.self) { try FetchClient.validate("") }
+        #expect(error.kind == .invalidURL)
+        #expect(error.description == "invalid URL: the URL is empty")
+        #expect(FetchError(.cancelled, url: "").description == "cancelled")
+    }
 }

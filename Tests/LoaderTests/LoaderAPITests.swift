@@ -180,4 +180,42 @@ import TestSupport
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: cached))) == LoaderHarness.png)
         #expect(await h.loader().load(url).source == .cache)
     }
+
+    /// `jobsPerHost` bounds single loads too, as `--jobs-per-host` does for
+    /// the tool: 40 `load` calls side by side to one host opened 40
+    /// connections with `jobsPerHost = 2`; now 2, and every load succeeds.
+    /// An explicit `fetch.maxHostConnections` still decides.
+    @Test func loadsSideBySideOpenAtMostJobsPerHostConnectionsToOneHost() async throws {
+        for (perHost, explicit) in [(2, nil), (6, 3)] as [(Int, Int?)] {
+            let h = try LoaderHarness()
+            h.server.route("/slow", handler: { _ in ScriptedResponse.ok(LoaderHarness.png).delayed(0.05) })
+            let loader = h.loader {
+                $0.jobsPerHost = perHost
+                $0.fetch.maxHostConnections = explicit
+            }
+            let phases = await withTaskGroup(of: Phase.self) { group in
+                for index in 0..<40 { group.addTask { await loader.load(h.server.url("/slow?\(index)")) } }
+                return await group.reduce(into: [Phase]()) { $0.append($1) }
+            }
+            #expect(phases.count == 40 && phases.allSatisfy { $0.name == "success" }, "\(phases.compactMap(\.error))")
+            let cap = explicit ?? perHost
+            #expect(h.server.maxConcurrentConnections <= cap, "connections at once: \(h.server.maxConcurrentConnections), cap \(cap)")
+            #expect(h.server.maxConcurrentRequests <= cap, "requests at once: \(h.server.maxConcurrentRequests)")
+        }
+    }
+
+    /// The array form of `batch` takes `hostNotes:` as the sequence form does.
+    @Test func anArrayBatchHearsItsHostNotes() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/busy.png", [.status(429, headers: [("Retry-After", "1")]), .ok(LoaderHarness.png)])
+        let notes = Locked<[HostNote]>([])
+        let loader = h.loader { $0.fetch.retries = 1 }
+        var last: Phase?
+        for await event in loader.batch([h.server.url("/busy.png")], hostNotes: { note in notes.withLock { $0.append(note) } }) {
+            last = event.phase
+        }
+        #expect(last?.name == "success", "\(String(describing: last?.error))")
+        let paused = notes.withLock { $0 }.filter { if case .paused = $0 { true } else { false } }
+        #expect(paused.count == 1, "\(notes.withLock { $0 })")
+    }
 }

@@ -7,7 +7,8 @@ import Glibc
 /// absolute path (the XDG spec says to ignore a relative one), else
 /// `$HOME/.cache/asyncfetch`, with the home directory from the passwd entry
 /// when `HOME` is unset or empty. Relative paths are taken from the working
-/// directory.
+/// directory. The result is `normalized`: `/tmp/c/` and `/tmp//./c` are
+/// `/tmp/c`, so every path built on it reads `/tmp/c/<md5>`.
 public enum CacheDirectory {
     public static func resolve(explicit: String?, environment: [String: String]) throws(DiskCacheError) -> String {
         try resolve(explicit: explicit) { environment[$0] }
@@ -19,6 +20,10 @@ public enum CacheDirectory {
     }
 
     private static func resolve(explicit: String?, _ variable: (String) -> String?) throws(DiskCacheError) -> String {
+        normalized(try unnormalized(explicit: explicit, variable))
+    }
+
+    private static func unnormalized(explicit: String?, _ variable: (String) -> String?) throws(DiskCacheError) -> String {
         if let explicit {
             // An empty --cache-dir is a mistake (an unset shell variable), not a request for the default.
             guard !explicit.isEmpty else {
@@ -124,6 +129,16 @@ public enum CacheDirectory {
         guard let cwd = getcwd(nil, 0) else { return path }
         defer { free(cwd) }
         return join(String(cString: cwd), path)
+    }
+
+    /// `path` without empty or `.` components: no trailing slash, no `//`,
+    /// no `/./` (`/` stays `/`; a relative path that names `.` alone is `.`).
+    /// `..` is kept: through a symbolic link it is not the parent it seems.
+    public static func normalized(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        let joined = parts.joined(separator: "/")
+        if path.hasPrefix("/") { return "/" + joined }
+        return joined.isEmpty && !path.isEmpty ? "." : joined
     }
 
     static func join(_ base: String, _ name: String) -> String {

@@ -38,9 +38,12 @@ public final class DiskCacheStore: Sendable {
     /// mode 0700. Throws a `.directory` error naming the path when it cannot
     /// be created, is not a directory, or cannot be read. A read-only
     /// directory opens: hits work, writes fail with `.io` errors.
+    /// `directory` is kept `CacheDirectory.normalized` (`/tmp/c/` is
+    /// `/tmp/c`), so the paths the store hands out have no `//`.
     /// `metadataAttributes: false` keeps metadata in sidecars only, as on a
     /// file system without user extended attributes (for tests).
     public init(directory: String, metadataAttributes: Bool = true) throws(DiskCacheError) {
+        let directory = CacheDirectory.normalized(directory)
         try CacheDirectory.prepare(directory)
         self.directory = directory
         temporaryDirectory = CacheDirectory.join(directory, CacheFileName.temporaryDirectory)

@@ -122,8 +122,10 @@ extension ImageLoader {
         return LoadBatch(channel: channel, dispatch: dispatch, work: work)
     }
 
-    public func batch(_ urls: [String], deliverTo delivery: Delivery? = nil, demand: EventDemand = .everything) -> LoadBatch {
-        batch(ArraySequence(urls), deliverTo: delivery, demand: demand)
+    /// `batch` over a list in memory (the same parameters).
+    public func batch(_ urls: [String], deliverTo delivery: Delivery? = nil,
+                      hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything) -> LoadBatch {
+        batch(ArraySequence(urls), deliverTo: delivery, hostNotes: hostNotes, demand: demand)
     }
 
     /// The batch's host scheduler, and what becomes of a URL it fails or

@@ -25,7 +25,7 @@ public final class ImageLoader: Sendable {
     public init(cache: DiskCacheStore, options: LoaderOptions = LoaderOptions()) {
         self.cache = cache
         self.options = options
-        client = FetchClient(configuration: options.fetch)
+        client = FetchClient(configuration: options.clientConfiguration)
     }
 
     /// What to do for one URL, decided without any I/O beyond one metadata

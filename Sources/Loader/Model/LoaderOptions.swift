@@ -17,15 +17,18 @@ public struct LoaderOptions: Sendable {
     public var decode = false
     /// Serve a stale stored copy when the network fails (`--stale-if-error`).
     public var staleIfError = false
-    /// Concurrent network loads in a batch (`--jobs`). Only a batch's:
-    /// `load` and `phases(for:)` start their transfers at once, however many
-    /// run (bound those with `fetch.maxHostConnections` and
-    /// `fetch.maxConcurrentTransfers`, as `RunSettings.loaderOptions` does the first).
+    /// Concurrent network loads in a batch (`--jobs`). `load` and
+    /// `phases(for:)` calls side by side are not counted against it: bound
+    /// them all with `fetch.maxConcurrentTransfers`.
     public var jobs = Defaults.jobs
-    /// Concurrent network loads to one host in a batch (`--jobs-per-host`);
-    /// see `jobs` for single loads.
+    /// Concurrent network loads to one host (`--jobs-per-host`): a batch
+    /// schedules at most this many per host, and it is the loader's
+    /// connection cap per host (`fetch.maxHostConnections`, unless that is
+    /// set), so `load` and `phases(for:)` calls side by side open at most
+    /// this many connections to one host and the rest wait inside the engine.
     public var jobsPerHost = Defaults.jobsPerHost
     /// Transfer limits, TLS, retries and extra request headers (`-H`).
+    /// A nil `maxHostConnections` means `jobsPerHost` (`clientConfiguration`).
     /// Headers that cannot be sent (a line break: `HTTPHeaders.problem`)
     /// fail every network load before any I/O (`invalid-url`): refuse them
     /// where the options are made with `fetch.validate()`, as the tool does.
@@ -34,4 +37,13 @@ public struct LoaderOptions: Sendable {
     public var remote: RemoteCache?
 
     public init() {}
+
+    /// `fetch` as the loader's client runs it: the per-host connection cap is
+    /// `jobsPerHost` unless `fetch.maxHostConnections` says otherwise (as the
+    /// tool sets it, `RunSettings.loaderOptions`).
+    var clientConfiguration: FetchConfiguration {
+        var configuration = fetch
+        if configuration.maxHostConnections == nil { configuration.maxHostConnections = jobsPerHost }
+        return configuration
+    }
 }
