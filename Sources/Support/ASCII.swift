@@ -43,3 +43,11 @@ private func asciiCaseInsensitiveEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: Uns
     }
     return true
 }
+
+/// The ASCII hex digit of `nibble` (0…15): `0`–`9`, then `a`–`f`, or
+/// `A`–`F` when `uppercase` (cache keys and JSON escapes are lowercase;
+/// the human lines' `\x1B` escapes uppercase).
+@inlinable @inline(__always)
+public func asciiHexDigit(_ nibble: UInt8, uppercase: Bool = false) -> UInt8 {
+    nibble < 10 ? 0x30 + nibble : (uppercase ? 0x37 : 0x57) + nibble
+}

@@ -1,4 +1,5 @@
 import CCrypto
+import Support
 
 /// MD5 through OpenSSL (see CCrypto.c: one-shot digests need no provider
 /// set-up; streaming goes through EVP). Used for cache keys (file names)
@@ -86,8 +87,8 @@ public enum MD5 {
                     .storeBytes(of: hexDigits(of: bytes.loadUnaligned(as: UInt32.self)).littleEndian, as: UInt64.self)
             }
             for i in (4 * groups)..<digest.count {
-                out[2 * i] = hexDigit(digest[i] >> 4)
-                out[2 * i + 1] = hexDigit(digest[i] & 0x0F)
+                out[2 * i] = asciiHexDigit(digest[i] >> 4)
+                out[2 * i + 1] = asciiHexDigit(digest[i] & 0x0F)
             }
             return digest.count * 2
         }
@@ -105,10 +106,6 @@ public enum MD5 {
         let nibbles = (lanes >> 4) & 0x000F_000F_000F_000F | (lanes & 0x000F_000F_000F_000F) << 8
         let letters = ((nibbles &+ 0x0606_0606_0606_0606) & 0x1010_1010_1010_1010) >> 4   // 1 where the nibble is 10…15
         return nibbles &+ 0x3030_3030_3030_3030 &+ letters &* 0x27
-    }
-
-    @inline(__always) private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? 0x30 + nibble : 0x57 + nibble
     }
 }
 

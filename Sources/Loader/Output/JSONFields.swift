@@ -89,18 +89,13 @@ struct JSONFields<Sink: ByteSink> {
             case 0x09: out.append(0x5C); out.append(0x74)
             case 0x00..<0x20, 0x7F:
                 out.append(0x5C); out.append(0x75); out.append(0x30); out.append(0x30)
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0x0F))
+                out.append(asciiHexDigit(byte >> 4))
+                out.append(asciiHexDigit(byte & 0x0F))
             default:
                 out.append(byte)
             }
         }
         out.append(0x22)
-    }
-
-    /// A lowercase hex digit (JSON's `\u00XX`, as before).
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? 0x30 + nibble : 0x57 + nibble
     }
 }
 

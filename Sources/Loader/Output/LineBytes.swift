@@ -112,9 +112,8 @@ struct LineBytes: ByteSink {
 
     /// Two uppercase hex digits.
     private mutating func appendHex(_ byte: UInt8) {
-        let high = byte >> 4, low = byte & 0xF
-        append(high < 10 ? 0x30 + high : 0x37 + high)
-        append(low < 10 ? 0x30 + low : 0x37 + low)
+        append(asciiHexDigit(byte >> 4, uppercase: true))
+        append(asciiHexDigit(byte & 0xF, uppercase: true))
     }
 
     /// `count` spaces.
