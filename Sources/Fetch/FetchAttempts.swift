@@ -22,10 +22,12 @@ struct FetchAttempts: Sendable {
     let gate: (any FetchAttemptGate)?
     private let policy: RetryPolicy
     private let maxRedirects: Int
+    /// The first attempt's spec; its header lines are the request's (a resumed redirect chain rewrites them per hop).
     private let firstSpec: TransferSpec
-    /// The request's header lines (a resumed redirect chain rewrites them per hop).
-    private let lines: [String]
-    private var spec: TransferSpec
+    /// The URL the current attempt starts at: the request's, or the hop a resumed redirect chain went on from.
+    /// Only its URL is kept of the attempt's spec (a copy of the attempts then holds one spec, not two:
+    /// it is copied into `FetchClient.start`'s callback, on the transfer loop, per fetch).
+    private var resumedAt: String
     private var redirectsBefore = 0
     /// Attempts made, as reported (a resumed redirect chain is not a new attempt).
     private(set) var attempt = 0
@@ -35,14 +37,13 @@ struct FetchAttempts: Sendable {
     /// (`.usePolicy`): the fetch's error if the gate then refuses it (`mayRetry`).
     private(set) var retrying: FetchError?
 
-    init(url: String, firstSpec: TransferSpec, lines: [String], policy: RetryPolicy, maxRedirects: Int) {
+    init(url: String, firstSpec: TransferSpec, policy: RetryPolicy, maxRedirects: Int) {
         self.url = url
         gate = firstSpec.gate
         self.firstSpec = firstSpec
-        self.lines = lines
         self.policy = policy
         self.maxRedirects = maxRedirects
-        spec = firstSpec
+        resumedAt = firstSpec.url
     }
 
     /// The first attempt.
@@ -92,9 +93,10 @@ struct FetchAttempts: Sendable {
             // of the redirect budget (so a loop is still `redirects` after 10 hops).
             // This is not a retry: each resume follows at least one more hop.
             redirectsBefore += redirects
-            spec = TransferSpec(following: firstSpec, to: next,
-                                headerLines: FetchClient.linesForRedirect(lines, from: url, to: next),
-                                maxRedirects: maxRedirects - redirectsBefore)
+            let spec = TransferSpec(following: firstSpec, to: next,
+                                    headerLines: FetchClient.linesForRedirect(firstSpec.headerLines, from: url, to: next),
+                                    maxRedirects: maxRedirects - redirectsBefore)
+            resumedAt = next
             attempt -= 1
             counted -= 1
             return .attempt(attempting(spec), resetSink: true, delay: 0)
@@ -119,7 +121,7 @@ struct FetchAttempts: Sendable {
         -> (response: AttemptResponse, attempts: Int, redirectsBefore: Int, resumedAt: String)? {
         guard case .response(let response) = outcome, (200..<300).contains(response.status) || response.status == 304
         else { return nil }
-        return (response, attempt + 1, redirectsBefore, spec.url)
+        return (response, attempt + 1, redirectsBefore, resumedAt)
     }
 
     /// What follows the gate's verdict on a failed attempt's `error`.
@@ -138,7 +140,7 @@ struct FetchAttempts: Sendable {
         case .cancelled:
             return .fail(cancelled)
         }
-        spec = firstSpec
+        resumedAt = firstSpec.url
         redirectsBefore = 0
         return .attempt(attempting(firstSpec), resetSink: true, delay: delay)
     }

@@ -129,22 +129,19 @@ public final class FetchClient: Sendable {
                 var attempts = attempts
                 return goOn(attempts.next(after: outcome), attempts, sink: sink, handle: handle, completion: completion)
             }
-            let response = delivery.response, url = attempts.url
-            attempts.gate?.answered(status: response.status)
-            let deliver: @Sendable () -> Void = {
-                completion(Result { () throws(FetchError) in
-                    try Self.deliver(response, url: url, to: sink, attempts: delivery.attempts,
-                                     redirectsBefore: delivery.redirectsBefore, resumedAt: delivery.resumedAt)
-                })
-            }
+            attempts.gate?.answered(status: delivery.response.status)
             // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
             // A 304 has no body for the sink, and its completion runs here: it may start the
-            // next fetches here and hand the rest over (`FetchHandle.handOff`).
+            // next fetches here and hand the rest over (`FetchHandle.handOff`). Neither needs
+            // a closure to run later (one context to allocate and free, per revalidation).
             // Any other answer joins its loop's round, which goes to a worker in one batch
             // (`CurlLoop.handOff`; issue 22).
-            if transfer.handoff != nil || response.status == 304 {
-                deliver()
-            } else if let loop = transfer.placement?.loop {
+            if transfer.handoff != nil || delivery.response.status == 304 {
+                return completion(Self.delivered(delivery, url: attempts.url, to: sink))
+            }
+            let url = attempts.url
+            let deliver: @Sendable () -> Void = { completion(Self.delivered(delivery, url: url, to: sink)) }
+            if let loop = transfer.placement?.loop {
                 loop.handOff(deliver)   // the loop that ran it: its round
             } else {
                 loops.workers.run([deliver])
@@ -204,8 +201,7 @@ public final class FetchClient: Sendable {
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
                                      gate: request.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin)
-        return FetchAttempts(url: request.url, firstSpec: firstSpec, lines: lines, policy: policy,
-                             maxRedirects: configuration.maxRedirects)
+        return FetchAttempts(url: request.url, firstSpec: firstSpec, policy: policy, maxRedirects: configuration.maxRedirects)
     }
 
     /// Carries out the attempts' actions on this task until the fetch ends.
@@ -309,6 +305,17 @@ public final class FetchClient: Sendable {
 
     private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
 
+    /// `deliver` of what `FetchAttempts.delivery(after:)` returned, as the fetch's result.
+    private static func delivered(
+        _ delivery: (response: AttemptResponse, attempts: Int, redirectsBefore: Int, resumedAt: String), url: String,
+        to sink: BodySink
+    ) -> Result<FetchResponse, FetchError> {
+        Result { () throws(FetchError) in
+            try deliver(delivery.response, url: url, to: sink, attempts: delivery.attempts,
+                        redirectsBefore: delivery.redirectsBefore, resumedAt: delivery.resumedAt)
+        }
+    }
+
     /// Completes a successful attempt off the loop (on the awaiting task or a
     /// completion worker): hands a body the loop held in memory to the sink,
     /// parses headers, redacts URLs.
@@ -324,8 +331,10 @@ public final class FetchClient: Sendable {
                 throw FetchError(.io, url: url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempts)
             }
         }
+        // Most answers come from the URL asked for: redacted once.
+        let shown = redactURL(url), effective = response.redirectedURL ?? resumedAt
         return FetchResponse(
-            url: redactURL(url), effectiveURL: redactURL(response.redirectedURL ?? resumedAt), status: response.status,
+            url: shown, effectiveURL: effective == url ? shown : redactURL(effective), status: response.status,
             headers: headers, bodyBytes: response.bodyBytes, attempts: attempts,
             redirects: redirectsBefore + response.redirects, httpVersion: response.httpVersion, timings: response.timings)
     }

@@ -5,19 +5,38 @@ import Support
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Field = (name: String, value: String)
     public private(set) var fields: [Field]
+    /// Whether every field is known to be sendable (`problem` nil for each, checked by
+    /// `init(sendable:)`): `firstProblem` then checks nothing. A field added clears it.
+    private(set) var checked = false
 
     public init(_ fields: [Field] = []) { self.fields = fields }
+
+    /// The fields of `candidates` that can be sent (`HTTPHeaders.problem` nil), in order; the others
+    /// are left out. For fields a request sends only if it can, copied from elsewhere (a stored
+    /// entry's validators: `Revalidation.conditionalHeaders`): each is checked here once, and not
+    /// again when the request is prepared (`FetchClient.prepare`, per revalidation), unless a field is added.
+    public init(sendable candidates: [Field]) {
+        fields = candidates   // usually all of them: no new array
+        if fields.contains(where: { Self.problem(name: $0.name, value: $0.value) != nil }) {
+            fields.removeAll { Self.problem(name: $0.name, value: $0.value) != nil }
+        }
+        checked = true
+    }
 
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = elements.map { (name: $0.0, value: $0.1) }
     }
 
-    public mutating func add(name: String, value: String) { fields.append((name, value)) }
+    public mutating func add(name: String, value: String) {
+        fields.append((name, value))
+        checked = false
+    }
 
     /// Replaces every field called `name` with one field.
     public mutating func set(name: String, value: String) {
         remove(name: name)
         fields.append((name, value))
+        checked = false
     }
 
     // Names compare as ASCII, case-insensitively, in place: field names are

@@ -37,8 +37,10 @@ extension HTTPHeaders {
         return nil
     }
 
-    /// The first field that cannot be sent, and why.
+    /// The first field that cannot be sent, and why (none when they were checked as they were made:
+    /// `init(sendable:)`).
     public func firstProblem() -> (name: String, problem: HeaderProblem)? {
+        if checked { return nil }
         for field in fields {
             if let problem = Self.problem(name: field.name, value: field.value) { return (field.name, problem) }
         }

@@ -9,19 +9,19 @@ public enum Revalidation {
     /// The validators to send for a stored response with a body (§4.3.1):
     /// `If-None-Match` with its `ETag`, `If-Modified-Since` with its valid
     /// `Last-Modified`, verbatim (nginx compares the text exactly).
-    public static func conditionalHeaders(_ stored: CacheMetadata) -> [(name: String, value: String)] {
-        guard stored.hasBody else { return [] }
-        var headers: [(name: String, value: String)] = []
+    public static func conditionalHeaders(_ stored: CacheMetadata) -> HTTPHeaders {
+        guard stored.hasBody else { return HTTPHeaders() }
+        var headers: [HTTPHeaders.Field] = []
         headers.reserveCapacity(2)
-        // A validator that cannot be sent (a line break in a damaged record) is not used:
-        // the request goes unconditional rather than failing (`HTTPHeaders.problem`).
-        if let etag = stored.header("ETag"), HTTPHeaders.problem(name: "If-None-Match", value: etag) == nil {
-            headers.append(("If-None-Match", etag))
-        }
+        if let etag = stored.header("ETag") { headers.append(("If-None-Match", etag)) }
+        // A valid date is ASCII letters, digits, spaces, commas and colons (`HTTPDate`): always sendable.
         if let modified = stored.header("Last-Modified"), HTTPDate.parse(modified) != nil {
             headers.append(("If-Modified-Since", modified))
         }
-        return headers
+        // A validator that cannot be sent (a line break in a damaged record) is not used: the request
+        // goes unconditional rather than failing. Checked once, here (`HTTPHeaders(sendable:)`), not
+        // again as the request is prepared.
+        return HTTPHeaders(sendable: headers)
     }
 
     /// §4.3.4: a 304 updates the stored response only if its strong
@@ -30,16 +30,11 @@ public enum Revalidation {
     public static func validatorMatches(_ headers: HTTPHeaders, _ stored: CacheMetadata) -> Bool {
         // The stored tag's bytes read in place (a decoded record keeps a longer value as its bytes: no
         // `String` made, on the transfer loop, per 304).
-        guard var new = headers["ETag"], let old = storedField("ETag", of: stored) else { return true }
+        guard var new = headers["ETag"], let old = stored.field("ETag") else { return true }
         return new.withUTF8 { new in old.withValueBytes { old in opaqueTag(new).elementsEqual(opaqueTag(old)) } }
     }
 
-    /// The stored field called `name` (the first), as `CacheMetadata.header` finds it.
-    private static func storedField(_ name: String, of stored: CacheMetadata) -> CacheMetadata.Header? {
-        stored.headers.first { sameName($0.name, name) }
-    }
-
-    /// Field names compared as `CacheMetadata.header` does: lengths first, then ASCII case-insensitively.
+    /// Field names compared as `CacheMetadata.field` does: lengths first, then ASCII case-insensitively.
     private static func sameName(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && asciiCaseInsensitiveEqual(a, b)
     }

@@ -14,7 +14,7 @@ import Testing
     static func attempts(retries: Int, maxRedirects: Int = 10) -> FetchAttempts {
         let spec = TransferSpec(url: url, headerLines: ["Authorization: secret"], maxSize: 1 << 20,
                                 maxRedirects: maxRedirects, sink: NullSink())
-        return FetchAttempts(url: url, firstSpec: spec, lines: spec.headerLines,
+        return FetchAttempts(url: url, firstSpec: spec,
                              policy: RetryPolicy(retries: retries, baseDelay: 0.5, maxDelay: 1), maxRedirects: maxRedirects)
     }
 

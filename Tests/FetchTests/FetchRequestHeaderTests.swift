@@ -19,6 +19,18 @@ import TestSupport
         #expect(HTTPHeaders.problem(name: "Host:evil", value: "x") == .invalidName)
     }
 
+    @Test func fieldsCheckedAsTheyAreMadeAreCheckedAgainOnceOneIsAdded() {
+        var headers = HTTPHeaders(sendable: [("If-None-Match", "\"a\"\r\nX-B: 2"), ("X-Ok", "1"), ("Bad Name", "x")])
+        #expect(headers.map(\.name) == ["X-Ok"], "only the fields that can be sent")
+        #expect(headers.firstProblem() == nil)
+        headers.set(name: "X-Set", value: "a\0")
+        #expect(headers.firstProblem()?.problem == .lineBreak)
+        headers.remove(name: "X-Set")
+        #expect(headers.firstProblem() == nil)
+        headers.add(name: "", value: "x")
+        #expect(headers.firstProblem()?.problem == .emptyName)
+    }
+
     @Test func aConfigurationWithAnInjectedHeaderIsRefusedWithAReadableError() {
         var configuration = FetchConfiguration()
         #expect(throws: Never.self) { try configuration.validate() }

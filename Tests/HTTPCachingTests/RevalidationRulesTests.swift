@@ -21,6 +21,16 @@ import Testing
         #expect(Revalidation.conditionalHeaders(stored([])).isEmpty)
     }
 
+    @Test func aStoredValidatorThatCannotBeSentIsLeftOutAndTheRestIsSent() {
+        let modified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        let damaged = Revalidation.conditionalHeaders(stored([("ETag", "\"x\"\r\nX-Admin: 1"), ("Last-Modified", modified)]))
+        #expect(damaged.map(\.name) == ["If-Modified-Since"], "the request stays conditional on the date")
+        #expect(damaged.firstProblem() == nil)
+        var added = damaged
+        added.add(name: "X-A", value: "1\nX-B: 2")
+        #expect(added.firstProblem()?.name == "X-A", "a field added later is checked")
+    }
+
     @Test func aValidatorMatchesWeaklyAndAMissingOneMatches() {
         let meta = stored([("ETag", "\"v1\"")])
         #expect(Revalidation.validatorMatches(HTTPHeaders([("ETag", "\"v1\"")]), meta))

@@ -136,13 +136,16 @@ public struct CacheMetadata: Sendable, Equatable {
     }
 
     /// First stored value of a response header (case-insensitive).
-    public func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? { firstIndex(of: name).map { headers[$0].value } }
+
+    /// First stored field called `name` (case-insensitive), as `header` finds it: its value
+    /// can be read in place (`Header.withValueBytes`), with no `String` made.
+    public func field(_ name: String) -> Header? { firstIndex(of: name).map { headers[$0] } }
+
+    private func firstIndex(of name: String) -> Int? {
         // Lengths first, here: a hit asks twice (`Vary`, `Content-Type`),
         // and most stored names differ in length from the one asked for.
         let length = name.utf8.count
-        for i in headers.indices where headers[i].name.utf8.count == length && asciiCaseInsensitiveEqual(headers[i].name, name) {
-            return headers[i].value
-        }
-        return nil
+        return headers.indices.first { headers[$0].name.utf8.count == length && asciiCaseInsensitiveEqual(headers[$0].name, name) }
     }
 }
