@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Gaps found in session 15 by trying the built binary as a new user would,
+/// option by option and in combinations the earlier audits did not reach
+/// (the `cache` commands' lists, habits of wget and aria2c, `--shard`):
+/// each test is one sentence of the docs that did not hold.
+@Suite struct CommandLineAuditE2ETests {
+    /// `cache pull -i a.txt -i b.txt` read only b.txt, exiting 0: its `-i`
+    /// took one file, and swift-argument-parser keeps the last of a repeated
+    /// option silently. Like a fetch run's, the lists are read in order.
+    @Test func cachePullReadsEveryList() throws {
+        let store = try WebDAVStore()
+        let server = try FixtureSite.server()
+        let urls = [server.url("/images/red-64x48.png"), server.url("/images/anim-33x17.gif")]
+        let origin = try CLI(), home = try CLI()
+        #expect(try origin.run(["--remote-cache", store.url] + urls).status == 0)
+        let a = try home.cache.write("a.txt", Array("\(urls[0])\n".utf8))
+        let b = try home.cache.write("b.txt", Array("\(urls[1])\n".utf8))
+        let pulled = try home.run(["cache", "pull", "--remote-cache", store.url, "-i", a, "-i", b])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(Set(pulled.stdout.split(separator: "\n").map(String.init)) == Set(urls.map { "pulled   " + $0 }),
+                "\(pulled.stdout)\(pulled.stderr)")
+        #expect(try home.run(["--offline"] + urls).status == 0, "both entries are now local")
+    }
+
+    /// The list written for `-P DIR` (`URL<TAB>name` lines, README) names
+    /// the same URLs everywhere: without `-P` each such line was an
+    /// `invalid-url` failure, and `cache path`, `rm` and `pull` took the
+    /// whole line for a URL ("not cached", the entry left in place).
+    @Test func aNamedListWorksWithoutAFolderAndInTheCacheCommands() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png"), other = server.url("/images/anim-33x17.gif")
+        let list = try cli.cache.write("named.txt", Array("\(url)\tmine.png\n\(other)\n".utf8))
+        let placed = try cli.run(["-i", list, "-P", cli.cache.path + "/photos"])
+        #expect(placed.status == 0, "\(placed.stdout)\(placed.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/photos/mine.png"))
+
+        let offline = try cli.run(["--offline", "-i", list])
+        #expect(offline.status == 0, "\(offline.stdout)\(offline.stderr)")
+        #expect(offline.stdout.hasPrefix("success  \(url)  "), "\(offline.stdout)")
+        let path = try cli.run(["cache", "path", "-i", list])
+        #expect(path.status == 0, "\(path.stdout)\(path.stderr)")
+        #expect(path.stdout.split(separator: "\n").count == 2 && !path.stdout.contains("-\n"), "\(path.stdout)")
+        let json = try #require(CLI.jsonLines(try cli.run(["cache", "path", "--json", "-i", list]).stdout))
+        #expect(json.first?["url"] as? String == url && json.first?["cached"] as? Bool == true, "\(json)")
+
+        let removed = try cli.run(["cache", "rm", "-i", list])
+        #expect(removed.status == 0, "\(removed.stdout)\(removed.stderr)")
+        #expect(try cli.run(["cache", "path", url]).status == 1, "the entry is gone")
+
+        let store = try WebDAVStore()
+        #expect(try cli.run(["--remote-cache", store.url, url]).status == 0)
+        let home = try CLI()
+        let pulled = try home.run(["cache", "pull", "--remote-cache", store.url, "-i", list])
+        #expect(pulled.stdout.contains("pulled   \(url)\n"), "\(pulled.stdout)\(pulled.stderr)")
+        // A tab is never part of a URL: given as an argument, such a string is still invalid.
+        let argument = try cli.run(["--json", "--offline", "\(url)\tmine.png"])
+        #expect(argument.stdout.contains("\"kind\":\"invalid-url\""), "\(argument.stdout)")
+    }
+}
