@@ -22,7 +22,7 @@ extension CacheCommand {
             "Also read URLs from this file, one per line ('-' for stdin). Repeatable. (default: none)", valueName: "file"),
             completion: .file())
         var input: [String] = []
-        @Option(help: ArgumentHelp("Only the URLs of shard K of N (as for a fetch run). (default: all)", valueName: "K/N"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Only the URLs of shard K of N (as for a fetch run). (default: all)", valueName: "K/N"))
         var shard: Shard?
         @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent remote transfers.", valueName: "n"))
         var jobs: Int = RemoteDefaults.pullJobs

@@ -17,6 +17,13 @@ extension RunSettings {
         if jobs < 1 { throw UsageError("--jobs must be at least 1") }
         if jobsPerHost < 1 { throw UsageError("--jobs-per-host must be at least 1") }
         if retries < 0 { throw UsageError("--retries must be 0 or more") }
+        // An unset shell variable (`-o "$OUT"`): said before any download, as for --cache-dir "".
+        if output?.isEmpty == true {
+            throw UsageError("-o/--output is empty: give a file name ('-' for standard output), or leave the option out")
+        }
+        if outputDir?.isEmpty == true {
+            throw UsageError("--output-dir is empty: give a folder ('.' for the current one), or leave the option out")
+        }
         if output != nil && (urls.count != 1 || !input.isEmpty) {
             throw UsageError("-o/--output takes exactly one URL, named on the command line")
         }

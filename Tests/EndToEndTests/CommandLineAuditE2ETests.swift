@@ -93,4 +93,33 @@ import TestSupport
         // wget's -r is not curl's range: the answer says both.
         #expect(try cli.run(["-r", "http://127.0.0.1:9/x.png"]).stderr.contains("does not crawl"))
     }
+
+    /// A `--shard` value of the wrong form lists the accepted forms, as the
+    /// other values do (docs/output.md, exit status 2); `-1/2` was "Missing
+    /// value for '--shard <K/N>'", as if none had been given.
+    @Test func aBadShardListsTheAcceptedForms() throws {
+        let cli = try CLI()
+        for (arguments, value) in [(["--shard", "-1/2"], "-1/2"), (["--shard", "1/1"], "1/1"), (["--shard=2/0"], "2/0"),
+                                   (["cache", "pull", "--remote-cache", "http://127.0.0.1:9/", "--shard", "-1/4"], "-1/4")] {
+            let result = try cli.run(arguments + ["http://127.0.0.1:9/x.png"])
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains("'\(value)' is invalid for '--shard <K/N>': give K/N") && result.stderr.contains("0 <= K < N"),
+                    "\(arguments): \(result.stderr)")
+        }
+    }
+
+    /// `-o "$OUT"` with OUT unset downloaded the body, then failed with
+    /// "cannot write : No such file or directory" (exit 1), and `-P ""` said
+    /// "cannot create --output-dir : …". An empty value is a usage error
+    /// before any request, as `--cache-dir ""` is (docs/cache.md).
+    @Test func anEmptyOutputIsAUsageErrorBeforeAnyRequest() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        for arguments in [["-o", ""], ["-P", ""], ["--output-dir", ""]] {
+            let result = try cli.run(arguments + [url])
+            #expect(result.status == 2, "\(arguments): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("is empty: give a"), "\(arguments): \(result.stderr)")
+        }
+        #expect(server.totalRequests == 0)
+    }
 }
