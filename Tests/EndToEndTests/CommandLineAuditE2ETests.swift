@@ -122,4 +122,30 @@ import TestSupport
         }
         #expect(server.totalRequests == 0)
     }
+
+    /// `asyncfetch --json cache list` (options first, as with git) fetched
+    /// the "URLs" cache and list: two invalid-url failures, exit 1. `cache`
+    /// and `help` are never URLs: options before them go behind the command,
+    /// whose parser takes them (or names the one it does not have).
+    @Test func optionsBeforeTheCommandWordGoToTheCommand() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        #expect(try cli.run([url]).status == 0)
+        let list = try cli.run(["--json", "cache", "list"])
+        #expect(list.status == 0, "\(list.stdout)\(list.stderr)")
+        let entries = try #require(CLI.jsonLines(list.stdout), "\(list.stdout)")
+        #expect(entries.count == 1 && entries.first?["url"] as? String == url, "\(entries)")
+        let stats = try cli.run(["--json", "--cache-dir", cli.cacheDir, "cache", "stats"])
+        #expect(stats.status == 0 && stats.stdout.hasPrefix("{\"entries\":1,"), "\(stats.stdout)\(stats.stderr)")
+        let path = try cli.run(["--json", "cache", "path", url])
+        #expect(path.status == 0 && path.stdout.contains("\"cached\":true"), "\(path.stdout)\(path.stderr)")
+        let help = try cli.run(["-v", "help"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: asyncfetch"), "\(help.stdout)\(help.stderr)")
+        let unknown = try cli.run(["-q", "cache", "stats"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("'-q'") && !unknown.stdout.contains("invalid-url"),
+                "\(unknown.stdout)\(unknown.stderr)")
+        // An option's value may be the word: that is still a fetch run.
+        let named = try cli.run(["--offline", "--user-agent", "cache", url])
+        #expect(named.status == 0 && named.stdout.hasPrefix("success  \(url)"), "\(named.stdout)\(named.stderr)")
+    }
 }
