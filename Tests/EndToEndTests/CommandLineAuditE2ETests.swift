@@ -148,4 +148,16 @@ import TestSupport
         let named = try cli.run(["--offline", "--user-agent", "cache", url])
         #expect(named.status == 0 && named.stdout.hasPrefix("success  \(url)"), "\(named.stdout)\(named.stderr)")
     }
+
+    /// `--max-size 5iB` was 5 bytes (the `iB` of `KiB` dropped alone), while
+    /// `10B` is refused: a size is bytes or a number with K, M or G.
+    @Test func aSizeWithAStrayUnitIsRefused() throws {
+        let cli = try CLI()
+        for arguments in [["--max-size", "5iB", "http://127.0.0.1:9/x.png"], ["cache", "prune", "--max-size", "5iB"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2 && result.stderr.contains("'5iB' is invalid for '--max-size <size>': give bytes"),
+                    "\(arguments): \(result.stderr)")
+        }
+        #expect(try cli.run(["cache", "prune", "--max-size", "5KiB"]).status == 0)
+    }
 }
