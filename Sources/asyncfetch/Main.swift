@@ -118,7 +118,8 @@ enum Main {
     static func checkHelpTopic(_ arguments: [String]) throws {
         var rest = arguments[...]
         _ = takeCacheDir(from: &rest)
-        guard rest.first == "help", let topic = rest.dropFirst().first else { return }
+        if let command = commandAfterOptions(rest) { rest = command[...] }   // `-v help TOPIC`
+        guard rest.first == "help", let topic = rest.dropFirst().first, !topic.hasPrefix("-") else { return }
         if topic == "cache" {
             var tail = rest.dropFirst(2)
             _ = takeCacheDir(from: &tail)

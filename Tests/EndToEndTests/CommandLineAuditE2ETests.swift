@@ -141,6 +141,8 @@ import TestSupport
         #expect(path.status == 0 && path.stdout.contains("\"cached\":true"), "\(path.stdout)\(path.stderr)")
         let help = try cli.run(["-v", "help"])
         #expect(help.status == 0 && help.stdout.contains("USAGE: asyncfetch"), "\(help.stdout)\(help.stderr)")
+        let topic = try cli.run(["-v", "help", "bogus"])
+        #expect(topic.status == 2 && topic.stderr.contains("no help on 'bogus'"), "\(topic.stdout)\(topic.stderr)")
         let unknown = try cli.run(["-q", "cache", "stats"])
         #expect(unknown.status == 2 && unknown.stderr.contains("'-q'") && !unknown.stdout.contains("invalid-url"),
                 "\(unknown.stdout)\(unknown.stderr)")
