@@ -27,6 +27,10 @@ extension RunSettings {
         if output != nil && (urls.count != 1 || !input.isEmpty) {
             throw UsageError("-o/--output takes exactly one URL, named on the command line")
         }
+        // The one URL may not be in the shard: the run then wrote nothing and exited 0.
+        if output != nil, let shard, shard.count > 1 {
+            throw UsageError("-o/--output and --shard exclude each other (-o is for one URL, which shard \(shard.index)/\(shard.count) may not hold; use -P DIR)")
+        }
         if output != nil && outputDir != nil {
             throw UsageError("-o FILE and --output-dir DIR exclude each other (-o is for one URL, -P for a batch)")
         }

@@ -162,4 +162,22 @@ import TestSupport
         }
         #expect(try cli.run(["cache", "prune", "--max-size", "5KiB"]).status == 0)
     }
+
+    /// `--shard 1/2 URL -o FILE` with the URL in shard 0 wrote no file and
+    /// exited 0 (the URL was filtered out, so nothing had failed): a script
+    /// then went on without its file. `-o` is for one URL; with a shard of
+    /// more than one it is a usage error.
+    @Test func outputWithAShardIsAUsageError() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        let target = cli.cache.path + "/one.png"
+        for shard in ["0/2", "1/2"] {
+            let result = try cli.run(["--shard", shard, url, "-o", target])
+            #expect(result.status == 2 && result.stderr.contains("-o/--output and --shard exclude each other"),
+                    "\(shard): \(result.stdout)\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: target))
+        #expect(try cli.run(["--shard", "0/1", url, "-o", target]).status == 0, "one shard holds every URL")
+        #expect(FileManager.default.fileExists(atPath: target))
+    }
 }
