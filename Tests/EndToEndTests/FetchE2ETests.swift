@@ -230,13 +230,16 @@ extension CLI {
         #expect(request.headerValues("Accept") == ["image/png"])
         #expect(request.header("User-Agent") == "asyncfetch/\(version)")
         #expect(!version.isEmpty)
-        // As curl: 'Name;' sends an empty value; 'Name:' sends no such header, the defaults included.
+        // As curl: 'Name;' sends an empty value; 'Name:' sends no such header, the defaults included;
+        // so does 'Name; ' (a blank after the semicolon: curl 7.88.1 --compressed sends no Accept-Encoding for 'Accept-Encoding; ').
         server.route("/b.png", .ok(Self.png))
-        let empty = try await cli.runOffPool(["-H", "X-Empty;", "-H", "Accept:", "-H", "User-Agent:", server.url("/b.png")])
+        let empty = try await cli.runOffPool(["-H", "X-Empty;", "-H", "Accept:", "-H", "User-Agent:", "-H", "X-Blank; ",
+                                              "-H", "Accept-Encoding; ", server.url("/b.png")])
         #expect(empty.status == 0, "\(empty.stderr)")
         let sent = try #require(server.requests("/b.png").first)
         #expect(sent.headerValues("X-Empty") == [""])
         #expect(sent.headerValues("Accept").isEmpty && sent.headerValues("User-Agent").isEmpty, "\(sent.headers)")
+        #expect(sent.headerValues("X-Blank").isEmpty && sent.headerValues("Accept-Encoding").isEmpty, "\(sent.headers)")
     }
 
     /// Every request of a run, the remote cache tier's included, names the
