@@ -83,7 +83,9 @@ public struct RemoteLocation: Sendable, Equatable {
     /// retries (the origin is the fallback), signing for S3.
     func fetchConfiguration(from origin: FetchConfiguration) -> FetchConfiguration {
         var config = FetchConfiguration()
-        config.maxSize = origin.maxSize + Int64(RemoteDefaults.recordLimit) + 64
+        // An object is its header line, its record and the body: room for the first two (none: no limit).
+        let overhead = Int64(RemoteDefaults.recordLimit) + 64
+        config.maxSize = origin.maxSize > 0 && origin.maxSize <= Int64.max - overhead ? origin.maxSize + overhead : 0
         config.connectTimeout = RemoteDefaults.connectTimeout
         config.timeout = RemoteDefaults.timeout
         config.retries = 0

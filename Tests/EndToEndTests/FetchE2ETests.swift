@@ -93,6 +93,17 @@ extension CLI {
         #expect(Self.storedFiles(cli).isEmpty, "left in the cache: \(Self.storedFiles(cli))")
     }
 
+    /// `--max-size 0` is no limit, as curl's `--max-filesize 0` and this
+    /// tool's `--timeout 0`; before, it refused every body as too-large.
+    @Test func maxSizeZeroIsNoLimit() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--max-size", "0", server.url("/a.png")])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.hasPrefix("success"), "\(result.stdout)")
+    }
+
     @Test func aSlowFirstByteTimesOut() async throws {
         let server = try ScriptedServer()
         // The answer waits 30 s and the run must end far sooner: 10 s leaves room for a loaded
