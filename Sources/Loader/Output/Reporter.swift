@@ -102,8 +102,10 @@ public final class Reporter: @unchecked Sendable {
     /// The totals of the URLs reported so far.
     public var summary: BatchTotals { state.withLock { $0.counted } }
 
-    /// The results can no longer be written (stdout was a pipe whose reader
-    /// went away, as with `| head`): the run should stop.
+    /// The results can no longer be written: stdout was a pipe whose reader
+    /// went away, as with `| head` (`outputError` is `EPIPE`: the run should
+    /// stop), or a write failed otherwise (a full disk: the lines are lost,
+    /// the run goes on; see `follow`).
     public var outputBroken: Bool { state.withLock { $0.out.broken } }
     /// The `errno` of the write that failed, when `outputBroken`.
     public var outputError: Int32 { state.withLock { $0.out.writeError } }
