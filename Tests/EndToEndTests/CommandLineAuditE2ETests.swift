@@ -202,4 +202,20 @@ import TestSupport
         let path = try cli.run(["cache", "path", url], environment: ["LC_ALL": "C"])
         #expect(path.stdout == cli.cacheDir + "/" + (try CLI.md5sum(url)) + "\n", "\(path.stdout)\(path.stderr)")
     }
+
+    /// `--remote-cache http://` was taken: each key was appended to it, so
+    /// the tier asked the host named by the key (one "could not resolve
+    /// host: 8f9d…" warning per run). A tier without a host, or with a query
+    /// or fragment the keys would follow, is a usage error, as `s3://` is.
+    @Test func aRemoteCacheWithoutAHostIsAUsageError() throws {
+        let cli = try CLI()
+        for (location, reason) in [("http://", "no host named"), ("https:///cache/", "no host named"),
+                                   ("http://127.0.0.1:9/cache?x=1", "a query or fragment")] {
+            for arguments in [["--remote-cache", location, "http://127.0.0.1:9/x.png"],
+                              ["cache", "pull", "--remote-cache", location, "http://127.0.0.1:9/x.png"]] {
+                let result = try cli.run(arguments)
+                #expect(result.status == 2 && result.stderr.contains(reason), "\(arguments): \(result.stdout)\(result.stderr)")
+            }
+        }
+    }
 }
