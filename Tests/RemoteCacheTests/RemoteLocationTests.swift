@@ -34,7 +34,7 @@ import Testing
         #expect(config.retries == 0)
     }
 
-    @Test func badLocationsAreRefused() {
+    @Test func badLocationsAreRefused() throws {
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("ftp://x/", environment: [:]) }
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: [:]) }
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3:///p", environment: Self.keys) }
