@@ -218,4 +218,22 @@ import TestSupport
             }
         }
     }
+
+    /// `cache rm -i urls.txt` with a URL listed twice (lists often are; the
+    /// fetch run reports each distinct URL once) removed the entry, then
+    /// said "absent" and "not cached" for the repeat and exited 1. A URL
+    /// whose entry this command removed is `removed` each time it is named.
+    @Test func removingAURLListedTwiceSucceeds() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        #expect(try cli.run([url]).status == 0)
+        let list = try cli.cache.write("twice.txt", Array("\(url)\n\(url)#again\n".utf8))
+        let removed = try cli.run(["cache", "rm", url, "-i", list])
+        #expect(removed.status == 0, "\(removed.stdout)\(removed.stderr)")
+        #expect(removed.stdout == ["removed  \(url)", "removed  \(url)", "removed  \(url)#again"].joined(separator: "\n") + "\n",
+                "\(removed.stdout)")
+        #expect(removed.stderr.isEmpty, "\(removed.stderr)")
+        let again = try cli.run(["cache", "rm", "--json", url])
+        #expect(again.status == 1 && again.stdout.contains("\"reason\":\"not-cached\""), "a later command finds nothing: \(again.stdout)")
+    }
 }
