@@ -114,6 +114,8 @@ public enum HumanUnits {
     public static func byteCount(_ text: String) -> Int64? {
         var text = Substring(text.uppercased())
         if text.hasSuffix("IB") {
+            // Only as in KiB, MiB, GiB: "5iB" is not 5 bytes.
+            guard let unit = text.dropLast(2).last, "KMG".contains(unit) else { return nil }
             text = text.dropLast(2)
         } else if text.hasSuffix("B") && text.count > 1 && !(text.dropLast().last?.isNumber ?? true) {
             text = text.dropLast()

@@ -85,6 +85,17 @@ enum ArgumentCheck {
 }
 
 extension ArgumentCheck {
+    /// Whether `argument`, an option as typed, takes the argument after it
+    /// as its value (`--jobs 8`, `-i FILE`, `-qo FILE`; not `--jobs=8`, `-ofile`).
+    static func takesNextArgument(_ argument: String) -> Bool {
+        if argument.hasPrefix("--") { return valueOptions.contains(argument) }
+        for (offset, letter) in argument.dropFirst().enumerated() {
+            guard let canonical = shortNames[letter] else { return false }
+            if valueOptions.contains(canonical) { return offset == argument.count - 2 }
+        }
+        return false
+    }
+
     /// The answer to wget's `-O FILE` (`-O -`: the body on stdout), as `typed`.
     static func wgetOutput(_ typed: String, value: String) -> String {
         "\(typed): -O takes no file name (like curl's -O it saves under the URL's own name, in the current folder); "

@@ -6,7 +6,7 @@ import RemoteCache
 import Support
 
 extension CacheCommand {
-    /// `cache pull --remote-cache URL [-i FILE] [URL...]`: brings entries from
+    /// `cache pull --remote-cache URL [-i FILE]... [URL...]`: brings entries from
     /// the shared tier into the local cache without contacting any origin.
     struct Pull: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -19,10 +19,10 @@ extension CacheCommand {
         @OptionGroup var cache: CacheOptions
         @OptionGroup var remote: RemoteOptions
         @Option(name: [.short, .customLong("input")], help: ArgumentHelp(
-            "Also read URLs from this file, one per line ('-' for stdin). (default: none)", valueName: "file"),
+            "Also read URLs from this file, one per line ('-' for stdin). Repeatable. (default: none)", valueName: "file"),
             completion: .file())
-        var input: String?
-        @Option(help: ArgumentHelp("Only the URLs of shard K of N (as for a fetch run). (default: all)", valueName: "K/N"))
+        var input: [String] = []
+        @Option(parsing: .unconditional, help: ArgumentHelp("Only the URLs of shard K of N (as for a fetch run). (default: all)", valueName: "K/N"))
         var shard: Shard?
         @Option(parsing: .unconditional, help: ArgumentHelp("Concurrent remote transfers.", valueName: "n"))
         var jobs: Int = RemoteDefaults.pullJobs
@@ -31,7 +31,7 @@ extension CacheCommand {
         @Argument(help: "URLs to pull.") var urls: [String] = []
 
         func validate() throws {
-            if urls.isEmpty && input == nil { throw ValidationError("no URL given (name URLs as arguments, or a list with --input FILE)") }
+            if urls.isEmpty && input.isEmpty { throw ValidationError("no URL given (name URLs as arguments, or a list with --input FILE)") }
             if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         }
 
@@ -43,7 +43,7 @@ extension CacheCommand {
             let tier = RemoteCache.warning(at: location, fetch: FetchConfiguration(), verbose: verbose) {
                 Console.error("asyncfetch: warning: " + $0)
             }
-            let list = URLList(arguments: urls, inputs: try input.map { [try InputLines(path: $0)] } ?? [], shard: shard)
+            let list = URLList(arguments: urls, inputs: try input.map { try InputLines(path: $0) }, shard: shard)
             let counts = await tier.pull(list, into: store, jobs: jobs) { url, outcome in
                 switch outcome {
                 case .pulled: print(CacheURLLine.pulled(url))

@@ -4,7 +4,8 @@ import Loader
 import Support
 
 /// The URLs of `cache path` and `cache rm`: arguments, then the lines of each
-/// `-i FILE` (as `--input` reads them: blank lines and `#` comments skipped),
+/// `-i FILE` (as `--input` reads them: blank lines and `#` comments skipped,
+/// the name of a `URL<TAB>name` line dropped),
 /// and `--json`. Each URL gets one line of output, in order, so a script can
 /// pair the lines with what it asked.
 struct CacheURLInput: ParsableArguments {
@@ -32,6 +33,7 @@ struct CacheURLInput: ParsableArguments {
     static func lines(of path: String) throws -> [String] {
         do {
             return try InputLines.readAll(path: path) { "(line \($0): longer than \(Defaults.inputMaxLineBytes) bytes)" }
+                .map(GivenNames.url(ofLine:))
         } catch {
             throw UsageError(environment: "cannot read -i \(path): \(error.problem)")
         }

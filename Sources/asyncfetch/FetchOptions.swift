@@ -19,7 +19,9 @@ struct FetchOptions: ParsableArguments {
 
     @OptionGroup var remote: RemoteOptions
 
-    @Option(help: ArgumentHelp(
+    // Taken whatever it looks like, so that "--shard -1/2" is told the
+    // accepted forms (not that the value is missing).
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "Take only the URLs whose cache key falls in shard K of N (0 <= K < N), the same on every machine. (default: all)",
         valueName: "K/N"))
     var shard: Shard?

@@ -69,6 +69,9 @@ enum Main {
         }
         var rest = arguments[...]
         var cacheDir = takeCacheDir(from: &rest)
+        if let command = commandAfterOptions(rest) {
+            return route(cacheDir + command)
+        }
         if rest.first == "help" {
             return route(cacheDir + Array(rest.dropFirst()) + ["--help"])
         }
@@ -94,12 +97,29 @@ enum Main {
         return (AsyncFetch.self, arguments)
     }
 
+    /// `--json cache list`, `-v help`: options before the command word, which
+    /// were read as a fetch run of the URLs "cache" and "list" (two
+    /// invalid-url failures, exit 1). The options move behind the command
+    /// and its arguments (`cache list --json`), where its parser takes them
+    /// or says it has no such option. Nil when the first argument that is
+    /// not an option or an option's value is not `cache` or `help`.
+    static func commandAfterOptions(_ arguments: ArraySlice<String>) -> [String]? {
+        var index = arguments.startIndex
+        while index < arguments.endIndex, arguments[index].hasPrefix("-"), arguments[index].count > 1, arguments[index] != "--" {
+            index += ArgumentCheck.takesNextArgument(arguments[index]) ? 2 : 1
+        }
+        guard index > arguments.startIndex, index < arguments.endIndex,
+              arguments[index] == "cache" || arguments[index] == "help" else { return nil }
+        return Array(arguments[index...]) + Array(arguments[..<index])
+    }
+
     /// `help` knows two topics: the main command (`help`) and `help cache
     /// [SUBCOMMAND]`; anything else is a usage error, not the main help.
     static func checkHelpTopic(_ arguments: [String]) throws {
         var rest = arguments[...]
         _ = takeCacheDir(from: &rest)
-        guard rest.first == "help", let topic = rest.dropFirst().first else { return }
+        if let command = commandAfterOptions(rest) { rest = command[...] }   // `-v help TOPIC`
+        guard rest.first == "help", let topic = rest.dropFirst().first, !topic.hasPrefix("-") else { return }
         if topic == "cache" {
             var tail = rest.dropFirst(2)
             _ = takeCacheDir(from: &tail)

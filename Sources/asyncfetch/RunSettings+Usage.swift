@@ -17,8 +17,19 @@ extension RunSettings {
         if jobs < 1 { throw UsageError("--jobs must be at least 1") }
         if jobsPerHost < 1 { throw UsageError("--jobs-per-host must be at least 1") }
         if retries < 0 { throw UsageError("--retries must be 0 or more") }
+        // An unset shell variable (`-o "$OUT"`): said before any download, as for --cache-dir "".
+        if output?.isEmpty == true {
+            throw UsageError("-o/--output is empty: give a file name ('-' for standard output), or leave the option out")
+        }
+        if outputDir?.isEmpty == true {
+            throw UsageError("--output-dir is empty: give a folder ('.' for the current one), or leave the option out")
+        }
         if output != nil && (urls.count != 1 || !input.isEmpty) {
             throw UsageError("-o/--output takes exactly one URL, named on the command line")
+        }
+        // The one URL may not be in the shard: the run then wrote nothing and exited 0.
+        if output != nil, let shard, shard.count > 1 {
+            throw UsageError("-o/--output and --shard exclude each other (-o is for one URL, which shard \(shard.index)/\(shard.count) may not hold; use -P DIR)")
         }
         if output != nil && outputDir != nil {
             throw UsageError("-o FILE and --output-dir DIR exclude each other (-o is for one URL, -P for a batch)")

@@ -1,3 +1,4 @@
+import struct Loader.Shard
 import enum Support.HumanUnits
 
 /// The accepted forms of the value types (worded beside their parsers in
@@ -12,6 +13,7 @@ enum ValueForms {
             return HumanUnits.secondsForms + (message.lowercased().contains("ms'") ? "; milliseconds are written as seconds (500ms is 0.5)" : "")
         }
         if message.contains("<size>'") { return HumanUnits.byteCountForms }
+        if message.contains("<K/N>'") { return Shard.argumentForms }
         return nil
     }
 }

@@ -172,4 +172,53 @@ import TestSupport
         #expect(lines.count > 2)
         #expect(lines.last?["summary"] == nil, "cut short: no summary")
     }
+
+    /// A second Ctrl-C while the run is blocked writing `--json` lines into a
+    /// pipe whose reader stopped reading: the exit comes at once, and the pipe
+    /// holds whole lines only, each one JSON object (the writer waits between
+    /// two lines; it used to wait inside a 60 KiB write, and the exit left
+    /// half a line in the pipe).
+    @Test func aSecondSigintWithStdoutAStalledPipeCutsNoLine() async throws {
+        // URLs nobody cached: `--offline` reports each at once as `empty`,
+        // ~1.9 MB of lines, far more than the pipe holds.
+        let urls = (0..<20_000).map { "http://127.0.0.1:9/stalled/\(String(repeating: "x", count: $0 % 41))/\($0).png" }
+        let list = try cli.cache.write("urls.txt", Array((urls.joined(separator: "\n") + "\n").utf8))
+        let fifo = cli.cache.path + "/stdout"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let child = try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" >\"$f\"", "sh", fifo, CLI.binary,
+                                                 "--offline", "--json", "--input", list],
+                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        // Nobody reads: the pipe fills up, and the run blocks writing.
+        var queued: Int32 = 0
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && (ioctl(reader, UInt(FIONREAD), &queued) != 0 || queued < 56 * 1024) {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(child.isRunning, "blocked writing its lines (\(queued) bytes in the pipe)")
+        child.sendSignal(SIGINT)
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let sent = Date()
+        child.sendSignal(SIGINT)
+        let result = try await child.finish()
+        let seconds = Date().timeIntervalSince(sent)
+        #expect(result.status == 130, "\(result.stderr)")
+        #expect(seconds < 5, "exited \(seconds) s after the second SIGINT")
+
+        var written: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            written += chunk[..<n]
+        }
+        #expect(written.count >= 56 * 1024)
+        #expect(written.last == 0x0A, "the pipe ends with a whole line")
+        let lines = try #require(CLI.jsonLines(String(decoding: written, as: UTF8.self)), "every line is one JSON object")
+        #expect(lines.count > 500)
+        #expect(lines.allSatisfy { $0["phase"] as? String == "empty" }, "the first URLs' lines, whole")
+    }
 }

@@ -45,7 +45,7 @@ import Testing
         #expect(HumanUnits.byteCount("64m") == 67_108_864)
         #expect(HumanUnits.byteCount("1.5G") == 1_610_612_736)
         #expect(HumanUnits.byteCount("2KiB") == 2048 && HumanUnits.byteCount("2kb") == 2048)
-        for bad in ["", "-1", "1T", "K", "9000000000G", "B", "10B"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
+        for bad in ["", "-1", "1T", "K", "9000000000G", "B", "10B", "5iB", "IB", "5TiB"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
         for bad in ["0x10", "0x1G", "1e3", "+5", "1.5.1M"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
         #expect(HumanUnits.byteCountArgument(64 << 20) == "64M")
         #expect(HumanUnits.byteCountArgument(1000) == "1000")

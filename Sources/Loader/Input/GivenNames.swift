@@ -12,14 +12,23 @@ public final class GivenNames: Sendable {
 
     /// The URL part of an input line, remembering the name after a tab.
     public func split(_ line: String) -> String {
-        guard let tab = line.firstIndex(of: "\t") else { return line }
+        guard let tab = line.utf8.firstIndex(of: 0x09) else { return line }
         let url = String(line[..<tab])
-        let name = String(line[line.index(after: tab)...])
+        let name = String(line[line.utf8.index(after: tab)...])
         if !name.isEmpty {
             let key = redactURL(url)
             names.withLock { names in if names[key] == nil { names[key] = name } }
         }
         return url
+    }
+
+    /// The URL part of an input line whose name is not wanted (no
+    /// `--output-dir`; `cache path`, `rm`, `pull`): the list written for `-P`
+    /// names the same URLs everywhere. A tab is never part of a URL (one
+    /// given as an argument is still an invalid URL).
+    public static func url(ofLine line: String) -> String {
+        guard let tab = line.utf8.firstIndex(of: 0x09) else { return line }
+        return String(line[..<tab])
     }
 
     public func name(for url: String) -> String? {

@@ -22,6 +22,9 @@ public struct Shard: Sendable, Equatable {
         self.init(index: k, count: n)
     }
 
+    /// What `init(argument:)` accepts, in words: for a message about a value it refused.
+    public static let argumentForms = "give K/N, shard K of N counted from 0 (0 <= K < N: 0/4, 1/4, 2/4, 3/4)"
+
     public func contains(_ url: String) -> Bool {
         guard count > 1 else { return true }
         guard case .success(let key) = CacheKey.identify(url).key,

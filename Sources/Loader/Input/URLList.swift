@@ -1,7 +1,8 @@
 /// The URLs of one run: those on the command line first, then the lines of
 /// each `--input` in turn, as one lazy sequence for `ImageLoader.batch`
 /// (which takes them in chunks: `URLChunkSequence`). With `names`, an input
-/// line `URL<TAB>name` gives its URL's file name in `--output-dir`. With
+/// line `URL<TAB>name` gives its URL's file name in `--output-dir` (without,
+/// the name is dropped and the URL taken). With
 /// `shard` (`--shard K/N`), only the URLs of that shard are handed out.
 public struct URLList: URLChunkSequence {
     public typealias Element = String
@@ -40,7 +41,7 @@ public struct URLList: URLChunkSequence {
                     inputs = inputs.dropFirst()
                     continue
                 }
-                let urls = names.map { lines.map($0.split) } ?? lines
+                let urls = names.map { lines.map($0.split) } ?? lines.map(GivenNames.url(ofLine:))
                 guard let shard else { return urls }
                 // A chunk emptied by the shard filter is not the end: read on.
                 let mine = urls.filter { shard.contains($0) }

@@ -8,8 +8,10 @@ extension Defaults {
     static let progressRedrawInterval: Double = 0.1
     /// A run of one URL shows the bar once its transfer has taken this long.
     static let progressSingleURLDelay: Double = 0.5
-    /// A second signal waits at most this long for a line being written,
-    /// so that stdout never ends in half a JSON object (`Reporter.abandon`).
+    /// A second signal waits at most this long for the writer's lock, to
+    /// write out the lines already reported (`Reporter.abandon`). Not what
+    /// keeps lines whole: a writer still holding the lock then is blocked
+    /// between two lines (`WholeLineWriter`).
     static let abandonWait: Double = 0.2
     /// Results written to a file or a pipe (not a terminal) may wait this
     /// long in the batch's queue before the reporter is woken for them

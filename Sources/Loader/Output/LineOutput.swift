@@ -1,14 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A buffered line writer for one file descriptor; `flush` sends it. It
 /// owns the buffer of result lines and the memory of a write that failed,
-/// and erases a progress bar drawn on stderr before it writes. Public: the
-/// tool's `cache list` writes its lines through it too. Not thread-safe:
-/// one owner (the `Reporter` keeps it under its lock).
+/// and erases a progress bar drawn on stderr before it writes. The buffer
+/// only ever holds whole lines, and `WholeLineWriter` sends them so that a
+/// pipe's reader never gets part of a line, even from a process that exits
+/// in the middle of a flush. Public: the tool's `cache list` writes its
+/// lines through it too. Not thread-safe: one owner (the `Reporter` keeps
+/// it under its lock).
 public final class LineOutput {
-    let fd: Int32
+    private var writer: WholeLineWriter
     private var buffer: [UInt8] = []
     /// A write failed (the reader of a pipe went away, the disk is full):
     /// nothing more is sent.
@@ -20,7 +19,7 @@ public final class LineOutput {
     var barDrawn = false
 
     public init(fd: Int32) {
-        self.fd = fd
+        writer = WholeLineWriter(fd: fd)
         buffer.reserveCapacity(64 * 1024)
     }
 
@@ -52,11 +51,21 @@ public final class LineOutput {
     /// Sends what is buffered, erasing a drawn bar first; a failed write
     /// sets `broken` and `writeError`, and nothing is sent after it.
     public func flush() {
+        send(mayWait: true)
+    }
+
+    /// `flush` for a process on its way to `_exit` (a second Ctrl-C): writes
+    /// what a pipe has room for now, whole lines only, and drops the rest.
+    func flushWithoutWaiting() {
+        send(mayWait: false)
+    }
+
+    private func send(mayWait: Bool) {
         guard !buffer.isEmpty else { return }
         eraseBar()
-        if !broken && !Console.send(fd, buffer) {
+        if !broken, let error = buffer.withUnsafeBytes({ writer.write($0, mayWait: mayWait) }) {
             broken = true
-            writeError = errno
+            writeError = error
         }
         buffer.removeAll(keepingCapacity: true)
     }

@@ -256,15 +256,19 @@ public final class Reporter: @unchecked Sendable {
         state.withLock { $0.counted.remoteTier = stats }
     }
 
-    /// For a second Ctrl-C, on the way to `_exit`: waits briefly for a line
-    /// being written (so stdout never ends inside a JSON object), erases the
-    /// bar, and keeps the lock so nothing more is written.
+    /// For a second Ctrl-C, on the way to `_exit`: takes the lock if it
+    /// comes free soon, erases the bar, writes out what stdout has room for,
+    /// and keeps the lock so nothing more is written. A writer that holds the
+    /// lock, blocked by a reader that stopped reading, is left where it is:
+    /// into a pipe it waits between two lines (`WholeLineWriter`), so the
+    /// exit cuts none.
     public func abandon() {
-        // Lines already reported are whole under the lock: write them out, so
-        // an abrupt exit loses no result that was decided.
+        // Lines already reported are whole under the lock: write out those
+        // that fit now, so an abrupt exit loses no result it need not lose,
+        // and never wait for a reader (the exit is due at once).
         let taken = state.acquireForever(within: Defaults.abandonWait) { state in
             state.out.eraseBar()
-            state.out.flush()
+            state.out.flushWithoutWaiting()
         }
         if !taken && progressEnabled {
             // A writer holds the lock: erase a bar it may have drawn.
