@@ -60,10 +60,12 @@ public final class FetchClient: Sendable {
     /// start them). A URL that cannot be fetched fails at `start`, as it would
     /// unprepared, and so does a header that cannot be sent (`HTTPHeaders.problem`,
     /// the configuration's or the request's: kind `.invalidURL`, no attempt made).
-    public func prepare(_ request: FetchRequest) -> PreparedRequest {
+    /// `urlChecked`: the caller has had `validate` accept this very URL
+    /// already (a batch's plan does, for every URL it loads): not checked twice.
+    public func prepare(_ request: FetchRequest, urlChecked: Bool = false) -> PreparedRequest {
         let lines: Result<[String], FetchError>
         do throws(FetchError) {
-            try Self.validate(request.url)
+            if !urlChecked { try Self.validate(request.url) }
             if let (name, problem) = configurationProblem ?? request.headers.firstProblem() {
                 throw FetchError(header: name, problem, url: request.url)
             }

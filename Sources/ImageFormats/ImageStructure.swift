@@ -69,13 +69,23 @@ public struct ImageStructure: Sendable {
     /// bytes in none of the formats (text, zeros) are `undecided` here.
     /// Whether the body is an image at all is `inspection(head:)`'s answer.
     public var verdict: Verdict {
-        var copy = self
-        if copy.walker == nil { copy.choose() }
-        switch copy.step {
-        case .end: return .complete(end: copy.end ?? copy.length)
+        // A copy only to choose a walker for a body shorter than a signature:
+        // a copy of the whole walk (its arrays, its walker) per body otherwise.
+        guard walker != nil else {
+            var copy = self
+            copy.choose()
+            return copy.walkVerdict
+        }
+        return walkVerdict
+    }
+
+    /// `verdict` once a walker is chosen.
+    private var walkVerdict: Verdict {
+        switch step {
+        case .end: return .complete(end: end ?? length)
         case .undecidable: return .undecided
         case .failed(let message): return .broken(message)
-        default: return .broken(copy.walker.map { $0.missing(length: copy.length) } ?? "empty body")
+        default: return .broken(walker.map { $0.missing(length: length) } ?? "empty body")
         }
     }
 

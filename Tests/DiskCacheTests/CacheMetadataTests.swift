@@ -99,6 +99,32 @@ import TestSupport
         }
     }
 
+    /// Numbers as `description` writes them, at every length from 1 to the
+    /// 19 digits of `Int64` and the 20 of `UInt64` (the inode), both ends
+    /// of each length, and read back the same.
+    @Test func numbersAreWrittenAsDescriptionWritesThem() throws {
+        var numbers: [Int64] = [0, Int64.max, Int64.min, -1, -9, -10]
+        var power: Int64 = 1
+        for _ in 1...18 {
+            power *= 10
+            numbers += [power - 1, power, power + 1, -power, 2 * power + 47]
+        }
+        for number in numbers {
+            var meta = Self.sample
+            meta.bodyMtimeNs = number
+            meta.bodyLength = number == Int64.min ? 0 : abs(number)
+            meta.bodyInode = UInt64.max - number.magnitude
+            let text = String(decoding: meta.encoded(), as: UTF8.self)
+            #expect(text.contains("\nbody-mtime-ns \(number)\n"), "\(number)")
+            #expect(text.contains("\nbody-length \(meta.bodyLength)\n"), "\(number)")
+            #expect(text.contains("\nbody-inode \(meta.bodyInode)\n"), "\(number)")
+            // The decoder reads an inode up to Int64.max and a time above Int64.min (as real ones are).
+            guard number != Int64.min else { continue }
+            meta.bodyInode = number.magnitude / 2 + 1
+            #expect(meta.encoded().withUnsafeBytes { CacheMetadata.decode($0) } == meta, "\(number)")
+        }
+    }
+
     /// The store's clock gives whole microseconds, so stored times print in
     /// at most 16 digits (the decoder's exact path, no strtod).
     @Test func storedTimesAreWholeMicroseconds() throws {

@@ -32,6 +32,8 @@ enum CacheFileName: Equatable {
 
     /// 32 lowercase hex digits: a key, and a name safe to join to a path.
     static func isKey(_ key: String) -> Bool {
+        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
+        if let answer = key.utf8.withContiguousStorageIfAvailable({ $0.count == 32 && isKey($0) }) { return answer }
         var key = key
         return key.withUTF8 { $0.count == 32 && isKey($0) }
     }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The cache key of a URL: the lowercase hex MD5 of its normalised form
 /// (SPEC §4). Normalising lowercases the scheme and host, drops a default
 /// port and the fragment, and changes nothing else, so for a URL already in
@@ -37,8 +41,11 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     public static func removingPassword(_ url: String) -> String {
         // Every lookup asks (`storedURL`): read the bytes in place, and copy
         // them only when there is a password to cut out.
-        var url = url
-        return url.withUTF8 { passwordRange($0) }.map { cut in
+        let cut = url.utf8.withContiguousStorageIfAvailable({ passwordRange($0) }) ?? {
+            var url = url
+            return url.withUTF8 { passwordRange($0) }
+        }()
+        return cut.map { cut in
             var bytes = Array(url.utf8)
             bytes.removeSubrange(cut)
             return String(decoding: bytes, as: UTF8.self)
@@ -47,6 +54,8 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
 
     /// The bytes `removingPassword` removes (the password and its `:`), if any.
     private static func passwordRange(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        // No '@' at all (nearly every URL): no user info, one memchr.
+        guard let base = bytes.baseAddress, memchr(base, 0x40, bytes.count) != nil else { return nil }
         var start = 0
         while start + 2 < bytes.count && !(bytes[start] == 0x3A && bytes[start + 1] == 0x2F && bytes[start + 2] == 0x2F) {
             start += 1
@@ -144,7 +153,8 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
             guard b[authorityEnd] != 0x23 else { return false }
             authorityEnd += 1
         }
-        for k in authorityEnd..<n where b[k] == 0x23 { return false }   // a fragment to drop
+        if let base = b.baseAddress, authorityEnd < n,                  // a fragment to drop
+           memchr(base + authorityEnd, 0x23, n - authorityEnd) != nil { return false }
         var hostStart = i + 3
         for k in hostStart..<authorityEnd where b[k] == 0x40 { hostStart = k + 1 }   // after the last '@'
         guard hostStart < authorityEnd, b[hostStart] != 0x5B else { return false }  // empty host, IPv6

@@ -60,7 +60,8 @@ extension ImageLoader {
         }
         switch exchange.made {
         case .prepared(let prepared): client.start(prepared, into: exchange.sink, handle: handle, completion: end)
-        case .plain(let request): client.start(request, into: exchange.sink, handle: handle, completion: end)
+        // `url` is a plan's `.network` (or `.revalidateInBackground`): `plan` validated it.
+        case .plain(let request): client.start(client.prepare(request, urlChecked: true), into: exchange.sink, handle: handle, completion: end)
         }
     }
 
@@ -84,9 +85,10 @@ extension ImageLoader {
     /// The conditional request `startNetwork` would make of `entry`, made
     /// ready now (`FetchClient.prepare`): a batch does this as it reads its
     /// list, so the transfer loop that starts the load does not. nil without an entry.
+    /// `url` is a plan's (validated: see `Plan`).
     func prepareRevalidation(url: String, entry: CacheEntry?) -> PreparedRequest? {
         guard let entry else { return nil }
-        return client.prepare(Self.request(url: url, conditionalOn: Self.conditional(entry), gate: nil))
+        return client.prepare(Self.request(url: url, conditionalOn: Self.conditional(entry), gate: nil), urlChecked: true)
     }
 
     /// The stored record a request for `entry` is conditional on: an entry with a body.

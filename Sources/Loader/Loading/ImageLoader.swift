@@ -33,6 +33,8 @@ public final class ImageLoader: Sendable {
     /// The network cases are boxed (`indirect`): a plan is moved several
     /// times per URL, and a cache answer (`done`, the common case of a warm
     /// run) should not carry the room of a whole stored entry.
+    /// A network case's `url` is one `FetchClient.validate` accepted
+    /// (`startNetwork` and `prepareRevalidation` do not check it again).
     enum Plan: Sendable {
         case done(Phase)
         indirect case network(url: String, key: CacheKey, entry: CacheEntry?)
