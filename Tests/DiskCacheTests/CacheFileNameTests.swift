@@ -39,4 +39,24 @@ import Testing
         #expect(fast == full)
         if CacheKey.isNormalized(url) { #expect(full == url) }
     }
+
+    /// The same agreement over every URL made of these pieces: user info with
+    /// and without '@', ':' and uppercase, hosts in any case or not ASCII,
+    /// ports default or not, with a leading zero or a letter, fragments.
+    @Test func fastPathAgreesOnEveryCombinationOfPieces() {
+        let schemes = ["http", "https", "HTTP", "ftp"]
+        let users = ["", "u@", "U:P@", "a@b@", "u:@", ":p@", "ü@"]
+        let hosts = ["h", "H", "host.Example", "bü", "[::1]", "", "a:b", "127.0.0.1"]
+        let ports = ["", ":", ":80", ":443", ":080", ":8443", ":1a", ":0"]
+        let rests = ["", "/", "/p", "/P?Q", "?x", "/a#f", "#f", "/a@b:c"]
+        var checked = 0
+        for scheme in schemes { for user in users { for host in hosts { for port in ports { for rest in rests {
+            let url = scheme + "://" + user + host + port + rest
+            let full = try? CacheKey.normalizeFully(url)
+            #expect((try? CacheKey.normalize(url)) == full, "\(url)")
+            if CacheKey.isNormalized(url) { #expect(full == url, "\(url)") }
+            checked += 1
+        } } } } }
+        #expect(checked == 14_336)
+    }
 }

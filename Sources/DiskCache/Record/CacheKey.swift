@@ -148,22 +148,30 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         }
         guard i > 0, i + 2 < n, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return false }
         let schemeEnd = i
+        // One pass over the authority: where it ends, its last '@' and last ':', and its last byte
+        // that cannot be in a normalised host (uppercase, non-ASCII). Such a byte before the host
+        // is the user info's (kept as it is); in the port it fails the port's check as well.
         var authorityEnd = i + 3
-        while authorityEnd < n && b[authorityEnd] != 0x2F && b[authorityEnd] != 0x3F {
-            guard b[authorityEnd] != 0x23 else { return false }
+        var lastAt = -1, lastColon = -1, lastUnfit = -1
+        while authorityEnd < n {
+            let byte = b[authorityEnd]
+            if byte == 0x2F || byte == 0x3F { break }                   // '/', '?'
+            if byte == 0x23 { return false }                            // '#': a fragment to drop
+            if byte == 0x40 {
+                lastAt = authorityEnd
+            } else if byte == 0x3A {
+                lastColon = authorityEnd
+            } else if byte >= 0x80 || (byte >= 0x41 && byte <= 0x5A) {
+                lastUnfit = authorityEnd
+            }
             authorityEnd += 1
         }
         if let base = b.baseAddress, authorityEnd < n,                  // a fragment to drop
            memchr(base + authorityEnd, 0x23, n - authorityEnd) != nil { return false }
-        var hostStart = i + 3
-        for k in hostStart..<authorityEnd where b[k] == 0x40 { hostStart = k + 1 }   // after the last '@'
+        let hostStart = lastAt >= 0 ? lastAt + 1 : i + 3                // after the last '@'
         guard hostStart < authorityEnd, b[hostStart] != 0x5B else { return false }  // empty host, IPv6
-        var hostEnd = authorityEnd
-        for k in hostStart..<authorityEnd where b[k] == 0x3A { hostEnd = k }       // the last ':'
-        guard hostEnd > hostStart else { return false }
-        for k in hostStart..<hostEnd {
-            guard b[k] < 0x80, !(b[k] >= 0x41 && b[k] <= 0x5A) else { return false }
-        }
+        let hostEnd = lastColon >= hostStart ? lastColon : authorityEnd            // the last ':'
+        guard hostEnd > hostStart, lastUnfit < hostStart else { return false }
         if hostEnd < authorityEnd {
             let port = UnsafeBufferPointer(rebasing: b[(hostEnd + 1)..<authorityEnd])
             // A leading zero ("080") may spell the default port: the full path decides.
@@ -174,8 +182,9 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
             func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
                 bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
             }
-            if equals(scheme, "http") && equals(port, "80") { return false }
-            if equals(scheme, "https") && equals(port, "443") { return false }
+            // The lengths first: almost every port is neither "80" nor "443".
+            if port.count == 2 && scheme.count == 4 && equals(scheme, "http") && equals(port, "80") { return false }
+            if port.count == 3 && scheme.count == 5 && equals(scheme, "https") && equals(port, "443") { return false }
         }
         return true
     }
