@@ -129,13 +129,14 @@ ssize_t cdisk_getxattrat(int dirfd, const char *directory, const char *name, con
     }
     char path[PATH_MAX];
     size_t dirLength = strlen(directory), nameLength = strlen(name);
-    if (dirLength + 1 + nameLength >= sizeof path) {
+    size_t slash = dirLength > 0 && directory[dirLength - 1] == '/' ? 0 : 1;   /* the root: "/name" */
+    if (dirLength + slash + nameLength >= sizeof path) {
         errno = ENAMETOOLONG;
         return -1;
     }
     memcpy(path, directory, dirLength);
-    path[dirLength] = '/';
-    memcpy(path + dirLength + 1, name, nameLength + 1);
+    if (slash) path[dirLength] = '/';
+    memcpy(path + dirLength + slash, name, nameLength + 1);
     return lgetxattr(path, attribute, value, size);
 }
 

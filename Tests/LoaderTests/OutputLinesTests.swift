@@ -101,9 +101,10 @@ import Testing
                 LoadResult(stored: stored, source: .cache, bytes: 11648, status: 200, contentType: "image/png", format: .png,
                            width: 64, height: 60, attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil)
             }
+            let path = (directory == "/" ? "" : directory) + "/" + key   // the root's paths are /<key>
             let hit = result(.entry(directory: directory, key: key))
-            let whole = result(.path(directory + "/" + key))
-            #expect(hit.path == directory + "/" + key)
+            let whole = result(.path(path))
+            #expect(hit.path == path)
             for verbose in [false, true] {
                 #expect(Self.human(.success(hit), ResultLine(verbose: verbose)) == Self.human(.success(whole), ResultLine(verbose: verbose)),
                         "\(directory.prefix(20))")

@@ -15,7 +15,7 @@ public struct CacheEntry: Sendable {
     /// attribute) rather than in a sidecar `<md5>.meta`.
     public let recordOnBody: Bool
 
-    /// `directory/key`, the body's path. Built on demand, in one allocation:
+    /// `directory/key`, the body's path (`/key` in the root). Built on demand, in one allocation:
     /// a hit does not need it (its result line writes the two pieces).
     public var bodyPath: String { Self.bodyPath(directory: directory, key: key) }
 
@@ -30,20 +30,25 @@ public struct CacheEntry: Sendable {
     /// Whether there is a file at `bodyPath` that belongs to the entry.
     var hasFile: Bool { metadata.hasBody || recordOnBody }
 
-    /// `directory/key`, built in one allocation.
+    /// `directory/key` (`/key` in the root: no `//`), built in one allocation.
     package static func bodyPath(directory: String, key: String) -> String {
         var directory = directory, key = key
         return directory.withUTF8 { dir in
             key.withUTF8 { name in
-                String(unsafeUninitializedCapacity: dir.count + 1 + name.count) { out in
+                let slash = dir.last == 0x2F ? 0 : 1
+                return String(unsafeUninitializedCapacity: dir.count + slash + name.count) { out in
                     _ = out.initialize(fromContentsOf: dir)
-                    out[dir.count] = 0x2F
-                    _ = out[(dir.count + 1)...].initialize(fromContentsOf: name)
-                    return dir.count + 1 + name.count
+                    if slash == 1 { out[dir.count] = 0x2F }
+                    _ = out[(dir.count + slash)...].initialize(fromContentsOf: name)
+                    return dir.count + slash + name.count
                 }
             }
         }
     }
+
+    /// Whether `bodyPath` puts a `/` between `directory` and the key (not
+    /// after the root's own).
+    package static func needsSeparator(after directory: String) -> Bool { directory.utf8.last != 0x2F }
 
     init(key: String, directory: String, metadata: CacheMetadata, lastAccess: Double, inode: UInt64, recordOnBody: Bool) {
         self.key = key

@@ -113,6 +113,9 @@ public struct LoadResult: Sendable {
             guard let name else { return directory }
             return CacheEntry.bodyPath(directory: directory, key: name)
         }
+
+        /// Whether a `/` goes between `directory` and `name` (not after the root's own).
+        var hasSeparator: Bool { CacheEntry.needsSeparator(after: directory) }
     }
 
     private struct Fields: Sendable {

@@ -74,7 +74,7 @@ struct JSONFields<Sink: ByteSink> {
         sink.append(0x22)
         Self.appendEscaped(value.directory, to: &sink)
         if let name = value.name {
-            sink.append(0x2F)   // /
+            if value.hasSeparator { sink.append(0x2F) }   // /
             Self.appendPlain(name, to: &sink)   // a key: hex digits, nothing to escape
         }
         sink.append(0x22)

@@ -73,7 +73,7 @@ struct LineBytes: ByteSink {
     mutating func append(_ stored: LoadResult.StoredBody) {
         append(stored.directory)
         guard let name = stored.name else { return }
-        append(0x2F)   // /
+        if stored.hasSeparator { append(0x2F) }   // /
         append(name)
     }
 
