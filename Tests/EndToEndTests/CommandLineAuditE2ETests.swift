@@ -149,6 +149,13 @@ import TestSupport
         // An option's value may be the word: that is still a fetch run.
         let named = try cli.run(["--offline", "--user-agent", "cache", url])
         #expect(named.status == 0 && named.stdout.hasPrefix("success  \(url)"), "\(named.stdout)\(named.stderr)")
+        // wget's `-O FILE` with a file named like the word: still told that -O takes no file name
+        // (not "Unknown option '-O'" from `cache`, nor "no help on URL").
+        for word in ["cache", "help"] {
+            let wget = try cli.run(["-O", word, url])
+            #expect(wget.status == 2 && wget.stderr.contains("-O \(word): -O takes no file name") && wget.stderr.contains("wget's -O FILE is -o FILE"),
+                    "\(word): \(wget.stdout)\(wget.stderr)")
+        }
     }
 
     /// `--max-size 5iB` was 5 bytes (the `iB` of `KiB` dropped alone), while
