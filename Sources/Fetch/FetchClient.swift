@@ -202,7 +202,7 @@ public final class FetchClient: Sendable {
         let lines = try prepared.lines.get()
         let policy = RetryPolicy(retries: configuration.retries,
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
-        let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.maxSize,
+        let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.bodyLimit,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
                                      gate: request.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin)

@@ -1,5 +1,8 @@
 /// Limits and policy for a `FetchClient`. Every default comes from `Defaults`.
 public struct FetchConfiguration: Sendable {
+    /// The largest body accepted, in bytes (decoded bytes for a coded body);
+    /// 0 (or below) means no limit, as libcurl's CURLOPT_MAXFILESIZE_LARGE
+    /// and curl's `--max-filesize 0` (and as `timeout` 0).
     public var maxSize: Int64 = Defaults.maxSize
     public var connectTimeout: Double = Defaults.connectTimeout
     public var timeout: Double = Defaults.timeout
@@ -74,6 +77,9 @@ public struct FetchConfiguration: Sendable {
     public var verboseCurl = false
 
     public init() {}
+
+    /// `maxSize` as the transfers apply it: `Int64.max` for no limit.
+    var bodyLimit: Int64 { maxSize > 0 ? maxSize : .max }
 
     /// Refuses, before any I/O, a configuration whose headers (`headers`,
     /// `removedHeaders`, `userAgent`) cannot be sent as given

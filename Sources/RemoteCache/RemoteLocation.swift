@@ -31,7 +31,8 @@ public struct RemoteLocation: Sendable, Equatable {
         let lower = text.lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             let base = text.hasSuffix("/") ? text : text + "/"
-            return RemoteLocation(base: base, display: redactURL(text), sigV4: nil, userPassword: nil, sessionToken: nil)
+            return try RemoteLocation(base: base, display: redactURL(text), sigV4: nil, userPassword: nil, sessionToken: nil)
+                .checked()
         }
         guard lower.hasPrefix("s3://") else {
             throw Invalid(message: "--remote-cache takes http(s)://host/prefix/ or s3://bucket/prefix, got '\(redactURL(text))'")
@@ -54,15 +55,37 @@ public struct RemoteLocation: Sendable, Equatable {
         } else {
             base = "https://" + bucket + ".s3." + region + ".amazonaws.com/" + tail
         }
-        return RemoteLocation(base: base, display: text, sigV4: "aws:amz:" + region + ":s3",
-                              userPassword: keyID + ":" + secret, sessionToken: variable("AWS_SESSION_TOKEN"))
+        for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
+            if let value = variable(name), let offset = value.utf8.firstIndex(where: { $0 < 0x20 || $0 == 0x7F }) {
+                let position = value.utf8.distance(from: value.utf8.startIndex, to: offset) + 1
+                throw Invalid(message: "--remote-cache \(text): \(name) holds a control character (a line break?) at byte "
+                              + "\(position) of \(value.utf8.count), which no request can carry; set it without one")
+            }
+        }
+        return try RemoteLocation(base: base, display: text, sigV4: "aws:amz:" + region + ":s3",
+                                  userPassword: keyID + ":" + secret, sessionToken: variable("AWS_SESSION_TOKEN")).checked()
+    }
+
+    /// The location itself, if every request to it can be made: its object
+    /// URLs pass `FetchClient.validate`. Checked once here, so a tier that
+    /// could only fail (every object URL invalid) is a usage error at
+    /// start-up, as a missing key is, not one warning per URL.
+    private func checked() throws(Invalid) -> RemoteLocation {
+        do {
+            try FetchClient.validate(objectURL(String(repeating: "0", count: 32)))
+        } catch {
+            throw Invalid(message: "--remote-cache \(display): \(error.message)")
+        }
+        return self
     }
 
     /// The transfer settings of the tier's own client: short timeouts, no
     /// retries (the origin is the fallback), signing for S3.
     func fetchConfiguration(from origin: FetchConfiguration) -> FetchConfiguration {
         var config = FetchConfiguration()
-        config.maxSize = origin.maxSize + Int64(RemoteDefaults.recordLimit) + 64
+        // An object is its header line, its record and the body: room for the first two (none: no limit).
+        let overhead = Int64(RemoteDefaults.recordLimit) + 64
+        config.maxSize = origin.maxSize > 0 && origin.maxSize <= Int64.max - overhead ? origin.maxSize + overhead : 0
         config.connectTimeout = RemoteDefaults.connectTimeout
         config.timeout = RemoteDefaults.timeout
         config.retries = 0

@@ -72,7 +72,7 @@ struct FetchOptions: ParsableArguments {
         "Concurrent transfers to one host (fewer while it answers 429).", valueName: "n"))
     var jobsPerHost: Int = Defaults.jobsPerHost
 
-    @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G).", valueName: "size"))
+    @Option(name: .customLong("max-size"), parsing: .unconditional, help: ArgumentHelp("Largest body accepted (bytes, or K/M/G; 0: no limit).", valueName: "size"))
     var maxSize = SizeValue(bytes: Defaults.maxSize)
 
     @Option(name: .customLong("connect-timeout"), parsing: .unconditional, help: ArgumentHelp("Time allowed to connect (0: libcurl's own 300s).", valueName: "duration"))

@@ -77,4 +77,17 @@ import TestSupport
         #expect(CacheDirectory.normalized("/") == "/" && CacheDirectory.normalized("./") == "." && CacheDirectory.normalized("a/./b/") == "a/b")
         #expect(CacheDirectory.normalized("/a/../b") == "/a/../b", "`..` may pass through a symbolic link: kept")
     }
+
+    /// The root as the cache directory (`--cache-dir /`, or `"$DIR/"` with
+    /// DIR empty) gives `/<md5>`, not `//<md5>`. Opening it writes nothing.
+    @Test func theRootDirectoryGivesCleanPaths() throws {
+        #expect(try CacheDirectory.resolve(explicit: "/") == "/")
+        #expect(try CacheDirectory.resolve(explicit: "//") == "/")
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: ["ASYNCFETCH_CACHE_DIR": "/"]) == "/")
+        let store = try DiskCacheStore(directory: "/")
+        let key = try CacheKey(url: "https://example.com/cat.png")
+        #expect(store.directory == "/")
+        #expect(store.bodyPath(key.hex) == "/" + key.hex)
+        #expect(store.metadataPath(key.hex) == "/" + key.hex + ".meta")
+    }
 }

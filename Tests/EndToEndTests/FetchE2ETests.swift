@@ -93,6 +93,17 @@ extension CLI {
         #expect(Self.storedFiles(cli).isEmpty, "left in the cache: \(Self.storedFiles(cli))")
     }
 
+    /// `--max-size 0` is no limit, as curl's `--max-filesize 0` and this
+    /// tool's `--timeout 0`; before, it refused every body as too-large.
+    @Test func maxSizeZeroIsNoLimit() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(Self.png))
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--max-size", "0", server.url("/a.png")])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.hasPrefix("success"), "\(result.stdout)")
+    }
+
     @Test func aSlowFirstByteTimesOut() async throws {
         let server = try ScriptedServer()
         // The answer waits 30 s and the run must end far sooner: 10 s leaves room for a loaded
@@ -230,13 +241,16 @@ extension CLI {
         #expect(request.headerValues("Accept") == ["image/png"])
         #expect(request.header("User-Agent") == "asyncfetch/\(version)")
         #expect(!version.isEmpty)
-        // As curl: 'Name;' sends an empty value; 'Name:' sends no such header, the defaults included.
+        // As curl: 'Name;' sends an empty value; 'Name:' sends no such header, the defaults included;
+        // so does 'Name; ' (a blank after the semicolon: curl 7.88.1 --compressed sends no Accept-Encoding for 'Accept-Encoding; ').
         server.route("/b.png", .ok(Self.png))
-        let empty = try await cli.runOffPool(["-H", "X-Empty;", "-H", "Accept:", "-H", "User-Agent:", server.url("/b.png")])
+        let empty = try await cli.runOffPool(["-H", "X-Empty;", "-H", "Accept:", "-H", "User-Agent:", "-H", "X-Blank; ",
+                                              "-H", "Accept-Encoding; ", server.url("/b.png")])
         #expect(empty.status == 0, "\(empty.stderr)")
         let sent = try #require(server.requests("/b.png").first)
         #expect(sent.headerValues("X-Empty") == [""])
         #expect(sent.headerValues("Accept").isEmpty && sent.headerValues("User-Agent").isEmpty, "\(sent.headers)")
+        #expect(sent.headerValues("X-Blank").isEmpty && sent.headerValues("Accept-Encoding").isEmpty, "\(sent.headers)")
     }
 
     /// Every request of a run, the remote cache tier's included, names the

@@ -148,6 +148,25 @@ import TestSupport
         #expect(verbose.stderr.split(separator: "\n").filter { $0.contains("HTTP 503") }.count >= 6, "\(verbose.stderr)")
     }
 
+    /// A session token with a line break (a secret file's trailing newline)
+    /// could never be sent: the run is refused at start-up, as without keys,
+    /// with one message naming the variable, and nothing is requested.
+    /// Before, it ran, and every remote request failed as invalid-url.
+    @Test func credentialsNoRequestCanCarryAreAUsageError() throws {
+        let (origin, urls) = try #require(Self.origin(count: 2))
+        let env = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token\n",
+                   "AWS_ENDPOINT_URL": origin.url("/")]
+        let result = try CLI().run(["--remote-cache", "s3://bucket/p"] + urls, environment: env)
+        #expect(result.status == 2, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stderr.contains("AWS_SESSION_TOKEN holds a control character"), "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: "\n").filter { $0.contains("AWS_SESSION_TOKEN") }.count == 1, "\(result.stderr)")
+        #expect(!result.stderr.contains("token"), "the token is never printed: \(result.stderr)")
+        #expect(result.stdout.isEmpty && origin.totalRequests == 0)
+        let spaced = try CLI().run(["--remote-cache", origin.url("/a b/")] + urls)
+        #expect(spaced.status == 2 && spaced.stderr.contains("invalid URL: spaces or control characters"), "\(spaced.stderr)")
+        #expect(origin.totalRequests == 0)
+    }
+
     @Test func aHangingRemoteCostsOneTimeoutThenIsLeftAlone() throws {
         let (origin, urls) = try #require(Self.origin(count: 12))
         let tier = try ScriptedServer()

@@ -143,6 +143,26 @@ import TestSupport
         #expect(outcome.body == ScriptedResponse.generatedBytes(count: 200_000))
     }
 
+    /// `maxSize` 0 is no limit, as libcurl's CURLOPT_MAXFILESIZE_LARGE 0 and
+    /// curl's `--max-filesize 0` (and as `timeout` 0): a body announced by its
+    /// Content-Length and one without it are both taken whole. Before, 0
+    /// refused every body ("Content-Length 2008 exceeds the 0-byte limit").
+    @Test func aMaxSizeOfZeroIsNoLimit() async throws {
+        let server = try ScriptedServer()
+        server.route("/known.png", ScriptedResponse.ok(Self.png))
+        var unknown = ScriptedResponse(status: 200, headers: [("Content-Type", "image/png")])
+        unknown.generatedBodyLength = 3 << 20
+        unknown.omitContentLength = true
+        server.route("/unknown.png", unknown)
+        let harness = try FetchHarness { $0.maxSize = 0; $0.retries = 0 }
+        let known = try await harness.fetch(server.url("/known.png"))
+        #expect(known.error == nil, "\(String(describing: known.error))")
+        #expect(known.body == Self.png)
+        let streamed = try await harness.fetch(server.url("/unknown.png"))
+        #expect(streamed.error == nil, "\(String(describing: streamed.error))")
+        #expect(streamed.bytesWritten == 3 << 20)
+    }
+
     @Test func aRedirectLoopStopsAfterTenRedirects() async throws {
         let server = try ScriptedServer()
         server.route("/loop.png", .redirect(to: "/loop.png"))

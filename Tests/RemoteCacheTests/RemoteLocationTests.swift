@@ -40,6 +40,31 @@ import Testing
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3:///p", environment: Self.keys) }
     }
 
+    /// Credentials or a location that no request could carry are refused
+    /// once, here, naming what is wrong: before, every object request failed
+    /// as `invalid-url` and the tier warned about each.
+    @Test func credentialsAndLocationsNoRequestCanCarryAreRefusedUpFront() throws {
+        for name in ["AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"] {
+            var env = Self.keys
+            env[name] = "abc\n"
+            let error = try #require(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+            #expect(error.message.contains(name) && error.message.contains("control character") && error.message.contains("byte 4 of 4"),
+                    "\(error.message)")
+            #expect(!error.message.contains("abc"), "a credential is never printed: \(error.message)")
+        }
+        var tab = Self.keys
+        tab["AWS_SESSION_TOKEN"] = "a\tb"
+        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: tab) }
+        var endpoint = Self.keys
+        endpoint["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/a b"
+        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: endpoint) }
+        let space = try #require(throws: RemoteLocation.Invalid.self) {
+            try RemoteLocation.parse("http://u:pw@127.0.0.1:8080/a b/", environment: [:])
+        }
+        #expect(space.message == "--remote-cache http://u:***@127.0.0.1:8080/a b/: invalid URL: spaces or control characters",
+                "\(space.message)")
+    }
+
     @Test func objectsCarryTheirRecordLength() {
         let object = RemoteObject.encode(record: Array("rec".utf8), body: [1, 2])
         #expect(object == Array("asyncfetch-object 1 3\nrec".utf8) + [1, 2])

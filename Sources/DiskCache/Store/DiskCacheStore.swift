@@ -19,6 +19,9 @@ import Synchronization
 /// verify, prune, clear) lives in the `DiskCacheStore+…` files.
 public final class DiskCacheStore: Sendable {
     public let directory: String
+    /// What a name in the directory follows in its path: `directory` and a
+    /// slash, or `/` alone for the root (never `//<md5>`).
+    let namePrefix: String
     let temporaryDirectory: String
     /// The cache directory, open for the store's life: lookups resolve names
     /// relative to it, unnamed files are created in it, and `commitLock`
@@ -46,6 +49,7 @@ public final class DiskCacheStore: Sendable {
         let directory = CacheDirectory.normalized(directory)
         try CacheDirectory.prepare(directory)
         self.directory = directory
+        namePrefix = CacheDirectory.join(directory, "")
         temporaryDirectory = CacheDirectory.join(directory, CacheFileName.temporaryDirectory)
         directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else { throw DiskCacheError.system("cannot open cache directory", path: directory, kind: .directory) }
@@ -57,19 +61,18 @@ public final class DiskCacheStore: Sendable {
 
     /// `DIR/<key>`, built in one allocation (every hit returns one).
     public func bodyPath(_ key: String) -> String {
-        var directory = directory, key = key
-        return directory.withUTF8 { dir in
+        var prefix = namePrefix, key = key
+        return prefix.withUTF8 { dir in
             key.withUTF8 { name in
-                String(unsafeUninitializedCapacity: dir.count + 1 + name.count) { out in
+                String(unsafeUninitializedCapacity: dir.count + name.count) { out in
                     _ = out.initialize(fromContentsOf: dir)
-                    out[dir.count] = 0x2F
-                    _ = out[(dir.count + 1)...].initialize(fromContentsOf: name)
-                    return dir.count + 1 + name.count
+                    _ = out[dir.count...].initialize(fromContentsOf: name)
+                    return dir.count + name.count
                 }
             }
         }
     }
-    public func metadataPath(_ key: String) -> String { directory + "/" + key + CacheFileName.metadataSuffix }
+    public func metadataPath(_ key: String) -> String { namePrefix + key + CacheFileName.metadataSuffix }
 
     /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
     /// unreadable, foreign, partial, a body that is not the one its metadata
@@ -379,7 +382,7 @@ public final class DiskCacheStore: Sendable {
         guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
         if unlinkat(directoryFD, name, 0) == 0 { return true }
         if errno == ENOENT { return false }
-        throw DiskCacheError.system("cannot remove", path: directory + "/" + name)
+        throw DiskCacheError.system("cannot remove", path: namePrefix + name)
     }
 
     static func validate(_ key: String) throws(DiskCacheError) {

@@ -17,9 +17,15 @@ import Support
 /// that slept `latency` and then woke the consumer: a pool thread, the
 /// timer and the consumer woken per run (about 300 runs per second of a
 /// cold batch).
+///
+/// Host notes (`send(note:)`) travel in the same order: each is handed to
+/// `onNote` by the consumer's `next`, after the events queued before it
+/// and before those queued after, so a reader of both sees them in the
+/// order the batch decided them, however slowly it reads.
 final class BatchChannel: Sendable {
     private let backlog: Int
     private let demand: EventDemand
+    private let onNote: (@Sendable (HostNote) -> Void)?
     private let state: Locked<State>
 
     private struct State {
@@ -36,6 +42,12 @@ final class BatchChannel: Sendable {
         var abandoned = false
         var distinctCount = 0
         var duplicateCount = 0
+        /// Events ever queued, and ever taken.
+        var sent = 0
+        var taken = 0
+        /// Notes not handed over yet, each with `sent` when it came: it is
+        /// due once that many events are taken, before the next one.
+        var notes: [(after: Int, note: HostNote)] = []
         /// Producers woken by `takeConsumer`, resumed after the lock is released.
         var producersToResume: [CheckedContinuation<Void, Never>] = []
 
@@ -49,8 +61,18 @@ final class BatchChannel: Sendable {
         /// queued since it began to wait: it waits only for an empty queue).
         var consumerWaitsWithEvents: Bool { consumer != nil && !queue.isEmpty }
 
+        /// Whether a note is due before the next event (the consumer hands it over first).
+        var noteDue: Bool { notes.first.map { $0.after <= taken } ?? false }
+
+        mutating func takeDueNotes() -> [HostNote] {
+            let due = notes.prefix { $0.after <= taken }.map(\.note)
+            notes.removeFirst(due.count)
+            return due
+        }
+
         mutating func pop() -> LoadEvent? {
             guard !queue.isEmpty else { return nil }
+            taken += 1
             // Moved out, not copied (a copy retains every string of the event; the
             // placeholder left behind holds nothing).
             return queue.popFirst(leaving: LoadEvent(url: "", phase: .loading(nil), duration: 0))
@@ -93,9 +115,11 @@ final class BatchChannel: Sendable {
         }
     }
 
-    init(backlog: Int, demand: EventDemand = .everything) {
+    /// `onNote` hears the notes (`send(note:)`), on the consumer's task, in order with the events.
+    init(backlog: Int, demand: EventDemand = .everything, onNote: (@Sendable (HostNote) -> Void)? = nil) {
         self.backlog = max(1, backlog)
         self.demand = demand
+        self.onNote = onNote
         state = Locked(State(backlog: self.backlog))
     }
 
@@ -106,7 +130,31 @@ final class BatchChannel: Sendable {
     // MARK: Producer side
 
     func send(_ event: LoadEvent, urgent: Bool) {
-        enqueue(urgent: urgent) { $0.queue.append(event) }
+        enqueue(urgent: urgent) { state in
+            state.queue.append(event)
+            state.sent += 1
+        }
+    }
+
+    /// Queues a host note behind the events queued so far, and wakes a
+    /// waiting consumer at once, as an urgent event does: it takes the
+    /// events before the note, then hears the note. Called by the host
+    /// scheduler under its lock (the notes' order is its decisions'): this
+    /// only queues, and resumes a waiting consumer.
+    func send(note: HostNote) {
+        guard onNote != nil else { return }
+        let (consumer, first) = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>?, LoadEvent?) in
+            if state.abandoned { return (nil, nil) }
+            state.notes.append((after: state.sent, note: note))
+            guard state.consumer != nil else { return (nil, nil) }
+            if let (continuation, event) = state.takeConsumer() { return (continuation, event) }
+            // Nothing queued: woken with no event, the consumer looks again and finds the note due.
+            defer { state.consumer = nil }
+            return (state.consumer, nil)
+        }
+        guard let consumer else { return }
+        consumer.resume(returning: first)
+        if first != nil { resumeWokenProducers() }
     }
 
     /// Queues a run of cache answers under one lock (none is urgent), and
@@ -116,6 +164,7 @@ final class BatchChannel: Sendable {
         enqueue(urgent: false) { state in
             state.distinctCount += distinct
             state.duplicateCount += duplicates
+            state.sent += events.count
             state.queue.append(contentsOf: &events)
         }
         events.removeAll(keepingCapacity: true)
@@ -286,37 +335,46 @@ final class BatchChannel: Sendable {
 
     // MARK: Consumer side
 
-    /// The next event, or nil at the end. Cancelling the consuming task
-    /// abandons the channel and returns nil (`onAbandon` then cancels the work).
+    /// The next event, or nil at the end; the notes due before it are
+    /// handed to `onNote` first. Cancelling the consuming task abandons the
+    /// channel and returns nil (`onAbandon` then cancels the work).
     func next(onAbandon: @escaping @Sendable () -> Void) async -> LoadEvent? {
-        enum Step { case event(LoadEvent, CheckedContinuation<Void, Never>?), end, wait }
-        let step = state.withLock { state -> Step in
-            if let event = state.pop() { return .event(event, state.takeProducer()) }
-            return state.finished || state.abandoned ? .end : .wait
-        }
-        switch step {
-        case .event(let event, let producer):
-            producer?.resume()
-            return event
-        case .end:
-            return nil
-        case .wait:
-            return await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<LoadEvent?, Never>) in
-                    let immediate = state.withLock { state -> (LoadEvent?, CheckedContinuation<Void, Never>?, Bool) in
-                        if let event = state.pop() { return (event, state.takeProducer(), true) }
-                        if state.finished || state.abandoned { return (nil, nil, true) }
-                        state.consumer = continuation
-                        return (nil, nil, false)
+        enum Step { case event(LoadEvent, CheckedContinuation<Void, Never>?), notes([HostNote]), end, wait }
+        while true {
+            let step = state.withLock { state -> Step in
+                if state.noteDue { return .notes(state.takeDueNotes()) }
+                if let event = state.pop() { return .event(event, state.takeProducer()) }
+                return state.finished || state.abandoned ? .end : .wait
+            }
+            switch step {
+            case .notes(let notes):
+                for note in notes { onNote?(note) }
+            case .event(let event, let producer):
+                producer?.resume()
+                return event
+            case .end:
+                return nil
+            case .wait:
+                let woken = await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<LoadEvent?, Never>) in
+                        let immediate = state.withLock { state -> (LoadEvent?, CheckedContinuation<Void, Never>?, Bool) in
+                            if state.noteDue { return (nil, nil, true) }
+                            if let event = state.pop() { return (event, state.takeProducer(), true) }
+                            if state.finished || state.abandoned { return (nil, nil, true) }
+                            state.consumer = continuation
+                            return (nil, nil, false)
+                        }
+                        if immediate.2 {
+                            immediate.1?.resume()
+                            continuation.resume(returning: immediate.0)
+                        }
                     }
-                    if immediate.2 {
-                        immediate.1?.resume()
-                        continuation.resume(returning: immediate.0)
-                    }
+                } onCancel: {
+                    abandon()
+                    onAbandon()
                 }
-            } onCancel: {
-                abandon()
-                onAbandon()
+                // Nil: the end, or a note to hand over (`send(note:)`): look again.
+                if let woken { return woken }
             }
         }
     }
@@ -330,7 +388,8 @@ final class BatchChannel: Sendable {
         guard let first = await next(onAbandon: onAbandon) else { return }
         events.append(first)
         let producer = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            while events.count < limit, let event = state.pop() { events.append(event) }
+            // Up to the next note: it is heard before the events after it (the next call).
+            while events.count < limit, !state.noteDue, let event = state.pop() { events.append(event) }
             return state.takeProducer()
         }
         producer?.resume()
@@ -343,6 +402,7 @@ final class BatchChannel: Sendable {
         let (consumer, producer, backstop) = state.withLock { state -> Taken in
             state.abandoned = true
             state.queue.removeAll()
+            state.notes.removeAll()
             defer { state.consumer = nil; state.producer = nil }
             return (state.consumer, state.producer, Self.endBackstop(&state))
         }

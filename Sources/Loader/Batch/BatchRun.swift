@@ -24,7 +24,8 @@ public final class BatchRun: Sendable {
     /// Starts the batch over `list` with a loader on `store` configured by
     /// `options` (its `remote` tier included); each successful body also goes
     /// to `delivery` (a file, standard output, or an `OutputDirectory`).
-    /// `hostNotes` hears when a host is paused, its limit changes or it is given up on.
+    /// `hostNotes` hears when a host is paused, its limit changes or it is given up on,
+    /// from the reader of `events`, in order with them (`ImageLoader.batch`).
     /// `demand`: the events the caller reads, and how soon (`Reporter.demand` for the tool's output).
     public init(store: DiskCacheStore, list: URLList, options: LoaderOptions, deliverTo delivery: Delivery? = nil,
                 hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything) {

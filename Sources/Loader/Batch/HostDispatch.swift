@@ -64,6 +64,9 @@ final class HostDispatch: Sendable {
 
     /// `onGaveUp`: a host was given up on; its queued URLs are failed
     /// (`onFail`), its running attempts that have not reached it yet are the callee's to end.
+    /// `onNote` hears each note under the lock, in the order the scheduler
+    /// decided them (outside it, two steps on two threads could swap them):
+    /// it must only queue the note (`BatchChannel.send(note:)`), never call back.
     init(policy: HostPolicy, queueLimit: Int, onNote: (@Sendable (HostNote) -> Void)?,
          onGaveUp: @escaping @Sendable (HostKey, HostFailure) -> Void,
          onFail: @escaping @Sendable (HostLoad, HostFailure) -> Void,
@@ -244,7 +247,8 @@ final class HostDispatch: Sendable {
         var cancelled = false
         var wake = Wake()
 
-        init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false) {
+        init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false,
+             onNote: (@Sendable (HostNote) -> Void)?) {
             for action in actions {
                 // Every way a load leaves the queue (started, failed at once; `cancel` drains the rest)
                 // counts it out of `queuedWithEntry`. One match per action: each copies the load out of its box.
@@ -257,6 +261,9 @@ final class HostDispatch: Sendable {
                     started.append(load)
                 case .fail(.load(let load), _, _):
                     if load.hasEntry { state.queuedWithEntry -= 1 }
+                    self.actions.append(action)
+                case .note(let note):
+                    onNote?(note)
                     self.actions.append(action)
                 default:
                     self.actions.append(action)
@@ -284,7 +291,7 @@ final class HostDispatch: Sendable {
     @discardableResult
     private func step(handOut: Bool = false, _ body: (inout State, Double) -> [Scheduler.Action]) -> [HostLoad] {
         var stepped = state.withLock { state in
-            Stepped(body(&state, monotonicSeconds()), &state, queueLimit: queueLimit, handOut: handOut)
+            Stepped(body(&state, monotonicSeconds()), &state, queueLimit: queueLimit, handOut: handOut, onNote: onNote)
         }
         var handedOut: [HostLoad] = []
         if handOut && !stepped.cancelled && !stepped.started.isEmpty {
@@ -319,11 +326,11 @@ final class HostDispatch: Sendable {
                 case .fail(.resume(let gate), _, _):
                     _ = gate.resume(.stop)
                 case .note(let note):
+                    // Heard already, under the lock (`Stepped`).
                     if case .gaveUp(let host, let failure) = note {
                         gaveUpAHost.store(true, ordering: .releasing)
                         onGaveUp(host, failure)
                     }
-                    onNote?(note)
                 }
             }
             resume(stepped.wake)
@@ -332,7 +339,7 @@ final class HostDispatch: Sendable {
             stepped = state.withLock { state in
                 let now = monotonicSeconds()
                 return Stepped(released.flatMap { state.scheduler.finished(host: $0, now: now) }, &state,
-                               queueLimit: queueLimit)
+                               queueLimit: queueLimit, onNote: onNote)
             }
         }
     }

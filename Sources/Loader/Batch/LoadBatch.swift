@@ -101,14 +101,16 @@ extension ImageLoader {
     /// Runs a batch over `urls`, read lazily (a million-line input streams
     /// through; only the set of seen keys grows). `delivery` also receives
     /// each successful body (meant for a one-URL batch: `-o`). `hostNotes`
-    /// hears when a host is paused, its limit changes or it is given up on.
+    /// hears when a host is paused, its limit changes or it is given up on,
+    /// on the consuming task, in order with the events: after every event
+    /// the batch sent before the note, before those it sent after.
     /// `demand` says which events the consumer reads and how soon it must
     /// have them (without `loading`, none is made).
     public func batch<URLs: AsyncSequence & Sendable>(
         _ urls: URLs, backlog: Int = LoadBatch.defaultBacklog, deliverTo delivery: Delivery? = nil,
         hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything
     ) -> LoadBatch where URLs.Element == String {
-        let channel = BatchChannel(backlog: backlog, demand: demand.bounded)
+        let channel = BatchChannel(backlog: backlog, demand: demand.bounded, onNote: hostNotes)
         let dispatch = hostDispatch(backlog: backlog, delivery: delivery, channel: channel, notes: hostNotes,
                                     loading: demand.loading)
         let work = Task {
@@ -132,10 +134,14 @@ extension ImageLoader {
     /// cancels without starting.
     private func hostDispatch(backlog: Int, delivery: Delivery?, channel: BatchChannel,
                               notes: (@Sendable (HostNote) -> Void)?, loading: Bool) -> HostDispatch {
-        HostDispatch(
+        // Through the channel, to be heard in order with the events (`notes` is the channel's `onNote`).
+        var onNote: (@Sendable (HostNote) -> Void)?
+        if notes != nil { onNote = { note in channel.send(note: note) } }
+        return HostDispatch(
             policy: HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost),
             // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
-            queueLimit: max(backlog, LoadBatch.queueLimit, min(options.jobs, Int.max / 2) * 2), onNote: notes,
+            queueLimit: max(backlog, LoadBatch.queueLimit, min(options.jobs, Int.max / 2) * 2),
+            onNote: onNote,
             onGaveUp: { [client] host, failure in
                 // Its attempts with no answer yet (still connecting, waiting to share a connection that
                 // never comes, or with their request sent) fail now with the reason, not at the end of

@@ -6,6 +6,10 @@ import Support
 /// `Name:` (nothing after the colon) sends no header of that name, not even
 /// one libcurl or Fetch adds by default (`Accept`, `User-Agent`,
 /// `Accept-Encoding`). Spaces and tabs around the name and value are dropped.
+/// `Name; ` (blanks after the semicolon) is `Name:` too: libcurl sends an
+/// empty header only when the semicolon ends the line (lib/http.c,
+/// `Curl_add_custom_headers`), and any header of that name counts as given
+/// (`Curl_checkheaders`), so curl 7.88.1 sends none, its defaults included.
 public enum HeaderArgument: Sendable, Equatable {
     case send(name: String, value: String)
     case remove(name: String)
@@ -26,7 +30,7 @@ public enum HeaderArgument: Sendable, Equatable {
             if let problem = HTTPHeaders.problem(name: name, value: value) { throw Self.refusal(problem) }
         } else if let semicolon = line.firstIndex(of: ";"), trimWhitespace(line[line.index(after: semicolon)...]).isEmpty {
             let name = trimWhitespace(line[..<semicolon])
-            self = .send(name: name, value: "")
+            self = line.index(after: semicolon) == line.endIndex ? .send(name: name, value: "") : .remove(name: name)
             if let problem = HTTPHeaders.problem(name: name, value: "") { throw Self.refusal(problem) }
         } else {
             // A line break counts before the syntax: it is the dangerous part.

@@ -38,7 +38,7 @@ public struct RunSettings: Sendable, Equatable {
     public var jobs = Defaults.jobs
     /// `--jobs-per-host`.
     public var jobsPerHost = Defaults.jobsPerHost
-    /// `--max-size`, in bytes.
+    /// `--max-size`, in bytes (0: no limit).
     public var maxSize = Defaults.maxSize
     /// `--connect-timeout`, in seconds.
     public var connectTimeout = Defaults.connectTimeout

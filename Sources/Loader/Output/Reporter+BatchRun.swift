@@ -1,13 +1,23 @@
 import Fetch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Following a `BatchRun` to its end: every event reported as it comes,
-/// the progress bar fed from the run, the run stopped once its results can
-/// no longer be written, and the ending's counts taken for the summary. The
-/// summary itself (`finish`) and the exit status stay with the caller.
+/// the progress bar fed from the run, the run stopped once nobody reads its
+/// results, and the ending's counts taken for the summary. The summary
+/// itself (`finish`) and the exit status stay with the caller.
+///
+/// Results that cannot be written stop the run only when their reader went
+/// away (`EPIPE`: `| head`), as SIGPIPE would. Any other failed write (a
+/// full disk, an I/O error) loses the lines, not the work: the run goes on
+/// to its end, every URL stored as it would have been, and `outputBroken`
+/// tells the caller (the tool exits 1 with the reason): what a run does
+/// does not depend on when its first line failed.
 extension Reporter {
     /// What following a run came to: the run's `Ending`, and whether it was
-    /// stopped because the results could no longer be written (`outputError`
-    /// says why).
+    /// stopped because the results' reader went away (`outputError` is
+    /// `EPIPE`).
     public struct Followed: Sendable {
         public let ending: BatchRun.Ending
         public let stopped: Bool
@@ -29,7 +39,7 @@ extension Reporter {
             await run.events.next(into: &events, limit: Self.eventsPerReport)
             if events.isEmpty { break }
             report(contentsOf: events)
-            if !stopped && outputBroken {
+            if !stopped && outputBroken && outputError == EPIPE {
                 stopped = true
                 run.stop()
             }

@@ -102,8 +102,10 @@ public final class Reporter: @unchecked Sendable {
     /// The totals of the URLs reported so far.
     public var summary: BatchTotals { state.withLock { $0.counted } }
 
-    /// The results can no longer be written (stdout was a pipe whose reader
-    /// went away, as with `| head`): the run should stop.
+    /// The results can no longer be written: stdout was a pipe whose reader
+    /// went away, as with `| head` (`outputError` is `EPIPE`: the run should
+    /// stop), or a write failed otherwise (a full disk: the lines are lost,
+    /// the run goes on; see `follow`).
     public var outputBroken: Bool { state.withLock { $0.out.broken } }
     /// The `errno` of the write that failed, when `outputBroken`.
     public var outputError: Int32 { state.withLock { $0.out.writeError } }
@@ -121,11 +123,13 @@ public final class Reporter: @unchecked Sendable {
     }
 
     /// `-v`: a host was paused, its limit changed, or it was given up on.
-    /// Called by the host scheduler, maybe on a transfer loop's thread, so it
-    /// only queues the note: the reporter's writer (the next `report`, `warn`,
-    /// `tick` or `finish`) writes it, before the lines it writes then, so a
-    /// slow stderr never stalls a transfer. `follow` ticks while `-v` is on, so
-    /// a note waits at most `Defaults.progressRedrawInterval` for its writer.
+    /// A batch's notes come from its consumer (`BatchRun`'s events hand each
+    /// over after the events before it), so they are in order with the
+    /// results. It only queues the note: the reporter's writer (the next
+    /// `report`, `warn`, `tick` or `finish`) writes it, before the lines it
+    /// writes then, so a slow stderr never stalls anyone. `follow` ticks
+    /// while `-v` is on, so a note waits at most
+    /// `Defaults.progressRedrawInterval` for its writer.
     public func hostNote(_ note: HostNote) {
         guard verbose else { return }
         notes.withLock { $0.append(note) }

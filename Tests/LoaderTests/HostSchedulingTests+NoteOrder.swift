@@ -1,0 +1,40 @@
+import Loader
+import Support
+import Testing
+import TestSupport
+
+/// Host notes (`-v`: paused, limit changed, given up on) reach a batch's
+/// consumer in order with its events, whatever the consumer's pace.
+extension HostSchedulingTests {
+    /// One host answers 429 after 2 s, the other at once. The consumer reads
+    /// slowly (0.4 s an event), so the fast host's events are still queued when
+    /// the 429 comes. Its notes must be heard after them and before the 429's
+    /// own failure. Before, a note went to its callback the moment it was
+    /// decided, ahead of the events still queued (here after 5 of the 7).
+    @Test func notesAreHeardAfterTheEventsBeforeThemAndBeforeTheEventsAfter() async throws {
+        let slow = try ScriptedServer(), fast = try ScriptedServer()
+        slow.route("/img", ScriptedResponse.status(429, headers: [("Retry-After", "1")]).delayed(2))
+        fast.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
+        let urls = [slow.url("/img?0")] + (0..<3).map { fast.url("/img?\($0)") }
+        let loader = loader(jobs: 8, perHost: 2) { options in
+            options.acceptAnyContent = true
+            options.fetch.retries = 0
+        }
+        let log = Locked<[String]>([])
+        let batch = loader.batch(ArraySequence(urls), hostNotes: { note in
+            log.withLock { $0.append("note \(ResultLine.hostNote(note))") }
+        })
+        for await event in batch {
+            log.withLock { $0.append("\(event.phase.name) \(event.url)") }
+            try? await Task.sleep(nanoseconds: 400_000_000)
+        }
+        let heard = log.withLock { $0 }
+        let notes = heard.indices.filter { heard[$0].hasPrefix("note ") }
+        #expect(notes.count == 2, "paused, and the limit halved: \(heard)")
+        let fastEnds = heard.indices.filter { heard[$0].hasPrefix("success \(fast.baseURL)") }
+        #expect(fastEnds.count == 3, "\(heard)")
+        let slowEnd = try #require(heard.firstIndex { $0.hasPrefix("failure \(slow.baseURL)") }, "\(heard)")
+        #expect(notes.allSatisfy { note in fastEnds.allSatisfy { $0 < note } && note < slowEnd }, "\(heard)")
+        #expect(heard[notes[0]].contains("answered 429: paused for"), "\(heard)")
+    }
+}
