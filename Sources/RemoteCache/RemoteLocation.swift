@@ -30,6 +30,15 @@ public struct RemoteLocation: Sendable, Equatable {
     public static func parse(_ text: String, environment: [String: String]) throws(Invalid) -> RemoteLocation {
         let lower = text.lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+            // Each key is appended to the text: `http://` alone asked the host named by the key.
+            let authority = text.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" }   // after "scheme://"
+            let host = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+            guard !host.isEmpty && !host.hasPrefix(":") else {
+                throw Invalid(message: "--remote-cache \(redactURL(text)): no host named")
+            }
+            guard !text.contains("?") && !text.contains("#") else {
+                throw Invalid(message: "--remote-cache \(redactURL(text)): a query or fragment would come before each key; give http(s)://host/prefix/")
+            }
             let base = text.hasSuffix("/") ? text : text + "/"
             return try RemoteLocation(base: base, display: redactURL(text), sigV4: nil, userPassword: nil, sessionToken: nil)
                 .checked()

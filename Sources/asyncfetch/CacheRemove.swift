@@ -19,8 +19,9 @@ extension CacheCommand {
             let store = try cache.openStore(writable: true)
             var missing = false
             var failures: [DiskCacheError] = []
+            var removedKeys = Set<String>()
             for url in try list.all() {
-                let (line, error) = CacheURLLine.remove(url, from: store)
+                let (line, error) = CacheURLLine.remove(url, from: store, removedKeys: &removedKeys)
                 if let error { failures.append(error) }
                 if let complaint = line.complaint { Console.error(complaint) }
                 missing = missing || line.isMissing

@@ -10,6 +10,7 @@ import Glibc
 @main
 enum Main {
     static func main() async {
+        useUTF8Characters()
         let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
         let status: Int32
         do {
@@ -40,6 +41,19 @@ enum Main {
             status = exitStatus(for: error, root: root)
         }
         end(flushOutput(status))
+    }
+
+    /// Reads the bytes handed to C as UTF-8, which Swift strings are,
+    /// whatever the user's locale: libcurl turns an internationalised host
+    /// name (`bücher.example`) into its `xn--` form with libidn2 in the
+    /// LC_CTYPE character set, and in the C locale a process starts in (no
+    /// `setlocale`, or `LANG=C` under cron) every such URL was an
+    /// invalid-url "URL using bad/illegal format or missing URL". Only
+    /// LC_CTYPE changes: messages and number formats stay the C locale's.
+    /// Without a C.UTF-8 locale (glibc before 2.35 may lack it) the user's
+    /// own is the next best; if neither loads, IDN hosts fail as before.
+    static func useUTF8Characters() {
+        if setlocale(LC_CTYPE, "C.UTF-8") == nil { _ = setlocale(LC_CTYPE, "") }
     }
 
     /// Ends the process with `status` once the output is flushed, without

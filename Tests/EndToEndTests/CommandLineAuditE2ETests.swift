@@ -188,4 +188,60 @@ import TestSupport
         #expect(try cli.run(["--shard", "0/1", url, "-o", target]).status == 0, "one shard holds every URL")
         #expect(FileManager.default.fileExists(atPath: target))
     }
+
+    /// An internationalised host name (`http://bücher.example/…`) was an
+    /// invalid-url "URL using bad/illegal format or missing URL": libcurl
+    /// converts it to `xn--bcher-kva.example` with libidn2 in the LC_CTYPE
+    /// character set, and the process ran in the C locale. curl itself
+    /// fetches it. Checked through a proxy (no DNS), in `LC_ALL=C` as cron has it.
+    @Test func anInternationalisedHostNameIsFetched() throws {
+        let proxy = try ScriptedServer()
+        proxy.route("/a.png", .ok(FixtureSite.png, headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=600")]))
+        let cli = try CLI()
+        let url = "http://bücher.example/a.png"
+        let environment = ["http_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "", "LC_ALL": "C", "LANG": "C"]
+        let result = try cli.run(["--json", url], environment: environment)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let request = try #require(proxy.requests("/a.png").first)
+        #expect(request.header("Host") == "xn--bcher-kva.example")
+        let lines = try #require(CLI.jsonLines(result.stdout), "\(result.stdout)")
+        #expect(lines.contains { $0["url"] as? String == url && $0["source"] as? String == "network" }, "\(lines)")
+        // The key is the MD5 of the URL as given (SPEC §4: already normalised).
+        let path = try cli.run(["cache", "path", url], environment: ["LC_ALL": "C"])
+        #expect(path.stdout == cli.cacheDir + "/" + (try CLI.md5sum(url)) + "\n", "\(path.stdout)\(path.stderr)")
+    }
+
+    /// `--remote-cache http://` was taken: each key was appended to it, so
+    /// the tier asked the host named by the key (one "could not resolve
+    /// host: 8f9d…" warning per run). A tier without a host, or with a query
+    /// or fragment the keys would follow, is a usage error, as `s3://` is.
+    @Test func aRemoteCacheWithoutAHostIsAUsageError() throws {
+        let cli = try CLI()
+        for (location, reason) in [("http://", "no host named"), ("https:///cache/", "no host named"),
+                                   ("http://127.0.0.1:9/cache?x=1", "a query or fragment")] {
+            for arguments in [["--remote-cache", location, "http://127.0.0.1:9/x.png"],
+                              ["cache", "pull", "--remote-cache", location, "http://127.0.0.1:9/x.png"]] {
+                let result = try cli.run(arguments)
+                #expect(result.status == 2 && result.stderr.contains(reason), "\(arguments): \(result.stdout)\(result.stderr)")
+            }
+        }
+    }
+
+    /// `cache rm -i urls.txt` with a URL listed twice (lists often are; the
+    /// fetch run reports each distinct URL once) removed the entry, then
+    /// said "absent" and "not cached" for the repeat and exited 1. A URL
+    /// whose entry this command removed is `removed` each time it is named.
+    @Test func removingAURLListedTwiceSucceeds() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        #expect(try cli.run([url]).status == 0)
+        let list = try cli.cache.write("twice.txt", Array("\(url)\n\(url)#again\n".utf8))
+        let removed = try cli.run(["cache", "rm", url, "-i", list])
+        #expect(removed.status == 0, "\(removed.stdout)\(removed.stderr)")
+        #expect(removed.stdout == ["removed  \(url)", "removed  \(url)", "removed  \(url)#again"].joined(separator: "\n") + "\n",
+                "\(removed.stdout)")
+        #expect(removed.stderr.isEmpty, "\(removed.stderr)")
+        let again = try cli.run(["cache", "rm", "--json", url])
+        #expect(again.status == 1 && again.stdout.contains("\"reason\":\"not-cached\""), "a later command finds nothing: \(again.stdout)")
+    }
 }

@@ -34,10 +34,15 @@ import Testing
         #expect(config.retries == 0)
     }
 
-    @Test func badLocationsAreRefused() {
+    @Test func badLocationsAreRefused() throws {
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("ftp://x/", environment: [:]) }
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: [:]) }
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3:///p", environment: Self.keys) }
+        // No host, or a query or fragment the keys would follow.
+        for text in ["http://", "https:///prefix/", "http://user:pw@/p/", "http://:8080/p/", "http://h/p?x=1", "http://h/p#f"] {
+            #expect(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: [:]) }
+        }
+        #expect(try RemoteLocation.parse("http://user:pw@h:8080", environment: [:]).base == "http://user:pw@h:8080/")
     }
 
     /// Credentials or a location that no request could carry are refused

@@ -12,10 +12,16 @@ extension CacheURLLine {
     }
 
     /// Removes the URL's entry; the error too when that failed.
-    public static func remove(_ url: String, from store: DiskCacheStore) -> (line: CacheURLLine, error: DiskCacheError?) {
+    /// `removedKeys` holds the keys this command removed already: a URL
+    /// listed again (or another spelling of it, `HTTP://…#x`) is `removed`
+    /// too, not "not cached" with exit 1, as the fetch run reports it once.
+    public static func remove(_ url: String, from store: DiskCacheStore,
+                              removedKeys: inout Set<String>) -> (line: CacheURLLine, error: DiskCacheError?) {
         guard let key = try? CacheKey(url: url) else { return (CacheURLLine(url: url, outcome: .invalid), nil) }
+        if removedKeys.contains(key.hex) { return (CacheURLLine(url: url, outcome: .removed), nil) }
         do {
             let removed = try store.remove(key.hex)
+            if removed { removedKeys.insert(key.hex) }
             return (CacheURLLine(url: url, outcome: removed ? .removed : .notCached), nil)
         } catch {
             return (CacheURLLine(url: url, outcome: .failed(message: error.message)), error)
