@@ -80,17 +80,19 @@ public struct Freshness: Sendable {
             name == known || asciiCaseInsensitiveEqual(name, known)
         }
 
-        /// Every `Cache-Control` value, in order, parsed together.
+        /// Every `Cache-Control` value, in order, parsed together, in place
+        /// (no array of values, no `String` made of a record's bytes).
         @inline(__always)
         func cacheControl(_ meta: borrowing CacheMetadata) -> CacheControl {
-            guard let first = cacheControlFirst else { return CacheControl() }
-            var values = [meta.headers[first].value]
+            var cc = CacheControl()
+            guard let first = cacheControlFirst else { return cc }
+            meta.headers[first].withValueBytes { cc.add(utf8: $0) }
             if cacheControlCount > 1 {
                 for i in (first + 1)..<meta.headers.count where asciiCaseInsensitiveEqual(meta.headers[i].name, "Cache-Control") {
-                    values.append(meta.headers[i].value)
+                    meta.headers[i].withValueBytes { cc.add(utf8: $0) }
                 }
             }
-            return CacheControl(values)
+            return cc
         }
 
         /// The HTTP date in the header at `index`, if it is one.

@@ -1,6 +1,5 @@
 import DiskCache
 import Fetch
-import Support
 
 /// What may go to the shared remote tier (`--remote-cache`): a shared cache
 /// must never hand one user's response to another.
@@ -23,11 +22,7 @@ public enum TierSharing {
 
     /// A shared cache stores neither `no-store` nor `private` responses (RFC 9111 §5.2.2.5, §5.2.2.7).
     public static func shareable(_ stored: CacheMetadata) -> Bool {
-        for header in stored.headers where asciiCaseInsensitiveEqual(header.name, "Cache-Control") {
-            for directive in CacheControl.directives(in: header.value) where directive.name == "no-store" || directive.name == "private" {
-                return false
-            }
-        }
-        return true
+        let cc = Freshness.cacheControl(stored)
+        return !cc.noStore && !cc.isPrivate
     }
 }
