@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
+#include <limits.h>
 #include <unistd.h>
 
 #if OPENSSL_VERSION_MAJOR == 3 && !defined(OPENSSL_NO_DEPRECATED_3_0) && !defined(OPENSSL_NO_MD5)
@@ -118,13 +120,23 @@ static int getxattrat_refused = 0;
 
 void cdisk_refuse_getxattrat(void) { __atomic_store_n(&getxattrat_refused, 1, __ATOMIC_RELAXED); }
 
-ssize_t cdisk_getxattrat(int dirfd, const char *name, const char *path, const char *attribute, void *value, size_t size) {
+ssize_t cdisk_getxattrat(int dirfd, const char *directory, const char *name, const char *attribute, void *value, size_t size) {
     if (!__atomic_load_n(&getxattrat_refused, __ATOMIC_RELAXED)) {
         struct cdisk_xattr_args args = { (uint64_t)(uintptr_t)value, (uint32_t)size, 0 };
         long n = syscall(SYS_getxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, attribute, &args, sizeof args);
         if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return (ssize_t)n;
         __atomic_store_n(&getxattrat_refused, 1, __ATOMIC_RELAXED);
     }
+    char path[PATH_MAX];
+    size_t dirLength = strlen(directory), nameLength = strlen(name);
+    size_t slash = dirLength > 0 && directory[dirLength - 1] == '/' ? 0 : 1;   /* the root: "/name" */
+    if (dirLength + slash + nameLength >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, directory, dirLength);
+    if (slash) path[dirLength] = '/';
+    memcpy(path + dirLength + slash, name, nameLength + 1);
     return lgetxattr(path, attribute, value, size);
 }
 

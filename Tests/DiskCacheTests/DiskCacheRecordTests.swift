@@ -27,7 +27,7 @@ import TestSupport
     }
 
     func record(_ entry: CacheEntry) -> CacheMetadata? {
-        guard case .record(let meta) = store.readRecord(key: entry.key, bodyPath: entry.bodyPath) else { return nil }
+        guard case .record(let meta) = store.readRecord(key: entry.key) else { return nil }
         return meta
     }
 
@@ -74,6 +74,25 @@ import TestSupport
         let link = directory + "/" + MD5.hex("https://x.test/link.png")
         #expect(symlink(entry.bodyPath, link) == 0)
         #expect(store.lookup(MD5.hex("https://x.test/link.png")) == nil, "a symlink is not followed")
+    }
+
+    /// An entry names its cache directory and key; its path is built from
+    /// them when asked (a hit builds none), the same for every way an entry
+    /// is made.
+    @Test func anEntryNamesItsDirectoryAndKey() throws {
+        let entry = try put("https://x.test/d.png", [1, 2, 3])
+        let hit = try #require(store.lookup(entry.key))
+        let errorKey = MD5.hex("https://x.test/e.png")
+        let remembered = try store.storeWithoutBody(
+            CacheMetadata(url: "https://x.test/e.png", status: 404, requestTime: 1, responseTime: 2, headers: []), key: errorKey)
+        let updated = try store.updateMetadata(of: entry, to: entry.metadata)
+        for made in [entry, hit, remembered, updated] {
+            #expect(made.directory == store.directory)
+            #expect(made.bodyPath == store.directory + "/" + made.key)
+            #expect(made.bodyPath == store.bodyPath(made.key))
+            #expect(FileManager.default.fileExists(atPath: made.bodyPath))
+        }
+        #expect(hit.key == entry.key && remembered.key == errorKey)
     }
 
     @Test func aRevalidationReplacesTheRecordInPlace() throws {
@@ -264,10 +283,15 @@ import TestSupport
     }
 }
 
-/// The raw record on a file (`lgetxattr`), or nil.
+/// The raw record on a file (`getxattrat`, or `lgetxattr` of the whole path), or nil.
 func getRecordBytes(_ path: String) -> [UInt8]? {
+    guard let slash = path.lastIndex(of: "/") else { return nil }
+    let directory = String(path[..<slash]), name = String(path[path.index(after: slash)...])
+    let fd = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
     var buffer = [UInt8](repeating: 0, count: 65536)
-    let n = cdisk_getxattrat(AT_FDCWD, path, path, "user.asyncfetch.meta", &buffer, buffer.count)
+    let n = cdisk_getxattrat(fd, directory, name, "user.asyncfetch.meta", &buffer, buffer.count)
     return n < 0 ? nil : Array(buffer[0..<n])
 }
 

@@ -89,6 +89,36 @@ import Testing
         }
     }
 
+    /// A cache hit's result keeps the cache directory and the entry's key,
+    /// and its lines write `DIR/<key>` from them: the same bytes as for the
+    /// path given whole, with JSON escapes in the directory, and across the
+    /// line's stack buffer.
+    @Test func aHitsPathIsWrittenFromItsDirectoryAndKey() {
+        let key = "0123456789abcdef0123456789abcdef"
+        let long = "/" + String(repeating: "d", count: LineBytes.capacity - 30)
+        for directory in ["/cache", "/", "/c\"q\\x\u{01}y\u{1B}", "/café", long, long + "\"", String(repeating: "e", count: 3 * LineBytes.capacity)] {
+            func result(_ stored: LoadResult.StoredBody) -> LoadResult {
+                LoadResult(stored: stored, source: .cache, bytes: 11648, status: 200, contentType: "image/png", format: .png,
+                           width: 64, height: 60, attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil)
+            }
+            let path = (directory == "/" ? "" : directory) + "/" + key   // the root's paths are /<key>
+            let hit = result(.entry(directory: directory, key: key))
+            let whole = result(.path(path))
+            #expect(hit.path == path)
+            for verbose in [false, true] {
+                #expect(Self.human(.success(hit), ResultLine(verbose: verbose)) == Self.human(.success(whole), ResultLine(verbose: verbose)),
+                        "\(directory.prefix(20))")
+            }
+            let event = LoadEvent(url: Self.url, phase: .success(hit), duration: 0.5)
+            var bytes = Array("before\n".utf8)
+            ResultLine.json(event, into: &bytes)
+            let expected = "before\n" + ResultLine.json(LoadEvent(url: Self.url, phase: .success(whole), duration: 0.5)).rendered
+            #expect(String(decoding: bytes, as: UTF8.self) == expected, "\(directory.prefix(20))")
+            #expect(ResultLine.json(event).rendered == expected.dropFirst(7))
+        }
+        #expect(Self.human(.success(Self.png()))?.contains("  /cache/ab/cd  ") == true, "a path given whole is written as it is")
+    }
+
     @Test func onATerminalTheURLColumnIsPaddedToTheWidestSoFar() {
         let aligned = ResultLine(alignURLs: true)
         #expect(Self.human(.empty(.notCached), aligned, column: Self.url.count + 4) == "empty    \(Self.url)      not cached")

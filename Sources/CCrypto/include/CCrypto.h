@@ -22,9 +22,11 @@ void ccrypto_md5_free(ccrypto_md5_ctx *ctx);
 
 /// getxattrat(2) of `name` in directory `dirfd`, not following a symlink
 /// (Linux 6.13+: one path component to resolve instead of the whole path);
-/// where the kernel lacks it, lgetxattr(2) of `path` (the same file). The
-/// value's length, or -1 with errno set.
-ssize_t cdisk_getxattrat(int dirfd, const char *name, const char *path, const char *attribute, void *value, size_t size);
+/// where the kernel lacks it, lgetxattr(2) of `directory`/`name` (the same
+/// file; `directory` is `dirfd`'s path), joined here only then. The value's
+/// length, or -1 with errno set (ENAMETOOLONG when the joined path does not
+/// fit PATH_MAX, as lgetxattr would answer).
+ssize_t cdisk_getxattrat(int dirfd, const char *directory, const char *name, const char *attribute, void *value, size_t size);
 /// From now on cdisk_getxattrat uses lgetxattr, as on a kernel without getxattrat (for tests).
 void cdisk_refuse_getxattrat(void);
 /// fsetxattr(2) and lsetxattr(2) (flags 0): 0, or -1 with errno set.

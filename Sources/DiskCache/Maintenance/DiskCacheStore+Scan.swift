@@ -87,13 +87,13 @@ extension DiskCacheStore {
                          lastAccess: entry.lastAccess, straySidecar: stray, snapshot: snapshot)
         }
         if snapshot.body.isRegular && placement.readsRecords,
-           case .record(let meta) = readRecord(key: key, bodyPath: bodyPath(key)) {
+           case .record(let meta) = readRecord(key: key) {
             url = meta.url
             guard meta.key == key else { return broken("metadata for another key (\(meta.url))") }
             guard let body = statBody(key), Self.body(body, matches: meta) else {
                 return broken("a body that is not the one its metadata describes")
             }
-            let entry = CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: seconds(body.st_atim),
+            let entry = CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: seconds(body.st_atim),
                                    inode: UInt64(body.st_ino), recordOnBody: true)
             return intact(entry, stray: snapshot.metadata.isRegular)
         }
@@ -119,7 +119,7 @@ extension DiskCacheStore {
         } else if snapshot.body.isRegular {
             return broken("a stray body beside a remembered error")
         }
-        return intact(CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: lastAccess,
+        return intact(CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: lastAccess,
                                  inode: inode, recordOnBody: false))
     }
 

@@ -3,7 +3,8 @@
 /// was looked up.
 public struct CacheEntry: Sendable {
     public let key: String
-    public let bodyPath: String
+    /// The cache directory the entry is in (`DiskCacheStore.directory`).
+    public let directory: String
     public let metadata: CacheMetadata
     /// Last use (for LRU), Unix seconds: the atime of `accessPath`.
     public let lastAccess: Double
@@ -13,6 +14,10 @@ public struct CacheEntry: Sendable {
     /// Whether the metadata lives on the body's inode (the extended
     /// attribute) rather than in a sidecar `<md5>.meta`.
     public let recordOnBody: Bool
+
+    /// `directory/key`, the body's path (`/key` in the root). Built on demand, in one allocation:
+    /// a hit does not need it (its result line writes the two pieces).
+    public var bodyPath: String { Self.bodyPath(directory: directory, key: key) }
 
     /// `bodyPath` + ".meta" (built on demand: a hit does not need it).
     public var metadataPath: String { bodyPath + CacheFileName.metadataSuffix }
@@ -25,9 +30,29 @@ public struct CacheEntry: Sendable {
     /// Whether there is a file at `bodyPath` that belongs to the entry.
     var hasFile: Bool { metadata.hasBody || recordOnBody }
 
-    init(key: String, bodyPath: String, metadata: CacheMetadata, lastAccess: Double, inode: UInt64, recordOnBody: Bool) {
+    /// `directory/key` (`/key` in the root: no `//`), built in one allocation.
+    package static func bodyPath(directory: String, key: String) -> String {
+        var directory = directory, key = key
+        return directory.withUTF8 { dir in
+            key.withUTF8 { name in
+                let slash = dir.last == 0x2F ? 0 : 1
+                return String(unsafeUninitializedCapacity: dir.count + slash + name.count) { out in
+                    _ = out.initialize(fromContentsOf: dir)
+                    if slash == 1 { out[dir.count] = 0x2F }
+                    _ = out[(dir.count + slash)...].initialize(fromContentsOf: name)
+                    return dir.count + slash + name.count
+                }
+            }
+        }
+    }
+
+    /// Whether `bodyPath` puts a `/` between `directory` and the key (not
+    /// after the root's own).
+    package static func needsSeparator(after directory: String) -> Bool { directory.utf8.last != 0x2F }
+
+    init(key: String, directory: String, metadata: CacheMetadata, lastAccess: Double, inode: UInt64, recordOnBody: Bool) {
         self.key = key
-        self.bodyPath = bodyPath
+        self.directory = directory
         self.metadata = metadata
         self.lastAccess = lastAccess
         self.inode = inode

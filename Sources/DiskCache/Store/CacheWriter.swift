@@ -222,7 +222,7 @@ public final class CacheWriter: @unchecked Sendable {
         if store.placement.mode(store) != .sidecar {
             guard let code = store.setRecord(fd: file.fd, meta.encoded()) else {
                 try store.publish(file, key: key, path: bodyPath)
-                return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta, lastAccess: meta.storedAt,
+                return CacheEntry(key: key, directory: store.directory, metadata: meta, lastAccess: meta.storedAt,
                                   inode: UInt64(info.st_ino), recordOnBody: true)
             }
             guard code == ENOTSUP || DiskCacheStore.isTooLarge(code) else {
@@ -245,7 +245,7 @@ public final class CacheWriter: @unchecked Sendable {
                 throw error
             }
         }
-        return CacheEntry(key: key, bodyPath: bodyPath, metadata: meta, lastAccess: meta.storedAt,
+        return CacheEntry(key: key, directory: store.directory, metadata: meta, lastAccess: meta.storedAt,
                           inode: UInt64(info.st_ino), recordOnBody: false)
     }
 

@@ -42,28 +42,28 @@ extension DiskCacheStore {
         case noRecord
     }
 
-    /// The record on `key`'s body at `path` (a symlink is never followed: it
-    /// has no such attribute). With `matching`, a record naming another key
+    /// The record on `key`'s body, `DIR/<key>` (a symlink is never followed:
+    /// it has no such attribute). With `matching`, a record naming another key
     /// than `key`, or another URL than `url` when one is given, is a
     /// `.mismatch` (compared in place: see `CacheMetadata.decode(_:key:url:)`).
     /// `answerOnly`: see `lookup(_:accessTime:answerOnly:)`.
-    func readRecord(key: String, bodyPath path: String, matching: Bool = false, url: String? = nil,
-                    answerOnly: Bool = false) -> RecordRead {
+    func readRecord(key: String, matching: Bool = false, url: String? = nil, answerOnly: Bool = false) -> RecordRead {
         // Explicit C strings: passing a String where C wants `const char *`
-        // copies it into a new array on every call.
+        // copies it into a new array on every call. The whole path is joined
+        // by the C side, and only where the kernel lacks `getxattrat`.
         key.withCString { name in
-            path.withCString { cPath in
-                readRecord(name: name, cPath: cPath, capacity: Self.attributeFirstRead, key: matching ? key : nil, url: url,
-                           answerOnly: answerOnly)
+            directory.withCString { cDirectory in
+                readRecord(name: name, cDirectory: cDirectory, capacity: Self.attributeFirstRead, key: matching ? key : nil,
+                           url: url, answerOnly: answerOnly)
             }
         }
     }
 
-    private func readRecord(name: UnsafePointer<CChar>, cPath: UnsafePointer<CChar>, capacity: Int,
+    private func readRecord(name: UnsafePointer<CChar>, cDirectory: UnsafePointer<CChar>, capacity: Int,
                             key: String?, url: String?, answerOnly: Bool) -> RecordRead {
         guard capacity == Self.attributeFirstRead else {
             return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
-                readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url, answerOnly: answerOnly)
+                readRecord(name: name, cDirectory: cDirectory, into: buffer, key: key, url: url, answerOnly: answerOnly)
             }
         }
         // The first read's buffer is on the stack: `withUnsafeTemporaryAllocation`
@@ -71,18 +71,18 @@ extension DiskCacheStore {
         // per hit, ~400 instructions).
         var first = InlineArray<2048, UInt8>(repeating: 0)
         return withUnsafeMutableBytes(of: &first) { buffer in
-            readRecord(name: name, cPath: cPath, into: buffer, key: key, url: url, answerOnly: answerOnly)
+            readRecord(name: name, cDirectory: cDirectory, into: buffer, key: key, url: url, answerOnly: answerOnly)
         }
     }
 
-    private func readRecord(name: UnsafePointer<CChar>, cPath: UnsafePointer<CChar>, into buffer: UnsafeMutableRawBufferPointer,
+    private func readRecord(name: UnsafePointer<CChar>, cDirectory: UnsafePointer<CChar>, into buffer: UnsafeMutableRawBufferPointer,
                             key: String?, url: String?, answerOnly: Bool) -> RecordRead {
         guard let base = buffer.baseAddress else { return .noRecord }
         let capacity = buffer.count
-        let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, name, cPath, $0, base, capacity) }
+        let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, cDirectory, name, $0, base, capacity) }
         guard count > 0 else {
             if count < 0 && errno == ERANGE && capacity < Self.attributeCapacity {
-                return readRecord(name: name, cPath: cPath, capacity: Self.attributeCapacity, key: key, url: url,
+                return readRecord(name: name, cDirectory: cDirectory, capacity: Self.attributeCapacity, key: key, url: url,
                                   answerOnly: answerOnly)
             }
             if count < 0 && errno == ENOENT { return .noFile }

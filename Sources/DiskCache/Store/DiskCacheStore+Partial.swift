@@ -39,7 +39,7 @@ extension DiskCacheStore {
         let path = partialDirectory + "/" + key
         let meta = withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> CacheMetadata? in
             guard let base = buffer.baseAddress else { return nil }
-            let count = cdisk_getxattrat(directoryFD, name, path, Self.metadataAttribute, base, buffer.count)
+            let count = cdisk_getxattrat(directoryFD, directory, name, Self.metadataAttribute, base, buffer.count)
             guard count > 0 else { return nil }
             return CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
         }

@@ -59,19 +59,8 @@ public final class DiskCacheStore: Sendable {
 
     deinit { _ = close(directoryFD) }
 
-    /// `DIR/<key>`, built in one allocation (every hit returns one).
-    public func bodyPath(_ key: String) -> String {
-        var prefix = namePrefix, key = key
-        return prefix.withUTF8 { dir in
-            key.withUTF8 { name in
-                String(unsafeUninitializedCapacity: dir.count + name.count) { out in
-                    _ = out.initialize(fromContentsOf: dir)
-                    _ = out[dir.count...].initialize(fromContentsOf: name)
-                    return dir.count + name.count
-                }
-            }
-        }
-    }
+    /// `DIR/<key>` (`/<key>` in the root), built in one allocation.
+    public func bodyPath(_ key: String) -> String { CacheEntry.bodyPath(directory: directory, key: key) }
     public func metadataPath(_ key: String) -> String { namePrefix + key + CacheFileName.metadataSuffix }
 
     /// The intact entry for `key` (32 lowercase hex digits), or nil: absent,
@@ -105,15 +94,14 @@ public final class DiskCacheStore: Sendable {
     }
 
     private func lookup(validKey key: String, url: String?, accessTime: Bool, answerOnly: Bool) -> CacheEntry? {
-        let path = bodyPath(key)
         if placement.readsRecords {
             // The record travels with the inode: it must name this key (a
             // body renamed to another key's name is not that key's entry),
             // and this URL when one is given (`readRecord` compares both).
-            switch readRecord(key: key, bodyPath: path, matching: true, url: url, answerOnly: answerOnly) {
+            switch readRecord(key: key, matching: true, url: url, answerOnly: answerOnly) {
             case .record(let meta):
                 guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
-                return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: seconds(body.st_atim),
+                return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: seconds(body.st_atim),
                                   inode: UInt64(body.st_ino), recordOnBody: true)
             case .mismatch:
                 return nil
@@ -133,7 +121,7 @@ public final class DiskCacheStore: Sendable {
         } else if accessTime {
             lastAccess = metadataStatus(key).map { seconds($0.st_atim) } ?? 0
         }
-        return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: lastAccess, inode: inode, recordOnBody: false)
+        return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: lastAccess, inode: inode, recordOnBody: false)
     }
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
@@ -166,9 +154,8 @@ public final class DiskCacheStore: Sendable {
                     throw DiskCacheError.system("cannot record metadata for", path: bodyPath(key), errno: code)
                 }
             } else {
-                let path = bodyPath(key)
-                try publish(file, key: key, path: path)
-                return CacheEntry(key: key, bodyPath: path, metadata: meta, lastAccess: meta.storedAt,
+                try publish(file, key: key, path: bodyPath(key))
+                return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: meta.storedAt,
                                   inode: UInt64(try file.status().st_ino), recordOnBody: true)
             }
         }
@@ -183,7 +170,7 @@ public final class DiskCacheStore: Sendable {
             }
             try file.publish(as: metadataPath(key))
         }
-        return CacheEntry(key: key, bodyPath: bodyPath(key), metadata: meta, lastAccess: meta.storedAt,
+        return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: meta.storedAt,
                           inode: 0, recordOnBody: false)
     }
 
@@ -224,7 +211,7 @@ public final class DiskCacheStore: Sendable {
         if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, setAccessTime(accessName) {
             lastAccess = meta.storedAt
         }
-        return CacheEntry(key: entry.key, bodyPath: entry.bodyPath, metadata: meta, lastAccess: lastAccess,
+        return CacheEntry(key: entry.key, directory: entry.directory, metadata: meta, lastAccess: lastAccess,
                           inode: entry.inode, recordOnBody: updated.recordOnBody)
     }
 
@@ -362,10 +349,9 @@ public final class DiskCacheStore: Sendable {
     /// not decode is still the cache's; a body that is gone, or a failure to
     /// tell, is not "without".
     func bodyLacksRecord(_ key: String) -> Bool {
-        let path = bodyPath(key)
         let count = key.withCString { name in
-            path.withCString { cPath in
-                Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, name, cPath, $0, nil, 0) }
+            directory.withCString { cDirectory in
+                Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, cDirectory, name, $0, nil, 0) }
             }
         }
         return count < 0 && (errno == ENODATA || errno == ENOTSUP)

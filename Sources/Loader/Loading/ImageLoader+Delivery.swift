@@ -15,7 +15,7 @@ extension ImageLoader {
         defer { transient?.release() }
         guard let delivery, let source = result.path ?? transient?.path else {
             // A body the cache could not store, and nobody to hand it to: lost.
-            if let problem = result.storeFailure, result.path == nil {
+            if let problem = result.storeFailure, result.stored == nil {
                 return .failure(LoadError(kind: .io, message: problem, status: result.status, attempts: result.attempts))
             }
             return .success(result)

@@ -355,7 +355,7 @@ extension ImageLoader {
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {
         let meta = entry.metadata
         return LoadResult(
-            path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: response.status,
+            stored: .entry(directory: entry.directory, key: entry.key), source: source, bytes: meta.bodyLength, status: response.status,
             contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL)

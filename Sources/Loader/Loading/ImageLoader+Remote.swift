@@ -24,7 +24,7 @@ extension ImageLoader {
         }
         let phase = await network(url: url, key: key, entry: base, gate: gate)
         if case .success(let result) = phase, result.source == .network || result.source == .revalidated,
-           result.path != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
+           result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
             if let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false), TierSharing.shareable(stored.metadata) {
                 remote.upload(key: key.hex, url: key.storedURL, from: cache)
             }

@@ -191,7 +191,7 @@ public final class ImageLoader: Sendable {
                                       status: meta.status, source: .cache))
         }
         return .success(LoadResult(
-            path: entry.bodyPath, source: source, bytes: meta.bodyLength, status: meta.status,
+            stored: .entry(directory: entry.directory, key: entry.key), source: source, bytes: meta.bodyLength, status: meta.status,
             contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil))
     }

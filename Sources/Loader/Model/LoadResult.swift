@@ -1,3 +1,4 @@
+import DiskCache
 import ImageFormats
 
 /// A URL that ended in `success`.
@@ -8,8 +9,12 @@ import ImageFormats
 /// gets a box of its own).
 public struct LoadResult: Sendable {
     /// The body in the cache, or nil for a `no-store` response (not kept;
-    /// pass a `Delivery` to get its bytes).
-    public var path: String? { fields.path }
+    /// pass a `Delivery` to get its bytes). Built when asked: a result
+    /// keeps the cache directory and the entry's key (`stored`).
+    public var path: String? { fields.stored?.path }
+    /// Where the body is stored, in the pieces the result line writes (no
+    /// path is built per cache hit), or nil as for `path`.
+    var stored: StoredBody? { fields.stored }
     public var source: Source { fields.source }
     public var bytes: Int64 { fields.bytes }
     public var status: Int? { fields.status }
@@ -72,7 +77,15 @@ public struct LoadResult: Sendable {
     init(path: String?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: ImageFormat?,
          width: Int?, height: Int?, attempts: Int, httpVersion: String?, redirects: Int, effectiveURL: String?,
          warning: String? = nil, transientBody: TransientBody? = nil) {
-        box = Box(Fields(path: path, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
+        self.init(stored: path.map(StoredBody.path), source: source, bytes: bytes, status: status, contentType: contentType,
+                  format: format, width: width, height: height, attempts: attempts, httpVersion: httpVersion,
+                  redirects: redirects, effectiveURL: effectiveURL, warning: warning, transientBody: transientBody)
+    }
+
+    init(stored: StoredBody?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: ImageFormat?,
+         width: Int?, height: Int?, attempts: Int, httpVersion: String?, redirects: Int, effectiveURL: String?,
+         warning: String? = nil, transientBody: TransientBody? = nil) {
+        box = Box(Fields(stored: stored, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
                          width: width, height: height, attempts: attempts, httpVersion: httpVersion, redirects: redirects,
                          effectiveURL: effectiveURL, warning: warning, reason: nil, transientBody: transientBody))
     }
@@ -83,8 +96,30 @@ public struct LoadResult: Sendable {
         box = Box(changed)
     }
 
+    /// Where a stored body is: `directory/name`, joined only when asked
+    /// (`path`): a cache entry's directory and key (32 lowercase hex digits,
+    /// so JSON needs no escape in it), which the result line writes as they
+    /// are. A path given whole is `directory` with no `name`.
+    /// (A struct of two strings: copying one is two retains, with none of
+    /// the enum's outlined copies.)
+    struct StoredBody: Sendable {
+        let directory: String
+        let name: String?
+
+        static func entry(directory: String, key: String) -> StoredBody { StoredBody(directory: directory, name: key) }
+        static func path(_ path: String) -> StoredBody { StoredBody(directory: path, name: nil) }
+
+        var path: String {
+            guard let name else { return directory }
+            return CacheEntry.bodyPath(directory: directory, key: name)
+        }
+
+        /// Whether a `/` goes between `directory` and `name` (not after the root's own).
+        var hasSeparator: Bool { CacheEntry.needsSeparator(after: directory) }
+    }
+
     private struct Fields: Sendable {
-        var path: String?
+        var stored: StoredBody?
         var source: Source
         var bytes: Int64
         var status: Int?

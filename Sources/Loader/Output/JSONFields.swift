@@ -66,20 +66,43 @@ struct JSONFields<Sink: ByteSink> {
         object.render(into: &sink)
     }
 
+    /// A stored body's path (`LoadResult.path`), quoted; a cache entry's
+    /// `DIR/<key>` written in pieces, not built first.
+    mutating func add(_ name: StaticString, _ value: LoadResult.StoredBody?) {
+        guard let value else { return }
+        key(name)
+        sink.append(0x22)
+        Self.appendEscaped(value.directory, to: &sink)
+        if let name = value.name {
+            if value.hasSeparator { sink.append(0x2F) }   // /
+            Self.appendPlain(name, to: &sink)   // a key: hex digits, nothing to escape
+        }
+        sink.append(0x22)
+    }
+
     /// `"value"`, escaping quotes, backslashes and control characters;
     /// everything else (UTF-8 included) is copied as it is.
     static func appendQuoted(_ value: String, to out: inout Sink) {
         out.append(0x22)
+        appendEscaped(value, to: &out)
+        out.append(0x22)
+    }
+
+    /// `value`'s bytes as they are (text known to need no escape).
+    private static func appendPlain(_ value: String, to out: inout Sink) {
+        if value.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) != nil { return }
+        for byte in value.utf8 { out.append(byte) }
+    }
+
+    /// `appendQuoted` without the quotes.
+    private static func appendEscaped(_ value: String, to out: inout Sink) {
         // The usual value (a URL, a path) needs no escape: copied in one piece.
         let copied = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
             if ByteScan.contains(below: 0x20, or: 0x22, 0x5C, 0x7F, in: bytes) { return false }
             out.append(contentsOf: bytes)
             return true
         } ?? false
-        if copied {
-            out.append(0x22)
-            return
-        }
+        if copied { return }
         for byte in value.utf8 {
             switch byte {
             case 0x22: out.append(0x5C); out.append(0x22)
@@ -95,7 +118,6 @@ struct JSONFields<Sink: ByteSink> {
                 out.append(byte)
             }
         }
-        out.append(0x22)
     }
 }
 

@@ -68,6 +68,14 @@ struct LineBytes: ByteSink {
         text.withUTF8 { append(contentsOf: $0) }
     }
 
+    /// A stored body's path as it is (no escapes, as a path given whole):
+    /// a cache entry's `DIR/<key>` in three pieces, not built first.
+    mutating func append(_ stored: LoadResult.StoredBody) {
+        append(stored.directory)
+        guard let name = stored.name else { return }
+        if stored.hasSeparator { append(0x2F) }   // /
+        append(name)
+    }
 
     /// Text from a URL list or a server (URLs, messages, content types):
     /// `append`, with control characters written as escapes (`\x1B`,

@@ -69,8 +69,8 @@ public struct ResultLine: Sendable {
             if quiet { return false }
             if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            if let path = result.path {
-                line.append(path)
+            if let stored = result.stored {
+                line.append(stored)
             } else {
                 line.append(literal: result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")
             }
@@ -191,7 +191,7 @@ public struct ResultLine: Sendable {
         case .success(let result):
             line.add("source", result.source.rawValue)
             line.add("reason", result.reason)
-            line.add("path", result.path)
+            line.add("path", result.stored)
             line.add("bytes", result.bytes)
             line.add("status", result.status)
             line.add("contentType", result.contentType)
