@@ -52,11 +52,11 @@ enum ArgumentCheck {
                 if valueOptions.contains(canonical) && !argument.contains("=") { index += 1 }
                 continue
             }
-            // wget's `-O FILE` is asyncfetch's -o FILE; asyncfetch's -O (curl's) takes no value.
-            if argument == "-O", index < arguments.count {
+            // wget's `-O FILE` (`-qO FILE`) is asyncfetch's -o FILE; asyncfetch's -O (curl's) takes no value.
+            if endsWithO(argument), index < arguments.count {
                 let value = arguments[index]
                 if value == "-" || (!value.hasPrefix("-") && !value.contains("://")) {
-                    throw UsageError(hint: Self.wgetOutput("-O \(value)", value: value))
+                    throw UsageError(hint: Self.wgetOutput("\(argument) \(value)", value: value))
                 }
             }
             // Whole short words first (wget's -nc, -nv), then -x, -xVALUE and -qv.
@@ -85,6 +85,15 @@ enum ArgumentCheck {
 }
 
 extension ArgumentCheck {
+    /// Whether `argument` is -O, alone or after flags (`-qO`): wget's `-O FILE`
+    /// when a file name follows it (`wget -qO out.png URL`).
+    static func endsWithO(_ argument: String) -> Bool {
+        guard argument.count > 1, argument.hasPrefix("-"), !argument.hasPrefix("--"), argument.last == "O" else { return false }
+        return argument.dropFirst().dropLast().allSatisfy { letter in
+            shortNames[letter].map { !valueOptions.contains($0) } ?? false
+        }
+    }
+
     /// Whether `argument`, an option as typed, takes the argument after it
     /// as its value (`--jobs 8`, `-i FILE`, `-qo FILE`; not `--jobs=8`, `-ofile`).
     static func takesNextArgument(_ argument: String) -> Bool {

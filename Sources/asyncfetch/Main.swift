@@ -120,6 +120,8 @@ enum Main {
     static func commandAfterOptions(_ arguments: ArraySlice<String>) -> [String]? {
         var index = arguments.startIndex
         while index < arguments.endIndex, arguments[index].hasPrefix("-"), arguments[index].count > 1, arguments[index] != "--" {
+            // wget's `-O FILE` (`-qO cache URL`): a fetch run, told what to use (`ArgumentCheck`).
+            guard !ArgumentCheck.endsWithO(arguments[index]) else { return nil }
             index += ArgumentCheck.takesNextArgument(arguments[index]) ? 2 : 1
         }
         guard index > arguments.startIndex, index < arguments.endIndex,

@@ -149,6 +149,14 @@ import TestSupport
         // An option's value may be the word: that is still a fetch run.
         let named = try cli.run(["--offline", "--user-agent", "cache", url])
         #expect(named.status == 0 && named.stdout.hasPrefix("success  \(url)"), "\(named.stdout)\(named.stderr)")
+        // wget's `-O FILE` with a file named like the word: still told that -O takes no file name
+        // (not "Unknown option '-O'" from `cache`, nor "no help on URL").
+        // So is `wget -qO FILE URL`, which fetched FILE as a URL and put the body in the current folder.
+        for (flag, word) in [("-O", "cache"), ("-O", "help"), ("-qO", "out.png"), ("-vO", "cache")] {
+            let wget = try cli.run([flag, word, url])
+            #expect(wget.status == 2 && wget.stderr.hasPrefix("asyncfetch: \(flag) \(word): -O takes no file name")
+                    && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(flag) \(word): \(wget.stdout)\(wget.stderr)")
+        }
     }
 
     /// `--max-size 5iB` was 5 bytes (the `iB` of `KiB` dropped alone), while
