@@ -13,6 +13,9 @@ extension Defaults {
     /// keeps lines whole: a writer still holding the lock then is blocked
     /// between two lines (`WholeLineWriter`).
     static let abandonWait: Double = 0.2
+    /// A result line longer than `PIPE_BUF` waits for its pipe to be empty,
+    /// looking this often, in milliseconds (`WholeLineWriter`, rule 3).
+    static let pipeEmptyPollMilliseconds: Int32 = 1
     /// Results written to a file or a pipe (not a terminal) may wait this
     /// long in the batch's queue before the reporter is woken for them
     /// (`Reporter.demand`): fewer wake-ups of the reporter, which nobody

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import func Support.writeAll
+import enum Fetch.Defaults
 
 /// Writes buffered result lines to a descriptor so that its reader only ever
 /// gets whole lines, however abruptly the process ends (SPEC §3: every
@@ -26,7 +27,8 @@ import func Support.writeAll
 ///    reader that keeps up leaves the pipe empty, so a 60 KiB buffer still
 ///    goes in one `write` (and one `FIONREAD`), not 15;
 /// 3. one line longer than `PIPE_BUF` on its own, once the pipe is empty
-///    (its fill level, `FIONREAD`, polled every millisecond), after growing
+///    (its fill level, `FIONREAD`, polled every
+///    `Defaults.pipeEmptyPollMilliseconds`), after growing
 ///    the pipe (`F_SETPIPE_SZ`) if the line is longer than its capacity.
 ///    Only a line longer than the pipe can be made (`/proc/sys/fs/pipe-max-size`,
 ///    1 MiB by default, or one page for a user over `pipe-user-pages-soft`)
@@ -91,10 +93,10 @@ struct WholeLineWriter {
             let grown = fcntl(fd, Self.setPipeSize, Int32(clamping: count))
             if grown > 0 { capacity = Int(grown) }   // refused (EPERM over the limits): written anyway
         }
-        // No events asked: `poll` only sleeps a millisecond, or reports that the reader is gone.
+        // No events asked: `poll` only sleeps a moment, or reports that the reader is gone.
         var descriptor = pollfd(fd: fd, events: 0, revents: 0)
         while let queued = queuedBytes(), queued > 0 {
-            let ready = poll(&descriptor, 1, 1)
+            let ready = poll(&descriptor, 1, Defaults.pipeEmptyPollMilliseconds)
             if ready > 0 && descriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return }
             if ready < 0 && errno != EINTR { return }
         }
