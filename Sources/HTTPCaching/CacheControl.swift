@@ -44,9 +44,7 @@ public struct CacheControl: Sendable, Equatable {
 
     /// Adds the directives of one more field value (the first occurrence of each wins).
     public mutating func add(_ value: String) {
-        if value.utf8.withContiguousStorageIfAvailable({ add(utf8: $0) }) != nil { return }
-        var copy = value
-        copy.withUTF8 { add(utf8: $0) }
+        withUTF8Bytes(of: value) { add(utf8: $0) }
     }
 
     /// `add`, from the value's UTF-8, in one pass: names are matched in

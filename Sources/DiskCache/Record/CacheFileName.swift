@@ -1,3 +1,5 @@
+import func Support.withUTF8Bytes
+
 /// The names the cache owns. Everything else in the directory is foreign
 /// and never touched:
 ///
@@ -32,10 +34,7 @@ enum CacheFileName: Equatable {
 
     /// 32 lowercase hex digits: a key, and a name safe to join to a path.
     static func isKey(_ key: String) -> Bool {
-        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
-        if let answer = key.utf8.withContiguousStorageIfAvailable({ $0.count == 32 && isKey($0) }) { return answer }
-        var key = key
-        return key.withUTF8 { $0.count == 32 && isKey($0) }
+        withUTF8Bytes(of: key) { $0.count == 32 && isKey($0) }
     }
 
     static func isKey(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import func Support.withUTF8Bytes
 
 /// The cache key of a URL: the lowercase hex MD5 of its normalised form
 /// (SPEC §4). Normalising lowercases the scheme and host, drops a default
@@ -41,11 +42,7 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     public static func removingPassword(_ url: String) -> String {
         // Every lookup asks (`storedURL`): read the bytes in place, and copy
         // them only when there is a password to cut out.
-        let cut = url.utf8.withContiguousStorageIfAvailable({ passwordRange($0) }) ?? {
-            var url = url
-            return url.withUTF8 { passwordRange($0) }
-        }()
-        return cut.map { cut in
+        withUTF8Bytes(of: url) { passwordRange($0) }.map { cut in
             var bytes = Array(url.utf8)
             bytes.removeSubrange(cut)
             return String(decoding: bytes, as: UTF8.self)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import func Support.withUTF8Bytes
 
 /// The metadata line format. Decoding runs on every hit, so it works on the
 /// raw bytes: keys are compared in place, numbers parsed without building
@@ -596,11 +597,7 @@ private struct MetadataWriter {
     /// one piece, then patched in place.
     mutating func value(_ text: String, spaces: UInt8 = 0x20) {
         let first = count
-        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
-        if text.utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) == nil {
-            var text = text
-            text.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
-        }
+        withUTF8Bytes(of: text) { copy(UnsafeRawBufferPointer($0)) }
         if spaces == 0x20 {
             endLine(from: first)
             return
