@@ -59,4 +59,37 @@ import TestSupport
         #expect(result.status == 1)
         #expect(result.stderr.contains("asyncfetch: reading --input stdin: Bad file descriptor"), "\(result.stderr)")
     }
+
+    /// A stdout pipe its parent made non-blocking (Node.js and Python
+    /// programs do; `O_NONBLOCK` is on the pipe, shared with the child),
+    /// read by a parent that is slow to start: every line arrives whole.
+    /// Before, the first write that found the pipe full failed with EAGAIN
+    /// and every later line was lost ("cannot write standard output:
+    /// Resource temporarily unavailable", exit 1).
+    @Test func aNonBlockingStdoutLosesNoLine() async throws {
+        let cli = try CLI()
+        let count = 3000   // ~ 200 KB of lines: three times what the pipe holds
+        let list = cli.cache.path + "/urls.txt"
+        try (0..<count).map { "http://127.0.0.1:9/n/\($0).png\n" }.joined().write(toFile: list, atomically: true, encoding: .utf8)
+        let parent = """
+            import os, subprocess, sys, time
+            r, w = os.pipe()
+            os.set_blocking(w, False)
+            child = subprocess.Popen(sys.argv[1:], stdout=w)
+            os.close(w)
+            time.sleep(0.5)
+            out = bytearray()
+            while chunk := os.read(r, 65536):
+                out += chunk
+            sys.stdout.buffer.write(out)
+            sys.exit(child.wait())
+            """
+        let result = try await runProcessOffPool("/usr/bin/python3", ["-c", parent, CLI.binary, "--offline", "--json", "-i", list],
+                                                 environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        #expect(result.status == 1, "every URL an --offline miss")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+        let lines = try #require(CLI.jsonLines(result.stdout), "every line whole JSON")
+        #expect(lines.filter { $0["phase"] as? String == "empty" }.count == count)
+        #expect((lines.last?["summary"] as? [String: Any])?["empty"] as? Int == count)
+    }
 }

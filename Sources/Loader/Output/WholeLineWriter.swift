@@ -38,6 +38,10 @@ import enum Fetch.Defaults
 /// gets the whole buffer in one write, as before: a file never waits for a
 /// reader. On a terminal stopped with Ctrl-S a second Ctrl-C may leave a cut
 /// line on the screen, which no program parses.
+///
+/// A descriptor its parent made non-blocking keeps all of this: a write of
+/// at most `PIPE_BUF` bytes is then taken whole or refused with `EAGAIN`,
+/// and `writeAll` waits out `EAGAIN` as a blocking write would wait.
 struct WholeLineWriter {
     let fd: Int32
     /// Whether `fd` is a pipe or a FIFO, which the rule above is for (asked once).
