@@ -517,9 +517,18 @@ private struct ConnectionHandler {
 
     static let maxHeadSize = 1 << 20
 
+    /// The response said to reset the connection (`ScriptedResponse.resetWithoutAnswer`).
+    var resets = false
+
     mutating func run() {
         serve()
-        lingeringClose()
+        if resets {
+            // close() (`connectionFinished`) then sends a RST, not a FIN.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        } else {
+            lingeringClose()
+        }
     }
 
     /// Half-closes (FIN) and drains what the client still sends for a short while, so the final
@@ -598,6 +607,11 @@ private struct ConnectionHandler {
 
             core.beginRequest(request)
             let response = core.response(for: request)
+            if response.resetWithoutAnswer {
+                resets = true
+                core.endRequest()
+                return
+            }
             dropNext = response.dropNextRequest
             let ok = send(response, for: request, keepAlive: &keepAlive)
             core.endRequest()

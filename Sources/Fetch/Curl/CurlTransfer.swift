@@ -231,6 +231,7 @@ final class CurlTransfer: @unchecked Sendable {
         if code != CURLE_OK {
             var failure = error(for: code, easy: easy)
             failure.responseStarted = head.status != 0
+            failure.closedBeforeAnswer = closedBeforeAnswer(code, easy: easy)
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }
@@ -355,6 +356,14 @@ final class CurlTransfer: @unchecked Sendable {
               }) else { return nil }
         let lower = String(decoding: scheme, as: UTF8.self).lowercased()
         return lower == "http" || lower == "https" ? nil : location
+    }
+
+    /// The connection closed or was reset before any byte of a response
+    /// (no header line, no body byte, no proxy's answer to CONNECT): the
+    /// host accepts connections and drops them (`FetchError.closedBeforeAnswer`).
+    /// libcurl has already retried a reused connection that died so (`diedOnReuse`).
+    private func closedBeforeAnswer(_ code: CURLcode, easy: CurlEasy) -> Bool {
+        diedOnReuse(code) && rawHeaders.isEmpty && bodyBytes == 0 && easy.long(CURLINFO_HTTP_CONNECTCODE) == 0
     }
 
     /// A request on a reused connection that the server had closed: libcurl
