@@ -29,7 +29,7 @@ struct RetryPolicy: Sendable {
     func isRetryable(_ error: FetchError) -> Bool {
         switch error.kind {
         case .connect, .timeout: return true
-        case .network: return error.closedBeforeAnswer
+        case .network, .tls: return error.closedBeforeAnswer
         case .http:
             guard let status = error.status else { return false }
             return Self.isRetryable(status: status)

@@ -83,6 +83,22 @@ import TestSupport
                 "\(empty)")
     }
 
+    /// Over https the connection is closed in the TLS handshake: kind `tls`
+    /// with libcurl's words, and the same rule (retried, flagged). A handshake
+    /// that fails with an answer (here a plain http server's "400 Bad
+    /// Request" to the ClientHello) is not a close: not retried, not flagged.
+    @Test func aTLSHandshakeClosedByTheServerIsRetriedAsAConnectError() async throws {
+        let dropper = try ScriptedServer()
+        dropper.dropsConnections = true
+        let harness = try FetchHarness { $0.retries = 2; $0.retryBaseDelay = 0.01 }
+        let closed = try #require(try await harness.fetch(dropper.httpsURL("/a.png")).error)
+        #expect(closed.kind == .tls && closed.closedBeforeAnswer && closed.message.contains("SSL_ERROR_SYSCALL"), "\(closed)")
+        #expect(closed.attempts == 3 && dropper.connectionsAccepted == 3, "\(dropper.connectionsAccepted) connections")
+        let plain = try NginxServer(root: Paths.fixtures)
+        let answered = try #require(try await harness.fetch("https://127.0.0.1:\(plain.port)/a.png").error)
+        #expect(answered.kind == .tls && !answered.closedBeforeAnswer && answered.attempts == 1, "\(answered)")
+    }
+
     @Test func retriesAreExhaustedAndTheLastFailureReported() async throws {
         let server = try ScriptedServer()
         server.route("/down.png", .status(502))

@@ -43,6 +43,17 @@ public final class ScriptedServer: @unchecked Sendable {
         route(path, [response])
     }
 
+    /// Every connection accepted from now on is closed (FIN) before a byte of it is read: a host
+    /// that accepts connections and drops them (over https: in the TLS handshake, whose
+    /// ClientHello is drained unread, so no RST follows). `httpsURL` names it for https.
+    public var dropsConnections: Bool {
+        get { core.dropsConnections }
+        set { core.dropsConnections = newValue }
+    }
+
+    /// "https://127.0.0.1:PORT" + path: the server speaks no TLS (for `dropsConnections`).
+    public func httpsURL(_ path: String) -> String { "https://127.0.0.1:\(port)" + path }
+
     /// Dynamic route: the handler is called on the connection thread for every request.
     public func route(_ path: String, handler: @escaping @Sendable (RecordedRequest) -> ScriptedResponse) {
         core.setRoute(path, RouteBox(handler: handler))
@@ -161,6 +172,7 @@ final class ServerCore: @unchecked Sendable {
 
     // All below protected by `lock`.
     private var stopped = false
+    private var dropping = false
     private var routes: [String: RouteBox] = [:]
     private var directories: [StaticDirectory] = []
     private var recorded: [RecordedRequest] = []
@@ -399,6 +411,11 @@ final class ServerCore: @unchecked Sendable {
 
     var isStopped: Bool { lock.withLock { stopped } }
 
+    var dropsConnections: Bool {
+        get { lock.withLock { dropping } }
+        set { lock.withLock { dropping = newValue } }
+    }
+
     func beginRequest(_ request: RecordedRequest) {
         lock.withLock {
             recorded.append(request)
@@ -555,6 +572,7 @@ private struct ConnectionHandler {
     }
 
     private mutating func serve() {
+        if core.dropsConnections { return }
         var index = 0
         var dropNext = false
         while !core.isStopped {

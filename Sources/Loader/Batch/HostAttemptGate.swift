@@ -158,7 +158,8 @@ final class HostAttemptGate: FetchAttemptGate {
         case .dns: return .unresolved
         case .network: return error.closedBeforeAnswer ? .closed : .answered
         case .redirects, .tooLarge: return .answered   // the server is there
-        case .tls, .cancelled, .io, .invalidURL, .unsupportedScheme: return .neutral
+        case .tls: return error.closedBeforeAnswer ? .closed : .neutral
+        case .cancelled, .io, .invalidURL, .unsupportedScheme: return .neutral
         }
     }
 
