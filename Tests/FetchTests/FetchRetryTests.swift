@@ -99,6 +99,23 @@ import TestSupport
         #expect(answered.kind == .tls && !answered.closedBeforeAnswer && answered.attempts == 1, "\(answered)")
     }
 
+    /// A reset seen by one transfer does not make a later transfer's failed handshake a close:
+    /// libcurl 7.88 keeps CURLINFO_OS_ERRNO on the easy handle until another error replaces
+    /// it (cleared per transfer only since 8.8.0), and the handle is reused, so an https host
+    /// that answers the ClientHello (here a plain http server) was retried and counted as one
+    /// that drops connections when its transfer ran on the handle of an earlier reset.
+    @Test func anEarlierTransfersResetDoesNotMakeAHandshakeFailureAClose() async throws {
+        let server = try ScriptedServer()
+        server.route("/reset.png", .reset)
+        let plain = try NginxServer(root: Paths.fixtures)
+        // One loop, one transfer at a time: the second fetch runs on the first one's handle.
+        let harness = try FetchHarness { $0.retries = 2; $0.retryBaseDelay = 0.01; $0.transferLoops = 1 }
+        let reset = try #require(try await harness.fetch(server.url("/reset.png")).error)
+        #expect(reset.closedBeforeAnswer && reset.message.contains("Connection reset by peer"), "\(reset)")
+        let answered = try #require(try await harness.fetch("https://127.0.0.1:\(plain.port)/a.png").error)
+        #expect(answered.kind == .tls && !answered.closedBeforeAnswer && answered.attempts == 1, "\(answered)")
+    }
+
     @Test func retriesAreExhaustedAndTheLastFailureReported() async throws {
         let server = try ScriptedServer()
         server.route("/down.png", .status(502))

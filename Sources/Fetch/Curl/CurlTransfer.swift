@@ -366,13 +366,21 @@ final class CurlTransfer: @unchecked Sendable {
     /// then says CURLE_SSL_CONNECT_ERROR with ECONNRESET for a reset, and
     /// "SSL_ERROR_SYSCALL" for an end of stream (a handshake that failed any
     /// other way, an alert or a bad certificate, is not this).
+    ///
+    /// CURLINFO_OS_ERRNO alone may be an earlier transfer's: libcurl before
+    /// 8.8 keeps it on the easy handle until another error replaces it, and
+    /// the handles are reused. The error text is this transfer's own
+    /// (`CurlEasy.prepare` clears it), and a reset in it is there too
+    /// ("Recv failure: Connection reset by peer").
     private func closedBeforeAnswer(_ code: CURLcode, easy: CurlEasy) -> Bool {
         guard rawHeaders.isEmpty, bodyBytes == 0 else { return false }
         let tunnel = easy.long(CURLINFO_HTTP_CONNECTCODE)
         guard tunnel == 0 || (200..<300).contains(tunnel) else { return false }
         if diedOnReuse(code) { return true }
         guard code == CURLE_SSL_CONNECT_ERROR else { return false }
-        return easy.long(CURLINFO_OS_ERRNO) == Int(ECONNRESET) || easy.errorText(for: code).contains("SSL_ERROR_SYSCALL")
+        let text = easy.errorText(for: code)
+        if text.contains("SSL_ERROR_SYSCALL") { return true }
+        return easy.long(CURLINFO_OS_ERRNO) == Int(ECONNRESET) && text.contains(String(cString: strerror(ECONNRESET)))
     }
 
     /// A request on a reused connection that the server had closed: libcurl
