@@ -1,3 +1,4 @@
+import DiskCache
 import Support
 
 /// One result line's bytes, gathered in a small buffer on the stack and
@@ -72,9 +73,9 @@ struct LineBytes: ByteSink {
     /// a cache entry's `DIR/<key>` in three pieces, not built first.
     mutating func append(_ stored: LoadResult.StoredBody) {
         append(stored.directory)
-        guard let name = stored.name else { return }
+        guard let key = stored.key else { return }
         if stored.hasSeparator { append(0x2F) }   // /
-        append(name)
+        key.withHex { digits, _ in append(contentsOf: digits) }
     }
 
     /// Text from a URL list or a server (URLs, messages, content types):
