@@ -142,7 +142,8 @@ extension ImageLoader {
              gate: (any FetchAttemptGate)?) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
-            let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL).flatMap { partial in
+            let hex = key.hex   // made once here: a key is its digest (see `CacheKey.digest`)
+            let partial = entry == nil ? loader.cache.partial(for: hex, url: key.storedURL).flatMap { partial in
                 partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
             } : nil
             if var prepared, entry != nil {
@@ -156,7 +157,7 @@ extension ImageLoader {
                 }
                 made = .plain(request)
             }
-            sink = CacheSink(cache: loader.cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
+            sink = CacheSink(cache: loader.cache, key: hex, partial: partial?.validator == nil ? nil : partial,
                              checkStructure: !loader.options.acceptAnyContent)
             self.key = key
             self.entry = entry
@@ -358,7 +359,7 @@ extension ImageLoader {
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {
         let meta = entry.metadata
         return LoadResult(
-            stored: .entry(directory: entry.directory, key: entry.key), source: source, bytes: meta.bodyLength, status: response.status,
+            stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: meta.bodyLength, status: response.status,
             contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL)
