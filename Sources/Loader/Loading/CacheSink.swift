@@ -1,6 +1,7 @@
 import DiskCache
 import Fetch
 import ImageFormats
+import Support
 
 /// Feeds a transfer's body into a cache writer (unpublished file + digest)
 /// and, unless any content may be stored, into the image structure check,
@@ -138,9 +139,12 @@ final class CacheSink: BodySink, @unchecked Sendable {
     var resumed: Bool { writer?.isResumed == true }
 
     /// Keeps what a cut-off transfer received, to be resumed by a later run,
-    /// when it is at least `minimum` bytes of a 200 or 206 with a validator.
+    /// when it is at least `minimum` bytes of a 200 or 206 with a validator
+    /// and no content coding: the part holds decoded bytes, while a `Range`
+    /// would count the coded ones (RFC 9110 §14.1.2), so a coded body starts over.
     func keepPartial(_ metadata: CacheMetadata, minimum: Int64) -> Bool {
         guard let writer, writer.bytesWritten >= minimum, status == 200 || status == 206,
+              !Self.isCoded(headers.values("Content-Encoding")),
               headers["ETag"].map({ !$0.hasPrefix("W/") }) == true || headers["Last-Modified"] != nil else { return false }
         return (try? writer.keepPartial(metadata)) == true   // best effort: without it the next run starts over
     }
@@ -149,6 +153,14 @@ final class CacheSink: BodySink, @unchecked Sendable {
     func abandon() {
         writer?.abandon()
         spool?.abandon()
+    }
+
+    /// Whether `Content-Encoding` values name a content coding to undo
+    /// (anything but none, empty or `identity`).
+    static func isCoded<Values: Sequence<String>>(_ contentEncoding: Values) -> Bool {
+        contentEncoding.contains { value in
+            value.split(separator: ",").contains { !["", "identity"].contains(trimWhitespaceLower($0)) }
+        }
     }
 
     /// FIRST of "bytes FIRST-LAST/LENGTH", or nil.

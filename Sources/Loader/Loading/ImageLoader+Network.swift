@@ -142,9 +142,16 @@ extension ImageLoader {
              gate: (any FetchAttemptGate)?) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
-            let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL).flatMap { partial in
+            var partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL).flatMap { partial in
                 partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
             } : nil
+            if let coded = partial, CacheSink.isCoded(coded.metadata.headers.lazy
+                .filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) {
+                // A part an older version kept of a coded body holds decoded bytes, while a Range
+                // counts coded ones (RFC 9110 §14.1.2): it cannot be continued.
+                loader.cache.removePartial(key.hex)
+                partial = nil
+            }
             if var prepared, entry != nil {
                 prepared.gate = gate
                 made = .prepared(prepared)
