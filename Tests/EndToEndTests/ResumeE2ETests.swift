@@ -41,6 +41,16 @@ import TestSupport
         return server
     }
 
+    /// A server for `body(version: 1)`, a cache, and the first run for its URL, cut off: the part is kept.
+    func cutOnce() throws -> (CLI, String, ScriptedServer) {
+        let server = try server(version: { 1 })
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        return (cli, url, server)
+    }
+
     func partialPath(_ cli: CLI, _ url: String) throws -> String { cli.cacheDir + "/.partial/" + (try CacheE2E.key(url)) }
 
     @Test func aCutTransferIsResumedWithRangeAndIfRange() throws {
@@ -155,6 +165,19 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
 
+    /// `--max-size` bounds the body as stored: a resumed one counts its kept
+    /// part too. The transfer only saw the rest (under the limit), so a
+    /// 3 MiB body was stored with `--max-size 2M`.
+    @Test func maxSizeCountsTheKeptPartOfAResumedBody() throws {
+        let (cli, url, server) = try cutOnce()
+        let second = try cli.run(["--json", "--any", "--max-size", "2M", url])
+        #expect(second.status == 1, "\(second.stdout)")
+        let failure = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "failure" })
+        #expect((failure["error"] as? [String: Any])?["kind"] as? String == "too-large", "\(second.stdout)")
+        #expect(server.requests("/big.bin").last?.header("Range") != nil, "the rest was asked for")
+        #expect(try cli.run(["cache", "path", url]).status == 1, "nothing stored")
+    }
+
     @Test func aSmallCutIsNotKept() throws {
         let server = try ScriptedServer()
         var response = ScriptedResponse(status: 200, headers: [("ETag", "\"s\""), ("Content-Type", "application/octet-stream")],
@@ -181,11 +204,7 @@ final class LockedCounter: @unchecked Sendable {
 
 extension ResumeE2ETests {
     @Test func clearRemovesKeptParts() throws {
-        let server = try server(version: { 1 })
-        let cli = try CLI()
-        let url = server.url("/big.bin")
-        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
-        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        let (cli, url, _) = try cutOnce()
         #expect(try cli.run(["cache", "clear"]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }

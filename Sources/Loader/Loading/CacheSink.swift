@@ -38,16 +38,33 @@ final class CacheSink: BodySink, @unchecked Sendable {
     private(set) var headers = HTTPHeaders()
     /// A 206 did not continue the kept part (`begin` refused it).
     private(set) var partialRefused = false
+    /// `--max-size` (`FetchConfiguration.maxSize`; `Int64.max`: none). The
+    /// transfer counts only the bytes it receives, so a resumed body's kept
+    /// part is counted here.
+    private let limit: Int64
+    /// Why a resumed body, its kept part included, was refused as past `limit` (the load is `too-large`).
+    private(set) var overLimit: String?
 
-    init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil, checkStructure: Bool) {
+    init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil, checkStructure: Bool, limit: Int64 = .max) {
         self.cache = cache
         self.key = key
         self.partial = partial
+        self.limit = limit
         structure = checkStructure ? ImageStructure() : nil
     }
 
     struct ResumeMismatch: Error, CustomStringConvertible {
         let description: String
+    }
+
+    /// Refuses a resumed body whose whole length (`total`, or the kept part plus `adding`) is past `limit`.
+    private func checkResumedLength(total: Int64? = nil, adding count: Int = 0) throws {
+        guard let writer, writer.isResumed else { return }
+        let length = total ?? writer.bytesWritten + Int64(count)
+        guard length > limit else { return }
+        overLimit = total == nil ? "the body went past the \(limit)-byte limit"
+            : "the whole body is \(length) bytes (\(writer.bytesWritten) of them kept from an earlier run), past the \(limit)-byte limit"
+        throw ResumeMismatch(description: overLimit ?? "")
     }
 
     func begin(status: Int, headers: HTTPHeaders) throws {
@@ -64,6 +81,8 @@ final class CacheSink: BodySink, @unchecked Sendable {
             if writer?.isResumed != true {
                 let resumed = try cache.makeWriter(for: key, resuming: partial)
                 writer = resumed
+                try checkResumedLength(total: Self.completeLength(range) ?? headers["Content-Length"].flatMap { Int64($0) }
+                    .map { $0 + partial.length })
                 try walkKeptPart(of: resumed, length: partial.length)
             }
         } else if writer?.isResumed == true || writer == nil {
@@ -77,6 +96,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try checkResumedLength(adding: bytes.count)
         switch try received() {
         case let writer as CacheWriter: try writer.append(bytes)
         case let spool as SpoolFile: try spool.write(bytes)
@@ -87,6 +107,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
 
     /// A body held in memory, whole: the cache writer keeps the array as its head (no copy).
     func write(whole body: [UInt8]) throws {
+        try checkResumedLength(adding: body.count)
         switch try received() {
         case let writer as CacheWriter: try writer.append(body)
         case let spool as SpoolFile: try body.withUnsafeBytes { try spool.write($0) }
@@ -161,6 +182,12 @@ final class CacheSink: BodySink, @unchecked Sendable {
         contentEncoding.contains { value in
             value.split(separator: ",").contains { !["", "identity"].contains(trimWhitespaceLower($0)) }
         }
+    }
+
+    /// LENGTH of "bytes FIRST-LAST/LENGTH", or nil (absent, or `*`).
+    static func completeLength(_ contentRange: String) -> Int64? {
+        guard let slash = contentRange.lastIndex(of: "/") else { return nil }
+        return Int64(trimWhitespaceLower(contentRange[contentRange.index(after: slash)...]))
     }
 
     /// FIRST of "bytes FIRST-LAST/LENGTH", or nil.

@@ -164,7 +164,8 @@ extension ImageLoader {
                 made = .plain(request)
             }
             sink = CacheSink(cache: loader.cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
-                             checkStructure: !loader.options.acceptAnyContent)
+                             checkStructure: !loader.options.acceptAnyContent,
+                             limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
             self.key = key
             self.entry = entry
             self.partial = partial
@@ -192,6 +193,9 @@ extension ImageLoader {
         case .success(let answered):
             response = answered
         case .failure(let error):
+            if let overLimit = sink.overLimit {
+                return .done(.failure(LoadError(kind: .tooLarge, message: "response too large: " + overLimit, attempts: error.attempts)))
+            }
             if error.kind == .network || error.kind == .timeout {
                 let kept = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
                                                      responseTime: currentUnixTime())
