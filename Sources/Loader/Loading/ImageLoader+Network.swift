@@ -349,10 +349,20 @@ extension ImageLoader {
             result.reason = Self.staleIfErrorReason
             return .success(result)
         }
-        if error.kind == .http, let status = error.status, let headers = error.headers {
+        if error.kind == .http, let status = error.status, let headers = error.headers,
+           !handedOutWhileRevalidating(entry, at: requestTime) {
             remember(status: status, headers: headers, key: key, requestTime: requestTime)
         }
         return .failure(LoadError(error))
+    }
+
+    /// Whether `entry` is the stale copy a `stale-while-revalidate` window
+    /// handed out while this revalidation ran (`plan`'s `.revalidateInBackground`):
+    /// its path was reported as a success, so a failed refresh leaves it in
+    /// place rather than remembering an error status over it.
+    private func handedOutWhileRevalidating(_ entry: CacheEntry?, at time: Double) -> Bool {
+        guard let entry, !options.refresh else { return false }
+        return options.freshness.mayServeWhileRevalidating(entry.metadata, now: time)
     }
 
     /// Stores a final error status without its body when the rules allow
