@@ -41,6 +41,22 @@ import TestSupport
         return server
     }
 
+    /// A server whose `path` gives what `range` makes of a request, when it
+    /// makes something, else `body` whole (status 200, `headers`), the first
+    /// whole answer cut after `cut` bytes.
+    static func cutServer(_ path: String, headers: [(String, String)], body: [UInt8],
+                          range: @escaping @Sendable (RecordedRequest) -> ScriptedResponse?) throws -> ScriptedServer {
+        let server = try ScriptedServer()
+        let full = LockedCounter()
+        server.route(path) { request in
+            if let answer = range(request) { return answer }
+            var response = ScriptedResponse(status: 200, headers: headers, body: body)
+            if full.next() == 1 { response.closeAfterBodyBytes = Self.cut }
+            return response
+        }
+        return server
+    }
+
     /// A server for `body(version: 1)`, a cache, and the first run for its URL, cut off: the part is kept.
     func cutOnce() throws -> (CLI, String, ScriptedServer) {
         let server = try server(version: { 1 })
@@ -116,20 +132,14 @@ import TestSupport
     /// at once; the second used to fail as `io` in every run, its part kept.
     @Test(arguments: [416, 206])
     func aRangeAnswerThatCannotContinueThePartStartsOver(status: Int) throws {
-        let server = try ScriptedServer()
-        let full = LockedCounter()
         let body = Self.body(version: 1)
-        server.route("/big.bin") { request in
-            let headers = [("ETag", "\"v1\""), ("Content-Type", "application/octet-stream")]
-            if request.header("Range") != nil {
-                return status == 416
-                    ? ScriptedResponse(status: 416, headers: [("Content-Range", "bytes */\(body.count)")])
-                    : ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes 0-99/\(body.count)")],
-                                       body: Array(body[..<100]))
-            }
-            var response = ScriptedResponse(status: 200, headers: headers, body: body)
-            if full.next() == 1 { response.closeAfterBodyBytes = Self.cut }
-            return response
+        let headers = [("ETag", "\"v1\""), ("Content-Type", "application/octet-stream")]
+        let server = try Self.cutServer("/big.bin", headers: headers, body: body) { request in
+            guard request.header("Range") != nil else { return nil }
+            return status == 416
+                ? ScriptedResponse(status: 416, headers: [("Content-Range", "bytes */\(body.count)")])
+                : ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes 0-99/\(body.count)")],
+                                   body: Array(body[..<100]))
         }
         let cli = try CLI()
         let url = server.url("/big.bin")
@@ -176,6 +186,34 @@ import TestSupport
         #expect((failure["error"] as? [String: Any])?["kind"] as? String == "too-large", "\(second.stdout)")
         #expect(server.requests("/big.bin").last?.header("Range") != nil, "the rest was asked for")
         #expect(try cli.run(["cache", "path", url]).status == 1, "nothing stored")
+    }
+
+    /// RFC 9110 §13.1.5: If-Range may carry a date only when it is a strong
+    /// validator, a Last-Modified at least a second before the response's
+    /// Date (§8.8.2.2); within the same second the file may have changed
+    /// again unseen, and the rest of one version would be appended to the
+    /// start of another. Such a cut transfer starts over (it was resumed);
+    /// one modified an hour before is resumed with `If-Range:` that date.
+    @Test(arguments: [0.0, -3600.0])
+    func onlyAStrongLastModifiedResumes(modifiedAgo: Double) throws {
+        let body = Self.body(version: 1)
+        let modified = HTTPCachingRFCE2ETests.date(modifiedAgo)
+        let headers = [("Last-Modified", modified), ("Content-Type", "application/octet-stream")]
+            + (modifiedAgo == 0 ? [("Date", modified)] : [])
+        let server = try Self.cutServer("/dated.bin", headers: headers, body: body) { request in
+            guard request.header("If-Range") == modified, let range = request.header("Range"),
+                  let first = Int(range.dropFirst(6).prefix { $0 != "-" }) else { return nil }
+            return ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)")],
+                                    body: Array(body[first...]))
+        }
+        let cli = try CLI()
+        let url = server.url("/dated.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        let second = try cli.run(["--any", "--retries", "0", url])
+        #expect(second.status == 0, "\(second.stdout)")
+        let ifRange = server.requests("/dated.bin").compactMap { $0.header("If-Range") }
+        #expect(ifRange == (modifiedAgo == 0 ? [] : [modified]), "If-Range sent: \(ifRange)")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
 
     @Test func aSmallCutIsNotKept() throws {

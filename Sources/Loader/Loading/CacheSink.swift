@@ -160,14 +160,28 @@ final class CacheSink: BodySink, @unchecked Sendable {
     var resumed: Bool { writer?.isResumed == true }
 
     /// Keeps what a cut-off transfer received, to be resumed by a later run,
-    /// when it is at least `minimum` bytes of a 200 or 206 with a validator
-    /// and no content coding: the part holds decoded bytes, while a `Range`
-    /// would count the coded ones (RFC 9110 §14.1.2), so a coded body starts over.
+    /// when it is at least `minimum` bytes of a 200 or 206 that can be resumed
+    /// (`mayResume`).
     func keepPartial(_ metadata: CacheMetadata, minimum: Int64) -> Bool {
         guard let writer, writer.bytesWritten >= minimum, status == 200 || status == 206,
-              !Self.isCoded(headers.values("Content-Encoding")),
-              headers["ETag"].map({ !$0.hasPrefix("W/") }) == true || headers["Last-Modified"] != nil else { return false }
+              Self.mayResume(metadata) else { return false }
         return (try? writer.keepPartial(metadata)) == true   // best effort: without it the next run starts over
+    }
+
+    /// Whether a body with this record can be continued with `Range` and
+    /// `If-Range`: it has no content coding (the part holds decoded bytes,
+    /// while a `Range` counts the coded ones, RFC 9110 §14.1.2), and a
+    /// strong validator for `If-Range` (§13.1.5): a strong ETag, or a
+    /// `Last-Modified` at least a second before the response's `Date` (or
+    /// its receive time; §8.8.2.2), else the file may have changed again
+    /// within that second and the rest would belong to another version.
+    static func mayResume(_ record: CacheMetadata) -> Bool {
+        guard !isCoded(record.headers.lazy.filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) else {
+            return false
+        }
+        if let etag = record.header("ETag"), !etag.hasPrefix("W/") { return true }
+        guard let modified = record.header("Last-Modified").flatMap(HTTPDate.parse) else { return false }
+        return modified <= (record.header("Date").flatMap(HTTPDate.parse) ?? record.responseTime) - 1
     }
 
     /// Removes the unpublished file, if one was created and not committed or kept.

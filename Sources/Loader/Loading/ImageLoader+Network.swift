@@ -145,10 +145,9 @@ extension ImageLoader {
             var partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL).flatMap { partial in
                 partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
             } : nil
-            if let coded = partial, CacheSink.isCoded(coded.metadata.headers.lazy
-                .filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) {
-                // A part an older version kept of a coded body holds decoded bytes, while a Range
-                // counts coded ones (RFC 9110 §14.1.2): it cannot be continued.
+            if let kept = partial, !CacheSink.mayResume(kept.metadata) {
+                // A part an older version kept that cannot be continued (of a coded body, or
+                // with only a weak Last-Modified): the whole body is asked for.
                 loader.cache.removePartial(key.hex)
                 partial = nil
             }
