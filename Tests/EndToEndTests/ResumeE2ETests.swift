@@ -246,4 +246,20 @@ extension ResumeE2ETests {
         #expect(try cli.run(["cache", "clear"]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
+
+    /// A kept part takes space like an entry (up to --max-size each), so
+    /// `cache stats` counts it and `cache prune` bounds it: it is evicted by
+    /// its last write, with the least recently used entries. `stats` said 0
+    /// bytes and `prune --max-size`/`--max-age` never removed one, so a cron
+    /// job's bound did not hold.
+    @Test(arguments: [["--max-size", "1K"], ["--max-age", "0"]])
+    func statsCountsKeptPartsAndPruneEvictsThem(bound: [String]) throws {
+        let (cli, url, _) = try cutOnce()
+        let kept = (try? FileManager.default.attributesOfItem(atPath: try partialPath(cli, url))[.size] as? Int) ?? 0
+        let stats = try #require(CLI.jsonLines(try cli.run(["cache", "stats", "--json"]).stdout)?.first)
+        #expect(stats["bytes"] as? Int == kept && stats["partialFiles"] as? Int == 1, "\(stats)")
+        let pruned = try cli.run(["cache", "prune"] + bound)
+        #expect(pruned.status == 0 && pruned.stdout.contains("1 partial download"), "\(pruned.stdout)\(pruned.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+    }
 }
