@@ -142,13 +142,14 @@ extension ImageLoader {
              gate: (any FetchAttemptGate)?) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
-            var partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL).flatMap { partial in
+            let hex = key.hex   // made once here: a key is its digest (see `CacheKey.digest`)
+            var partial = entry == nil ? loader.cache.partial(for: hex, url: key.storedURL).flatMap { partial in
                 partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
             } : nil
             if let kept = partial, !CacheSink.mayResume(kept.metadata) {
                 // A part an older version kept that cannot be continued (of a coded body, or
                 // with only a weak Last-Modified): the whole body is asked for.
-                loader.cache.removePartial(key.hex)
+                loader.cache.removePartial(hex)
                 partial = nil
             }
             if var prepared, entry != nil {
@@ -162,7 +163,7 @@ extension ImageLoader {
                 }
                 made = .plain(request)
             }
-            sink = CacheSink(cache: loader.cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
+            sink = CacheSink(cache: loader.cache, key: hex, partial: partial?.validator == nil ? nil : partial,
                              checkStructure: !loader.options.acceptAnyContent,
                              limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
             self.key = key
@@ -378,7 +379,7 @@ extension ImageLoader {
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {
         let meta = entry.metadata
         return LoadResult(
-            stored: .entry(directory: entry.directory, key: entry.key), source: source, bytes: meta.bodyLength, status: response.status,
+            stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: meta.bodyLength, status: response.status,
             contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL)
