@@ -44,6 +44,14 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     /// a timeout with not one byte of an answer (a batch gives up at once on
     /// a host that never answered: see the loader's `HostPolicy`).
     public internal(set) var responseStarted = false
+    /// The server accepted the connection, then closed or reset it before
+    /// any byte of an answer (libcurl's "Empty reply from server", a
+    /// connection reset: kind `.network`; over https in the TLS handshake:
+    /// kind `.tls`), with no proxy in the way answering instead. Treated
+    /// like a refused connection, a connect error (`RetryPolicy` retries it;
+    /// a batch counts it toward giving its host up). A reset after the
+    /// answer began is not this.
+    public internal(set) var closedBeforeAnswer = false
 
     public init(
         _ kind: Kind, url: String, status: Int? = nil, headers: HTTPHeaders? = nil,

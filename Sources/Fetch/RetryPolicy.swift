@@ -23,11 +23,13 @@ struct RetryPolicy: Sendable {
         seconds.isNaN ? 0 : min(max(0, seconds), longestDelay)
     }
 
-    /// Connect errors, timeouts, 408, 429 and 5xx are worth another attempt
-    /// (SPEC §5); everything else will fail the same way again.
+    /// Connect errors (a connection closed before any byte of an answer is
+    /// one), timeouts, 408, 429 and 5xx are worth another attempt (SPEC §5);
+    /// everything else will fail the same way again.
     func isRetryable(_ error: FetchError) -> Bool {
         switch error.kind {
         case .connect, .timeout: return true
+        case .network, .tls: return error.closedBeforeAnswer
         case .http:
             guard let status = error.status else { return false }
             return Self.isRetryable(status: status)

@@ -170,4 +170,33 @@ import TestSupport
         #expect(server.requests("/loop").count <= 2 * 11)
         #expect(server.connectionsAccepted > 10, "the server never made the client reconnect: the test tests nothing")
     }
+
+    /// Issue 21: a host that accepts connections and closes them before any
+    /// byte of an answer is given up on like one that refuses them. `-v`
+    /// says so once, its other URLs fail at once with the reason, the
+    /// summaries count it, and another host's URLs are not touched.
+    @Test func aHostThatClosesConnectionsBeforeAnsweringIsGivenUpOnAndSaysSo() async throws {
+        let closer = try ScriptedServer(), live = try ScriptedServer()
+        closer.route("/img", .rawBytes([]))
+        live.route("/a.png", .ok(Self.png))
+        let urls = (0..<10).map { closer.url("/img?\($0)") } + [live.url("/a.png")]
+        let reason = "host 127.0.0.1:\(closer.port) closed 3 connections in a row before answering; not tried again in this run"
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--json", "-v", "--no-progress"] + urls)
+        #expect(result.signal == nil && result.status == 1, "\(result.stderr)")
+        let lines = try #require(CLI.jsonLines(result.stdout))
+        for url in urls { #expect(lines.filter { $0["url"] as? String == url && $0["phase"] as? String != "loading" }.count == 1, "\(url)") }
+        let errors = urls.dropLast().compactMap { Self.error(result, $0) }
+        #expect(errors.count == 10)
+        let givenUp = errors.filter { $0["kind"] as? String == "connect" && $0["message"] as? String == "could not connect: " + reason }
+        #expect(givenUp.count >= 4, "\(errors.map { $0["message"] ?? "" })")
+        #expect(errors.allSatisfy { ($0["message"] as? String)?.hasPrefix("could not connect: host") == true
+                || $0["message"] as? String == "network error: Empty reply from server" }, "\(errors.map { $0["message"] ?? "" })")
+        #expect(Self.terminal(result, live.url("/a.png"))?["phase"] as? String == "success")
+        #expect(result.stderr.components(separatedBy: "\n").filter { $0 == "asyncfetch: " + reason }.count == 1, "\(result.stderr)")
+        #expect(Self.summary(result)?["hostsGivenUp"] as? Int == 1, "\(result.stdout)")
+        let plain = try await CLI().runOffPool(urls)
+        #expect(plain.stderr.contains("hosts: 2, 0 paused, 1 given up"), "\(plain.stderr)")
+        #expect(closer.totalRequests <= 2 * 2 * 3, "\(closer.totalRequests) requests over two runs")
+    }
 }

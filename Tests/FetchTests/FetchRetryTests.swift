@@ -52,6 +52,53 @@ import TestSupport
         #expect(outcome.seconds >= 0.19 && outcome.seconds < 5, "\(outcome.seconds) s: Retry-After asked for an hour")
     }
 
+    /// A connection accepted and then closed ("Empty reply from server") or
+    /// reset before any byte of an answer is a connect error (SPEC §5): retried,
+    /// and flagged for a batch's host (`closedBeforeAnswer`), as `network`
+    /// with libcurl's words. One closed after the status line is an answer that
+    /// broke: not retried, not flagged.
+    @Test func aConnectionClosedOrResetBeforeAnyAnswerIsRetriedAsAConnectError() async throws {
+        let server = try ScriptedServer()
+        server.route("/empty.png", [.rawBytes([]), .rawBytes([]), .ok(Self.png)])
+        server.route("/reset.png", .reset)
+        var headersOnly = ScriptedResponse.ok(Self.png)
+        headersOnly.closeAfterHeaders = true
+        server.route("/cut.png", headersOnly)
+        let harness = try FetchHarness { $0.retries = 2; $0.retryBaseDelay = 0.01 }
+        // Each on a new connection (libcurl itself retries a request whose reused connection died so).
+        let reset = try #require(try await harness.fetch(server.url("/reset.png")).error)
+        #expect(reset.kind == .network && reset.closedBeforeAnswer && !reset.responseStarted, "\(reset)")
+        #expect(reset.message == "network error: Recv failure: Connection reset by peer", "\(reset)")
+        #expect(reset.attempts == 3 && server.requestCount("/reset.png") == 3)
+        let cut = try #require(try await harness.fetch(server.url("/cut.png")).error)
+        #expect(cut.kind == .network && !cut.closedBeforeAnswer && cut.responseStarted, "\(cut)")
+        #expect(cut.attempts == 1 && server.requestCount("/cut.png") == 1)
+        let recovered = try await harness.fetch(server.url("/empty.png"))
+        #expect(recovered.response?.attempts == 3, "\(String(describing: recovered.error))")
+        #expect(recovered.body == Self.png)
+        server.route("/empty0.png", .rawBytes([]))
+        let once = try FetchHarness { $0.retries = 0 }
+        let empty = try #require(try await once.fetch(server.url("/empty0.png")).error)
+        #expect(empty.message == "network error: Empty reply from server" && empty.closedBeforeAnswer && empty.attempts == 1,
+                "\(empty)")
+    }
+
+    /// Over https the connection is closed in the TLS handshake: kind `tls`
+    /// with libcurl's words, and the same rule (retried, flagged). A handshake
+    /// that fails with an answer (here a plain http server's "400 Bad
+    /// Request" to the ClientHello) is not a close: not retried, not flagged.
+    @Test func aTLSHandshakeClosedByTheServerIsRetriedAsAConnectError() async throws {
+        let dropper = try ScriptedServer()
+        dropper.dropsConnections = true
+        let harness = try FetchHarness { $0.retries = 2; $0.retryBaseDelay = 0.01 }
+        let closed = try #require(try await harness.fetch(dropper.httpsURL("/a.png")).error)
+        #expect(closed.kind == .tls && closed.closedBeforeAnswer && closed.message.contains("SSL_ERROR_SYSCALL"), "\(closed)")
+        #expect(closed.attempts == 3 && dropper.connectionsAccepted == 3, "\(dropper.connectionsAccepted) connections")
+        let plain = try NginxServer(root: Paths.fixtures)
+        let answered = try #require(try await harness.fetch("https://127.0.0.1:\(plain.port)/a.png").error)
+        #expect(answered.kind == .tls && !answered.closedBeforeAnswer && answered.attempts == 1, "\(answered)")
+    }
+
     @Test func retriesAreExhaustedAndTheLastFailureReported() async throws {
         let server = try ScriptedServer()
         server.route("/down.png", .status(502))

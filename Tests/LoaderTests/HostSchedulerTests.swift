@@ -534,6 +534,61 @@ import Testing
         #expect(harness.scheduler.failure(of: Self.b)?.message == "host b.example gave 3 connect failures in a row; not tried again in this run")
     }
 
+    /// A host that accepts connections and closes or resets them before any
+    /// byte of an answer is given up on like one that refuses them: its closes
+    /// are connect failures, it never counts as answering (a few at once), and
+    /// the message says what it did.
+    @Test func aHostThatClosesConnectionsBeforeAnsweringIsGivenUpOn() {
+        var harness = Harness(jobs: 8, perHost: 6)
+        harness.enqueue(0..<10, Self.a)
+        harness.enqueue(20..<23, Self.b)
+        harness.complete(Self.a, .closed)
+        // It connected: a few at once, not its whole limit (it has not answered).
+        #expect(harness.running[Self.a] == Defaults.hostUnansweredLimit)
+        harness.complete(Self.a, .closed)
+        #expect(harness.scheduler.failure(of: Self.a) == nil)   // several in a row (SPEC §6), not the first
+        harness.complete(Self.a, .closed)
+        let failure = HostFailure(
+            kind: .connect, message: "host a.example closed 3 connections in a row before answering; not tried again in this run")
+        #expect(harness.scheduler.failure(of: Self.a) == failure)
+        #expect(harness.failed.count == 10 - harness.startedItems(on: Self.a).count)
+        #expect(harness.failed.allSatisfy { $0.1 == Self.a && $0.2 == failure })
+        #expect(harness.notes == [.gaveUp(Self.a, failure)])
+        #expect(harness.scheduler.counts.hostsGivenUp == 1)
+        harness.enqueue(99, Self.a)
+        #expect(harness.failed.last?.0 == 99)
+        // The other host is not touched.
+        #expect(harness.scheduler.failure(of: Self.b) == nil && harness.startedItems(on: Self.b) == [20] && harness.scheduler.queued(on: Self.b) == 2)
+    }
+
+    @Test func closesCountAsConnectFailuresAndAnAnswerBreaksTheirStreak() {
+        var harness = Harness(jobs: 8, perHost: 1)
+        harness.enqueue(0..<20, Self.a)
+        harness.complete(Self.a, .closed)
+        harness.complete(Self.a, .closed)
+        harness.complete(Self.a, .answered)   // a reset after its answer began is an answer
+        harness.complete(Self.a, .closed)
+        harness.complete(Self.a, .closed)
+        #expect(harness.failed.isEmpty)
+        harness.complete(Self.a, .refused)
+        #expect(harness.scheduler.failure(of: Self.a)?.message
+            == "host a.example gave 3 connect failures in a row; not tried again in this run")
+        #expect(HostPolicy.giveUp(host: Self.b, timeouts: 1, refusals: 0, closes: 2, last: .connect).message
+            == "host b.example gave 3 connect failures or timeouts in a row; not tried again in this run")
+        #expect(HostPolicy.giveUp(host: Self.b, timeouts: 2, refusals: 0, closes: 1, last: .timeout)
+            == HostFailure(kind: .timeout, message: "host b.example gave 3 connect failures or timeouts in a row; not tried again in this run"))
+        // A close in a streak is remembered with nothing queued or running: a later URL goes on from it.
+        harness.enqueue(50, Self.c)
+        harness.complete(Self.c, .closed)
+        #expect(harness.scheduler.hostsHeld == 2)   // a, given up on, and c
+        harness.enqueue(51, Self.c)
+        harness.complete(Self.c, .closed)
+        harness.enqueue(52, Self.c)
+        harness.complete(Self.c, .closed)
+        #expect(harness.scheduler.failure(of: Self.c)?.message
+            == "host c.example closed 3 connections in a row before answering; not tried again in this run")
+    }
+
     @Test func aHostThatHasAnsweredGetsThreeSilentTimeoutsInARow() {
         var harness = Harness(jobs: 8, perHost: 3)
         harness.enqueue(0..<10, Self.a)
@@ -592,7 +647,7 @@ import Testing
         #expect(harness.scheduler.changesNothing(.responding, host: Self.a))
         #expect(harness.scheduler.report(.responding, host: Self.a, now: 0).isEmpty)
         #expect(harness.running[Self.a] == 6)
-        for outcome: Scheduler.Outcome in [.answered, .refused, .timedOut, .unanswered, .unresolved, .neutral] {
+        for outcome: Scheduler.Outcome in [.answered, .refused, .closed, .timedOut, .unanswered, .unresolved, .neutral] {
             #expect(!harness.scheduler.changesNothing(outcome, host: Self.a), "\(outcome)")
         }
     }

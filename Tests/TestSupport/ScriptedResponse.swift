@@ -92,6 +92,10 @@ public struct ScriptedResponse: Sendable {
     /// next request on it and close the connection without answering: a server that closes
     /// idle keep-alive connections just as the client reuses them.
     public var dropNextRequest = false
+    /// Read the request, then reset the connection (RST: SO_LINGER 0) without a byte of an
+    /// answer: a host that accepts connections and drops them. (`rawBytes([])` closes instead:
+    /// an empty reply.)
+    public var resetWithoutAnswer = false
 
     public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -138,6 +142,13 @@ public struct ScriptedResponse: Sendable {
     /// Exactly `text` (UTF-8) on the wire, then the connection closes.
     public static func rawText(_ text: String) -> ScriptedResponse {
         rawBytes(Array(text.utf8))
+    }
+
+    /// Reads the request, then resets the connection without answering (`resetWithoutAnswer`).
+    public static var reset: ScriptedResponse {
+        var response = ScriptedResponse()
+        response.resetWithoutAnswer = true
+        return response
     }
 
     /// Returns a copy with `delayBeforeHeaders` set.

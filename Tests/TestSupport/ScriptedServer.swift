@@ -43,6 +43,17 @@ public final class ScriptedServer: @unchecked Sendable {
         route(path, [response])
     }
 
+    /// Every connection accepted from now on is closed (FIN) before a byte of it is read: a host
+    /// that accepts connections and drops them (over https: in the TLS handshake, whose
+    /// ClientHello is drained unread, so no RST follows). `httpsURL` names it for https.
+    public var dropsConnections: Bool {
+        get { core.dropsConnections }
+        set { core.dropsConnections = newValue }
+    }
+
+    /// "https://127.0.0.1:PORT" + path: the server speaks no TLS (for `dropsConnections`).
+    public func httpsURL(_ path: String) -> String { "https://127.0.0.1:\(port)" + path }
+
     /// Dynamic route: the handler is called on the connection thread for every request.
     public func route(_ path: String, handler: @escaping @Sendable (RecordedRequest) -> ScriptedResponse) {
         core.setRoute(path, RouteBox(handler: handler))
@@ -161,6 +172,7 @@ final class ServerCore: @unchecked Sendable {
 
     // All below protected by `lock`.
     private var stopped = false
+    private var dropping = false
     private var routes: [String: RouteBox] = [:]
     private var directories: [StaticDirectory] = []
     private var recorded: [RecordedRequest] = []
@@ -399,6 +411,11 @@ final class ServerCore: @unchecked Sendable {
 
     var isStopped: Bool { lock.withLock { stopped } }
 
+    var dropsConnections: Bool {
+        get { lock.withLock { dropping } }
+        set { lock.withLock { dropping = newValue } }
+    }
+
     func beginRequest(_ request: RecordedRequest) {
         lock.withLock {
             recorded.append(request)
@@ -517,9 +534,18 @@ private struct ConnectionHandler {
 
     static let maxHeadSize = 1 << 20
 
+    /// The response said to reset the connection (`ScriptedResponse.resetWithoutAnswer`).
+    var resets = false
+
     mutating func run() {
         serve()
-        lingeringClose()
+        if resets {
+            // close() (`connectionFinished`) then sends a RST, not a FIN.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        } else {
+            lingeringClose()
+        }
     }
 
     /// Half-closes (FIN) and drains what the client still sends for a short while, so the final
@@ -546,6 +572,7 @@ private struct ConnectionHandler {
     }
 
     private mutating func serve() {
+        if core.dropsConnections { return }
         var index = 0
         var dropNext = false
         while !core.isStopped {
@@ -598,6 +625,11 @@ private struct ConnectionHandler {
 
             core.beginRequest(request)
             let response = core.response(for: request)
+            if response.resetWithoutAnswer {
+                resets = true
+                core.endRequest()
+                return
+            }
             dropNext = response.dropNextRequest
             let ok = send(response, for: request, keepAlive: &keepAlive)
             core.endRequest()

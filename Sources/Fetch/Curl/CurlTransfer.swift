@@ -233,6 +233,7 @@ final class CurlTransfer: @unchecked Sendable {
         if code != CURLE_OK {
             var failure = error(for: code, easy: easy)
             failure.responseStarted = head.status != 0
+            failure.closedBeforeAnswer = closedBeforeAnswer(code, easy: easy)
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }
@@ -357,6 +358,23 @@ final class CurlTransfer: @unchecked Sendable {
               }) else { return nil }
         let lower = String(decoding: scheme, as: UTF8.self).lowercased()
         return lower == "http" || lower == "https" ? nil : location
+    }
+
+    /// The connection closed or was reset before any byte of a response
+    /// (no header line, no body byte, no proxy refusing the tunnel): the
+    /// host accepts connections and drops them (`FetchError.closedBeforeAnswer`).
+    /// libcurl has already retried a reused connection that died so (`diedOnReuse`).
+    /// Over https it happens in the TLS handshake: libcurl 7.88 with OpenSSL 3
+    /// then says CURLE_SSL_CONNECT_ERROR with ECONNRESET for a reset, and
+    /// "SSL_ERROR_SYSCALL" for an end of stream (a handshake that failed any
+    /// other way, an alert or a bad certificate, is not this).
+    private func closedBeforeAnswer(_ code: CURLcode, easy: CurlEasy) -> Bool {
+        guard rawHeaders.isEmpty, bodyBytes == 0 else { return false }
+        let tunnel = easy.long(CURLINFO_HTTP_CONNECTCODE)
+        guard tunnel == 0 || (200..<300).contains(tunnel) else { return false }
+        if diedOnReuse(code) { return true }
+        guard code == CURLE_SSL_CONNECT_ERROR else { return false }
+        return easy.long(CURLINFO_OS_ERRNO) == Int(ECONNRESET) || easy.errorText(for: code).contains("SSL_ERROR_SYSCALL")
     }
 
     /// A request on a reused connection that the server had closed: libcurl

@@ -119,7 +119,9 @@ final class HostAttemptGate: FetchAttemptGate {
             }
             if mayWait { return await waitForHost() }
         }
-        if [.connect, .timeout, .dns].contains(error.kind), dispatch.failure(of: host) != nil { return .stop }
+        if [.connect, .timeout, .dns].contains(error.kind) || error.closedBeforeAnswer, dispatch.failure(of: host) != nil {
+            return .stop
+        }
         return .usePolicy
     }
 
@@ -154,8 +156,10 @@ final class HostAttemptGate: FetchAttemptGate {
         case .connect: return .refused
         case .timeout: return error.responseStarted ? .timedOut : .unanswered
         case .dns: return .unresolved
-        case .redirects, .tooLarge, .network: return .answered   // the server is there
-        case .tls, .cancelled, .io, .invalidURL, .unsupportedScheme: return .neutral
+        case .network: return error.closedBeforeAnswer ? .closed : .answered
+        case .redirects, .tooLarge: return .answered   // the server is there
+        case .tls: return error.closedBeforeAnswer ? .closed : .neutral
+        case .cancelled, .io, .invalidURL, .unsupportedScheme: return .neutral
         }
     }
 

@@ -11,7 +11,8 @@ public struct HostPolicy: Sendable, Equatable {
     /// Transfers at once to one host (`--jobs-per-host`): its starting limit
     /// and the ceiling it grows back to.
     public var jobsPerHost: Int
-    /// Connect failures or timeouts in a row after which a host is given up on.
+    /// Connect failures (refused, or closed before an answer) or timeouts in
+    /// a row after which a host is given up on.
     public var giveUpAfter: Int = Defaults.hostGiveUpAfter
     /// A pause without `Retry-After`: this many seconds, doubling with each
     /// pushback in a row.
@@ -106,14 +107,18 @@ public struct HostPolicy: Sendable, Equatable {
     /// is given up on for the rest of the run.
     public func givesUp(failuresInARow: Int) -> Bool { failuresInARow >= max(1, giveUpAfter) }
 
-    /// Why a host's URLs fail without being tried, after `timeouts` timeouts
-    /// and `refusals` connect failures in a row; the kind they report is
+    /// Why a host's URLs fail without being tried, after `timeouts` timeouts,
+    /// `refusals` refused connections and `closes` connections closed before
+    /// an answer in a row (both connect failures); the kind they report is
     /// that of the failure that decided it (`last`).
-    public static func giveUp(host: HostKey, timeouts: Int, refusals: Int, last: HostFailure.Kind) -> HostFailure {
-        let what = refusals == 0 ? "\(timeouts) timeouts"
-            : timeouts == 0 ? "\(refusals) connect failures"
-            : "\(timeouts + refusals) connect failures or timeouts"
-        return HostFailure(kind: last, message: "host \(host.name) gave \(what) in a row; not tried again in this run")
+    public static func giveUp(host: HostKey, timeouts: Int, refusals: Int, closes: Int = 0,
+                              last: HostFailure.Kind) -> HostFailure {
+        let connects = refusals + closes
+        let what = connects == 0 ? "gave \(timeouts) timeouts in a row"
+            : timeouts == 0 && refusals == 0 ? "closed \(closes) connections in a row before answering"
+            : timeouts == 0 ? "gave \(connects) connect failures in a row"
+            : "gave \(timeouts + connects) connect failures or timeouts in a row"
+        return HostFailure(kind: last, message: "host \(host.name) \(what); not tried again in this run")
     }
 
     /// Why a name that did not resolve fails its URLs without a second lookup.

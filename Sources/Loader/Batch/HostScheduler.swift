@@ -12,7 +12,8 @@
 ///   connections.
 /// - A 429 or 503 pauses the whole host (its running transfers go on), and
 ///   a 429 halves its limit; a run of answers grows it back by one.
-/// - `giveUpAfter` connect failures or timeouts in a row, or a name that
+/// - `giveUpAfter` connect failures (connections refused, or closed before
+///   any byte of an answer) or timeouts in a row, or a name that
 ///   does not resolve, and the host's queued and later items fail at once (the
 ///   `gaveUp` note tells the owner, which ends the host's attempts that
 ///   have no answer yet).
@@ -38,8 +39,11 @@ public struct HostScheduler<Item> {
         case responding
         /// 429 or 503, with the `Retry-After` seconds when given.
         case pushedBack(status: Int, retryAfter: Double?)
-        /// The connection was refused or dropped before an answer.
+        /// The connection was refused.
         case refused
+        /// The connection was accepted, then closed or reset before any byte
+        /// of an answer: counts as a connect failure, like `refused`.
+        case closed
         /// The attempt timed out after its answer had started (a status line came).
         case timedOut
         /// No answer at all in time: a connect timeout, or not one byte of a
@@ -124,6 +128,7 @@ public struct HostScheduler<Item> {
             state.answered = true
             state.timeoutsInARow = 0
             state.refusalsInARow = 0
+            state.closesInARow = 0
             state.pushbacksInARow = 0
             state.answersInARow += 1
             let grown = policy.limit(state.limit, afterAnswers: state.answersInARow)
@@ -137,6 +142,7 @@ public struct HostScheduler<Item> {
             state.answersInARow = 0
             state.timeoutsInARow = 0
             state.refusalsInARow = 0
+            state.closesInARow = 0
             // Transfers started before the pause answer during it: one pushback per pause counts.
             if !state.isPaused(at: now) {
                 state.pushbacksInARow += 1
@@ -157,14 +163,19 @@ public struct HostScheduler<Item> {
                     actions.append(.note(.paused(host, seconds: seconds, status: status)))
                 }
             }
-        case .refused, .timedOut, .unanswered:
+        case .refused, .closed, .timedOut, .unanswered:
             state.resolved = true
             state.answersInARow = 0
             if outcome == .timedOut { state.answered = true }
-            if outcome == .refused { state.refusalsInARow += 1 } else { state.timeoutsInARow += 1 }
+            switch outcome {
+            case .refused: state.refusalsInARow += 1
+            case .closed: state.closesInARow += 1
+            default: state.timeoutsInARow += 1
+            }
             if state.givenUp == nil && policy.givesUp(failuresInARow: state.failuresInARow) {
                 let failure = HostPolicy.giveUp(host: host, timeouts: state.timeoutsInARow, refusals: state.refusalsInARow,
-                                                last: outcome == .refused ? .connect : .timeout)
+                                                closes: state.closesInARow,
+                                                last: outcome == .refused || outcome == .closed ? .connect : .timeout)
                 actions += giveUp(&state, host, failure)
             }
         case .unresolved:

@@ -25,6 +25,8 @@ struct HostState<Item> {
     var answersInARow = 0
     var timeoutsInARow = 0
     var refusalsInARow = 0
+    /// Connections accepted and then closed or reset before an answer (connect failures too).
+    var closesInARow = 0
     var givenUp: HostFailure?
     /// When it last started a transfer, or was first seen (round robin).
     var served: UInt64
@@ -35,7 +37,7 @@ struct HostState<Item> {
     }
 
     var queued: Int { items.count - head }
-    var failuresInARow: Int { timeoutsInARow + refusalsInARow }
+    var failuresInARow: Int { timeoutsInARow + refusalsInARow + closesInARow }
 
     func isPaused(at now: Double) -> Bool { pausedUntil.map { now < $0 } ?? false }
 
