@@ -1,3 +1,4 @@
+import Fetch
 import Support
 
 /// The `Cache-Control` directives a private cache acts on (RFC 9111 §5.2,
@@ -40,6 +41,16 @@ public struct CacheControl: Sendable, Equatable {
     /// first `max-age`, which makes the response stale.
     public init(_ values: [String]) {
         for value in values { add(value) }
+    }
+
+    /// The directives of every `Cache-Control` field of `headers`, in
+    /// order, each value read in place: `init(headers.values("Cache-Control"))`
+    /// without the array of values (every download's storability asks).
+    public init(_ headers: HTTPHeaders) {
+        let fields = headers.fields
+        for index in fields.indices where asciiCaseInsensitiveEqual(fields[index].name, "Cache-Control") {
+            add(fields[index].value)
+        }
     }
 
     /// Adds the directives of one more field value (the first occurrence of each wins).

@@ -92,7 +92,7 @@ public enum Storability {
                                    requestTime: Double, responseTime: Double, freshness: Freshness,
                                    now: Double) -> CacheMetadata? {
         guard status >= 200 else { return nil }
-        let cc = CacheControl(headers.values("Cache-Control"))
+        let cc = CacheControl(headers)
         guard mayStore(status: status, cc), !cc.noCache else { return nil }
         let meta = CacheMetadata(url: url, status: status, requestTime: requestTime, responseTime: responseTime,
                                  headers: storedHeaders(headers), varyRequest: varyRequest, hasBody: false)

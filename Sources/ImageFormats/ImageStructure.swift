@@ -52,7 +52,11 @@ public struct ImageStructure: Sendable {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         var chunk = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         length += Int64(chunk.count)
-        if walker == nil {
+        if walker == nil, signature.isEmpty, chunk.count >= Self.signatureLength {
+            // The first chunk holds the signature (a body held whole, always): the walker is
+            // chosen from it in place and walks the chunk from its first byte, with no copy.
+            choose(from: UnsafeBufferPointer(rebasing: chunk.prefix(Self.signatureLength)))
+        } else if walker == nil {
             let take = min(Self.signatureLength - signature.count, chunk.count)
             signature.append(contentsOf: chunk.prefix(take))
             chunk = UnsafeBufferPointer(rebasing: chunk.dropFirst(take))
@@ -102,10 +106,15 @@ public struct ImageStructure: Sendable {
 
     /// Picks the walker from the signature, then replays the signature through it.
     private mutating func choose() {
-        walker = signature.withUnsafeBufferPointer { Self.walker(for: Bytes($0)) }
-        set(walker!.start())
         let replay = signature
+        replay.withUnsafeBufferPointer { choose(from: $0) }
         replay.withUnsafeBufferPointer { run($0) }
+    }
+
+    /// Picks the walker from a signature's bytes (the caller then runs them through it).
+    private mutating func choose(from signature: UnsafeBufferPointer<UInt8>) {
+        walker = Self.walker(for: Bytes(signature))
+        set(walker!.start())
     }
 
     static func walker(for b: Bytes) -> any StructureWalker {
@@ -139,6 +148,15 @@ public struct ImageStructure: Sendable {
         while true {
             switch step {
             case .need(let count):
+                if gathered.isEmpty, n - p >= count {
+                    // All of it in this chunk: the walker reads it in place, not from a copy.
+                    let start = gatherStart, sum = crc
+                    let next = walker!.advance(Bytes(UnsafeBufferPointer(rebasing: chunk[p..<p + count])), at: start, crc: sum)
+                    p += count
+                    position += Int64(count)
+                    set(next)
+                    continue
+                }
                 if gathered.count < count {
                     let take = min(count - gathered.count, n - p)
                     if take > 0 { gathered.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[p..<p + take])) }

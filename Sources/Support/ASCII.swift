@@ -24,9 +24,17 @@ public func trimWhitespaceLower<S: StringProtocol>(_ text: S) -> String {
 
 /// Header names are ASCII: compare them without building lowercased copies
 /// (nor copying the strings: this runs for every header of every hit).
+/// The lengths are compared inline, in the caller: most names looked up
+/// differ in length from the one asked for, and cost no call.
+@inlinable
 public func asciiCaseInsensitiveEqual(_ a: String, _ b: String) -> Bool {
+    a.utf8.count == b.utf8.count && asciiCaseInsensitiveEqualSameLength(a, b)
+}
+
+/// `asciiCaseInsensitiveEqual` for two strings of the same UTF-8 length.
+@usableFromInline
+func asciiCaseInsensitiveEqualSameLength(_ a: String, _ b: String) -> Bool {
     let x = a.utf8, y = b.utf8
-    guard x.count == y.count else { return false }
     // Native strings (all of ours) are contiguous: compare the bytes in place.
     let fast = x.withContiguousStorageIfAvailable { xs in
         y.withContiguousStorageIfAvailable { ys in asciiCaseInsensitiveEqual(xs, ys) }

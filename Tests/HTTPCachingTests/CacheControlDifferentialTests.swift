@@ -1,4 +1,5 @@
 import DiskCache
+import Fetch
 @testable import HTTPCaching
 import Support
 import Testing
@@ -179,6 +180,21 @@ import Testing
             let headers = values.flatMap { [CacheMetadata.Header("cache-control", $0), CacheMetadata.Header("ETag", "\"x\"")] }
             let meta = CacheMetadata(url: "https://x.test/", status: 200, requestTime: 0, responseTime: 0, headers: headers)
             #expect(Freshness.cacheControl(meta) == Self.oracle(values), "\(values.debugDescription)")
+        }
+    }
+
+    @Test func aResponsesFieldsReadInPlaceLikeTheirValues() {
+        // A download's storability reads the response's fields in place (`CacheControl(headers)`):
+        // every `Cache-Control` field in any case, in order, others skipped.
+        var random = Random(state: 2026)
+        let names = ["Cache-Control", "cache-control", "CACHE-CONTROL", "Cache-Controls", "Cache-Contro", "ETag", "Pragma"]
+        for _ in 0..<3_000 {
+            let fields = (0..<random.below(5)).map { _ in
+                (name: names[random.below(names.count)], value: String(decoding: Self.value(&random), as: UTF8.self))
+            }
+            let headers = HTTPHeaders(fields)
+            let values = fields.filter { $0.name.count == 13 && $0.name.lowercased() == "cache-control" }.map(\.value)
+            #expect(CacheControl(headers) == Self.oracle(values), "\(fields)")
         }
     }
 }

@@ -1,4 +1,4 @@
-import ImageFormats
+@testable import ImageFormats
 import Testing
 import TestSupport
 
@@ -38,6 +38,35 @@ import TestSupport
         #expect(verdict(bytes, piece: 1) == expected, "one byte at a time")
         #expect(verdict(bytes + [UInt8](repeating: 0, count: 3000)) == expected, "zeros after the end")
         #expect(verdict(bytes + Self.html) == expected, "an HTML page after the end")
+    }
+
+    /// A body held whole is fed in one piece: the walker reads it in place (the signature and
+    /// each header from the chunk itself, not from copies); the verdict is the same as in pieces,
+    /// on whole, cut and damaged bodies.
+    @Test(arguments: ImageInfoTests.manifest)
+    func oneWholePieceReadsAsSmallPieces(row: ImageInfoTests.Row) {
+        let bytes = ImageFixture.bytes(row.file)
+        var bodies = [bytes, bytes + Self.html]
+        for cut in [1, 15, 16, 17, 33, bytes.count / 2, bytes.count - 1] where cut < bytes.count {
+            bodies.append(Array(bytes.prefix(cut)))
+        }
+        for at in [0, 8, 12, 20, 29, 33, 40, bytes.count / 3, bytes.count - 5] where at >= 0 && at < bytes.count {
+            var damaged = bytes
+            damaged[at] ^= 0x41
+            bodies.append(damaged)
+        }
+        for body in bodies {
+            let expected = verdict(body, piece: 1)
+            for piece in [body.count, 5, 16, 17, 4096] where piece > 0 {
+                #expect(verdict(body, piece: piece) == expected, "\(row.file): \(body.count) bytes in pieces of \(piece)")
+            }
+        }
+    }
+
+    /// The PNG walker fits an existential's inline buffer (three words): the structure check
+    /// holds it without a heap box, and steps it without a uniqueness check per chunk.
+    @Test func thePNGWalkerIsHeldInline() {
+        #expect(MemoryLayout<PNGWalker>.size <= 3 * MemoryLayout<Int>.size)
     }
 
     @Test func theTruncatedFixtureIsCaught() {

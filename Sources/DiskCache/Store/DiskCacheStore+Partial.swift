@@ -34,7 +34,7 @@ extension DiskCacheStore {
     /// The folder of kept parts is looked for once per store: parts kept
     /// after that are for later runs.
     public func partial(for key: String, url: String) -> PartialBody? {
-        guard CacheFileName.isKey(key), placement.readsRecords, hasPartialFolder else { return nil }
+        guard placement.readsRecords, hasPartialFolder, CacheFileName.isKey(key) else { return nil }   // no partial folder (the usual case): no key check either
         let name = Self.partialFolder + "/" + key
         let path = partialDirectory + "/" + key
         let meta = withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> CacheMetadata? in

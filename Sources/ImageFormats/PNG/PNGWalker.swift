@@ -5,9 +5,12 @@ struct PNGWalker: StructureWalker {
     private enum State { case signature, header, data, crc, done }
     private var state = State.signature
     /// The current chunk's type (four ASCII bytes, big-endian) and its ordinal among chunks of that type.
+    /// The counts are 32-bit (saturating: only messages read them) so that the walker fits an
+    /// existential's inline buffer (24 bytes): `ImageStructure` holds it without a box, and
+    /// advances it without checking that box's uniqueness each step.
     private var type: UInt32 = 0
-    private var ordinal = 0
-    private var chunks = 0
+    private var ordinal: Int32 = 0
+    private var chunks: Int32 = 0
     /// Chunks seen per type: a handful of types, so a short list beats a dictionary (no allocation per chunk).
     private var seen: [(type: UInt32, count: Int)] = []
     static let ihdr: UInt32 = 0x4948_4452, idat: UInt32 = 0x4944_4154, iend: UInt32 = 0x4945_4E44
@@ -22,14 +25,14 @@ struct PNGWalker: StructureWalker {
             return .need(8)
         case .header:
             guard let length = bytes.u32be(0), length <= 0x7FFF_FFFF else {
-                return .failed("PNG chunk \(chunks + 1) has an impossible length")
+                return .failed("PNG chunk \(Int(chunks) + 1) has an impossible length")
             }
             let typeBytes = Bytes(UnsafeBufferPointer(rebasing: bytes.base[4..<8]))
             type = UInt32(bytes.u32be(4) ?? 0)
-            chunks += 1
+            if chunks < .max { chunks += 1 }
             if let k = seen.firstIndex(where: { $0.type == type }) {
                 seen[k].count += 1
-                ordinal = seen[k].count
+                ordinal = Int32(clamping: seen[k].count)
             } else {
                 if seen.isEmpty { seen.reserveCapacity(8) }   // one allocation, not one per growth (a PNG has 3 types or more)
                 seen.append((type, 1))

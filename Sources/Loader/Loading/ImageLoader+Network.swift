@@ -274,7 +274,7 @@ extension ImageLoader {
             }
             if verdict == .decoded { check = .decoded }
         }
-        if !Storability.mayStore(status: response.status, CacheControl(response.headers.values("Cache-Control"))) {
+        if !Storability.mayStore(status: response.status, CacheControl(response.headers)) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
             if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
             return unstored(writer, info: info, check: check, response: response, storeFailure: nil)

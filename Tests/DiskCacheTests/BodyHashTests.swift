@@ -1,0 +1,50 @@
+@testable import DiskCache
+import Testing
+import TestSupport
+
+/// The streamed body digest is `xxhsum -H2`'s for every length class XXH3
+/// treats apart (up to 16, 128 and 240 bytes, then stripes of 64 in blocks
+/// of 1 KiB, its 256-byte internal buffer) and however the body arrives:
+/// whole, or in pieces that straddle its buffer and blocks.
+@Suite struct BodyHashTests {
+    static let lengths = [0, 1, 16, 17, 128, 129, 240, 241, 255, 256, 257, 1023, 1024, 1025, 12_420, 100_003]
+
+    static func body(_ length: Int) -> [UInt8] {
+        (0..<length).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 7)) }
+    }
+
+    static func streamed(_ body: [UInt8], pieces size: Int) throws -> String {
+        let hash = try BodyHash()
+        body.withUnsafeBytes { raw in
+            var start = 0
+            while start < raw.count {
+                let end = min(start + size, raw.count)
+                hash.update(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+                start = end
+            }
+        }
+        return hash.hex()
+    }
+
+    @Test(arguments: lengths)
+    func theDigestIsXXH3AsXxhsumPrintsIt(length: Int) throws {
+        let body = Self.body(length)
+        let reference = try ReferenceDigest.xxh3(body)
+        for size in [max(length, 1), 1, 7, 64, 255, 4096] {
+            #expect(try Self.streamed(body, pieces: size) == reference, "\(length) bytes in pieces of \(size)")
+        }
+    }
+
+    @Test func aResetDigestStartsOverAndARestoredOneContinues() throws {
+        let body = Self.body(5000)
+        let hash = try BodyHash()
+        body.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<3000])) }
+        let kept = try BodyHash()
+        kept.restore(from: hash)
+        hash.reset()
+        body.withUnsafeBytes { hash.update($0) }
+        body.withUnsafeBytes { kept.update(UnsafeRawBufferPointer(rebasing: $0[3000...])) }
+        let reference = try ReferenceDigest.xxh3(body)
+        #expect(hash.hex() == reference && kept.hex() == reference)
+    }
+}
