@@ -39,6 +39,9 @@ let package = Package(
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
         // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/ImageFormats/Common/CRC32.swift imports it.
         .target(name: "CCRC", linkerSettings: [.linkedLibrary("isal")]),
+        // C corner: runs before every library's initialiser (.preinit_array) to keep descriptors
+        // 0-2 taken when the tool starts with one closed. Only Sources/asyncfetch/StandardStreams.swift imports it.
+        .target(name: "CStartup"),
         // C corner: open a body with libvips (libvips-dev), read its declared size, decode every
         // pixel once. Only Sources/ImageDecoding/VipsDecoder.swift imports it; its public header
         // needs nothing from libvips, so only CVips.c sees glib's headers (Debian's paths:
@@ -70,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "asyncfetch",
             dependencies: [
-                "Loader", "Support", "ImageFormats", "ImageDecoding", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache",
+                "CStartup", "Loader", "Support", "ImageFormats", "ImageDecoding", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,

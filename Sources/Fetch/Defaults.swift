@@ -68,6 +68,11 @@ public enum Defaults {
     /// for `FetchClient.start`); a larger one streams. Memory held at most:
     /// this times the fetches started whose completion has not run.
     public static let bufferedBodyLimit = 64 * 1024
+    /// Bytes reserved for a response's header block as its status line arrives (more grow it):
+    /// with the array's 32-byte header, a request glibc's malloc serves from its per-thread
+    /// cache (at most 1,032 bytes), and frees there; 1,024 took its slow path on the transfer
+    /// loop, about 1 k instructions per response and a consolidation of its free lists.
+    static let headerBlockCapacity = 960
     /// The system's CAs: Debian's `/etc/ssl/certs`, certificates by subject
     /// hash (`update-ca-certificates` keeps it, with the same CAs as its
     /// bundle file there), from which OpenSSL reads only the issuers a

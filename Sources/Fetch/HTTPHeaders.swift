@@ -48,7 +48,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The first value of `name`, or nil.
     public subscript(name: String) -> String? {
-        fields.first { asciiCaseInsensitiveEqual($0.name, name) }?.value
+        // By index, as `values`: `first` copied every field it passed (a 304's ETag comes last from nginx).
+        for index in fields.indices where asciiCaseInsensitiveEqual(fields[index].name, name) { return fields[index].value }
+        return nil
     }
 
     /// Every value of `name`, in order (for repeated fields such as `Cache-Control`).

@@ -110,7 +110,9 @@ public enum HumanUnits {
     }
 
     /// Bytes from `65536`, or a number with `K`, `M` or `G` (powers of 1024;
-    /// `KB`, `KiB` too, any case); nil for anything else or beyond `Int64`.
+    /// `KB`, `KiB` too, any case); nil for anything else, beyond `Int64`, or
+    /// not a whole number of bytes (`1.7`, `1.2K`: `1.5K` is 1536). A
+    /// decimal that comes to whole bytes is one a `Double` holds exactly.
     public static func byteCount(_ text: String) -> Int64? {
         var text = Substring(text.uppercased())
         if text.hasSuffix("IB") {
@@ -125,13 +127,14 @@ public enum HumanUnits {
             multiplier = factor
             text = text.dropLast()
         }
-        guard let value = decimal(text), value * multiplier < 9.2e18 else { return nil }
+        guard let value = decimal(text), value * multiplier < 9.2e18,
+              value * multiplier == (value * multiplier).rounded(.down) else { return nil }
         return Int64(value * multiplier)
     }
 
     /// What `byteCount(_:)` accepts, in words: for a message about a value
     /// it refused.
-    public static let byteCountForms = "give bytes (65536) or a number with K, M or G, powers of 1024 (512K, 64M, 1.5G)"
+    public static let byteCountForms = "give bytes (65536) or a number with K, M or G, powers of 1024 (512K, 64M, 1.5G), that comes to a whole number of bytes"
 
     /// `64M`, `512K`, `1000`: the largest whole unit.
     public static func byteCountArgument(_ bytes: Int64) -> String {

@@ -9,8 +9,9 @@ extension CacheCommand {
             abstract: "Show how many entries the cache holds and how much space its files take.",
             discussion: """
                 bytes counts every file of the cache's own (bodies, metadata, temporary \
-                files); --max-size of 'cache prune' bounds the same number. --json prints \
-                one object: entries, bytes, dir, broken, temporaryFiles.
+                files, kept partial bodies); --max-size of 'cache prune' bounds the same \
+                number. --json prints one object: entries, bytes, dir, broken, \
+                temporaryFiles, partialFiles.
                 """)
         @OptionGroup var cache: CacheOptions
 

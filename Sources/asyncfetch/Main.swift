@@ -11,6 +11,7 @@ import Glibc
 enum Main {
     static func main() async {
         useUTF8Characters()
+        if let problem = StandardStreams.reservationProblem { end(exitStatus(for: problem, root: AsyncFetch.self)) }
         let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
         let status: Int32
         do {

@@ -38,6 +38,36 @@ import Testing
         }
     }
 
+    /// A key is its digest: the digits it writes on the stack (for a file's
+    /// name and a result line) are the key's text, every byte value in every
+    /// place of both words; the text reads back as the same digest; nothing
+    /// but 32 lowercase hex digits does.
+    @Test func aDigestSpellsItsKeyAndReadsBack() throws {
+        func slow(_ bytes: [UInt8]) -> String {
+            bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        }
+        for start in 0..<256 {
+            let bytes = (0..<16).map { UInt8((start + $0 * 17) % 256) }
+            let key = slow(bytes)
+            let digest = try #require(MD5.Digest(hex: key))
+            #expect(digest.hex == key)
+            digest.withHex { digits, cName in
+                #expect(String(decoding: digits, as: UTF8.self) == key)
+                #expect(String(cString: cName) == key)
+            }
+        }
+        for url in ["", "abc", "https://x.test/a.png"] {
+            let digest = MD5.digest(url)
+            #expect(digest.hex == MD5.hex(url))
+            #expect(MD5.Digest(hex: MD5.hex(url)) == digest)
+            #expect(try CacheKey(url: "https://x.test/a.png").hex == MD5.hex("https://x.test/a.png"))
+        }
+        let key = MD5.hex("abc")
+        for bad in [key.uppercased(), String(key.dropLast()), key + "0", String(key.dropLast()) + "g", "", String(repeating: " ", count: 32)] {
+            #expect(MD5.Digest(hex: bad) == nil, "\(bad)")
+        }
+    }
+
     /// The streaming digest, fed in pieces that start and end anywhere in a
     /// 64-byte block, equals the one-shot digest (vector from Python's hashlib).
     @Test func streamingMD5MatchesOneShotAcrossBlockBoundaries() throws {

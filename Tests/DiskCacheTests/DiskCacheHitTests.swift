@@ -151,7 +151,7 @@ import TestSupport
         meta.bodyLength = 1
         let bytes = meta.encoded()
         func decoded(key: String, url: String?) -> CacheMetadata.Decoded {
-            bytes.withUnsafeBytes { CacheMetadata.decode($0, key: key, url: url) }
+            bytes.withUnsafeBytes { CacheMetadata.decode($0, key: MD5.Digest(hex: key), url: url) }
         }
         let decomposed = "https://x.test/cafe\u{301}.png"
         guard case .record(let found) = decoded(key: meta.key, url: decomposed) else {
@@ -168,7 +168,7 @@ import TestSupport
             return
         }
         let cut = Array(bytes.dropLast(5))
-        guard case .invalid = cut.withUnsafeBytes({ CacheMetadata.decode($0, key: meta.key, url: meta.url) }) else {
+        guard case .invalid = cut.withUnsafeBytes({ CacheMetadata.decode($0, key: MD5.Digest(hex: meta.key), url: meta.url) }) else {
             Issue.record("a cut record is invalid, whatever it names")
             return
         }

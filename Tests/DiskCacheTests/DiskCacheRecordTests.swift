@@ -95,6 +95,32 @@ import TestSupport
         #expect(hit.key == entry.key && remembered.key == errorKey)
     }
 
+    /// A lookup keeps the key as its digest (no key string per hit): what
+    /// the entry and its record say is the same text all the same, the
+    /// record compares equal to the one written, and a record written back
+    /// (a 304) names the key.
+    @Test func aLookedUpEntrysKeyIsTheKeysText() throws {
+        let url = "https://x.test/k.png"
+        let key = try CacheKey(url: url)
+        let entry = try put(url, [7, 8, 9])
+        for hit in [try #require(store.lookup(key, accessTime: true, answerOnly: false)), try #require(store.lookup(key.hex))] {
+            #expect(hit.key == key.hex && hit.keyDigest == key.digest)
+            #expect(hit.metadata.key == key.hex)
+            #expect(hit.metadata == entry.metadata && entry.metadata == hit.metadata)
+            var renamed = hit.metadata
+            renamed.key = MD5.hex("another")
+            #expect(renamed != hit.metadata && renamed.key == MD5.hex("another"))
+            let reread = try #require(hit.metadata.encoded().withUnsafeBytes { CacheMetadata.decode($0) })
+            #expect(reread.key == key.hex && reread == hit.metadata)
+        }
+        let hit = try #require(store.lookup(key.hex))
+        var meta = hit.metadata
+        meta.headers = [.init("ETag", "\"v2\"")]
+        let updated = try store.updateMetadata(of: hit, to: meta)
+        #expect(record(entry)?.key == key.hex && updated.metadata.key == key.hex)
+        #expect(store.lookup(key.hex)?.metadata.header("ETag") == "\"v2\"")
+    }
+
     @Test func aRevalidationReplacesTheRecordInPlace() throws {
         let entry = try put("https://x.test/r.png", Array(repeating: 4, count: 200))
         var meta = entry.metadata

@@ -94,6 +94,9 @@ import TestSupport
         #expect(try CacheDirectory.resolve(explicit: nil, environment: ["XDG_CACHE_HOME": "rel", "HOME": "/h"]) == "/h/.cache/asyncfetch")
         #expect(try CacheDirectory.resolve(explicit: nil, environment: ["HOME": "/h"]) == "/h/.cache/asyncfetch")
         #expect(try CacheDirectory.resolve(explicit: nil, environment: [:]).hasSuffix("/.cache/asyncfetch"))
+        // A relative HOME is ignored as an unset one is: the passwd entry's home.
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: ["HOME": "rel"])
+                == CacheDirectory.resolve(explicit: nil, environment: [:]))
     }
 }
 

@@ -62,6 +62,16 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: temp.path + "/relative"))
     }
 
+    /// `$HOME/.cache` is the XDG default, so a relative HOME is ignored as a
+    /// relative XDG_CACHE_HOME is, for the home of the user's passwd entry
+    /// (nobody's: /nonexistent), instead of a cache under the working directory.
+    @Test func aRelativeHomeIsIgnored() throws {
+        let result = try run(["cache", "dir"], set: ["HOME": "relative/home"], in: "/",
+                             as: ["--reuid=65534", "--regid=65534", "--clear-groups"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("/nonexistent/.cache/asyncfetch") && !result.stderr.contains("relative"), "\(result.stderr)")
+    }
+
     @Test func theVariableAndTheOptionWinAndRelativePathsStartAtTheWorkingDirectory() throws {
         let temp = try TempDirectory()
         let all = ["HOME": temp.path + "/home", "XDG_CACHE_HOME": temp.path + "/xdg", "ASYNCFETCH_CACHE_DIR": "rel/cache"]

@@ -171,6 +171,22 @@ import TestSupport
         #expect(try cli.run(["cache", "prune", "--max-size", "5KiB"]).status == 0)
     }
 
+    /// `--max-size 1.7` was 1 byte (the fraction cut off): a size that does
+    /// not come to whole bytes is refused; `1.5K` (1536 bytes) still works.
+    @Test func aSizeOfFractionalBytesIsRefused() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")   // 153 bytes
+        for arguments in [["--max-size", "1.7", url], ["--max-size", "0.1K", url], ["cache", "prune", "--max-size", "1.7"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stdout)")
+            #expect(result.stderr.contains("is invalid for '--max-size <size>': give bytes")
+                    && result.stderr.contains("that comes to a whole number of bytes"), "\(arguments): \(result.stderr)")
+        }
+        #expect(server.requests("/images/red-64x48.png").isEmpty, "refused before any request")
+        let fits = try cli.run(["--max-size", "1.5K", url])
+        #expect(fits.status == 0, "\(fits.stdout)\(fits.stderr)")
+    }
+
     /// `--shard 1/2 URL -o FILE` with the URL in shard 0 wrote no file and
     /// exited 0 (the URL was filtered out, so nothing had failed): a script
     /// then went on without its file. `-o` is for one URL; with a shard of

@@ -79,4 +79,33 @@ import TestSupport
         #expect(rows.first?.hasPrefix("success") == true && rows.first?.contains("(stale, stale-while-revalidate,") == true)
         #expect(rows.last?.hasPrefix("refresh") == true && rows.last?.contains("(revalidated,") == true)
     }
+
+    /// The stale copy a `stale-while-revalidate` window hands out is a
+    /// success with a path: a refresh answered by an error status with
+    /// freshness of its own (a 404 with max-age) leaves it in place, as the
+    /// refresh line says. The 404 was remembered over it, so the path just
+    /// reported held an empty file before the process exited, and the next
+    /// run replayed the 404.
+    @Test func aFailedRefreshLeavesTheStaleCopyItHandedOut() throws {
+        let server = try ScriptedServer()
+        let gone = LockedCounter()
+        server.route("/swr-gone.png") { _ in
+            gone.value == 0 ? .ok(Self.png, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=60")])
+                : .status(404, headers: [("Cache-Control", "max-age=600")], body: "gone")
+        }
+        let cli = try CLI()
+        let url = server.url("/swr-gone.png")
+        #expect(try cli.run([url]).status == 0)
+        gone.set(1)
+        Thread.sleep(forTimeInterval: 1.2)
+        let result = try cli.run([url, "--json", "--retries", "0"])
+        let lines = try Self.lines(result)
+        #expect(lines.map { $0["phase"] as? String } == ["success", "refreshed", nil], "\(result.stdout)")
+        let path = try #require(lines.first?["path"] as? String)
+        let body = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+        let intact = body == Self.png
+        #expect(intact, "the path reported still holds the image (\(body.count) bytes)")
+        let again = try Self.lines(try cli.run([url, "--json", "--retries", "0"]))
+        #expect(again.first?["source"] as? String == "stale", "still inside its window: \(again)")
+    }
 }

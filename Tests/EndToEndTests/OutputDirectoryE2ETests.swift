@@ -95,6 +95,21 @@ import TestSupport
                 "\(verbose.stdout)")
     }
 
+    /// `{ext}` of what is not an image (`--any`) follows its content type:
+    /// a page at `…/` (no name: `{md5}.{ext}`) was `<md5>.bin`, JSON at
+    /// `/api/data` named `{md5}.{ext}` too.
+    @Test func theExtensionOfAnythingElseFollowsItsContentType() throws {
+        server.route("/site/", .ok(Array("<!doctype html><p>hi</p>".utf8), contentType: "text/html; charset=utf-8"))
+        server.route("/api/data", .ok(Array("{\"a\":1}".utf8), contentType: "application/json"))
+        let (page, data) = (server.url("/site/"), server.url("/api/data"))
+        let pages = try cli.run(["--any", "-P", cli.cache.path + "/pages", page])
+        #expect(pages.status == 0, "\(pages.stdout)\(pages.stderr)")
+        #expect(files(cli.cache.path + "/pages") == ["\(try CacheE2E.key(page)).html"])
+        let named = try cli.run(["--any", "-P", cli.cache.path + "/data", "--name", "{md5}.{ext}", data])
+        #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
+        #expect(files(cli.cache.path + "/data") == ["\(try CacheE2E.key(data)).json"])
+    }
+
     @Test func templatesAndInputLineNamesStayInsideTheFolder() throws {
         let dir = cli.cache.path + "/out"
         let red = server.url("/images/red-64x48.png")

@@ -35,6 +35,24 @@ import TestSupport
         #expect(single.stderr.isEmpty, "one URL: no summary line")
     }
 
+    /// A control character in a directory the user named (`--cache-dir`,
+    /// `--output-dir`) is shown as an escape, as in a URL: printed raw it
+    /// would retitle or recolour the terminal. JSON keeps the path exact.
+    @Test func aControlCharacterInTheCacheOrOutputDirectoryIsShownAsAnEscape() async throws {
+        let image = server.url("/images/red-64x48.png")
+        let cacheDir = cli.cache.path + "/c\u{1B}]0;pwned\u{07}"
+        let outputDir = cli.cache.path + "/out\u{1B}[31m"
+        let result = try await cli.run(["--cache-dir", cacheDir, "-P", outputDir, image])
+        #expect(result.status == 0, "\(result.stderr)")
+        let shownCache = cli.cache.path + "/c\\x1B]0;pwned\\x07/" + (try CLI.md5sum(image))
+        #expect(result.stdout.hasPrefix("success  \(image)  \(shownCache)  (network, 153 B, png 64x48)  -> \(cli.cache.path)/out\\x1B[31m/"),
+                "\(result.stdout.debugDescription)")
+        #expect(!result.stdout.utf8.contains(0x1B) && !result.stdout.utf8.contains(0x07))
+        let json = try await cli.run(["--cache-dir", cacheDir, "--json", image])
+        let success = try #require(CLI.jsonLines(json.stdout)?.first { $0["phase"] as? String == "success" })
+        #expect((success["path"] as? String)?.hasPrefix(cacheDir + "/") == true, "\(json.stdout)")
+    }
+
     @Test func quietPrintsOnlyWhatDidNotSucceedAndVerboseAddsHTTPDetail() async throws {
         let image = server.url("/images/photo-120x80.jpg")
         let missing = server.url("/images/missing.png")

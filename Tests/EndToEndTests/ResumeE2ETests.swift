@@ -9,32 +9,62 @@ import TestSupport
     static let size = 3 * 1024 * 1024
     static let cut = 1_600_000
 
+    /// Noise (a linear congruential generator seeded by `version`), so that gzip cannot shrink it.
     static func body(version: Int) -> [UInt8] {
-        (0..<size).map { UInt8(truncatingIfNeeded: ($0 &* 31) ^ ($0 >> 9) &+ version) }
+        var seed = UInt32(truncatingIfNeeded: version)
+        return (0..<size).map { _ in
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: seed >> 24)
+        }
     }
 
-    /// Serves `body(version)` with a strong ETag; the first full response is
-    /// cut after `cut` bytes; a Range request whose If-Range matches gets 206
-    /// unless `ignoreRange`.
-    func server(version: @escaping @Sendable () -> Int, ignoreRange: Bool = false) throws -> ScriptedServer {
+    /// Serves `body(version)` with a strong ETag (`gzip`: in that content
+    /// coding); the first full response is cut after `cut` bytes; a Range
+    /// request whose If-Range matches gets 206 unless `ignoreRange`.
+    func server(version: @escaping @Sendable () -> Int, ignoreRange: Bool = false, gzip: Bool = false) throws -> ScriptedServer {
         let server = try ScriptedServer()
         let full = LockedCounter()
         server.route("/big.bin") { request in
             let v = version()
-            let body = Self.body(version: v)
+            let body = gzip ? (try? ContentCodingE2ETests.gzip(Self.body(version: v))) ?? [] : Self.body(version: v)
             let etag = "\"v\(v)\""
+            let headers = [("ETag", etag), ("Content-Type", "application/octet-stream")] + (gzip ? [("Content-Encoding", "gzip")] : [])
             if !ignoreRange, let range = request.header("Range"), request.header("If-Range") == etag,
-               range.hasPrefix("bytes="), let first = Int(range.dropFirst(6).prefix { $0 != "-" }) {
-                return ScriptedResponse(status: 206, headers: [("ETag", etag), ("Content-Type", "application/octet-stream"),
-                                                               ("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)")],
+               range.hasPrefix("bytes="), let first = Int(range.dropFirst(6).prefix { $0 != "-" }), first < body.count {
+                return ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)")],
                                         body: Array(body[first...]))
             }
-            var response = ScriptedResponse(status: 200, headers: [("ETag", etag), ("Content-Type", "application/octet-stream")],
-                                            body: body)
+            var response = ScriptedResponse(status: 200, headers: headers, body: body)
             if full.next() == 1 { response.closeAfterBodyBytes = Self.cut }
             return response
         }
         return server
+    }
+
+    /// A server whose `path` gives what `range` makes of a request, when it
+    /// makes something, else `body` whole (status 200, `headers`), the first
+    /// whole answer cut after `cut` bytes.
+    static func cutServer(_ path: String, headers: [(String, String)], body: [UInt8],
+                          range: @escaping @Sendable (RecordedRequest) -> ScriptedResponse?) throws -> ScriptedServer {
+        let server = try ScriptedServer()
+        let full = LockedCounter()
+        server.route(path) { request in
+            if let answer = range(request) { return answer }
+            var response = ScriptedResponse(status: 200, headers: headers, body: body)
+            if full.next() == 1 { response.closeAfterBodyBytes = Self.cut }
+            return response
+        }
+        return server
+    }
+
+    /// A server for `body(version: 1)`, a cache, and the first run for its URL, cut off: the part is kept.
+    func cutOnce() throws -> (CLI, String, ScriptedServer) {
+        let server = try server(version: { 1 })
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        return (cli, url, server)
     }
 
     func partialPath(_ cli: CLI, _ url: String) throws -> String { cli.cacheDir + "/.partial/" + (try CacheE2E.key(url)) }
@@ -102,20 +132,14 @@ import TestSupport
     /// at once; the second used to fail as `io` in every run, its part kept.
     @Test(arguments: [416, 206])
     func aRangeAnswerThatCannotContinueThePartStartsOver(status: Int) throws {
-        let server = try ScriptedServer()
-        let full = LockedCounter()
         let body = Self.body(version: 1)
-        server.route("/big.bin") { request in
-            let headers = [("ETag", "\"v1\""), ("Content-Type", "application/octet-stream")]
-            if request.header("Range") != nil {
-                return status == 416
-                    ? ScriptedResponse(status: 416, headers: [("Content-Range", "bytes */\(body.count)")])
-                    : ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes 0-99/\(body.count)")],
-                                       body: Array(body[..<100]))
-            }
-            var response = ScriptedResponse(status: 200, headers: headers, body: body)
-            if full.next() == 1 { response.closeAfterBodyBytes = Self.cut }
-            return response
+        let headers = [("ETag", "\"v1\""), ("Content-Type", "application/octet-stream")]
+        let server = try Self.cutServer("/big.bin", headers: headers, body: body) { request in
+            guard request.header("Range") != nil else { return nil }
+            return status == 416
+                ? ScriptedResponse(status: 416, headers: [("Content-Range", "bytes */\(body.count)")])
+                : ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes 0-99/\(body.count)")],
+                                   body: Array(body[..<100]))
         }
         let cli = try CLI()
         let url = server.url("/big.bin")
@@ -128,6 +152,67 @@ import TestSupport
         let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
         let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path))) == body
         #expect(whole, "the whole body")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+    }
+
+    /// A body in a content coding is stored decoded, so a kept part would
+    /// count decoded bytes while a `Range` counts coded ones (RFC 9110 §14.1:
+    /// a range is of the representation as sent, coding included). Such a
+    /// transfer starts over instead; it used to ask for the rest from the
+    /// decoded length, got the middle of the gzip stream, and failed
+    /// ("compressed body corrupt") in every later run, the part kept.
+    @Test func aCodedTransferCutOffStartsOverInsteadOfResuming() throws {
+        let server = try server(version: { 1 }, gzip: true)
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        let second = try cli.run(["--json", "--any", "--retries", "0", url])
+        #expect(second.status == 0, "\(second.stdout)")
+        let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path))) == Self.body(version: 1)
+        #expect(whole, "the whole body, decoded")
+        #expect(server.requests("/big.bin").allSatisfy { $0.header("Range") == nil }, "no range of a coded body is asked for")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+    }
+
+    /// `--max-size` bounds the body as stored: a resumed one counts its kept
+    /// part too. The transfer only saw the rest (under the limit), so a
+    /// 3 MiB body was stored with `--max-size 2M`.
+    @Test func maxSizeCountsTheKeptPartOfAResumedBody() throws {
+        let (cli, url, server) = try cutOnce()
+        let second = try cli.run(["--json", "--any", "--max-size", "2M", url])
+        #expect(second.status == 1, "\(second.stdout)")
+        let failure = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "failure" })
+        #expect((failure["error"] as? [String: Any])?["kind"] as? String == "too-large", "\(second.stdout)")
+        #expect(server.requests("/big.bin").last?.header("Range") != nil, "the rest was asked for")
+        #expect(try cli.run(["cache", "path", url]).status == 1, "nothing stored")
+    }
+
+    /// RFC 9110 §13.1.5: If-Range may carry a date only when it is a strong
+    /// validator, a Last-Modified at least a second before the response's
+    /// Date (§8.8.2.2); within the same second the file may have changed
+    /// again unseen, and the rest of one version would be appended to the
+    /// start of another. Such a cut transfer starts over (it was resumed);
+    /// one modified an hour before is resumed with `If-Range:` that date.
+    @Test(arguments: [0.0, -3600.0])
+    func onlyAStrongLastModifiedResumes(modifiedAgo: Double) throws {
+        let body = Self.body(version: 1)
+        let modified = HTTPCachingRFCE2ETests.date(modifiedAgo)
+        let headers = [("Last-Modified", modified), ("Content-Type", "application/octet-stream")]
+            + (modifiedAgo == 0 ? [("Date", modified)] : [])
+        let server = try Self.cutServer("/dated.bin", headers: headers, body: body) { request in
+            guard request.header("If-Range") == modified, let range = request.header("Range"),
+                  let first = Int(range.dropFirst(6).prefix { $0 != "-" }) else { return nil }
+            return ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)")],
+                                    body: Array(body[first...]))
+        }
+        let cli = try CLI()
+        let url = server.url("/dated.bin")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
+        let second = try cli.run(["--any", "--retries", "0", url])
+        #expect(second.status == 0, "\(second.stdout)")
+        let ifRange = server.requests("/dated.bin").compactMap { $0.header("If-Range") }
+        #expect(ifRange == (modifiedAgo == 0 ? [] : [modified]), "If-Range sent: \(ifRange)")
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
 
@@ -157,12 +242,24 @@ final class LockedCounter: @unchecked Sendable {
 
 extension ResumeE2ETests {
     @Test func clearRemovesKeptParts() throws {
-        let server = try server(version: { 1 })
-        let cli = try CLI()
-        let url = server.url("/big.bin")
-        #expect(try cli.run(["--any", "--retries", "0", url]).status == 1)
-        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        let (cli, url, _) = try cutOnce()
         #expect(try cli.run(["cache", "clear"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+    }
+
+    /// A kept part takes space like an entry (up to --max-size each), so
+    /// `cache stats` counts it and `cache prune` bounds it: it is evicted by
+    /// its last write, with the least recently used entries. `stats` said 0
+    /// bytes and `prune --max-size`/`--max-age` never removed one, so a cron
+    /// job's bound did not hold.
+    @Test(arguments: [["--max-size", "1K"], ["--max-age", "0"]])
+    func statsCountsKeptPartsAndPruneEvictsThem(bound: [String]) throws {
+        let (cli, url, _) = try cutOnce()
+        let kept = (try? FileManager.default.attributesOfItem(atPath: try partialPath(cli, url))[.size] as? Int) ?? 0
+        let stats = try #require(CLI.jsonLines(try cli.run(["cache", "stats", "--json"]).stdout)?.first)
+        #expect(stats["bytes"] as? Int == kept && stats["partialFiles"] as? Int == 1, "\(stats)")
+        let pruned = try cli.run(["cache", "prune"] + bound)
+        #expect(pruned.status == 0 && pruned.stdout.contains("1 partial download"), "\(pruned.stdout)\(pruned.stderr)")
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
 }

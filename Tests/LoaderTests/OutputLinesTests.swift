@@ -1,3 +1,4 @@
+import DiskCache
 @testable import Loader
 import Testing
 
@@ -102,7 +103,7 @@ import Testing
                            width: 64, height: 60, attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil)
             }
             let path = (directory == "/" ? "" : directory) + "/" + key   // the root's paths are /<key>
-            let hit = result(.entry(directory: directory, key: key))
+            let hit = result(.entry(directory: directory, key: MD5.Digest(hex: key)!))   // the digits written from the digest
             let whole = result(.path(path))
             #expect(hit.path == path)
             for verbose in [false, true] {

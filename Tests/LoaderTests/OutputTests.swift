@@ -21,6 +21,13 @@ import TestSupport
         #expect(OutputName.fileExtension(format: nil, name: "photo.webp") == "webp")
         #expect(OutputName.fileExtension(format: nil, name: "archive.tar-gz") == "bin")
         #expect(OutputName.fileExtension(format: nil, name: "README") == "bin")
+        // Not an image (--any): the content type, before the name's own.
+        #expect(OutputName.fileExtension(format: nil, contentType: "Text/HTML; charset=utf-8", name: "") == "html")
+        #expect(OutputName.fileExtension(format: nil, contentType: "application/json", name: "data.php") == "json")
+        #expect(OutputName.fileExtension(format: nil, contentType: "image/jpeg", name: "x") == "jpg")
+        #expect(OutputName.fileExtension(format: .png, contentType: "text/html", name: "x") == "png")
+        #expect(OutputName.fileExtension(format: nil, contentType: "application/octet-stream", name: "a.webp") == "webp")
+        #expect(OutputName.fileExtension(format: nil, contentType: "application/x-unknown", name: "") == "bin")
         #expect(Self.name("https://a/x/photo", template: "{md5}.{ext}", format: .jpeg) == "\(Self.md5).jpg")
     }
 

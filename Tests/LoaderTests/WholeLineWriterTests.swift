@@ -72,6 +72,15 @@ import Testing
         #expect(got == bytes)
     }
 
+    /// Rule 2 leaves one page of an empty pipe free: the machine's page, not
+    /// 4 KiB (a 64 KiB-page arm64 kernel's default pipe is 16 such pages).
+    @Test func anEmptyPipeKeepsOneOfTheMachinesPagesFree() {
+        #expect(WholeLineWriter.pageSize == sysconf(Int32(_SC_PAGESIZE)))
+        #expect(WholeLineWriter.emptyPipeLimit(capacity: 16 * 65536, pageSize: 65536) == 15 * 65536)
+        #expect(WholeLineWriter.emptyPipeLimit(capacity: 65536, pageSize: 4096) == 61440)
+        #expect(WholeLineWriter.emptyPipeLimit(capacity: 65536, pageSize: 65536) == WholeLineWriter.atomicSize)
+    }
+
     @Test func filesGetTheBufferAsItIs() throws {
         var output = WholeLineWriter(fd: open("/dev/null", O_WRONLY))
         defer { close(output.fd) }

@@ -7,10 +7,14 @@ import Testing
 /// The shared write loop: everything arrives, in order, whatever the
 /// descriptor takes per call; a refusing descriptor gives its errno.
 @Suite struct FileDescriptorWriteTests {
-    @Test func aWriteLargerThanThePipeBufferArrivesWhole() throws {
+    /// Non-blocking too, as a parent (Node.js, Python) may hand its pipe
+    /// over: a full pipe's `EAGAIN` is waited out, not the end of the write.
+    @Test(arguments: [false, true])
+    func aWriteLargerThanThePipeBufferArrivesWhole(nonBlocking: Bool) throws {
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
         let (readEnd, writeEnd) = (ends[0], ends[1])
+        if nonBlocking { try #require(fcntl(writeEnd, F_SETFL, O_NONBLOCK) == 0) }
         // 1 MiB: sixteen times Linux's default pipe buffer, so write() returns short and blocks.
         let sent = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) }
         let received = Locked<[UInt8]>([])

@@ -47,6 +47,9 @@ import Testing
         #expect(HumanUnits.byteCount("2KiB") == 2048 && HumanUnits.byteCount("2kb") == 2048)
         for bad in ["", "-1", "1T", "K", "9000000000G", "B", "10B", "5iB", "IB", "5TiB"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
         for bad in ["0x10", "0x1G", "1e3", "+5", "1.5.1M"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
+        // Bytes are whole: a fraction was cut off (1.7 was 1 byte, 0.1K 102).
+        for bad in ["1.7", "0.5", "0.1K", "1.2K", "1.1M", "1.0000001G"] { #expect(HumanUnits.byteCount(bad) == nil, "\(bad)") }
+        #expect(HumanUnits.byteCount("1.0") == 1 && HumanUnits.byteCount("1.5K") == 1536 && HumanUnits.byteCount("0.25k") == 256)
         #expect(HumanUnits.byteCountArgument(64 << 20) == "64M")
         #expect(HumanUnits.byteCountArgument(1000) == "1000")
     }

@@ -13,8 +13,9 @@ extension DiskCacheStore {
         public var remaining = 0
         public var remainingBytes: Int64 = 0
         public var sweep = SweepReport()
-        /// Kept partial bodies removed (`clear`).
+        /// Kept partial bodies removed, and the bytes they took.
         public var partials = 0
+        public var partialBytes: Int64 = 0
         public var failures: [DiskCacheError] = []
     }
 
@@ -22,8 +23,10 @@ extension DiskCacheStore {
     /// the body, or of a bodiless entry's metadata; see `markAccessed`): every entry unused for longer than
     /// `maxAge` seconds, then more until the cache's files take at most
     /// `maxBytes`. Broken entries (which can only ever be misses) go first.
-    /// Sweeps `.tmp` first; live temporary files count towards the size but
-    /// are not touched. An entry used or rewritten meanwhile is kept.
+    /// Kept partial bodies count and go in the same order, their last write
+    /// being their last use. Sweeps `.tmp` first; live temporary files count
+    /// towards the size but are not touched. An entry used or rewritten
+    /// meanwhile is kept.
     public func prune(maxBytes: Int64?, maxAge: Double?, now: Double? = nil) throws(DiskCacheError) -> PruneReport {
         var report = PruneReport()
         report.sweep = sweepTemporaryFiles(now: now)
@@ -31,19 +34,46 @@ extension DiskCacheStore {
         let scan = try scan()
         report.start(scan)
         // Broken entries first (always removed), then least recently used.
-        let order = scan.entries.sorted {
-            ($0.entry == nil ? 0 : 1, $0.lastAccess, $0.key) < ($1.entry == nil ? 0 : 1, $1.lastAccess, $1.key)
+        let order = (scan.entries.map(PruneCandidate.entry) + scan.partials.map(PruneCandidate.partial)).sorted {
+            ($0.broken ? 0 : 1, $0.lastUse, $0.key) < ($1.broken ? 0 : 1, $1.lastUse, $1.key)
         }
-        for scanned in order {
-            let broken = scanned.entry == nil
-            let expired = maxAge.map { now - scanned.lastAccess > $0 } ?? false
+        for candidate in order {
+            let expired = maxAge.map { now - candidate.lastUse > $0 } ?? false
             let oversize = maxBytes.map { report.remainingBytes > $0 } ?? false
-            guard broken || expired || oversize else { break }   // sorted: nothing later is older
-            report.evict(scanned) { () throws(DiskCacheError) -> Bool in
-                try remove(scanned.key, ifUnchangedSince: scanned.snapshot)
+            guard candidate.broken || expired || oversize else { break }   // sorted: nothing later is older
+            switch candidate {
+            case .entry(let scanned):
+                report.evict(scanned) { () throws(DiskCacheError) -> Bool in
+                    try remove(scanned.key, ifUnchangedSince: scanned.snapshot)
+                }
+            case .partial(let partial):
+                guard removePartial(partial) else { continue }
+                report.partials += 1
+                report.partialBytes += partial.bytes
+                report.remainingBytes -= partial.bytes
             }
         }
         return report
+    }
+
+    /// What `prune` may remove: an entry, or a kept partial body.
+    private enum PruneCandidate {
+        case entry(ScannedEntry)
+        case partial(ScannedPartial)
+
+        var broken: Bool { if case .entry(let scanned) = self { scanned.entry == nil } else { false } }
+        var lastUse: Double {
+            switch self {
+            case .entry(let scanned): scanned.lastAccess
+            case .partial(let partial): partial.lastWrite
+            }
+        }
+        var key: String {
+            switch self {
+            case .entry(let scanned): scanned.key
+            case .partial(let partial): partial.key
+            }
+        }
     }
 
     /// Removes every entry, every kept partial body and every leftover

@@ -24,6 +24,15 @@ extension DiskCacheStore {
         let snapshot: FileSnapshot
     }
 
+    /// A kept partial body (`.partial/<md5>`): a cut-off download waiting to be resumed.
+    public struct ScannedPartial: Sendable {
+        public let key: String
+        public let bytes: Int64
+        /// Its last write, Unix seconds: its last use, for pruning.
+        public let lastWrite: Double
+        let inode: UInt64
+    }
+
     /// Everything of the cache's own in the directory (foreign files are
     /// not listed and not counted).
     public struct Scan: Sendable {
@@ -36,11 +45,14 @@ extension DiskCacheStore {
         public var unowned: [String] = []
         public var temporaryFiles = 0
         public var temporaryBytes: Int64 = 0
+        /// Kept partial bodies, by key.
+        public var partials: [ScannedPartial] = []
 
         public var intact: [CacheEntry] { entries.compactMap(\.entry) }
         public var broken: [ScannedEntry] { entries.filter { $0.entry == nil } }
-        /// Bytes of every file the cache owns, temporary ones included.
-        public var bytes: Int64 { entries.reduce(temporaryBytes) { $0 + $1.bytes } }
+        public var partialBytes: Int64 { partials.reduce(0) { $0 + $1.bytes } }
+        /// Bytes of every file the cache owns, temporary files and kept partial bodies included.
+        public var bytes: Int64 { entries.reduce(temporaryBytes + partialBytes) { $0 + $1.bytes } }
     }
 
     /// Looks at every body, metadata and temporary file the cache owns.
@@ -71,6 +83,14 @@ extension DiskCacheStore {
             scan.temporaryFiles += 1
             scan.temporaryBytes += Int64(info.st_size)
         }
+        for name in try DirectoryListing.names(in: partialDirectory) ?? [] where CacheFileName.isKey(name) {
+            var info = stat()
+            guard fstatat(directoryFD, Self.partialFolder + "/" + name, &info, AT_SYMLINK_NOFOLLOW) == 0,
+                  (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            scan.partials.append(ScannedPartial(key: name, bytes: Int64(info.st_size), lastWrite: seconds(info.st_mtim),
+                                                inode: UInt64(info.st_ino)))
+        }
+        scan.partials.sort { $0.key < $1.key }
         return scan
     }
 

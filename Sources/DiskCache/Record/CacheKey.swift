@@ -9,16 +9,21 @@ import func Support.withUTF8Bytes
 /// that form the key equals `printf %s "$URL" | md5sum`.
 public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     public let normalizedURL: String
-    public let hex: String
+    /// The MD5 of `normalizedURL`: the key itself. A lookup names the
+    /// entry's file from it with no string made (`MD5.Digest.withHex`).
+    public let digest: MD5.Digest
+
+    /// The key as text: 32 lowercase hex digits, the entry's file name.
+    public var hex: String { digest.hex }
 
     public init(url: String) throws(DiskCacheError) {
         normalizedURL = try Self.normalize(url)
-        hex = MD5.hex(normalizedURL)
+        digest = MD5.digest(normalizedURL)
     }
 
-    init(normalizedURL: String, hex: String) {
+    init(normalizedURL: String, digest: MD5.Digest) {
         self.normalizedURL = normalizedURL
-        self.hex = hex
+        self.digest = digest
     }
 
     public var description: String { hex }
@@ -74,7 +79,7 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
         do {
             let normalized = try normalize(url)
             let digest = MD5.digest(normalized)
-            return (.success(CacheKey(normalizedURL: normalized, hex: digest.hex)), digest)
+            return (.success(CacheKey(normalizedURL: normalized, digest: digest)), digest)
         } catch {
             return (.failure(error), MD5.digest(url))
         }

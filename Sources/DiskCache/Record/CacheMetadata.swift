@@ -24,7 +24,13 @@ public struct CacheMetadata: Sendable, Equatable {
     public var url: String
     /// The entry's key (the body's file name). Records written before it
     /// existed leave it empty; their key is the MD5 of `url`.
-    public var key: String = ""
+    public var key: String {
+        get { storedKey.text }
+        set { storedKey = .text(newValue) }
+    }
+    /// `key`, kept as a digest where the record was looked up by one (a
+    /// hit makes no string of it).
+    var storedKey = StoredKey.text("")
     public var status: Int
     /// Unix seconds: when the request was sent and the response received (RFC 9111 §4.2.3).
     public var requestTime: Double
@@ -53,6 +59,41 @@ public struct CacheMetadata: Sendable, Equatable {
     public var format: String?
     public var width: Int?
     public var height: Int?
+
+    /// An entry's key as text, or as the digest it spells (a lookup's):
+    /// equal when they spell the same text. (An enum: one word more than
+    /// the string alone, as the record is copied a few times per hit.)
+    enum StoredKey: Sendable, Equatable {
+        case text(String)
+        case digest(MD5.Digest)
+
+        var text: String {
+            switch self {
+            case .text(let text): text
+            case .digest(let digest): digest.hex
+            }
+        }
+
+        /// Calls `body` with the key's UTF-8 bytes (no string made for a digest).
+        func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            switch self {
+            case .text(let text): withUTF8Bytes(of: text, body)
+            case .digest(let digest): digest.withHex { digits, _ in body(digits) }
+            }
+        }
+
+        var utf8Count: Int {
+            switch self {
+            case .text(let text): text.utf8.count
+            case .digest: 32
+            }
+        }
+
+        static func == (a: StoredKey, b: StoredKey) -> Bool {
+            if case .digest(let x) = a, case .digest(let y) = b { return x == y }
+            return a.text == b.text
+        }
+    }
 
     public struct Header: Sendable, Equatable {
         public var name: String

@@ -39,10 +39,72 @@ public enum MD5 {
 
         /// Lowercase hex, as `md5sum` prints it.
         public var hex: String {
-            let words = (high.bigEndian, low.bigEndian)
-            return withUnsafeBytes(of: words) { bytes in
-                bytes.withMemoryRebound(to: UInt8.self) { MD5.hexString($0) }
+            withHex { digits, _ in String(decoding: digits, as: UTF8.self) }
+        }
+
+        /// Calls `body` with the 32 lowercase hex digits, followed by a NUL
+        /// (`cName` is a C string of them), on the stack: a lookup names its
+        /// files, compares its record's key and writes its line from these,
+        /// with no `String` made (~800 instructions a hit with its release).
+        @inlinable
+        package func withHex<R>(_ body: (_ digits: UnsafeBufferPointer<UInt8>, _ cName: UnsafePointer<CChar>) throws -> R) rethrows -> R {
+            try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 5) { words in
+                let digits = hexWords()
+                words[0] = digits.0
+                words[1] = digits.1
+                words[2] = digits.2
+                words[3] = digits.3
+                words[4] = 0   // the NUL
+                let raw = UnsafeRawPointer(words.baseAddress!)
+                return try body(UnsafeBufferPointer(start: raw.assumingMemoryBound(to: UInt8.self), count: 32),
+                                raw.assumingMemoryBound(to: CChar.self))
             }
+        }
+
+        /// The digest of a key: 32 lowercase hex digits (nil for anything
+        /// else, uppercase included: a key's file name is lowercase).
+        package init?(hex bytes: UnsafeBufferPointer<UInt8>) {
+            guard bytes.count == 32 else { return nil }
+            var words: (UInt64, UInt64) = (0, 0)
+            for half in 0..<2 {
+                var word: UInt64 = 0
+                for i in (16 * half)..<(16 * half + 16) {
+                    let byte = bytes[i]
+                    let nibble: UInt8
+                    if byte >= 0x30 && byte <= 0x39 {
+                        nibble = byte &- 0x30
+                    } else if byte >= 0x61 && byte <= 0x66 {
+                        nibble = byte &- 0x57
+                    } else {
+                        return nil
+                    }
+                    word = word << 4 | UInt64(nibble)
+                }
+                if half == 0 { words.0 = word } else { words.1 = word }
+            }
+            high = words.0
+            low = words.1
+        }
+
+        /// The digest of a key given as text (`init(hex:)`).
+        package init?(hex text: String) {
+            guard let digest = withUTF8Bytes(of: text, { Digest(hex: $0) }) else { return nil }
+            self = digest
+        }
+
+        init(high: UInt64, low: UInt64) {
+            self.high = high
+            self.low = low
+        }
+
+        /// The 32 hex digits as four words to store in order (little endian), eight digits a word.
+        @usableFromInline
+        func hexWords() -> (UInt64, UInt64, UInt64, UInt64) {
+            // `hexDigits` takes four bytes as loaded from memory: the first in the lowest bits.
+            (MD5.hexDigits(of: UInt32(truncatingIfNeeded: high >> 32).bigEndian).littleEndian,
+             MD5.hexDigits(of: UInt32(truncatingIfNeeded: high).bigEndian).littleEndian,
+             MD5.hexDigits(of: UInt32(truncatingIfNeeded: low >> 32).bigEndian).littleEndian,
+             MD5.hexDigits(of: UInt32(truncatingIfNeeded: low).bigEndian).littleEndian)
         }
     }
 
@@ -99,7 +161,7 @@ public enum MD5 {
     /// endian): each byte to its own 16-bit lane, its high nibble to the
     /// lane's low byte and its low nibble to the high byte, then `0`–`9`
     /// or `a`–`f` per byte with no carry between bytes (at most 0x66).
-    @inline(__always) private static func hexDigits(of word: UInt32) -> UInt64 {
+    @inline(__always) static func hexDigits(of word: UInt32) -> UInt64 {
         let bytes = UInt32(littleEndian: word)
         var lanes = UInt64(bytes & 0xFF) | UInt64((bytes >> 8) & 0xFF) << 16
         lanes |= UInt64((bytes >> 16) & 0xFF) << 32 | UInt64(bytes >> 24) << 48

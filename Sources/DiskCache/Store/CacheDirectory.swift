@@ -6,8 +6,11 @@ import Glibc
 /// `$ASYNCFETCH_CACHE_DIR`, else `$XDG_CACHE_HOME/asyncfetch` when that is an
 /// absolute path (the XDG spec says to ignore a relative one), else
 /// `$HOME/.cache/asyncfetch`, with the home directory from the passwd entry
-/// when `HOME` is unset or empty. Relative paths are taken from the working
-/// directory. The result is `normalized`: `/tmp/c/` and `/tmp//./c` are
+/// when `HOME` is unset, empty or relative (`$HOME/.cache` is the XDG
+/// default, so a relative one is as invalid as a relative `XDG_CACHE_HOME`:
+/// it would make one cache per working directory). A relative `--cache-dir`
+/// or `ASYNCFETCH_CACHE_DIR`, which name the cache itself, is taken from the
+/// working directory. The result is `normalized`: `/tmp/c/` and `/tmp//./c` are
 /// `/tmp/c`, so every path built on it reads `/tmp/c/<md5>`.
 public enum CacheDirectory {
     public static func resolve(explicit: String?, environment: [String: String]) throws(DiskCacheError) -> String {
@@ -33,9 +36,9 @@ public enum CacheDirectory {
         }
         if let dir = variable("ASYNCFETCH_CACHE_DIR"), !dir.isEmpty { return absolute(dir) }
         if let xdg = variable("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return join(xdg, "asyncfetch") }
-        if let home = variable("HOME"), !home.isEmpty { return join(absolute(home), ".cache/asyncfetch") }
+        if let home = variable("HOME"), home.hasPrefix("/") { return join(home, ".cache/asyncfetch") }
         if let home = passwdHome() { return join(home, ".cache/asyncfetch") }
-        throw DiskCacheError(.directory, path: "", message: "cannot find a cache directory: HOME is unset and the user has no home directory; use --cache-dir")
+        throw DiskCacheError(.directory, path: "", message: "cannot find a cache directory: HOME is unset or relative and the user has no home directory; use --cache-dir")
     }
 
     /// Creates `path` and any missing parents with mode 0700 (directories

@@ -43,24 +43,28 @@ extension DiskCacheStore {
     }
 
     /// The record on `key`'s body, `DIR/<key>` (a symlink is never followed:
-    /// it has no such attribute). With `matching`, a record naming another key
-    /// than `key`, or another URL than `url` when one is given, is a
-    /// `.mismatch` (compared in place: see `CacheMetadata.decode(_:key:url:)`).
-    /// `answerOnly`: see `lookup(_:accessTime:answerOnly:)`.
-    func readRecord(key: String, matching: Bool = false, url: String? = nil, answerOnly: Bool = false) -> RecordRead {
+    /// it has no such attribute), whatever key and URL it names.
+    func readRecord(key: String) -> RecordRead {
         // Explicit C strings: passing a String where C wants `const char *`
-        // copies it into a new array on every call. The whole path is joined
-        // by the C side, and only where the kernel lacks `getxattrat`.
-        key.withCString { name in
-            directory.withCString { cDirectory in
-                readRecord(name: name, cDirectory: cDirectory, capacity: Self.attributeFirstRead, key: matching ? key : nil,
-                           url: url, answerOnly: answerOnly)
-            }
+        // copies it into a new array on every call.
+        key.withCString { readRecord(name: $0, key: nil, url: nil, answerOnly: false) }
+    }
+
+    /// The record on the body called `name` (a key, as a C string). With
+    /// `key`, a record naming another key, or another URL than `url` when
+    /// one is given, is a `.mismatch` (compared in place: see
+    /// `CacheMetadata.decode(_:key:url:)`). `answerOnly`: see
+    /// `lookup(_:accessTime:answerOnly:)`.
+    func readRecord(name: UnsafePointer<CChar>, key: MD5.Digest?, url: String?, answerOnly: Bool) -> RecordRead {
+        // The whole path is joined by the C side, and only where the kernel lacks `getxattrat`.
+        directory.withCString { cDirectory in
+            readRecord(name: name, cDirectory: cDirectory, capacity: Self.attributeFirstRead, key: key, url: url,
+                       answerOnly: answerOnly)
         }
     }
 
     private func readRecord(name: UnsafePointer<CChar>, cDirectory: UnsafePointer<CChar>, capacity: Int,
-                            key: String?, url: String?, answerOnly: Bool) -> RecordRead {
+                            key: MD5.Digest?, url: String?, answerOnly: Bool) -> RecordRead {
         guard capacity == Self.attributeFirstRead else {
             return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
                 readRecord(name: name, cDirectory: cDirectory, into: buffer, key: key, url: url, answerOnly: answerOnly)
@@ -76,7 +80,7 @@ extension DiskCacheStore {
     }
 
     private func readRecord(name: UnsafePointer<CChar>, cDirectory: UnsafePointer<CChar>, into buffer: UnsafeMutableRawBufferPointer,
-                            key: String?, url: String?, answerOnly: Bool) -> RecordRead {
+                            key: MD5.Digest?, url: String?, answerOnly: Bool) -> RecordRead {
         guard let base = buffer.baseAddress else { return .noRecord }
         let capacity = buffer.count
         let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, cDirectory, name, $0, base, capacity) }

@@ -72,6 +72,16 @@ extension DiskCacheStore {
         _ = unlinkat(directoryFD, Self.partialFolder + "/" + key, 0)   // ENOENT: nothing kept; nothing else to report
     }
 
+    /// Removes the partial body `scanned` saw, if it is still that file (a
+    /// run resuming it renames it away first); returns whether it did.
+    func removePartial(_ scanned: ScannedPartial) -> Bool {
+        let name = Self.partialFolder + "/" + scanned.key
+        var info = stat()
+        guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0, UInt64(info.st_ino) == scanned.inode,
+              Int64(info.st_size) == scanned.bytes else { return false }
+        return unlinkat(directoryFD, name, 0) == 0
+    }
+
     /// Removes every partial body (`cache clear`); returns how many.
     func removeAllPartials() -> Int {
         guard let names = try? DirectoryListing.names(in: partialDirectory) else { return 0 }

@@ -76,8 +76,8 @@ public final class DiskCacheStore: Sendable {
     /// error in a sidecar directory), whose last use is its sidecar's atime:
     /// one more `stat` when asked for; without it `lastAccess` is 0 there.
     public func lookup(_ key: String, url: String? = nil, accessTime: Bool = true) -> CacheEntry? {
-        guard CacheFileName.isKey(key) else { return nil }
-        return lookup(validKey: key, url: url, accessTime: accessTime, answerOnly: false)
+        guard let digest = MD5.Digest(hex: key) else { return nil }   // 32 lowercase hex digits only
+        return lookup(validKey: digest, url: url, accessTime: accessTime, answerOnly: false)
     }
 
     /// `lookup` of a URL's key for its stored URL (`key.storedURL`). A
@@ -90,18 +90,25 @@ public final class DiskCacheStore: Sendable {
     /// 304, verifies or rewrites the record. Everything a hit checks (key,
     /// URL, completeness, the body's size and mtime) is checked as always.
     package func lookup(_ key: CacheKey, accessTime: Bool, answerOnly: Bool) -> CacheEntry? {
-        lookup(validKey: key.hex, url: key.storedURL, accessTime: accessTime, answerOnly: answerOnly)
+        lookup(validKey: key.digest, url: key.storedURL, accessTime: accessTime, answerOnly: answerOnly)
     }
 
-    private func lookup(validKey key: String, url: String?, accessTime: Bool, answerOnly: Bool) -> CacheEntry? {
+    private func lookup(validKey digest: MD5.Digest, url: String?, accessTime: Bool, answerOnly: Bool) -> CacheEntry? {
+        // The file's name is written on the stack: no key string per hit.
+        digest.withHex { _, name in lookup(validKey: digest, name: name, url: url, accessTime: accessTime, answerOnly: answerOnly) }
+    }
+
+    /// `lookup`, `name` being the key's digits as a C string.
+    private func lookup(validKey digest: MD5.Digest, name: UnsafePointer<CChar>, url: String?, accessTime: Bool,
+                        answerOnly: Bool) -> CacheEntry? {
         if placement.readsRecords {
             // The record travels with the inode: it must name this key (a
             // body renamed to another key's name is not that key's entry),
             // and this URL when one is given (`readRecord` compares both).
-            switch readRecord(key: key, matching: true, url: url, answerOnly: answerOnly) {
+            switch readRecord(name: name, key: digest, url: url, answerOnly: answerOnly) {
             case .record(let meta):
-                guard let body = statBody(key), Self.body(body, matches: meta) else { return nil }
-                return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: seconds(body.st_atim),
+                guard let body = statBody(name: name), Self.body(body, matches: meta) else { return nil }
+                return CacheEntry(key: digest, directory: directory, metadata: meta, lastAccess: seconds(body.st_atim),
                                   inode: UInt64(body.st_ino), recordOnBody: true)
             case .mismatch:
                 return nil
@@ -111,6 +118,7 @@ public final class DiskCacheStore: Sendable {
                 break
             }
         }
+        let key = digest.hex
         guard let meta = readMetadataForHit(key), meta.key == key, url.map({ meta.url == $0 }) ?? true else { return nil }
         var lastAccess = 0.0
         var inode: UInt64 = 0
@@ -121,7 +129,7 @@ public final class DiskCacheStore: Sendable {
         } else if accessTime {
             lastAccess = metadataStatus(key).map { seconds($0.st_atim) } ?? 0
         }
-        return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: lastAccess, inode: inode, recordOnBody: false)
+        return CacheEntry(key: digest, directory: directory, metadata: meta, lastAccess: lastAccess, inode: inode, recordOnBody: false)
     }
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
@@ -183,7 +191,7 @@ public final class DiskCacheStore: Sendable {
     @discardableResult
     public func updateMetadata(of entry: CacheEntry, to metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         var meta = metadata
-        meta.key = entry.key
+        meta.storedKey = CacheMetadata.StoredKey.digest(entry.keyDigest)
         meta.hasBody = entry.metadata.hasBody
         meta.bodyLength = entry.metadata.bodyLength
         meta.bodyDigest = entry.metadata.bodyDigest
@@ -207,11 +215,12 @@ public final class DiskCacheStore: Sendable {
         }
         var lastAccess = updated.lastAccess
         // A revalidation is a use (recorded on the body, or on a sidecar-only entry's sidecar).
-        let accessName = meta.hasBody || updated.recordOnBody ? entry.key : entry.key + CacheFileName.metadataSuffix
-        if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution, setAccessTime(accessName) {
+        // (The name is made only when it is needed: a record on the body had its use noted already.)
+        if meta.storedAt - lastAccess >= CacheDefaults.accessTimeResolution,
+           setAccessTime(meta.hasBody || updated.recordOnBody ? entry.key : entry.key + CacheFileName.metadataSuffix) {
             lastAccess = meta.storedAt
         }
-        return CacheEntry(key: entry.key, directory: entry.directory, metadata: meta, lastAccess: lastAccess,
+        return CacheEntry(key: entry.keyDigest, directory: entry.directory, metadata: meta, lastAccess: lastAccess,
                           inode: entry.inode, recordOnBody: updated.recordOnBody)
     }
 
@@ -276,7 +285,12 @@ public final class DiskCacheStore: Sendable {
     /// mount updates atimes.
     public func markAccessed(_ entry: CacheEntry, now: Double? = nil) {
         guard (now ?? currentUnixTime()) - entry.lastAccess >= CacheDefaults.accessTimeResolution else { return }
-        _ = setAccessTime(accessName(entry))
+        if entry.hasFile {
+            // The body's name on the stack: a fresh hit marks its use with no key string.
+            _ = entry.keyDigest.withHex { _, name in setAccessTime(cName: name) }
+        } else {
+            _ = setAccessTime(entry.key + CacheFileName.metadataSuffix)
+        }
     }
 
     /// Sets the entry's access time to now (its body's, or its sidecar's
@@ -288,14 +302,14 @@ public final class DiskCacheStore: Sendable {
         return setAccessTime(key) || (errno == ENOENT && setAccessTime(key + CacheFileName.metadataSuffix))
     }
 
-    private func accessName(_ entry: CacheEntry) -> String {
-        entry.hasFile ? entry.key : entry.key + CacheFileName.metadataSuffix
-    }
-
     private func setAccessTime(_ name: String) -> Bool {
         // An explicit C string: passing a String where C wants `const char *`
-        // copies it into a new array on every call (each fresh hit).
-        name.withCString { cName in Self.withAccessTimeNow { utimensat(directoryFD, cName, $0, 0) == 0 } }
+        // copies it into a new array on every call.
+        name.withCString { setAccessTime(cName: $0) }
+    }
+
+    private func setAccessTime(cName: UnsafePointer<CChar>) -> Bool {
+        Self.withAccessTimeNow { utimensat(directoryFD, cName, $0, 0) == 0 }
     }
 
     /// `setAccessTime` on a file already open (same permission rules as by name).
@@ -394,8 +408,12 @@ public final class DiskCacheStore: Sendable {
     }
 
     func statBody(_ key: String) -> stat? {
+        key.withCString { statBody(name: $0) }
+    }
+
+    func statBody(name: UnsafePointer<CChar>) -> stat? {
         var info = stat()
-        guard key.withCString({ fstatat(directoryFD, $0, &info, 0) }) == 0 else { return nil }
+        guard fstatat(directoryFD, name, &info, 0) == 0 else { return nil }
         return info
     }
 

@@ -30,7 +30,7 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
         transfer.keepConnectionForRetry()
         transfer.rawHeaders.removeAll(keepingCapacity: true)
         // One allocation for a usual header block, not a growth per few lines.
-        if transfer.rawHeaders.capacity == 0 { transfer.rawHeaders.reserveCapacity(1024) }
+        if transfer.rawHeaders.capacity == 0 { transfer.rawHeaders.reserveCapacity(Defaults.headerBlockCapacity) }
         transfer.bodyStatusChecked = false
     case .field:
         // The blank line that ends a header block: is the body its Content-Length announces wanted?

@@ -148,7 +148,8 @@ final class BatchLoads: Sendable {
         // `startNetwork` never completes before it returns, so the loads started below never nest.
         // The completion captures the gate alone (no context to allocate and free per URL); the
         // gate holds what the end needs (`End`).
-        loader.startNetwork(url: load.url, key: load.key, entry: load.entry, prepared: load.request, gate: gate,
+        let stored = load.entryAndRequest
+        loader.startNetwork(url: load.url, key: load.key, entry: stored.entry, prepared: stored.request, gate: gate,
                             handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
             BatchLoads.ended(gate, loaded, slotGivenBack: slotGivenBack)
         }

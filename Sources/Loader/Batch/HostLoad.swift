@@ -16,10 +16,11 @@ struct HostLoad: Sendable {
     var entry: CacheEntry? {
         if case .some(let entry, _) = fixed.storedEntry { entry } else { nil }
     }
-    /// Its conditional request, made ready as the list was read
-    /// (`ImageLoader.prepareRevalidation`), off the transfer loop that starts it.
-    var request: PreparedRequest? {
-        if case .some(_, let request) = fixed.storedEntry { request } else { nil }
+    /// `entry` and its conditional request, made ready as the list was read
+    /// (`ImageLoader.prepareRevalidation`), off the transfer loop that starts it: the
+    /// entry copied out of its box once (`entry` and a request alone copied it twice, on the loop).
+    var entryAndRequest: (entry: CacheEntry?, request: PreparedRequest?) {
+        if case .some(let entry, let request) = fixed.storedEntry { (entry, request) } else { (nil, nil) }
     }
     /// Whether it has an `entry` (read without copying the entry out of its box).
     var hasEntry: Bool { fixed.hasEntry }

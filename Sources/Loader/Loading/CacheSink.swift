@@ -1,6 +1,7 @@
 import DiskCache
 import Fetch
 import ImageFormats
+import Support
 
 /// Feeds a transfer's body into a cache writer (unpublished file + digest)
 /// and, unless any content may be stored, into the image structure check,
@@ -37,16 +38,33 @@ final class CacheSink: BodySink, @unchecked Sendable {
     private(set) var headers = HTTPHeaders()
     /// A 206 did not continue the kept part (`begin` refused it).
     private(set) var partialRefused = false
+    /// `--max-size` (`FetchConfiguration.maxSize`; `Int64.max`: none). The
+    /// transfer counts only the bytes it receives, so a resumed body's kept
+    /// part is counted here.
+    private let limit: Int64
+    /// Why a resumed body, its kept part included, was refused as past `limit` (the load is `too-large`).
+    private(set) var overLimit: String?
 
-    init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil, checkStructure: Bool) {
+    init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil, checkStructure: Bool, limit: Int64 = .max) {
         self.cache = cache
         self.key = key
         self.partial = partial
+        self.limit = limit
         structure = checkStructure ? ImageStructure() : nil
     }
 
     struct ResumeMismatch: Error, CustomStringConvertible {
         let description: String
+    }
+
+    /// Refuses a resumed body whose whole length (`total`, or the kept part plus `adding`) is past `limit`.
+    private func checkResumedLength(total: Int64? = nil, adding count: Int = 0) throws {
+        guard let writer, writer.isResumed else { return }
+        let length = total ?? writer.bytesWritten + Int64(count)
+        guard length > limit else { return }
+        overLimit = total == nil ? "the body went past the \(limit)-byte limit"
+            : "the whole body is \(length) bytes (\(writer.bytesWritten) of them kept from an earlier run), past the \(limit)-byte limit"
+        throw ResumeMismatch(description: overLimit ?? "")
     }
 
     func begin(status: Int, headers: HTTPHeaders) throws {
@@ -63,6 +81,8 @@ final class CacheSink: BodySink, @unchecked Sendable {
             if writer?.isResumed != true {
                 let resumed = try cache.makeWriter(for: key, resuming: partial)
                 writer = resumed
+                try checkResumedLength(total: Self.completeLength(range) ?? headers["Content-Length"].flatMap { Int64($0) }
+                    .map { $0 + partial.length })
                 try walkKeptPart(of: resumed, length: partial.length)
             }
         } else if writer?.isResumed == true || writer == nil {
@@ -76,6 +96,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try checkResumedLength(adding: bytes.count)
         switch try received() {
         case let writer as CacheWriter: try writer.append(bytes)
         case let spool as SpoolFile: try spool.write(bytes)
@@ -86,6 +107,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
 
     /// A body held in memory, whole: the cache writer keeps the array as its head (no copy).
     func write(whole body: [UInt8]) throws {
+        try checkResumedLength(adding: body.count)
         switch try received() {
         case let writer as CacheWriter: try writer.append(body)
         case let spool as SpoolFile: try body.withUnsafeBytes { try spool.write($0) }
@@ -138,17 +160,48 @@ final class CacheSink: BodySink, @unchecked Sendable {
     var resumed: Bool { writer?.isResumed == true }
 
     /// Keeps what a cut-off transfer received, to be resumed by a later run,
-    /// when it is at least `minimum` bytes of a 200 or 206 with a validator.
+    /// when it is at least `minimum` bytes of a 200 or 206 that can be resumed
+    /// (`mayResume`).
     func keepPartial(_ metadata: CacheMetadata, minimum: Int64) -> Bool {
         guard let writer, writer.bytesWritten >= minimum, status == 200 || status == 206,
-              headers["ETag"].map({ !$0.hasPrefix("W/") }) == true || headers["Last-Modified"] != nil else { return false }
+              Self.mayResume(metadata) else { return false }
         return (try? writer.keepPartial(metadata)) == true   // best effort: without it the next run starts over
+    }
+
+    /// Whether a body with this record can be continued with `Range` and
+    /// `If-Range`: it has no content coding (the part holds decoded bytes,
+    /// while a `Range` counts the coded ones, RFC 9110 §14.1.2), and a
+    /// strong validator for `If-Range` (§13.1.5): a strong ETag, or a
+    /// `Last-Modified` at least a second before the response's `Date` (or
+    /// its receive time; §8.8.2.2), else the file may have changed again
+    /// within that second and the rest would belong to another version.
+    static func mayResume(_ record: CacheMetadata) -> Bool {
+        guard !isCoded(record.headers.lazy.filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) else {
+            return false
+        }
+        if let etag = record.header("ETag"), !etag.hasPrefix("W/") { return true }
+        guard let modified = record.header("Last-Modified").flatMap(HTTPDate.parse) else { return false }
+        return modified <= (record.header("Date").flatMap(HTTPDate.parse) ?? record.responseTime) - 1
     }
 
     /// Removes the unpublished file, if one was created and not committed or kept.
     func abandon() {
         writer?.abandon()
         spool?.abandon()
+    }
+
+    /// Whether `Content-Encoding` values name a content coding to undo
+    /// (anything but none, empty or `identity`).
+    static func isCoded<Values: Sequence<String>>(_ contentEncoding: Values) -> Bool {
+        contentEncoding.contains { value in
+            value.split(separator: ",").contains { !["", "identity"].contains(trimWhitespaceLower($0)) }
+        }
+    }
+
+    /// LENGTH of "bytes FIRST-LAST/LENGTH", or nil (absent, or `*`).
+    static func completeLength(_ contentRange: String) -> Int64? {
+        guard let slash = contentRange.lastIndex(of: "/") else { return nil }
+        return Int64(trimWhitespaceLower(contentRange[contentRange.index(after: slash)...]))
     }
 
     /// FIRST of "bytes FIRST-LAST/LENGTH", or nil.

@@ -88,7 +88,8 @@ extension ImageLoader {
     /// `url` is a plan's (validated: see `Plan`).
     func prepareRevalidation(url: String, entry: CacheEntry?) -> PreparedRequest? {
         guard let entry else { return nil }
-        return client.prepare(Self.request(url: url, conditionalOn: Self.conditional(entry), gate: nil), urlChecked: true)
+        return client.prepare(Self.request(url: url, conditionalOn: Self.conditional(entry), gate: nil), urlChecked: true,
+                              parsingURL: true)
     }
 
     /// The stored record a request for `entry` is conditional on: an entry with a body.
@@ -142,9 +143,16 @@ extension ImageLoader {
              gate: (any FetchAttemptGate)?) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
-            let partial = entry == nil ? loader.cache.partial(for: key.hex, url: key.storedURL).flatMap { partial in
+            let hex = key.hex   // made once here: a key is its digest (see `CacheKey.digest`)
+            var partial = entry == nil ? loader.cache.partial(for: hex, url: key.storedURL).flatMap { partial in
                 partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
             } : nil
+            if let kept = partial, !CacheSink.mayResume(kept.metadata) {
+                // A part an older version kept that cannot be continued (of a coded body, or
+                // with only a weak Last-Modified): the whole body is asked for.
+                loader.cache.removePartial(hex)
+                partial = nil
+            }
             if var prepared, entry != nil {
                 prepared.gate = gate
                 made = .prepared(prepared)
@@ -156,8 +164,9 @@ extension ImageLoader {
                 }
                 made = .plain(request)
             }
-            sink = CacheSink(cache: loader.cache, key: key.hex, partial: partial?.validator == nil ? nil : partial,
-                             checkStructure: !loader.options.acceptAnyContent)
+            sink = CacheSink(cache: loader.cache, key: hex, partial: partial?.validator == nil ? nil : partial,
+                             checkStructure: !loader.options.acceptAnyContent,
+                             limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
             self.key = key
             self.entry = entry
             self.partial = partial
@@ -185,6 +194,9 @@ extension ImageLoader {
         case .success(let answered):
             response = answered
         case .failure(let error):
+            if let overLimit = sink.overLimit {
+                return .done(.failure(LoadError(kind: .tooLarge, message: "response too large: " + overLimit, attempts: error.attempts)))
+            }
             if error.kind == .network || error.kind == .timeout {
                 let kept = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
                                                      responseTime: currentUnixTime())
@@ -338,10 +350,20 @@ extension ImageLoader {
             result.reason = Self.staleIfErrorReason
             return .success(result)
         }
-        if error.kind == .http, let status = error.status, let headers = error.headers {
+        if error.kind == .http, let status = error.status, let headers = error.headers,
+           !handedOutWhileRevalidating(entry, at: requestTime) {
             remember(status: status, headers: headers, key: key, requestTime: requestTime)
         }
         return .failure(LoadError(error))
+    }
+
+    /// Whether `entry` is the stale copy a `stale-while-revalidate` window
+    /// handed out while this revalidation ran (`plan`'s `.revalidateInBackground`):
+    /// its path was reported as a success, so a failed refresh leaves it in
+    /// place rather than remembering an error status over it.
+    private func handedOutWhileRevalidating(_ entry: CacheEntry?, at time: Double) -> Bool {
+        guard let entry, !options.refresh else { return false }
+        return options.freshness.mayServeWhileRevalidating(entry.metadata, now: time)
     }
 
     /// Stores a final error status without its body when the rules allow
@@ -358,7 +380,7 @@ extension ImageLoader {
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {
         let meta = entry.metadata
         return LoadResult(
-            stored: .entry(directory: entry.directory, key: entry.key), source: source, bytes: meta.bodyLength, status: response.status,
+            stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: meta.bodyLength, status: response.status,
             contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL)

@@ -96,25 +96,25 @@ public struct LoadResult: Sendable {
         box = Box(changed)
     }
 
-    /// Where a stored body is: `directory/name`, joined only when asked
-    /// (`path`): a cache entry's directory and key (32 lowercase hex digits,
-    /// so JSON needs no escape in it), which the result line writes as they
-    /// are. A path given whole is `directory` with no `name`.
-    /// (A struct of two strings: copying one is two retains, with none of
-    /// the enum's outlined copies.)
+    /// Where a stored body is: `directory/<key>`, joined only when asked
+    /// (`path`): a cache entry's directory and key (its digest, whose 32
+    /// lowercase hex digits need no JSON escape), which the result line
+    /// writes as they are. A path given whole is `directory` with no `key`.
+    /// (A struct of a string and a digest: copying one is one retain, with
+    /// none of an enum's outlined copies, and no key string is made.)
     struct StoredBody: Sendable {
         let directory: String
-        let name: String?
+        let key: MD5.Digest?
 
-        static func entry(directory: String, key: String) -> StoredBody { StoredBody(directory: directory, name: key) }
-        static func path(_ path: String) -> StoredBody { StoredBody(directory: path, name: nil) }
+        static func entry(directory: String, key: MD5.Digest) -> StoredBody { StoredBody(directory: directory, key: key) }
+        static func path(_ path: String) -> StoredBody { StoredBody(directory: path, key: nil) }
 
         var path: String {
-            guard let name else { return directory }
-            return CacheEntry.bodyPath(directory: directory, key: name)
+            guard let key else { return directory }
+            return key.withHex { digits, _ in CacheEntry.bodyPath(directory: directory, name: digits) }
         }
 
-        /// Whether a `/` goes between `directory` and `name` (not after the root's own).
+        /// Whether a `/` goes between `directory` and the key (not after the root's own).
         var hasSeparator: Bool { CacheEntry.needsSeparator(after: directory) }
     }
 

@@ -35,10 +35,15 @@ public enum CacheReportLine {
         return summary + swept(report.sweep)
     }
 
-    /// `removed 3 entries (1.2 MiB); 9 entries (4.0 MiB) remain`, and the sweep.
+    /// `removed 3 entries (1.2 MiB); 9 entries (4.0 MiB) remain` (with `and 1
+    /// partial download (1.9 MiB)` after the entries when kept partial bodies
+    /// went too), and the sweep.
     public static func pruned(_ report: DiskCacheStore.PruneReport) -> String {
         "removed \(report.removed) \(plural(report.removed, "entry", "entries")) "
-            + "(\(HumanUnits.bytes(report.removedBytes))); \(report.remaining) "
+            + "(\(HumanUnits.bytes(report.removedBytes)))"
+            + (report.partials == 0 ? "" : " and \(report.partials) \(plural(report.partials, "partial download", "partial downloads")) "
+                + "(\(HumanUnits.bytes(report.partialBytes)))")
+            + "; \(report.remaining) "
             + "\(plural(report.remaining, "entry", "entries")) (\(HumanUnits.bytes(report.remainingBytes))) "
             + plural(report.remaining, "remains", "remain")
             + swept(report.sweep)
@@ -62,10 +67,14 @@ public enum CacheReportLine {
         if scan.temporaryFiles > 0 {
             lines.append("temporary  \(scan.temporaryFiles) files, \(HumanUnits.bytes(scan.temporaryBytes)) (downloads in progress or leftovers)")
         }
+        if !scan.partials.isEmpty {
+            lines.append("partial    \(scan.partials.count) \(plural(scan.partials.count, "file", "files")), "
+                         + "\(HumanUnits.bytes(scan.partialBytes)) (cut-off downloads kept to be resumed)")
+        }
         return lines
     }
 
-    /// `cache stats --json`: one object, `{"entries":…,"bytes":…,"dir":…,"broken":…,"temporaryFiles":…}`.
+    /// `cache stats --json`: one object, `{"entries":…,"bytes":…,"dir":…,"broken":…,"temporaryFiles":…,"partialFiles":…}`.
     public static func statsJSON(_ scan: DiskCacheStore.Scan, directory: String) -> String {
         var line = JSONLine()
         line.add("entries", scan.intact.count)
@@ -73,6 +82,7 @@ public enum CacheReportLine {
         line.add("dir", directory)
         line.add("broken", scan.entries.count - scan.intact.count)
         line.add("temporaryFiles", scan.temporaryFiles)
+        line.add("partialFiles", scan.partials.count)
         return line.rendered
     }
 

@@ -73,9 +73,9 @@ struct JSONFields<Sink: ByteSink> {
         key(name)
         sink.append(0x22)
         Self.appendEscaped(value.directory, to: &sink)
-        if let name = value.name {
+        if let key = value.key {
             if value.hasSeparator { sink.append(0x2F) }   // /
-            Self.appendPlain(name, to: &sink)   // a key: hex digits, nothing to escape
+            key.withHex { digits, _ in sink.append(contentsOf: digits) }   // hex digits, nothing to escape
         }
         sink.append(0x22)
     }
@@ -86,12 +86,6 @@ struct JSONFields<Sink: ByteSink> {
         out.append(0x22)
         appendEscaped(value, to: &out)
         out.append(0x22)
-    }
-
-    /// `value`'s bytes as they are (text known to need no escape).
-    private static func appendPlain(_ value: String, to out: inout Sink) {
-        if value.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) != nil { return }
-        for byte in value.utf8 { out.append(byte) }
     }
 
     /// `appendQuoted` without the quotes.

@@ -1,3 +1,4 @@
+import DiskCache
 import Support
 
 /// One result line's bytes, gathered in a small buffer on the stack and
@@ -68,13 +69,16 @@ struct LineBytes: ByteSink {
         text.withUTF8 { append(contentsOf: $0) }
     }
 
-    /// A stored body's path as it is (no escapes, as a path given whole):
-    /// a cache entry's `DIR/<key>` in three pieces, not built first.
-    mutating func append(_ stored: LoadResult.StoredBody) {
-        append(stored.directory)
-        guard let name = stored.name else { return }
+    /// A stored body's path, as `appendShown` shows text: a control
+    /// character in a directory the user named (`--cache-dir`, `-o`) is an
+    /// escape too, and any other path reads as it is. A cache entry's
+    /// `DIR/<key>` in three pieces, not built first (the key is hex digits,
+    /// written from its digest).
+    mutating func appendShown(_ stored: LoadResult.StoredBody) {
+        appendShown(stored.directory)
+        guard let key = stored.key else { return }
         if stored.hasSeparator { append(0x2F) }   // /
-        append(name)
+        key.withHex { digits, _ in append(contentsOf: digits) }
     }
 
     /// Text from a URL list or a server (URLs, messages, content types):

@@ -63,7 +63,8 @@ public final class OutputDirectory: BodyReceiver, Sendable {
     public func receive(url: String, body: String, result: LoadResult) throws -> DeliveryReceipt {
         let md5 = result.path.map { String($0.split(separator: "/").last ?? "") }
             ?? ((try? CacheKey(url: url))?.hex ?? "body")
-        let wanted = name.components(url: url, given: givenNames.name(for: url), md5: md5, format: result.format)
+        let wanted = name.components(url: url, given: givenNames.name(for: url), md5: md5, format: result.format,
+                                     contentType: result.contentType)
         let components = claim(wanted, for: url)
         let relative = components.joined(separator: "/")
         let shown = path.hasSuffix("/") ? path + relative : path + "/" + relative

@@ -1,4 +1,5 @@
 import ImageFormats
+import func Support.trimWhitespaceLower
 
 /// The name a URL's file gets in `--output-dir`: a `--name` template
 /// expanded (default `{name}`: the URL's last path segment), or the name
@@ -31,10 +32,12 @@ public struct OutputName: Sendable {
     }
 
     /// The path components for `url`, safe to create under the directory.
-    /// `md5` is the cache key; `format` the image format, if known.
-    public func components(url: String, given: String?, md5: String, format: ImageFormat?) -> [String] {
+    /// `md5` is the cache key; `format` the image format, if known;
+    /// `contentType` the response's `Content-Type`, if any.
+    public func components(url: String, given: String?, md5: String, format: ImageFormat?,
+                           contentType: String? = nil) -> [String] {
         let parts = URLParts(url)
-        let ext = Self.fileExtension(format: format, name: parts.lastSegment)
+        let ext = Self.fileExtension(format: format, contentType: contentType, name: parts.lastSegment)
         let text: String
         if let given {
             text = given
@@ -76,15 +79,36 @@ public struct OutputName: Sendable {
         return stem + keep
     }
 
-    /// `png`, `jpg`, … from the sniffed format, else the name's own, else `bin`.
-    public static func fileExtension(format: ImageFormat?, name: String) -> String {
+    /// `png`, `jpg`, … from the sniffed format, else from the content type
+    /// (`text/html` → `html`, with `--any`), else the name's own, else `bin`.
+    public static func fileExtension(format: ImageFormat?, contentType: String? = nil, name: String) -> String {
         if let format { return format.fileExtension }
+        if let contentType, let ext = fileExtension(mediaType: contentType) { return ext }
         if let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex {
             let ext = name[name.index(after: dot)...]
             if ext.count <= 8, ext.allSatisfy({ $0.isLetter || $0.isNumber }) { return String(ext) }
         }
         return "bin"
     }
+
+    /// The extension a media type's files take, nil for one not listed
+    /// (`application/octet-stream` says nothing): an image format's
+    /// (`image/jpeg` → `jpg`), else `extensionsByMediaType`'s. Parameters
+    /// (`; charset=utf-8`) and case do not count.
+    static func fileExtension(mediaType contentType: String) -> String? {
+        let type = trimWhitespaceLower(contentType.split(separator: ";", maxSplits: 1).first ?? "")
+        if let format = ImageFormat.all.first(where: { $0.mediaType == type }) { return format.fileExtension }
+        return extensionsByMediaType[type]
+    }
+
+    /// Extensions of the media types a server sends for what is not an
+    /// image (fetched with `--any`).
+    static let extensionsByMediaType = [
+        "text/html": "html", "application/xhtml+xml": "xhtml", "text/plain": "txt", "text/css": "css",
+        "text/csv": "csv", "text/javascript": "js", "application/javascript": "js", "application/json": "json",
+        "application/xml": "xml", "text/xml": "xml", "application/pdf": "pdf", "application/zip": "zip",
+        "application/gzip": "gz", "image/jpg": "jpg", "image/x-icon": "ico", "video/mp4": "mp4", "audio/mpeg": "mp3",
+    ]
 
     /// `%41` → `A`; invalid escapes and invalid UTF-8 stay as they are.
     public static func percentDecoded(_ text: String) -> String {

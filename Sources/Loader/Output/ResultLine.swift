@@ -70,7 +70,7 @@ public struct ResultLine: Sendable {
             if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
             appendURLColumn(event.url, column: &urlColumn, to: &line)
             if let stored = result.stored {
-                line.append(stored)
+                line.appendShown(stored)
             } else {
                 line.append(literal: result.storeFailure == nil ? "(not stored: no-store)" : "(not stored: the cache could not be written)")
             }
@@ -98,7 +98,7 @@ public struct ResultLine: Sendable {
             line.append(0x29)   // )
             if let receipt = result.receipt {
                 line.append(literal: "  -> ")
-                line.append(receipt.path)
+                line.appendShown(receipt.path)
                 if verbose {
                     line.append(literal: " (")
                     line.append(receipt.method)

@@ -21,7 +21,9 @@ import enum Fetch.Defaults
 ///    it atomic, so a writer blocked by a full pipe waits with nothing of it
 ///    written, between two lines;
 /// 2. when the pipe is empty, whole lines up to its capacity less one page
-///    (`F_GETPIPE_SZ`; Linux: an empty pipe has all its pages free, so the
+///    (`F_GETPIPE_SZ`; the page is the machine's, `sysconf(_SC_PAGESIZE)`:
+///    4 KiB on x86-64, 16 or 64 KiB on some arm64 kernels, where a pipe's
+///    buffers are pages that size; Linux: an empty pipe has all its pages free, so the
 ///    write never waits; the spare page is for a short write another writer
 ///    of the pipe, such as stderr under `2>&1`, may make in between). A
 ///    reader that keeps up leaves the pipe empty, so a 60 KiB buffer still
@@ -38,6 +40,10 @@ import enum Fetch.Defaults
 /// gets the whole buffer in one write, as before: a file never waits for a
 /// reader. On a terminal stopped with Ctrl-S a second Ctrl-C may leave a cut
 /// line on the screen, which no program parses.
+///
+/// A descriptor its parent made non-blocking keeps all of this: a write of
+/// at most `PIPE_BUF` bytes is then taken whole or refused with `EAGAIN`,
+/// and `writeAll` waits out `EAGAIN` as a blocking write would wait.
 struct WholeLineWriter {
     let fd: Int32
     /// Whether `fd` is a pipe or a FIFO, which the rule above is for (asked once).
@@ -45,8 +51,15 @@ struct WholeLineWriter {
     /// The pipe's capacity in bytes (`F_GETPIPE_SZ`), 0 when unknown; grown by rule 3.
     private var capacity: Int
 
-    /// Linux's `PIPE_BUF`: writes up to this size are atomic (`pipe(7)`).
+    /// Linux's `PIPE_BUF`: writes up to this size are atomic (`pipe(7)`),
+    /// whatever the page size.
     static let atomicSize = 4096
+    /// The machine's page size: a pipe's buffers are pages (rule 2).
+    /// `PIPE_BUF` if `sysconf` cannot tell, which never happens on Linux.
+    static let pageSize: Int = {
+        let size = sysconf(Int32(_SC_PAGESIZE))
+        return size > 0 ? size : atomicSize
+    }()
     /// `F_SETPIPE_SZ` / `F_GETPIPE_SZ` (`<fcntl.h>`, Linux; `_GNU_SOURCE` only, so not imported).
     private static let setPipeSize: Int32 = 1031
     private static let getPipeSize: Int32 = 1032
@@ -70,7 +83,7 @@ struct WholeLineWriter {
         while start < bytes.count {
             let rest = bytes.count - start
             var limit = Self.atomicSize
-            if rest > limit && queuedBytes() == 0 { limit = max(limit, capacity - Self.atomicSize) }   // rule 2
+            if rest > limit && queuedBytes() == 0 { limit = Self.emptyPipeLimit(capacity: capacity, pageSize: Self.pageSize) }
             var end = Self.lastLineEnd(bytes, from: start, within: min(rest, limit))
             if end == start {   // rule 3: one line longer than `PIPE_BUF`
                 end = Self.firstLineEnd(bytes, from: start)
@@ -83,6 +96,12 @@ struct WholeLineWriter {
             start = end
         }
         return nil
+    }
+
+    /// Rule 2: what one write may put into an empty pipe of `capacity`
+    /// bytes, its capacity less one page (never less than `PIPE_BUF`).
+    static func emptyPipeLimit(capacity: Int, pageSize: Int) -> Int {
+        max(atomicSize, capacity - pageSize)
     }
 
     /// Rule 3: grows the pipe to hold `count` bytes if it cannot, then waits

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The tool started with stdin, stdout or stderr closed, as a shell's `<&-`,
+/// `>&-` or `2>&-` leaves it (docs/output.md, "Closed standard streams").
+@Suite struct StandardStreamsE2ETests {
+    /// `sh -c 'exec asyncfetch ARGUMENTS REDIRECTION'`.
+    static func run(_ cli: CLI, _ arguments: [String], _ redirection: String) async throws -> ProcessResult {
+        let command = "exec " + ([CLI.binary] + arguments).map(CLI.shellQuote).joined(separator: " ") + " " + redirection
+        return try await runProcessOffPool("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+    }
+
+    /// `>&-`: the results cannot be written, as on a full disk: exit status
+    /// 1 and the reason on stderr (curl's `>&-` is its write error, 23;
+    /// coreutils say "write error: Bad file descriptor"), while the run
+    /// still fetches and stores. Before, the first descriptor the process
+    /// opened (libdispatch's eventfd) took number 1: the lines went into
+    /// it and failed with "Invalid argument".
+    @Test func closedStdoutIsAFailedWriteAndTheWorkIsStillDone() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(FixtureSite.png, headers: [("Cache-Control", "max-age=600")]))
+        server.route("/b.png", .ok(FixtureSite.png, headers: [("Cache-Control", "max-age=600")]))
+        let cli = try CLI()
+        let (a, b) = (server.url("/a.png"), server.url("/b.png"))
+        for arguments in [[a], ["--json", b]] {
+            let result = try await Self.run(cli, arguments, ">&-")
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr == "asyncfetch: cannot write standard output: Bad file descriptor\n", "\(arguments)")
+        }
+        // Nothing to write (-q, every URL a success): nothing lost, status 0.
+        let quiet = try await Self.run(cli, ["-q", a, b], ">&-")
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(quiet.stderr.isEmpty)
+        let stored = try await cli.run(["--offline", a, b])
+        #expect(stored.status == 0, "\(stored.stdout)\(stored.stderr)")
+        #expect(server.requests("/a.png").count == 1 && server.requests("/b.png").count == 1)
+    }
+
+    /// `2>&-`: messages are lost, the results and the exit status are not.
+    @Test func closedStderrKeepsTheResultsAndTheStatus() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(FixtureSite.png))
+        server.route("/gone.png", .status(404))
+        let cli = try CLI()
+        let result = try await Self.run(cli, ["-v", server.url("/a.png"), server.url("/gone.png")], "2>&-")
+        #expect(result.status == 1)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2, "\(result.stdout)")
+        #expect(lines.contains { $0.hasPrefix("success") && $0.contains("/a.png") }, "\(result.stdout)")
+        #expect(lines.contains { $0.hasPrefix("failure") && $0.contains("HTTP 404") }, "\(result.stdout)")
+    }
+
+    /// `-i - <&-`: stdin cannot be read, as `cat <&-` says; before, the
+    /// read went to a descriptor libdispatch had opened ("Invalid argument").
+    @Test func closedStdinIsAnUnreadableInput() async throws {
+        let cli = try CLI()
+        let result = try await Self.run(cli, ["-i", "-"], "<&-")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("asyncfetch: reading --input stdin: Bad file descriptor"), "\(result.stderr)")
+    }
+
+    /// A stdout pipe its parent made non-blocking (Node.js and Python
+    /// programs do; `O_NONBLOCK` is on the pipe, shared with the child),
+    /// read by a parent that is slow to start: every line arrives whole.
+    /// Before, the first write that found the pipe full failed with EAGAIN
+    /// and every later line was lost ("cannot write standard output:
+    /// Resource temporarily unavailable", exit 1).
+    @Test func aNonBlockingStdoutLosesNoLine() async throws {
+        let cli = try CLI()
+        let count = 3000   // ~ 200 KB of lines: three times what the pipe holds
+        let list = cli.cache.path + "/urls.txt"
+        try (0..<count).map { "http://127.0.0.1:9/n/\($0).png\n" }.joined().write(toFile: list, atomically: true, encoding: .utf8)
+        let parent = """
+            import os, subprocess, sys, time
+            r, w = os.pipe()
+            os.set_blocking(w, False)
+            child = subprocess.Popen(sys.argv[1:], stdout=w)
+            os.close(w)
+            time.sleep(0.5)
+            out = bytearray()
+            while chunk := os.read(r, 65536):
+                out += chunk
+            sys.stdout.buffer.write(out)
+            sys.exit(child.wait())
+            """
+        let result = try await runProcessOffPool("/usr/bin/python3", ["-c", parent, CLI.binary, "--offline", "--json", "-i", list],
+                                                 environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        #expect(result.status == 1, "every URL an --offline miss")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+        let lines = try #require(CLI.jsonLines(result.stdout), "every line whole JSON")
+        #expect(lines.filter { $0["phase"] as? String == "empty" }.count == count)
+        #expect((lines.last?["summary"] as? [String: Any])?["empty"] as? Int == count)
+    }
+}
