@@ -192,6 +192,22 @@ extension CLI {
         let request = try #require(proxy.requests("/cat.png").first)
         #expect(request.header("Host") == "images.example.invalid")
         #expect(try await cli.runOffPool(["cache", "path", url]).status == 0)
+        // Revalidated: the same proxy, the same Host; a host name in Unicode goes out as the first
+        // request's did.
+        let again = try await cli.runOffPool(["--json", "--refresh", url], environment: [
+            "http_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "",
+        ])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(proxy.requests("/cat.png").map { $0.header("Host") } == ["images.example.invalid", "images.example.invalid"])
+        proxy.route("/fox.png", .ok(Self.png))
+        for extra in [[], ["--refresh"]] {
+            let unicode = try await cli.runOffPool(["--json"] + extra + ["http://bücher.example.invalid/fox.png"], environment: [
+                "http_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "",
+            ])
+            #expect(unicode.status == 0, "\(unicode.stdout)\(unicode.stderr)")
+        }
+        let hosts = proxy.requests("/fox.png").map { $0.header("Host") }
+        #expect(hosts.count == 2 && hosts[0] == hosts[1], "\(hosts)")
 
         // Any one of the variables curl reads is enough, the last it falls back to included
         // (a handle is told "no proxy" only when none is set: `CurlEasy.proxyVariables`).
