@@ -68,12 +68,7 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(CURLSH *, curl_share_init, (void)) \
     X(CURLSHcode, curl_share_setopt, (CURLSH *s, CURLSHoption o, ...)) \
     X(CURLSHcode, curl_share_cleanup, (CURLSH *s)) \
-    X(const char *, curl_share_strerror, (CURLSHcode c)) \
-    X(CURLU *, curl_url, (void)) \
-    X(void, curl_url_cleanup, (CURLU *u)) \
-    X(CURLUcode, curl_url_set, (CURLU *u, CURLUPart part, const char *content, unsigned int flags)) \
-    X(CURLUcode, curl_url_get, (const CURLU *u, CURLUPart part, char **content, unsigned int flags)) \
-    X(void, curl_free, (void *p))
+    X(const char *, curl_share_strerror, (CURLSHcode c))
 
 /*
  * OpenSSL, for the CA store one client shares (ccurl_ca_store_new): found
@@ -164,30 +159,6 @@ void curl_slist_free_all(struct curl_slist *l) { p_curl_slist_free_all(l); }
 CURLSH *curl_share_init(void) { return p_curl_share_init(); }
 CURLSHcode curl_share_cleanup(CURLSH *s) { return p_curl_share_cleanup(s); }
 const char *curl_share_strerror(CURLSHcode c) { return loaded ? p_curl_share_strerror(c) : "libcurl not loaded"; }
-
-ccurl_parsed_url ccurl_url_parse(const char *url) {
-    ccurl_parsed_url parsed = { NULL, NULL };
-    if (!loaded) return parsed;
-    CURLU *handle = p_curl_url();
-    if (handle == NULL) return parsed;
-    /* The flags of libcurl 7.88's own parse of CURLOPT_URL (url.c, parseurlandfillconn;
-     * CURLOPT_DISALLOW_USERNAME_IN_URL and CURLOPT_PATH_AS_IS, which would add theirs, are not set),
-     * and the normalised URL it reads back from the parse. */
-    char *normalised = NULL;
-    if (p_curl_url_set(handle, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK
-        || p_curl_url_get(handle, CURLUPART_URL, &normalised, 0) != CURLUE_OK || normalised == NULL) {
-        p_curl_url_cleanup(handle);
-        return parsed;
-    }
-    parsed.handle = handle;
-    parsed.normalised = normalised;
-    return parsed;
-}
-
-void ccurl_url_free(ccurl_parsed_url parsed) {
-    if (parsed.handle != NULL) p_curl_url_cleanup(parsed.handle);
-    if (parsed.normalised != NULL) p_curl_free(parsed.normalised);
-}
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return p_curl_easy_setopt(handle, option, value);

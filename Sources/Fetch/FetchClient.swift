@@ -62,11 +62,7 @@ public final class FetchClient: Sendable {
     /// the configuration's or the request's: kind `.invalidURL`, no attempt made).
     /// `urlChecked`: the caller has had `validate` accept this very URL
     /// already (a batch's plan does, for every URL it loads): not checked twice.
-    /// `parsingURL`: libcurl parses the URL now, on this thread, not at the
-    /// transfer's start on its loop (`CurlParsedURL`: worth it only off the
-    /// loops, where a batch prepares its revalidations; it costs about a thousand
-    /// instructions more in all).
-    public func prepare(_ request: FetchRequest, urlChecked: Bool = false, parsingURL: Bool = false) -> PreparedRequest {
+    public func prepare(_ request: FetchRequest, urlChecked: Bool = false) -> PreparedRequest {
         let lines: Result<[String], FetchError>
         do throws(FetchError) {
             if !urlChecked { try Self.validate(request.url) }
@@ -78,9 +74,7 @@ public final class FetchClient: Sendable {
         } catch {
             lines = .failure(error)
         }
-        var parsedURL: CurlParsedURL?
-        if parsingURL, case .success = lines { parsedURL = CurlParsedURL.parse(request.url) }
-        return PreparedRequest(request: request, lines: lines, origin: TransferOrigin(url: request.url), parsedURL: parsedURL)
+        return PreparedRequest(request: request, lines: lines, origin: TransferOrigin(url: request.url))
     }
 
     /// Starts `request` without a Swift task, and calls `completion` exactly
@@ -208,8 +202,7 @@ public final class FetchClient: Sendable {
         let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.bodyLimit,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
                                      method: request.method, body: request.body, bodyFile: request.bodyFile,
-                                     gate: request.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin,
-                                     parsedURL: prepared.parsedURL)
+                                     gate: request.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin)
         return FetchAttempts(url: request.url, firstSpec: firstSpec, policy: policy, maxRedirects: configuration.maxRedirects)
     }
 

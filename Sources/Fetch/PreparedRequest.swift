@@ -14,13 +14,11 @@ public struct PreparedRequest: Sendable {
         let request: FetchRequest
         let lines: Result<[String], FetchError>
         let origin: TransferOrigin
-        let parsedURL: CurlParsedURL?
 
-        init(request: FetchRequest, lines: Result<[String], FetchError>, origin: TransferOrigin, parsedURL: CurlParsedURL?) {
+        init(request: FetchRequest, lines: Result<[String], FetchError>, origin: TransferOrigin) {
             self.request = request
             self.lines = lines
             self.origin = origin
-            self.parsedURL = parsedURL
         }
     }
 
@@ -39,12 +37,9 @@ public struct PreparedRequest: Sendable {
     /// The request's header lines, or why its URL cannot be fetched (thrown at `start`).
     var lines: Result<[String], FetchError> { made.lines }
     var origin: TransferOrigin { made.origin }
-    /// The URL as libcurl parses it, when `prepare` was asked to (`parsingURL`).
-    var parsedURL: CurlParsedURL? { made.parsedURL }
 
-    init(request: FetchRequest, lines: Result<[String], FetchError>, origin: TransferOrigin,
-         parsedURL: CurlParsedURL? = nil) {
-        made = Made(request: request, lines: lines, origin: origin, parsedURL: parsedURL)
+    init(request: FetchRequest, lines: Result<[String], FetchError>, origin: TransferOrigin) {
+        made = Made(request: request, lines: lines, origin: origin)
         gate = request.gate
     }
 }

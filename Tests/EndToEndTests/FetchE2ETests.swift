@@ -192,8 +192,8 @@ extension CLI {
         let request = try #require(proxy.requests("/cat.png").first)
         #expect(request.header("Host") == "images.example.invalid")
         #expect(try await cli.runOffPool(["cache", "path", url]).status == 0)
-        // Revalidated, its URL parsed by libcurl ahead of the transfer (`CurlParsedURL`): the same proxy, the
-        // same Host; a host name in Unicode goes out as the first request's did.
+        // Revalidated: the same proxy, the same Host; a host name in Unicode goes out as the first
+        // request's did.
         let again = try await cli.runOffPool(["--json", "--refresh", url], environment: [
             "http_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "",
         ])

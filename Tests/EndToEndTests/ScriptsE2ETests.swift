@@ -77,7 +77,10 @@ import TestSupport
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try await Task.sleep(nanoseconds: 500_000_000)
+        // The run is under way once the server has the request (a fixed
+        // sleep raced a start-up slowed by load: SIGTERM came before the
+        // handler and the process died of it).
+        #expect(server.waitForRequests("/hang.png", timeout: 20))
         kill(process.processIdentifier, SIGTERM)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -204,48 +204,6 @@ import TestSupport
         #expect(server.requestCount("/a.png") == 1)
     }
 
-    /// A request prepared with `parsingURL` (libcurl parses its URL off the loop: `CurlParsedURL`)
-    /// goes out as an unprepared one does: its target with its query, its URL's credentials, a
-    /// redirect followed from it; and the handle it used then fetches the next URL, which libcurl
-    /// parses itself, without the parsed one's target or credentials.
-    @Test func aURLParsedAheadIsFetchedAsGivenAndItsHandleThenFetchesOtherURLs() async throws {
-        let server = try ScriptedServer()
-        for path in ["/a.png", "/b.png", "/c.png", "/d.png"] { server.route(path, .ok(Self.png)) }
-        server.route("/hop", .redirect(to: "/b.png?from=hop"))
-        let temp = try TempDirectory(prefix: "asyncfetch-start")
-        let client = FetchClient()
-        var sinks = 0
-        func started(_ prepared: PreparedRequest) async throws -> FetchResponse {
-            sinks += 1
-            let sink = try FileSink(path: temp.file("\(sinks)"))
-            defer { sink.remove() }
-            let result: Result<FetchResponse, FetchError> = await withCheckedContinuation { continuation in
-                client.start(prepared, into: sink, handle: FetchHandle()) { continuation.resume(returning: $0) }
-            }
-            return try result.get()
-        }
-        let base = "http://127.0.0.1:\(server.port)"
-        let parsed = client.prepare(FetchRequest(url: base + "/a.png?x=1"), parsingURL: true)
-        #expect(parsed.parsedURL != nil)
-        let first = try await started(parsed)
-        #expect(first.status == 200 && first.effectiveURL == base + "/a.png?x=1" && first.redirects == 0)
-        #expect(server.requests("/a.png?x=1").count == 1)
-        #expect(try await started(client.prepare(FetchRequest(url: base + "/c.png"))).status == 200)
-        #expect(server.requests("/c.png").count == 1 && server.requests("/a.png").count == 1)
-
-        let hop = try await started(client.prepare(FetchRequest(url: base + "/hop"), parsingURL: true))
-        #expect(hop.redirects == 1 && hop.effectiveURL == base + "/b.png?from=hop")
-        #expect(server.requests("/b.png?from=hop").count == 1)
-
-        let credentials = "http://user:pw@127.0.0.1:\(server.port)/d.png"
-        let withCredentials = try await started(client.prepare(FetchRequest(url: credentials), parsingURL: true))
-        #expect(server.requests("/d.png").last?.header("Authorization") == "Basic dXNlcjpwdw==")
-        #expect(!withCredentials.url.contains("pw") && !withCredentials.effectiveURL.contains("pw"))
-        #expect(try await started(client.prepare(FetchRequest(url: base + "/c.png"))).status == 200)
-        #expect(server.requests("/c.png").count == 2 && server.requests("/c.png").last?.header("Authorization") == nil)
-        #expect(server.requests("/d.png").count == 1)
-    }
-
     @Test func aRetryGoesOnOnATaskAndCountsItsAttempts() async throws {
         let server = try ScriptedServer()
         server.route("/flaky.png", [.status(503), .ok(Self.png)])

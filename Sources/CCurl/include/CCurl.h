@@ -68,20 +68,6 @@ CURLcode ccurl_easy_clear_ca_files(CURL *handle);
 /// counts, not the machine's), else the online cores; at least 1.
 long ccurl_usable_cores(void);
 
-/// A URL parsed by libcurl (a CURLU handle) and the normalised URL libcurl
-/// reads back from it: both NULL when libcurl is not loaded or refuses the URL.
-typedef struct {
-    CURLU *handle;
-    char *normalised;
-} ccurl_parsed_url;
-
-/// Parses `url` exactly as libcurl 7.88 parses CURLOPT_URL at the start of a
-/// transfer, on any thread (after a successful ccurl_global_init; before it: NULLs): for CURLOPT_CURLU with
-/// CURLOPT_URL set to `normalised`, which skips that parse (see CurlParsedURL).
-ccurl_parsed_url ccurl_url_parse(const char *url);
-/// Frees both parts of a ccurl_url_parse result (NULL parts: nothing).
-void ccurl_url_free(ccurl_parsed_url parsed);
-
 /// The CURLMsg fields Swift needs, flattened (CURLMsg holds a union).
 typedef struct {
     int is_done;

@@ -26,8 +26,6 @@ final class CurlEasy {
     private(set) var dnsCacheTimeout = 60
     /// CURLOPT_FORBID_REUSE as set now.
     private var forbidsReuse = false
-    /// CURLOPT_CURLU is set (the running transfer's `CurlParsedURL`; `detach` clears it).
-    private var usesParsedURL = false
     /// CURLOPT_CONNECTTIMEOUT_MS and CURLOPT_TIMEOUT_MS as configured (0: none).
     private var connectTimeoutMs = 0
     private var timeoutMs = 0
@@ -156,11 +154,10 @@ final class CurlEasy {
     private static let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
                                          "no_proxy", "NO_PROXY"]
 
-    /// Points the handle at one transfer: its URL (`parsed`: as libcurl parsed it already, see
-    /// `CurlParsedURL`), its request header lines ("Name: value") and the callback context
-    /// (`userdata`, unretained: see `CurlTransfer`).
-    func prepare(url: String, parsed: CurlParsedURL?, headerLines lines: [String], maxRedirects: Int,
-                 waitForMultiplexing: Bool, userdata: UnsafeMutableRawPointer) -> CurlOptionFailure? {
+    /// Points the handle at one transfer: its URL, its request header lines
+    /// ("Name: value") and the callback context (`userdata`, unretained: see `CurlTransfer`).
+    func prepare(url: String, headerLines lines: [String], maxRedirects: Int, waitForMultiplexing: Bool,
+                 userdata: UnsafeMutableRawPointer) -> CurlOptionFailure? {
         errorBuffer[0] = 0
         var failed: CurlOptionFailure?
         func check(_ name: String, _ rc: CURLcode) {
@@ -168,15 +165,7 @@ final class CurlEasy {
         }
         // `withCString`: a Swift string passed as a C string argument is copied into a new array
         // first (`utf8CString`, an allocation per transfer); libcurl copies the URL itself.
-        if let parsed {
-            // CURLOPT_URL first: libcurl then skips reading the URL back from the CURLU handle (and
-            // `detach` clears CURLOPT_CURLU, so a later transfer's CURLOPT_URL alone is parsed as ever).
-            check("URL", ccurl_easy_setopt_string(handle, CURLOPT_URL, parsed.normalised))
-            check("CURLU", ccurl_easy_setopt_pointer(handle, CURLOPT_CURLU, parsed.handle))
-            usesParsedURL = true
-        } else {
-            check("URL", url.withCString { ccurl_easy_setopt_string(handle, CURLOPT_URL, $0) })
-        }
+        check("URL", url.withCString { ccurl_easy_setopt_string(handle, CURLOPT_URL, $0) })
         if maxRedirects != currentMaxRedirects {
             check("MAXREDIRS", ccurl_easy_setopt_long(handle, CURLOPT_MAXREDIRS, maxRedirects))
             currentMaxRedirects = maxRedirects
@@ -311,12 +300,6 @@ final class CurlEasy {
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
         _ = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
-        if usesParsedURL {
-            // The transfer's `CurlParsedURL` may be freed from now on; libcurl reads CURLOPT_CURLU only as
-            // a transfer starts (7.88: `Curl_pretransfer`, `parseurlandfillconn`).
-            guard ccurl_easy_setopt_pointer(handle, CURLOPT_CURLU, nil) == CURLE_OK else { return false }
-            usesParsedURL = false
-        }
         transferContext = nil
         guard clocksShortened else { return true }
         guard ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs) == CURLE_OK,

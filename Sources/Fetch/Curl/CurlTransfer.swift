@@ -62,8 +62,6 @@ struct TransferSpec: Sendable {
     var mayRetry = false
     /// What the loops need of `url`, when read from it already (`FetchClient.prepare`); nil: read by the transfer.
     var origin: TransferOrigin?
-    /// `url` as libcurl parses it, when parsed already (`FetchClient.prepare`'s `parsingURL`); nil: libcurl parses it.
-    var parsedURL: CurlParsedURL?
 }
 
 /// What the transfer loops need of a URL, read from it once per request
@@ -211,7 +209,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Points `easy` at this transfer; `waitForMultiplexing` sets CURLOPT_PIPEWAIT.
     func attach(_ easy: CurlEasy, waitForMultiplexing: Bool) -> FetchError? {
         self.easy = easy
-        if let failure = easy.prepare(url: spec.url, parsed: spec.parsedURL, headerLines: spec.headerLines, maxRedirects: spec.maxRedirects,
+        if let failure = easy.prepare(url: spec.url, headerLines: spec.headerLines, maxRedirects: spec.maxRedirects,
                                       waitForMultiplexing: waitForMultiplexing,
                                       userdata: Unmanaged.passUnretained(self).toOpaque()) {
             return failure.error(url: spec.url)

@@ -88,8 +88,7 @@ extension ImageLoader {
     /// `url` is a plan's (validated: see `Plan`).
     func prepareRevalidation(url: String, entry: CacheEntry?) -> PreparedRequest? {
         guard let entry else { return nil }
-        return client.prepare(Self.request(url: url, conditionalOn: Self.conditional(entry), gate: nil), urlChecked: true,
-                              parsingURL: true)
+        return client.prepare(Self.request(url: url, conditionalOn: Self.conditional(entry), gate: nil), urlChecked: true)
     }
 
     /// The stored record a request for `entry` is conditional on: an entry with a body.
