@@ -80,6 +80,17 @@ import TestSupport
         #expect(rows.last?.hasPrefix("refresh") == true && rows.last?.contains("(revalidated,") == true)
     }
 
+    /// Routes `path` to the image with `cacheControl` until the counter it
+    /// returns is set, then to a 404 fresh for 600 s.
+    static func goneLater(_ server: ScriptedServer, _ path: String, cacheControl: String) -> LockedCounter {
+        let gone = LockedCounter()
+        server.route(path) { _ in
+            gone.value == 0 ? .ok(Self.png, headers: [("Cache-Control", cacheControl)])
+                : .status(404, headers: [("Cache-Control", "max-age=600")], body: "gone")
+        }
+        return gone
+    }
+
     /// The stale copy a `stale-while-revalidate` window hands out is a
     /// success with a path: a refresh answered by an error status with
     /// freshness of its own (a 404 with max-age) leaves it in place, as the
@@ -88,11 +99,7 @@ import TestSupport
     /// run replayed the 404.
     @Test func aFailedRefreshLeavesTheStaleCopyItHandedOut() throws {
         let server = try ScriptedServer()
-        let gone = LockedCounter()
-        server.route("/swr-gone.png") { _ in
-            gone.value == 0 ? .ok(Self.png, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=60")])
-                : .status(404, headers: [("Cache-Control", "max-age=600")], body: "gone")
-        }
+        let gone = Self.goneLater(server, "/swr-gone.png", cacheControl: "max-age=1, stale-while-revalidate=60")
         let cli = try CLI()
         let url = server.url("/swr-gone.png")
         #expect(try cli.run([url]).status == 0)
@@ -107,5 +114,29 @@ import TestSupport
         #expect(intact, "the path reported still holds the image (\(body.count) bytes)")
         let again = try Self.lines(try cli.run([url, "--json", "--retries", "0"]))
         #expect(again.first?["source"] as? String == "stale", "still inside its window: \(again)")
+    }
+
+    /// The same when the refresh starts after the window has closed: in a
+    /// batch it waits for a slot (here behind a slow download, `--jobs 1`),
+    /// and the copy was handed out when the list was read. Whether it was
+    /// handed out was judged again at the refresh's start, so the 404 was
+    /// remembered over the path just reported.
+    @Test func aRefreshThatStartsAfterItsWindowLeavesTheStaleCopyItHandedOut() throws {
+        let server = try ScriptedServer()
+        let gone = Self.goneLater(server, "/swr-late.png", cacheControl: "max-age=1, stale-while-revalidate=3")
+        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(3.5))
+        let cli = try CLI()
+        let url = server.url("/swr-late.png")
+        #expect(try cli.run([url]).status == 0)
+        gone.set(1)
+        Thread.sleep(forTimeInterval: 1.2)
+        // Handed out about 0.3 s into its 3 s window; its refresh starts 3.5 s later.
+        let result = try cli.run(["--json", "--retries", "0", "--jobs", "1", server.url("/slow.png"), url])
+        let lines = try Self.lines(result).filter { $0["url"] as? String == url }
+        #expect(lines.map { $0["phase"] as? String } == ["success", "refreshed"], "\(result.stdout)")
+        #expect(lines.first?["source"] as? String == "stale", "\(result.stdout)")
+        let path = try #require(lines.first?["path"] as? String)
+        let body = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+        #expect(body == Self.png, "the path reported still holds the image (\(body.count) bytes)")
     }
 }

@@ -150,7 +150,7 @@ final class BatchLoads: Sendable {
         // gate holds what the end needs (`End`).
         let stored = load.entryAndRequest
         loader.startNetwork(url: load.url, key: load.key, entry: stored.entry, prepared: stored.request, gate: gate,
-                            handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
+                            handedOut: load.refresh, handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
             BatchLoads.ended(gate, loaded, slotGivenBack: slotGivenBack)
         }
     }

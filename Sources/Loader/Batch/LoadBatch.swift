@@ -223,7 +223,8 @@ extension ImageLoader {
                     // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
                     let start = now - load.lookup - load.waited
                     group.addTask {
-                        let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate)
+                        let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate,
+                                                       handedOut: load.refresh)
                         let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
                         dispatch.finished(gate: gate)
                         // Not urgent: the consumer is woken once per run of events (or after the flush delay).

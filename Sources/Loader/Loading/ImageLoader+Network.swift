@@ -12,8 +12,11 @@ extension ImageLoader {
     /// Downloads or revalidates one URL and stores the result (RFC 9111 §3,
     /// §4.3). `entry` is the stored entry the plan found (Vary-matched), if any.
     /// `gate` takes the retry decisions that concern the host (a batch's).
-    func network(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil) async -> Phase {
-        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, gate: gate)
+    /// `handedOut`: `entry` was reported already, as the stale copy of a
+    /// `stale-while-revalidate` window (`plan`'s `.revalidateInBackground`).
+    func network(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil,
+                 handedOut: Bool = false) async -> Phase {
+        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
         defer { exchange.sink.abandon() }
         let fetched: Result<FetchResponse, FetchError>
         do {
@@ -25,7 +28,7 @@ extension ImageLoader {
         }
         switch complete(exchange, with: fetched) {
         case .done(let phase): return phase
-        case .again(let entry): return await network(url: url, key: key, entry: entry, gate: gate)
+        case .again(let entry): return await network(url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
         }
     }
 
@@ -46,9 +49,11 @@ extension ImageLoader {
     /// work (issue 22). Called at most once, before `completion`; its
     /// `Bool` says whether it was.
     func startNetwork(url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
-                      gate: (any FetchAttemptGate)?, handle: FetchHandle, giveSlotBack: (@Sendable () -> Void)? = nil,
+                      gate: (any FetchAttemptGate)?, handedOut: Bool = false, handle: FetchHandle,
+                      giveSlotBack: (@Sendable () -> Void)? = nil,
                       completion: @escaping @Sendable (Phase, _ slotGivenBack: Bool) -> Void) {
-        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, prepared: prepared, gate: gate)
+        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, prepared: prepared, gate: gate,
+                                       handedOut: handedOut)
         let end: @Sendable (Result<FetchResponse, FetchError>) -> Void = { [self] fetched in
             guard let giveSlotBack, case .success(let response) = fetched, exchange.updatesInPlace(response) else {
                 return finish(exchange, fetched, url: url, gate: gate, handle: handle, slotGivenBack: false, completion)
@@ -77,7 +82,8 @@ extension ImageLoader {
             completion(phase, slotGivenBack)
         case .again(let entry):
             handle.continueOnTask {
-                completion(await self.network(url: url, key: exchange.key, entry: entry, gate: gate), slotGivenBack)
+                completion(await self.network(url: url, key: exchange.key, entry: entry, gate: gate,
+                                              handedOut: exchange.handedOut), slotGivenBack)
             }
         }
     }
@@ -136,10 +142,13 @@ extension ImageLoader {
         }
         let partial: PartialBody?
         let requestTime: Double
+        /// `entry` was reported already as a stale copy (see `network`'s `handedOut`).
+        let handedOut: Bool
 
         /// `prepared`: `entry`'s request made ready ahead (`prepareRevalidation`), if it was.
         init(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
-             gate: (any FetchAttemptGate)?) {
+             gate: (any FetchAttemptGate)?, handedOut: Bool = false) {
+            self.handedOut = handedOut
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
             let hex = key.hex   // made once here: a key is its digest (see `CacheKey.digest`)
@@ -207,7 +216,7 @@ extension ImageLoader {
                 cache.removePartial(key.hex)
                 return .again(entry: entry)
             }
-            return .done(failed(error, key: key, entry: entry, requestTime: requestTime))
+            return .done(failed(error, key: key, entry: entry, requestTime: requestTime, handedOut: exchange.handedOut))
         }
         let responseTime = currentUnixTime()
         if response.status == 304 {
@@ -327,18 +336,23 @@ extension ImageLoader {
         return .success(loaded)
     }
 
-    /// An error status or a transfer failure: remember an error status that
-    /// is fresh by its own headers (RFC 9111 §3: explicit freshness, or the
-    /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
-    /// `--stale-if-error` allows.
     /// A URL of a host the batch gave up on, failed without trying it: like
     /// its host's last failure (`--stale-if-error` may serve a stored copy).
     func hostGaveUp(_ failure: HostFailure, url: String, key: CacheKey, entry: CacheEntry?) -> Phase {
         let error = FetchError(failure.errorKind, url: url, detail: failure.message, attempts: 0)
-        return failed(error, key: key, entry: entry, requestTime: currentUnixTime())
+        return failed(error, key: key, entry: entry, requestTime: currentUnixTime(), handedOut: false)   // never an error status
     }
 
-    private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double) -> Phase {
+    /// An error status or a transfer failure: remember an error status that
+    /// is fresh by its own headers (RFC 9111 §3: explicit freshness, or the
+    /// heuristic for 404, 405, 410, 414, 501); serve a stale copy if
+    /// `--stale-if-error` allows.
+    /// `handedOut`: `entry` is the stale copy a `stale-while-revalidate`
+    /// window reported already, with its path: an error status is then not
+    /// remembered over it (it stays, as the refresh line says). Known from
+    /// the plan, not judged again here: the refresh may start after the
+    /// window has closed (a batch's waits for a slot).
+    private func failed(_ error: FetchError, key: CacheKey, entry: CacheEntry?, requestTime: Double, handedOut: Bool) -> Phase {
         let requestWindow = Freshness.requestStaleWindow(options.fetch.headers)
         if options.staleIfError, Freshness.staleMayAnswer(error), let entry, entry.metadata.hasBody,
            options.freshness.mayServeStale(entry.metadata, now: currentUnixTime(), requestWindow: requestWindow),
@@ -349,20 +363,10 @@ extension ImageLoader {
             result.reason = Self.staleIfErrorReason
             return .success(result)
         }
-        if error.kind == .http, let status = error.status, let headers = error.headers,
-           !handedOutWhileRevalidating(entry, at: requestTime) {
+        if error.kind == .http, let status = error.status, let headers = error.headers, !handedOut {
             remember(status: status, headers: headers, key: key, requestTime: requestTime)
         }
         return .failure(LoadError(error))
-    }
-
-    /// Whether `entry` is the stale copy a `stale-while-revalidate` window
-    /// handed out while this revalidation ran (`plan`'s `.revalidateInBackground`):
-    /// its path was reported as a success, so a failed refresh leaves it in
-    /// place rather than remembering an error status over it.
-    private func handedOutWhileRevalidating(_ entry: CacheEntry?, at time: Double) -> Bool {
-        guard let entry, !options.refresh else { return false }
-        return options.freshness.mayServeWhileRevalidating(entry.metadata, now: time)
     }
 
     /// Stores a final error status without its body when the rules allow

@@ -12,8 +12,12 @@ extension ImageLoader {
     /// `remote`), a stale one is revalidated with the origin like a local
     /// entry. What the origin sends (a download, a 304) is then uploaded in
     /// the background, unless it must not be shared (`TierSharing`).
-    func tiered(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil) async -> Phase {
-        guard let remote = options.remote else { return await network(url: url, key: key, entry: entry, gate: gate) }
+    /// `handedOut`: see `network`.
+    func tiered(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil,
+                handedOut: Bool = false) async -> Phase {
+        guard let remote = options.remote else {
+            return await network(url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
+        }
         var base = entry
         if base == nil, case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched),
            tierObjectDecodes(fetched, key: key) {
@@ -22,7 +26,7 @@ extension ImageLoader {
             }
             base = fetched
         }
-        let phase = await network(url: url, key: key, entry: base, gate: gate)
+        let phase = await network(url: url, key: key, entry: base, gate: gate, handedOut: handedOut)
         if case .success(let result) = phase, result.source == .network || result.source == .revalidated,
            result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
             if let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false), TierSharing.shareable(stored.metadata) {

@@ -124,9 +124,9 @@ public final class ImageLoader: Sendable {
             return deliver(await sharedNetwork(url: url, key: key, entry: entry), url: redactURL(url), to: delivery)
         case .revalidateInBackground(.success(let stale), let url, let key, let entry) where refreshInForeground:
             onLoading(stale)
-            return deliver(await sharedNetwork(url: url, key: key, entry: entry), url: redactURL(url), to: delivery)
+            return deliver(await sharedNetwork(url: url, key: key, entry: entry, handedOut: true), url: redactURL(url), to: delivery)
         case .revalidateInBackground(let stale, let url, let key, let entry):
-            refreshes.start { onRefreshed(await self.sharedNetwork(url: url, key: key, entry: entry)) }
+            refreshes.start { onRefreshed(await self.sharedNetwork(url: url, key: key, entry: entry, handedOut: true)) }
             return deliver(stale, url: redactURL(url), to: delivery)
         }
     }
@@ -138,11 +138,12 @@ public final class ImageLoader: Sendable {
     }
 
     /// The network load of `key`, joined with one already running for it.
-    private func sharedNetwork(url: String, key: CacheKey, entry: CacheEntry?) async -> Phase {
+    /// `handedOut`: see `network` (the load that starts the transfer decides for those that join it).
+    private func sharedNetwork(url: String, key: CacheKey, entry: CacheEntry?, handedOut: Bool = false) async -> Phase {
         let hex = key.hex
         let (shared, ticket) = inflight.withLock { inflight -> (SharedLoad, UInt64) in
             if let existing = inflight[hex], let ticket = existing.join() { return (existing, ticket) }
-            let created = SharedLoad({ await self.tiered(url: url, key: key, entry: entry) }, onDone: { done in
+            let created = SharedLoad({ await self.tiered(url: url, key: key, entry: entry, handedOut: handedOut) }, onDone: { done in
                 self.inflight.withLock { if $0[hex] === done { $0.removeValue(forKey: hex) } }
             })
             inflight[hex] = created
