@@ -9,8 +9,11 @@ extension RemoteCache {
         case pulled
         /// The local cache already held a body for it; the tier was not asked.
         case present
-        /// Not pulled: the tier does not have it, refused it, or failed (or the URL has no cache key).
+        /// Not pulled: the tier does not have it (or the URL has no cache key).
         case missing
+        /// Not pulled: the tier could not be used (an error, a rejected
+        /// object, or the tier turned off after failures in a row).
+        case failed
     }
 
     /// How many URLs ended each way.
@@ -18,12 +21,17 @@ extension RemoteCache {
         public var pulled = 0
         public var present = 0
         public var missing = 0
+        public var failed = 0
 
-        public init(pulled: Int = 0, present: Int = 0, missing: Int = 0) {
+        public init(pulled: Int = 0, present: Int = 0, missing: Int = 0, failed: Int = 0) {
             self.pulled = pulled
             self.present = present
             self.missing = missing
+            self.failed = failed
         }
+
+        /// URLs not cached locally after the pull.
+        public var notPulled: Int { missing + failed }
     }
 
     /// Pulls each URL of `urls` into `store`, at most `jobs` at once, and
@@ -40,6 +48,7 @@ extension RemoteCache {
             case .pulled: counts.pulled += 1
             case .present: counts.present += 1
             case .missing: counts.missing += 1
+            case .failed: counts.failed += 1
             }
             each(url, outcome)
         }
@@ -61,7 +70,10 @@ extension RemoteCache {
     private func pullOne(_ url: String, into store: DiskCacheStore) async -> PullOutcome {
         guard let key = try? CacheKey(url: url) else { return .missing }
         if let entry = store.lookup(key.hex, url: key.storedURL, accessTime: false), entry.metadata.hasBody { return .present }
-        if case .stored = await read(key, into: store) { return .pulled }
-        return .missing
+        switch await read(key, into: store) {
+        case .stored: return .pulled
+        case .absent: return .missing
+        case .unavailable: return .failed
+        }
     }
 }

@@ -69,7 +69,10 @@ public final class RemoteCache: Sendable {
     public enum Read: Sendable {
         /// An intact object, now stored in the local cache.
         case stored(CacheEntry)
-        /// The tier does not have it, or could not be used.
+        /// The tier answered that it does not have it (404).
+        case absent
+        /// The tier could not be used: it failed, it was turned off after
+        /// failures in a row, or the read was cancelled.
         case unavailable
     }
 
@@ -92,7 +95,7 @@ public final class RemoteCache: Sendable {
                 s.counters.misses += 1
                 s.failuresInARow = 0
             }
-            return .unavailable
+            return .absent
         } catch let error as FetchError where error.kind == .cancelled {
             sink.abandon()
             return .unavailable

@@ -40,7 +40,8 @@ extension CacheCommand {
                 throw UsageError("cache pull needs --remote-cache URL (or ASYNCFETCH_REMOTE_CACHE)")
             }
             let store = try cache.openStore(writable: true)
-            let tier = RemoteCache.warning(at: location, fetch: FetchConfiguration(), verbose: verbose) {
+            let tier = RemoteCache.warning(at: location, fetch: FetchConfiguration(), verbose: verbose,
+                                           fallback: "cache pull contacts no origin") {
                 Console.error("asyncfetch: warning: " + $0)
             }
             let list = URLList(arguments: urls, inputs: try input.map { try InputLines(path: $0) }, shard: shard)
@@ -48,13 +49,14 @@ extension CacheCommand {
                 switch outcome {
                 case .pulled: print(CacheURLLine.pulled(url))
                 case .missing: Console.error(CacheURLLine.notInRemote(url))
+                case .failed: Console.error(CacheURLLine.remoteFailed(url, verbose: verbose))
                 case .present: break
                 }
             }
             let stats = tier.stats
-            Console.error(CacheURLLine.pullSummary(pulled: counts.pulled, present: counts.present, missing: counts.missing,
+            Console.error(CacheURLLine.pullSummary(pulled: counts.pulled, present: counts.present, notPulled: counts.notPulled,
                                                    remoteMisses: stats.misses, remoteErrors: stats.errors))
-            if counts.missing > 0 { throw ExitCode(1) }
+            if counts.notPulled > 0 { throw ExitCode(1) }
         }
     }
 }

@@ -148,6 +148,37 @@ import TestSupport
         #expect(verbose.stderr.split(separator: "\n").filter { $0.contains("HTTP 503") }.count >= 6, "\(verbose.stderr)")
     }
 
+    /// `cache pull` from a tier that fails said "not in the remote cache"
+    /// for every URL, and its warning said "the origins are used instead",
+    /// though the command contacts no origin. A URL the tier lacks (404) and
+    /// one it could not serve (503, nothing listening) are told apart.
+    @Test func pullSaysWhenTheTierFailedRatherThanLackedTheURL() throws {
+        let root = try TempDirectory(prefix: "asyncfetch-remote")
+        let failing = try NginxServer(root: root.path, extraConfig: "location /cache/ { return 503; }")
+        let closed = try ScriptedServer()
+        let deadURL = closed.url("/cache/")
+        closed.stop()
+        let urls = ["http://origin.invalid/a.png", "http://origin.invalid/b.png"]
+        for tier in [failing.url("/cache/"), deadURL] {
+            let result = try CLI().run(["cache", "pull", "--remote-cache", tier] + urls)
+            #expect(result.status == 1, "\(tier): \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            for url in urls {
+                #expect(lines.contains("asyncfetch: \(url): not pulled: the remote cache could not be read (-v shows every remote cache error)"),
+                        "\(tier): \(result.stderr)")
+            }
+            #expect(!result.stderr.contains("not in the remote cache") && !result.stderr.contains("origins are used"), "\(result.stderr)")
+            #expect(result.stderr.contains("cache pull contacts no origin"), "\(result.stderr)")
+            #expect(lines.last == "0 pulled, 0 already cached, 2 not pulled (remote cache: 0 misses, 2 errors)", "\(result.stderr)")
+        }
+        // A tier that answers 404 lacks the URL: that is what it says.
+        let empty = try Store()
+        let missing = try CLI().run(["cache", "pull", "--remote-cache", empty.url, urls[0]])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("asyncfetch: \(urls[0]): not in the remote cache"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("could not be read"), "\(missing.stderr)")
+    }
+
     /// A session token with a line break (a secret file's trailing newline)
     /// could never be sent: the run is refused at start-up, as without keys,
     /// with one message naming the variable, and nothing is requested.

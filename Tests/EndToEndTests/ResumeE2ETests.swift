@@ -262,4 +262,16 @@ extension ResumeE2ETests {
         #expect(pruned.status == 0 && pruned.stdout.contains("1 partial download"), "\(pruned.stdout)\(pruned.stderr)")
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
+
+    /// `cache rm URL` forgets the URL's kept part too: it left the part
+    /// (up to --max-size) in `.partial/` and said "absent" with exit 1.
+    @Test func removingAURLRemovesItsKeptPart() throws {
+        let (cli, url, _) = try cutOnce()
+        #expect(FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        let removed = try cli.run(["cache", "rm", url])
+        #expect(removed.status == 0 && removed.stdout == "removed  \(url)\n", "\(removed.stdout)\(removed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
+        let again = try cli.run(["cache", "rm", url])
+        #expect(again.status == 1 && again.stdout == "absent   \(url)\n", "\(again.stdout)\(again.stderr)")
+    }
 }

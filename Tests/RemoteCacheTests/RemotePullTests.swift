@@ -90,7 +90,7 @@ import TestSupport
         let tier = RemoteCache(location: location, fetch: FetchConfiguration())
         let urls = (0..<3).map { "http://origin.test/\($0).png" }
         let counts = await tier.pull(Self.sequence(urls), into: host.store, jobs: 1)
-        #expect(counts == RemoteCache.PullCounts(pulled: 0, present: 0, missing: 3))
+        #expect(counts == RemoteCache.PullCounts(pulled: 0, present: 0, missing: 0, failed: 3))
         #expect(tier.stats.readErrors == 3, "\(tier.stats)")
         for url in urls { #expect(try host.body(url) == nil) }
     }

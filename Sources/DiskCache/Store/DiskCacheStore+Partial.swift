@@ -66,10 +66,13 @@ extension DiskCacheStore {
         return try CacheWriter(store: self, key: key, resuming: partial)
     }
 
-    /// Removes `key`'s partial body, if any (a 200 replaced it, or it was completed).
-    public func removePartial(_ key: String) {
-        guard CacheFileName.isKey(key) else { return }
-        _ = unlinkat(directoryFD, Self.partialFolder + "/" + key, 0)   // ENOENT: nothing kept; nothing else to report
+    /// Removes `key`'s partial body, if any (a 200 replaced it, it was
+    /// completed, or `cache rm` forgets the URL); returns whether one was
+    /// there to remove.
+    @discardableResult
+    public func removePartial(_ key: String) -> Bool {
+        guard CacheFileName.isKey(key) else { return false }
+        return unlinkat(directoryFD, Self.partialFolder + "/" + key, 0) == 0   // ENOENT: nothing kept; nothing else to report
     }
 
     /// Removes the partial body `scanned` saw, if it is still that file (a

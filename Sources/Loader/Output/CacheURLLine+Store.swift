@@ -11,7 +11,8 @@ extension CacheURLLine {
         return CacheURLLine(url: url, outcome: .cached(path: entry.bodyPath))
     }
 
-    /// Removes the URL's entry; the error too when that failed.
+    /// Removes the URL's entry and any part of its body kept to be resumed
+    /// (either is `removed`); the error too when that failed.
     /// `removedKeys` holds the keys this command removed already: a URL
     /// listed again (or another spelling of it, `HTTP://…#x`) is `removed`
     /// too, not "not cached" with exit 1, as the fetch run reports it once.
@@ -20,7 +21,8 @@ extension CacheURLLine {
         guard let key = try? CacheKey(url: url) else { return (CacheURLLine(url: url, outcome: .invalid), nil) }
         if removedKeys.contains(key.hex) { return (CacheURLLine(url: url, outcome: .removed), nil) }
         do {
-            let removed = try store.remove(key.hex)
+            let removedEntry = try store.remove(key.hex)
+            let removed = store.removePartial(key.hex) || removedEntry
             if removed { removedKeys.insert(key.hex) }
             return (CacheURLLine(url: url, outcome: removed ? .removed : .notCached), nil)
         } catch {

@@ -92,9 +92,16 @@ public struct CacheURLLine: Sendable, Equatable {
         "asyncfetch: \(redactURL(url)): not in the remote cache"
     }
 
+    /// `cache pull`, for stderr: a URL not pulled because the remote tier
+    /// failed (not because it lacks the object).
+    public static func remoteFailed(_ url: String, verbose: Bool) -> String {
+        "asyncfetch: \(redactURL(url)): not pulled: the remote cache could not be read"
+            + (verbose ? "" : " (-v shows every remote cache error)")
+    }
+
     /// `cache pull`'s closing line, for stderr.
-    public static func pullSummary(pulled: Int, present: Int, missing: Int, remoteMisses: Int, remoteErrors: Int) -> String {
-        "\(pulled) pulled, \(present) already cached, \(missing) not pulled"
+    public static func pullSummary(pulled: Int, present: Int, notPulled: Int, remoteMisses: Int, remoteErrors: Int) -> String {
+        "\(pulled) pulled, \(present) already cached, \(notPulled) not pulled"
             + " (remote cache: \(remoteMisses) misses, \(remoteErrors) errors)"
     }
 

@@ -3,7 +3,7 @@ import RemoteCache
 import Support
 
 /// How the remote tier's errors reach people: the first as a warning that
-/// says the origins are used instead, every one with `-v`. A failing tier
+/// says what is done instead (`fallback`), every one with `-v`. A failing tier
 /// never fails a URL (it is a source, never the only one), so one warning
 /// is enough unless more is asked for. Owns that policy only; the tier's
 /// own work is `RemoteCache`'s.
@@ -12,13 +12,14 @@ extension RemoteCache {
     /// (`verbose`: every one). Public: a fetch run and `cache pull` open
     /// the tier this way.
     public static func warning(at location: RemoteLocation, fetch: FetchConfiguration, verbose: Bool,
+                               fallback: String = "the origins are used instead",
                                warn: @escaping @Sendable (String) -> Void) -> RemoteCache {
         let warned = Locked(false)
         return RemoteCache(location: location, fetch: fetch) { message in
             if verbose {
                 warn(message)
             } else if warned.withLock({ warned in defer { warned = true }; return !warned }) {
-                warn(message + " (the origins are used instead; -v shows every remote cache error)")
+                warn(message + " (\(fallback); -v shows every remote cache error)")
             }
         }
     }
