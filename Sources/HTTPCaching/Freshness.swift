@@ -192,6 +192,21 @@ public struct Freshness: Sendable {
         return [.dns, .connect, .tls, .timeout, .network].contains(error.kind)
     }
 
+    /// Whether the request itself asks that no stored answer be used without
+    /// the server's word (`-H 'Cache-Control: no-cache'`, `max-age=0`, or
+    /// `Pragma: no-cache` when there is no `Cache-Control`: RFC 9111
+    /// §5.2.1.1, §5.2.1.4, §5.4): every URL is then revalidated, as with
+    /// `--refresh`.
+    public static func requestRequiresValidation(_ requestHeaders: HTTPHeaders) -> Bool {
+        if requestHeaders["Cache-Control"] != nil {
+            let cc = CacheControl(requestHeaders)
+            return cc.noCache || cc.maxAge == 0
+        }
+        return requestHeaders.values("Pragma").contains { value in
+            value.split(separator: ",").contains { trimWhitespace($0).lowercased() == "no-cache" }
+        }
+    }
+
     /// The request's own `stale-if-error=N` (`-H 'Cache-Control: stale-if-error=N'`), if any.
     public static func requestStaleWindow(_ requestHeaders: HTTPHeaders) -> Int? {
         requestHeaders.combined("Cache-Control").flatMap { CacheControl([$0]).staleIfError }

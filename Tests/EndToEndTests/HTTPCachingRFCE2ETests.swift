@@ -33,6 +33,33 @@ import TestSupport
         #expect(server.requestCount("/day.png") == 2)
     }
 
+    /// RFC 9111 §5.2.1.4 and §5.4: `-H 'Cache-Control: no-cache'` (curl's
+    /// habit for "not from a cache"), `max-age=0`, or `Pragma: no-cache`
+    /// revalidate a fresh copy, as `--refresh` does; they were sent to the
+    /// server and the fresh copy answered without it. `max-age=60` of a
+    /// younger copy and `--offline` still answer from the cache.
+    @Test func aRequestsNoCacheRevalidatesAFreshCopy() throws {
+        let server = try ScriptedServer()
+        server.route("/fresh.png", .ok(Self.png, headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"a\"")]))
+        let cli = try CLI()
+        let url = server.url("/fresh.png")
+        #expect(try cli.run([url]).status == 0)
+        #expect(try Self.lines(try cli.run([url, "--json"])).first?["source"] as? String == "cache")
+        #expect(server.requestCount("/fresh.png") == 1)
+        for (n, header) in ["Cache-Control: no-cache", "Pragma: no-cache", "Cache-Control: max-age=0"].enumerated() {
+            let result = try cli.run([url, "--json", "-H", header])
+            #expect(result.status == 0, "\(header): \(result.stderr)")
+            #expect(server.requestCount("/fresh.png") == n + 2, "\(header)")
+            #expect(server.requests("/fresh.png").last?.header("If-None-Match") == "\"a\"", "\(header)")
+        }
+        for arguments in [["-H", "Cache-Control: max-age=60"], ["-H", "Pragma: no-cache", "-H", "Cache-Control: max-stale"],
+                          ["--offline", "-H", "Cache-Control: no-cache"]] {
+            let result = try cli.run([url, "--json"] + arguments)
+            #expect(try Self.lines(result).first?["source"] as? String == "cache", "\(arguments): \(result.stdout)")
+        }
+        #expect(server.requestCount("/fresh.png") == 4)
+    }
+
     /// RFC 9111 §3: a 503 with freshness is replayed from the cache.
     @Test func aRememberedErrorIsAFailureFromTheCache() throws {
         let server = try ScriptedServer()

@@ -27,6 +27,10 @@ public final class ImageLoader: Sendable {
 
     public init(cache: DiskCacheStore, options: LoaderOptions = LoaderOptions()) {
         self.cache = cache
+        var options = options
+        // A request that asks for the server's word on every answer
+        // (`Cache-Control: no-cache` in `fetch.headers`) is a `--refresh`.
+        if Freshness.requestRequiresValidation(options.fetch.headers) { options.refresh = true }
         self.options = options
         client = FetchClient(configuration: options.clientConfiguration)
     }
