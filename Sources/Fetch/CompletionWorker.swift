@@ -88,6 +88,9 @@ final class CompletionWorker: Sendable {
         if wakes { wake.post() }
     }
 
+    /// Takes a run job's place in the batch (captures nothing).
+    private static let ran: @Sendable () -> Void = {}
+
     private func work() {
         var jobs: [@Sendable () -> Void] = []   // swapped with `queue`: no copy per round
         while true {
@@ -105,8 +108,12 @@ final class CompletionWorker: Sendable {
                 continue
             }
             if stop { return }
-            for job in jobs {
-                job()
+            for index in jobs.indices {
+                jobs[index]()
+                // What the job captured goes now, not with the whole batch:
+                // `pending` counts what the queue still holds (the bound of
+                // `Defaults.completionBacklogLimit`).
+                jobs[index] = Self.ran
                 pending.subtract(1, ordering: .relaxed)
             }
             jobs.removeAll(keepingCapacity: true)

@@ -78,13 +78,12 @@ final class CompletionWorkers: Sendable {
         }
     }
 
-    /// Jobs handed over and not yet finished on the least busy worker (0
-    /// before any started).
-    func fewestPending() -> Int {
-        let fewest = state.withLock { state in
-            state.workers.reduce(Int.max) { min($0, $1.pending.load(ordering: .relaxed)) }
+    /// Jobs handed over and not yet finished, on all workers together (each
+    /// holds what its job captured until it has run: the bound on memory).
+    func totalPending() -> Int {
+        state.withLock { state in
+            state.workers.reduce(0) { $0 + $1.pending.load(ordering: .relaxed) }
         }
-        return fewest == Int.max ? 0 : fewest
     }
 
     /// Lets every worker exit once it has run what it was given; later jobs

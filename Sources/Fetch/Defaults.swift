@@ -126,10 +126,12 @@ public enum Defaults {
     public static let completionWorkers: Int = min(maxCompletionWorkers, max(1, ccurl_usable_cores()))
     /// The most completion workers a client starts, whatever the configuration asks.
     public static let maxCompletionWorkers = 8
-    /// Jobs waiting for the completion workers above which work a fetch hands
-    /// off after giving its slot back (`FetchHandle.handOff`: a 304's record
-    /// update and result, about 2 KiB each) runs on its transfer loop instead:
-    /// no slot bounds how many such jobs wait, so this does.
+    /// Jobs waiting for the completion workers (all of them together) above
+    /// which work a fetch hands off after giving its slot back
+    /// (`FetchHandle.handOff`: a 304's record update and result, about 5 KiB
+    /// each with its exchange, sink, transfer and header block) runs on its
+    /// transfer loop instead: no slot bounds how many such jobs wait, so this
+    /// does (512: about 2.5 MiB).
     public static let completionBacklogLimit = 512
     /// Buffers a large body streamed by `FetchClient.start` may have on their
     /// way to its completion worker (`StreamHandoff`), each at most

@@ -87,7 +87,7 @@ final class CurlLoop: @unchecked Sendable {
     private var threadStarted = false
     /// Completions handed off during this round, given to a worker at its end (`handOff`).
     private var roundCompletions: [@Sendable () -> Void] = []
-    /// The workers' backlog (`CompletionWorkers.fewestPending`) as this round's first
+    /// The workers' backlog (`CompletionWorkers.totalPending`) as this round's first
     /// `handOffBounded` read it: one look per round, not a lock per 304. Within a round
     /// the workers only shrink it; this round's own jobs are counted in `roundCompletions`.
     private var roundBacklog: Int?
@@ -222,7 +222,7 @@ final class CurlLoop: @unchecked Sendable {
     /// round's included), it runs here, now, instead of waiting with them.
     func handOffBounded(_ work: @escaping @Sendable () -> Void) {
         guard pthread_equal(pthread_self(), thread) != 0 else { return workers.run([work]) }
-        let backlog = roundBacklog ?? workers.fewestPending()
+        let backlog = roundBacklog ?? workers.totalPending()
         roundBacklog = backlog
         if roundCompletions.count + backlog >= Defaults.completionBacklogLimit {
             work()
