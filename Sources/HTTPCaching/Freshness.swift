@@ -203,7 +203,7 @@ public struct Freshness: Sendable {
             return cc.noCache || cc.maxAge == 0
         }
         return requestHeaders.values("Pragma").contains { value in
-            value.split(separator: ",").contains { trimWhitespace($0).lowercased() == "no-cache" }
+            value.split(separator: ",").contains { trimWhitespaceLower($0) == "no-cache" }
         }
     }
 
