@@ -51,13 +51,22 @@ import TestSupport
         #expect(lines.contains { $0.hasPrefix("failure") && $0.contains("HTTP 404") }, "\(result.stdout)")
     }
 
-    /// `-i - <&-`: stdin cannot be read, as `cat <&-` says; before, the
-    /// read went to a descriptor libdispatch had opened ("Invalid argument").
+    /// `-i - <&-`: stdin cannot be read, an unreadable `--input` like any
+    /// other (exit status 2), said before the run starts. Before, the read
+    /// went to a descriptor libdispatch had opened ("Invalid argument"), then
+    /// failed as the run went ("reading --input stdin: Bad file descriptor", 1).
     @Test func closedStdinIsAnUnreadableInput() async throws {
         let cli = try CLI()
-        let result = try await Self.run(cli, ["-i", "-"], "<&-")
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("asyncfetch: reading --input stdin: Bad file descriptor"), "\(result.stderr)")
+        for arguments in [["-i", "-"], ["--json", "http://127.0.0.1:9/a.png", "-i", "-"]] {
+            let result = try await Self.run(cli, arguments, "<&-")
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr == "asyncfetch: cannot read --input -: standard input is closed or not open for reading\n",
+                    "\(arguments)")
+            #expect(result.stdout.isEmpty, "nothing ran: \(arguments)")
+        }
+        let listed = try await Self.run(cli, ["cache", "path", "-i", "-"], "<&-")
+        #expect(listed.status == 2)
+        #expect(listed.stderr == "asyncfetch: cannot read -i -: standard input is closed or not open for reading\n")
     }
 
     /// A stdout pipe its parent made non-blocking (Node.js and Python
