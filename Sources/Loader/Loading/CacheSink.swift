@@ -207,7 +207,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// its receive time; §8.8.2.2), else the file may have changed again
     /// within that second and the rest would belong to another version.
     static func mayResume(_ record: CacheMetadata) -> Bool {
-        guard !isCoded(record.headers.lazy.filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) else {
+        guard !ContentCoding.isCoded(record.headers.lazy.filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) else {
             return false
         }
         if let etag = record.header("ETag"), !etag.hasPrefix("W/") { return true }
@@ -219,14 +219,6 @@ final class CacheSink: BodySink, @unchecked Sendable {
     func abandon() {
         writer?.abandon()
         spool?.abandon()
-    }
-
-    /// Whether `Content-Encoding` values name a content coding to undo
-    /// (anything but none, empty or `identity`).
-    static func isCoded<Values: Sequence<String>>(_ contentEncoding: Values) -> Bool {
-        contentEncoding.contains { value in
-            value.split(separator: ",").contains { !["", "identity"].contains(trimWhitespaceLower($0)) }
-        }
     }
 
     /// LENGTH of "bytes FIRST-LAST/LENGTH", or nil (absent, or `*`).
