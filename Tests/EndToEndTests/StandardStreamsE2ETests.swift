@@ -69,6 +69,34 @@ import TestSupport
         #expect(listed.stderr == "asyncfetch: cannot read -i -: standard input is closed or not open for reading\n")
     }
 
+    /// No `/dev/null` (a chroot or container without /dev; here a mount
+    /// namespace with an empty tmpfs over /dev) and a closed descriptor that
+    /// therefore cannot be reserved: the process ends with status 2 and the
+    /// reason on stderr before it opens anything, so no file can take the
+    /// free number and receive a write meant for stdout or stderr. Before,
+    /// the start went on (the Swift runtime and the locale opened files, any
+    /// of which could take the number) and `main` gave the same message.
+    @Test(.enabled(if: CacheE2E.canMount, "needs unshare -m and mount (root in a VM or privileged container)"))
+    func withoutDevNullAClosedDescriptorEndsTheProcessBeforeItOpensAnything() async throws {
+        let cli = try CLI()
+        for (redirection, name) in [("<&-", "standard input"), (">&-", "standard output")] {
+            let trace = cli.cache.path + "/trace.txt"
+            let inner = "exec " + CLI.shellQuote(CLI.binary) + " --offline http://127.0.0.1:9/a.png " + redirection
+            let command = "mount -t tmpfs none /dev && exec strace -f -qq -e trace=open,openat,creat -o "
+                + CLI.shellQuote(trace) + " /bin/sh -c " + CLI.shellQuote(inner)
+            let result = try await runProcessOffPool("/usr/bin/unshare", ["-m", "/bin/sh", "-c", command],
+                                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+            #expect(result.status == 2, "\(redirection): \(result.stderr)")
+            #expect(result.stderr == "asyncfetch: \(name) is closed, and /dev/null could not be opened in its place: "
+                    + "No such file or directory\n", "\(redirection)")
+            let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            let reservation = try #require(lines.firstIndex { $0.contains("\"/dev/null\"") }, "\(lines)")
+            let later = lines[reservation...].dropFirst().filter { $0.contains("open") || $0.contains("creat(") }
+            #expect(later.isEmpty, "opened after the failed reservation: \(later)")
+            #expect(!FileManager.default.fileExists(atPath: cli.cacheDir), "nothing ran")
+        }
+    }
+
     /// A stdout pipe its parent made non-blocking (Node.js and Python
     /// programs do; `O_NONBLOCK` is on the pipe, shared with the child),
     /// read by a parent that is slow to start: every line arrives whole.
