@@ -6,6 +6,8 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
+# Where `make build` leaves the binary (with a --scratch-path in SWIFT_BUILD_FLAGS, set it too).
+RELEASE_BIN ?= .build/release/asyncfetch
 # Debian packages: C libraries we link, and tools the tests and demo drive.
 APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash libisal-dev pkg-config nginx curl python3 \
   python3-venv strace python3-pip imagemagick python3-brotli zstd jq zlib1g-dev libbrotli-dev libzstd-dev libvips-dev
@@ -75,10 +77,16 @@ fuzz: deps
 demo: build
 	@bash Tests/tools/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"
 
-## install: the binary, its man page and shell completions under $(PREFIX)
-install: build
-	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"; \
-	set -e; \
+## install: the binary, its man page and shell completions under $(PREFIX) (and $(DESTDIR)).
+## It installs what `make build` built, and builds first only when there is no release binary
+## or a source is newer: `make build && sudo make install` then needs no Swift on root's PATH
+## (sudo's secure_path has none) and leaves no root-owned files in .build.
+install:
+	@set -e; bin=$(RELEASE_BIN); \
+	if [ ! -x "$$bin" ] || [ -n "$$(find Package.swift Sources -newer "$$bin" -print -quit)" ]; then \
+	  $(MAKE) --no-print-directory build; \
+	  bin="$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"; \
+	fi; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
 	  "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
