@@ -3,13 +3,35 @@ import Glibc
 import Testing
 import TestSupport
 
-/// `make install` as README says a user runs it (SPEC §8): after `make
-/// build`, often as root through sudo, whose PATH (`secure_path`) has no
-/// Swift toolchain. The Makefile runs here on a copy of the project's
-/// Makefile and man page, with a stand-in for the built binary, so no
-/// build is made.
-@Suite struct MakeInstallE2ETests {
-    /// `make install` rebuilt unconditionally (`install: build`): without
+/// The Makefile's set-up commands as README says a user runs them (SPEC
+/// §8), on a copy of the Makefile: no build is made, nothing is installed
+/// on this machine.
+@Suite struct MakefileE2ETests {
+    /// `make demo` on a fresh machine installs what the demo needs: the
+    /// libraries it builds with, python3 and curl. It installed everything the
+    /// tests need too (nginx, strace, ImageMagick, Pillow and its plugins from
+    /// PyPI, moto into a venv), a minute and a PyPI that must answer, or the
+    /// demo failed. `make -n` shows what each target would run.
+    @Test func demoInstallsOnlyWhatTheBuildAndTheDemoNeed() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-make")
+        try FileManager.default.copyItem(atPath: Paths.packageRoot + "/Makefile", toPath: temp.file("Makefile"))
+        let demo = try runProcess("/usr/bin/make", ["-n", "-C", temp.path, "demo"], timeout: 60)
+        #expect(demo.status == 0, "\(demo.stderr)")
+        for needed in ["libcurl4-openssl-dev", "libvips-dev", "python3", "curl", "demo.sh"] {
+            #expect(demo.stdout.contains(needed), "make demo would not install \(needed): \(demo.stdout)")
+        }
+        for unneeded in ["pip install", "moto", "nginx", "strace", "imagemagick"] {
+            #expect(!demo.stdout.contains(unneeded), "make demo would install \(unneeded)")
+        }
+        let deps = try runProcess("/usr/bin/make", ["-n", "-C", temp.path, "deps"], timeout: 60)
+        for needed in ["libcurl4-openssl-dev", "pip install", "moto", "nginx", "strace", "imagemagick"] {
+            #expect(deps.stdout.contains(needed), "make deps would not install \(needed)")
+        }
+    }
+
+    /// `make install` after `make build`, often as root through sudo, whose
+    /// PATH (`secure_path`) has no Swift toolchain (a stand-in for the built
+    /// binary here). It rebuilt unconditionally (`install: build`): without
     /// `swift` on PATH it failed ("swift: command not found"), and with it,
     /// run as root, it left root-owned files in the user's .build. Now a
     /// binary newer than the sources is installed as it is, under
