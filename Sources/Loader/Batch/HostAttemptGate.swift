@@ -87,7 +87,7 @@ final class HostAttemptGate: FetchAttemptGate {
     /// moment later, and slots opened in between would each send the host
     /// one more request it has just refused.
     func responding(status: Int) {
-        if hostKnown || status == 429 || status == 503 { return }
+        if hostKnown || HostPolicy.isPushback(status: status) { return }
         let first = state.withLock { state -> Bool in
             defer { state.responding = true }
             return !state.responding
@@ -151,7 +151,7 @@ final class HostAttemptGate: FetchAttemptGate {
         switch error.kind {
         case .http:
             guard let status = error.status else { return .neutral }
-            if status == 429 || status == 503 {
+            if HostPolicy.isPushback(status: status) {
                 return .pushedBack(status: status, retryAfter: error.retryAfter)
             }
             return .answered

@@ -86,6 +86,14 @@ public struct HostPolicy: Sendable, Equatable {
         return min(pauseMax, pauseBase * Double(1 << doublings))
     }
 
+    /// Whether an answer with `status` asks its whole host to back off
+    /// (SPEC §6): 429 Too Many Requests or 503 Service Unavailable. The one
+    /// rule for the gate that hears the status line (it opens no slots) and
+    /// for the outcome that pauses the host.
+    public static func isPushback(status: Int) -> Bool {
+        status == 429 || status == 503
+    }
+
     // MARK: Adapt
 
     /// The limit after a pushback: halved (at least 1) on a 429, which says
