@@ -114,8 +114,6 @@ extension ImageLoader {
     /// copy of a struct holding the stored entry (about 250 bytes) copied each
     /// field (three per revalidation, about 1.5 k instructions with their releases).
     final class NetworkExchange: Sendable {
-        /// The request, made ready ahead (`prepareRevalidation`) or made here:
-        /// held once (the exchange is copied into its transfer's closures, on the loop).
         /// The request, made ready ahead (`prepareRevalidation`) or made here. Handed to the
         /// caller beside the exchange, not kept in it: read back out of the exchange, it was
         /// copied and destroyed whole (~0.7 k instructions per URL).
