@@ -20,9 +20,10 @@ PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin
 # The S3-compatible server the remote cache tier's tests start (moto, from PyPI), in a venv under .build.
 S3_VENV := .build/s3-venv
 MOTO_VERSION := 5.2.5
-# Peers and tools for `make bench` only (iproute2 and openssl: the internet-like case's network
-# namespace and private CA; its img2dataset, uvloop and h2 go into .build/bench-venv, made by the bench).
-BENCH_PACKAGES := wget aria2 gcc time iproute2 openssl
+# Peers and tools for `make bench` (nginx: the origin it serves from; iproute2 and openssl: the
+# internet-like case's network namespace and private CA; python3-venv: its img2dataset, uvloop and h2
+# go into .build/bench-venv, made by the bench; imagemagick: that case's JPEGs, none without it).
+BENCH_PACKAGES := nginx wget aria2 gcc time iproute2 openssl python3-venv imagemagick
 BENCH_ARGS ?=
 DEMO_PORT ?= 0
 # `make fuzz`: seconds per target, and which targets (all of Fuzz/targets when empty).

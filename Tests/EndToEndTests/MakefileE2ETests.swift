@@ -29,6 +29,20 @@ import TestSupport
         }
     }
 
+    /// `make bench` on a fresh machine installs what bench.py runs: the nginx
+    /// it serves from (it starts /usr/sbin/nginx), python3-venv for the
+    /// internet-like case's venv, ImageMagick for that case's JPEGs. Since
+    /// `build` stopped pulling in `deps`, bench-deps named none of them.
+    @Test func benchInstallsTheServerAndToolsItRuns() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-make")
+        try FileManager.default.copyItem(atPath: Paths.packageRoot + "/Makefile", toPath: temp.file("Makefile"))
+        let bench = try runProcess("/usr/bin/make", ["-n", "-C", temp.path, "bench"], timeout: 60)
+        #expect(bench.status == 0, "\(bench.stderr)")
+        for needed in ["libcurl4-openssl-dev", "nginx", "python3-venv", "imagemagick", "aria2", "iproute2", "bench.py"] {
+            #expect(bench.stdout.contains(needed), "make bench would not install \(needed): \(bench.stdout)")
+        }
+    }
+
     /// `make install` after `make build`, often as root through sudo, whose
     /// PATH (`secure_path`) has no Swift toolchain (a stand-in for the built
     /// binary here). It rebuilt unconditionally (`install: build`): without
