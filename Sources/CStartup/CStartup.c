@@ -2,6 +2,8 @@
 #include "CStartup.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 // Reserves descriptors 0, 1 and 2 when the process starts with one closed
@@ -31,6 +33,35 @@ static int fail(int fd) {
     return -1;
 }
 
+// A descriptor that cannot be reserved (no /dev/null: a chroot or a
+// container without /dev) ends the process here, with status 2 (a problem
+// of the machine, as a bad cache directory is), before anything else runs:
+// any later open could take the free number, and a write meant for stdout
+// or stderr would land in that file. The reason goes to stderr only when
+// stderr is the descriptor the process was given (open at start, and not
+// the one that failed).
+static void refuse_to_start(int stderr_given) {
+    if (stderr_given) {
+        static const char *const names[] = {"standard input", "standard output", "standard error"};
+        char line[256];
+        int length = snprintf(line, sizeof line,
+                              "asyncfetch: %s is closed, and /dev/null could not be opened in its place: %s\n",
+                              names[failed_descriptor], strerror(reserve_errno));
+        if (length > 0) {
+            size_t left = (size_t)length < sizeof line ? (size_t)length : sizeof line - 1;
+            const char *next = line;
+            while (left > 0) {
+                ssize_t written = write(2, next, left);
+                if (written < 0 && errno == EINTR) continue;
+                if (written <= 0) break;   // nowhere else to say it; the status tells
+                next += written;
+                left -= (size_t)written;
+            }
+        }
+    }
+    _exit(2);
+}
+
 static int reserve(int fd) {
     if (fcntl(fd, F_GETFD) != -1) return 0;
     if (errno != EBADF) return fail(fd);
@@ -54,8 +85,9 @@ static void reserve_standard_descriptors(int argc, char **argv, char **envp) {
     (void)argv;
     (void)envp;
     int saved = errno;
+    int stderr_given = fcntl(2, F_GETFD) != -1;
     for (int fd = 0; fd <= 2; fd++) {
-        if (reserve(fd) == -1) break;
+        if (reserve(fd) == -1) refuse_to_start(stderr_given && fd != 2);
     }
     errno = saved;
 }
@@ -64,5 +96,3 @@ __attribute__((section(".preinit_array"), used))
 static void (*const reserve_at_start)(int, char **, char **) = reserve_standard_descriptors;
 
 int cstartup_reserve_errno(void) { return reserve_errno; }
-
-int cstartup_failed_descriptor(void) { return failed_descriptor; }

@@ -36,15 +36,15 @@ final class ContentDecoder {
     private let bufferSize: Int
 
     /// A decoder for a `Content-Encoding` field value, nil when it names no
-    /// coding to undo (absent, empty, `identity`); a `Problem` for a coding
+    /// coding to undo (absent, or only `ContentCoding.isIdentity` items); a `Problem` for a coding
     /// this cannot decode or more than `Defaults.maxContentCodings` of them.
     static func make(contentEncoding: String?, bufferSize: Int = Defaults.receiveBufferSize) -> Result<ContentDecoder?, Problem> {
         guard let contentEncoding else { return .success(nil) }
         var codings: [(cdecode_coding, String)] = []
         for item in contentEncoding.split(separator: ",") {
             let name = trimWhitespaceLower(item)
+            if ContentCoding.isIdentity(name) { continue }
             switch name {
-            case "", "identity": continue
             case "gzip", "x-gzip": codings.append((CDECODE_GZIP, "gzip"))
             case "deflate": codings.append((CDECODE_DEFLATE, "deflate"))
             case "br": codings.append((CDECODE_BR, "br"))

@@ -131,14 +131,31 @@ public struct ImageStructure: Sendable {
     }
 
     private mutating func set(_ next: WalkStep) {
-        step = next
-        switch next {
-        case .need(let count):
+        step = Self.checked(next)
+        switch step {
+        case .need:
             gatherStart = position
-            if count > Self.gatherLimit { step = .undecidable }
         case .skip(_, let seed): crc = seed ?? 0
         case .end: end = position
         default: break
+        }
+    }
+
+    /// A walker's step as the driver may follow it. Counts come from body
+    /// bytes, and the walk reads each chunk in place, where a negative count
+    /// would trap or step before the chunk: the walkers check their
+    /// arithmetic, and this stands behind them. A negative length is a
+    /// broken structure; a `need` past `gatherLimit` passes undecided.
+    static func checked(_ step: WalkStep) -> WalkStep {
+        switch step {
+        case .need(let count) where count < 0:
+            return .failed("the structure gives a negative length (\(count) bytes)")
+        case .skip(let count, _) where count < 0:
+            return .failed("the structure gives a negative length (\(count) bytes)")
+        case .need(let count) where count > gatherLimit:
+            return .undecidable
+        default:
+            return step
         }
     }
 
@@ -183,7 +200,8 @@ public struct ImageStructure: Sendable {
                 set(Bytes.empty { walker!.advance($0, at: position, crc: sum) })
             case .stream:
                 guard p < n else { return }
-                let (used, next) = walker!.stream(UnsafeBufferPointer(rebasing: chunk[p..<n]), at: position)
+                let (taken, next) = walker!.stream(UnsafeBufferPointer(rebasing: chunk[p..<n]), at: position)
+                let used = min(max(taken, 0), n - p)   // never outside the chunk, whatever the walker says
                 p += used
                 position += Int64(used)
                 guard let next else { return }

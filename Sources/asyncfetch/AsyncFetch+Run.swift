@@ -59,7 +59,9 @@ enum FetchRun {
         if let signal { throw ExitCode(128 + signal) }
         // The last lines (cache hits, the summary) are written by `finish`.
         if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
-        if let (name, problem) = followed.ending.inputError { throw RuntimeFailure("reading --input \(name): \(problem)") }
+        // A list that failed part way is as unreadable as one that cannot be opened (exit 2), the
+        // lines read before the error each reported all the same.
+        if let (path, problem) = followed.ending.inputError { throw InputError(path: path, problem: problem) }
         if !reporter.summary.allSucceeded { throw ExitCode(1) }
     }
 

@@ -11,7 +11,7 @@ import Glibc
 enum Main {
     static func main() async {
         useUTF8Characters()
-        if let problem = StandardStreams.reservationProblem { end(exitStatus(for: problem, root: AsyncFetch.self)) }
+        guard StandardStreams.reserved else { end(2) }   // not reached: the C corner has ended the process
         let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
         let status: Int32
         do {

@@ -1,7 +1,4 @@
 import CStartup
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Descriptors 0, 1 and 2 as the process found them. The C corner
 /// (`Sources/CStartup`) reserves a closed one before anything else runs,
@@ -11,14 +8,13 @@ import Glibc
 /// and its results are a failed write (`OutputFailure`: exit status 1,
 /// "cannot write standard output: Bad file descriptor"); with stderr closed
 /// messages are lost and the exit status still tells.
+///
+/// Where one cannot be reserved (no `/dev/null`), the corner ends the
+/// process itself, with status 2 and the reason on stderr, before any
+/// library initialises: from then on any file opened could take the number.
 enum StandardStreams {
-    /// Why a closed descriptor could not be reserved (no `/dev/null`):
-    /// the run must not start, or its results could go into a descriptor
-    /// the process opened for something else.
-    static var reservationProblem: UsageError? {
-        let code = cstartup_reserve_errno()
-        guard code != 0 else { return nil }
-        let name = ["standard input", "standard output", "standard error"][Int(max(0, min(2, cstartup_failed_descriptor())))]
-        return UsageError(environment: "\(name) is closed, and /dev/null could not be opened in its place: \(String(cString: strerror(code)))")
-    }
+    /// True once the process is past that point (it always is when Swift
+    /// code runs). Asking keeps the corner, and its `.preinit_array` entry,
+    /// linked into the executable.
+    static var reserved: Bool { cstartup_reserve_errno() == 0 }
 }

@@ -46,6 +46,46 @@ import TestSupport
         #expect(verify.stdout.contains("verified 1 entry: 1 intact, 0 corrupt removed"), "\(verify.stdout)")
     }
 
+    /// A cache whose disk fills up during the body is reported as a read-only
+    /// one is (ReadOnlyCacheE2ETests): with `-o` or `-P` the body is still
+    /// delivered, whole, a `success` with `"stored":false` and a warning that
+    /// names the cache and the cause; nothing half-written stays in the cache
+    /// or in `$TMPDIR`. Before, the same run was a `failure` (kind `io`) and
+    /// `-o` got nothing, while a read-only cache delivered.
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
+    func aCacheDiskThatFillsUpStillDeliversToOutputWithAWarning() throws {
+        let server = try ScriptedServer()
+        let bytes = (0..<(2 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        server.route("/big.bin", .ok(bytes, headers: [("Content-Type", "application/octet-stream")]))
+        let cli = try CLI()
+        let mount = try TmpfsMount(at: cli.cache.path + "/full-fs", size: "1m")
+        defer { mount.unmount() }
+        let spoolDir = cli.cache.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: spoolDir, withIntermediateDirectories: true)
+        let env = ["ASYNCFETCH_CACHE_DIR": mount.path, "TMPDIR": spoolDir]
+        let url = server.url("/big.bin")
+        let out = cli.cache.path + "/big.bin"
+        let result = try cli.run(["--json", "--any", "--retries", "0", url, "-o", out], environment: env)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let success = try #require(CLI.jsonLines(result.stdout)?.first { $0["phase"] as? String == "success" }, "\(result.stdout)")
+        #expect(success["stored"] as? Bool == false && success["path"] == nil, "\(success)")
+        #expect(success["bytes"] as? Int == bytes.count)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(bytes), "the whole body, byte for byte")
+        #expect(result.stderr.contains("warning: \(url): the cache could not be updated: cannot write a new entry in \(mount.path)")
+                && result.stderr.contains("No space left on device"), "\(result.stderr)")
+        try expectNothingHalfWritten(cli, dir: mount.path, url, environment: env)
+        #expect(CacheE2E.files(in: spoolDir).isEmpty, "no temporary file left in $TMPDIR")
+
+        // Without -o the body has nowhere to go: the URL's io failure, naming the cache and the cause.
+        let nowhere = try cli.run(["--json", "--any", "--retries", "0", url], environment: env)
+        #expect(nowhere.status == 1)
+        let error = try #require(failure(nowhere), "\(nowhere.stdout)")
+        #expect(error["kind"] as? String == "io" && error["status"] == nil, "\(error)")
+        let message = error["message"] as? String ?? ""
+        #expect(message.contains(mount.path) && message.contains("No space left on device"), "\(message)")
+        #expect(CacheE2E.files(in: spoolDir).isEmpty)
+    }
+
     /// The body fits exactly: its metadata needs no block of its own (it is
     /// on the body's inode), so the entry is stored whole and verifies.
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))

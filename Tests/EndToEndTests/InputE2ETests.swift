@@ -71,6 +71,45 @@ import TestSupport
         #expect(directory.status == 2)
         #expect(directory.stderr.contains("is a directory"))
         #expect(directory.stdout.isEmpty)
+        // A file without read permission. The tests run as root, whom mode bits do not stop:
+        // `setpriv` drops the capabilities that override them, as for any other user.
+        let locked = try cli.cache.write("locked.txt", Array("http://127.0.0.1:9/a.png\n".utf8))
+        #expect(chmod(locked, 0) == 0)
+        let asRoot = getuid() == 0
+        let denied = try await runProcessOffPool(asRoot ? "/usr/bin/setpriv" : CLI.binary,
+                                                 (asRoot ? ["--bounding-set=-dac_override,-dac_read_search", CLI.binary] : [])
+                                                     + ["--offline", "--input", locked],
+                                                 environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        #expect(denied.status == 2, "\(denied.stdout)")
+        #expect(denied.stderr == "asyncfetch: cannot read --input \(locked): Permission denied\n")
+        #expect(denied.stdout.isEmpty)
+    }
+
+    /// A list whose reading fails part way (here stdin a socket the writer resets) is as
+    /// unreadable as one that cannot be opened: exit status 2 and the same message, after the
+    /// lines read before the error have each had their report and the summary is out. A last
+    /// line without its newline is likely cut short: it is not fetched. Before, the status was
+    /// 1 and the message "reading --input stdin: Connection reset by peer"; the cut line was fetched.
+    @Test func aListThatFailsPartWayIsAnUnreadableListAfterItsLinesAreReported() async throws {
+        let cli = try CLI()
+        let writer = """
+            import socket, struct, subprocess, sys
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
+            reader = socket.create_connection(server.getsockname()); writer, _ = server.accept()
+            writer.sendall(b"http://127.0.0.1:9/a.png\\nhttp://127.0.0.1:9/b.png\\nhttp://127.0.0.1:9/c.p")
+            writer.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.close()   # a reset: the reader gets what was sent, then ECONNRESET
+            child = subprocess.Popen(sys.argv[1:], stdin=reader)
+            reader.close()
+            sys.exit(child.wait())
+            """
+        let result = try await runProcessOffPool("/usr/bin/python3", ["-c", writer, CLI.binary, "--offline", "--json", "-i", "-"],
+                                                 environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        #expect(result.status == 2, "\(result.stdout)")
+        #expect(result.stderr == "asyncfetch: cannot read --input -: Connection reset by peer\n")
+        let lines = try #require(CLI.jsonLines(result.stdout))
+        #expect(lines.compactMap { $0["url"] as? String } == ["http://127.0.0.1:9/a.png", "http://127.0.0.1:9/b.png"])
+        #expect((lines.last?["summary"] as? [String: Any])?["empty"] as? Int == 2, "\(result.stdout)")
     }
 
     @Test func anOverlongLineIsAnInvalidURLAndTheBatchGoesOn() async throws {

@@ -119,6 +119,26 @@ import TestSupport
         #expect(two.stderr.contains("-o/--output takes exactly one URL"))
     }
 
+    /// An `-o` that cannot be written after a `200` is the machine's problem:
+    /// kind `io`, a message that names the path and the cause, and no
+    /// `error.status` (which a script reads as the server's error status).
+    /// Before, the line carried `"status":200`. The cached body is kept.
+    @Test func anOutputFileThatCannotBeWrittenIsAnIOFailureWithoutAStatus() async throws {
+        let image = server.url("/images/photo-120x80.jpg")
+        let target = cli.cache.path + "/no-such-dir/photo.jpg"
+        for run in 0..<2 {   // from the network, then from the cache
+            let result = try await cli.run(["--json", image, "-o", target])
+            #expect(result.status == 1)
+            let failure = try #require(CLI.jsonLines(result.stdout)?.first { $0["phase"] as? String == "failure" },
+                                       "\(result.stdout)")
+            let error = try #require(failure["error"] as? [String: Any])
+            #expect(error["kind"] as? String == "io")
+            #expect(error["message"] as? String == "cannot write \(target): No such file or directory")
+            #expect(error["status"] == nil, "run \(run): \(error)")
+        }
+        #expect(try await cli.run(["--offline", image]).status == 0, "the body is in the cache")
+    }
+
     /// Quotes, backslashes and control characters in what is printed are
     /// escaped: every line stays one JSON object that gives the URL back.
     /// (The tab is in an argument: in a list, a tab ends the URL, `URL<TAB>name`.)

@@ -51,13 +51,50 @@ import TestSupport
         #expect(lines.contains { $0.hasPrefix("failure") && $0.contains("HTTP 404") }, "\(result.stdout)")
     }
 
-    /// `-i - <&-`: stdin cannot be read, as `cat <&-` says; before, the
-    /// read went to a descriptor libdispatch had opened ("Invalid argument").
+    /// `-i - <&-`: stdin cannot be read, an unreadable `--input` like any
+    /// other (exit status 2), said before the run starts. Before, the read
+    /// went to a descriptor libdispatch had opened ("Invalid argument"), then
+    /// failed as the run went ("reading --input stdin: Bad file descriptor", 1).
     @Test func closedStdinIsAnUnreadableInput() async throws {
         let cli = try CLI()
-        let result = try await Self.run(cli, ["-i", "-"], "<&-")
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("asyncfetch: reading --input stdin: Bad file descriptor"), "\(result.stderr)")
+        for arguments in [["-i", "-"], ["--json", "http://127.0.0.1:9/a.png", "-i", "-"]] {
+            let result = try await Self.run(cli, arguments, "<&-")
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr == "asyncfetch: cannot read --input -: standard input is closed or not open for reading\n",
+                    "\(arguments)")
+            #expect(result.stdout.isEmpty, "nothing ran: \(arguments)")
+        }
+        let listed = try await Self.run(cli, ["cache", "path", "-i", "-"], "<&-")
+        #expect(listed.status == 2)
+        #expect(listed.stderr == "asyncfetch: cannot read -i -: standard input is closed or not open for reading\n")
+    }
+
+    /// No `/dev/null` (a chroot or container without /dev; here a mount
+    /// namespace with an empty tmpfs over /dev) and a closed descriptor that
+    /// therefore cannot be reserved: the process ends with status 2 and the
+    /// reason on stderr before it opens anything, so no file can take the
+    /// free number and receive a write meant for stdout or stderr. Before,
+    /// the start went on (the Swift runtime and the locale opened files, any
+    /// of which could take the number) and `main` gave the same message.
+    @Test(.enabled(if: CacheE2E.canMount, "needs unshare -m and mount (root in a VM or privileged container)"))
+    func withoutDevNullAClosedDescriptorEndsTheProcessBeforeItOpensAnything() async throws {
+        let cli = try CLI()
+        for (redirection, name) in [("<&-", "standard input"), (">&-", "standard output")] {
+            let trace = cli.cache.path + "/trace.txt"
+            let inner = "exec " + CLI.shellQuote(CLI.binary) + " --offline http://127.0.0.1:9/a.png " + redirection
+            let command = "mount -t tmpfs none /dev && exec strace -f -qq -e trace=open,openat,creat -o "
+                + CLI.shellQuote(trace) + " /bin/sh -c " + CLI.shellQuote(inner)
+            let result = try await runProcessOffPool("/usr/bin/unshare", ["-m", "/bin/sh", "-c", command],
+                                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+            #expect(result.status == 2, "\(redirection): \(result.stderr)")
+            #expect(result.stderr == "asyncfetch: \(name) is closed, and /dev/null could not be opened in its place: "
+                    + "No such file or directory\n", "\(redirection)")
+            let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            let reservation = try #require(lines.firstIndex { $0.contains("\"/dev/null\"") }, "\(lines)")
+            let later = lines[reservation...].dropFirst().filter { $0.contains("open") || $0.contains("creat(") }
+            #expect(later.isEmpty, "opened after the failed reservation: \(later)")
+            #expect(!FileManager.default.fileExists(atPath: cli.cacheDir), "nothing ran")
+        }
     }
 
     /// A stdout pipe its parent made non-blocking (Node.js and Python

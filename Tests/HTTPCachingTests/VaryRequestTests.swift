@@ -35,6 +35,22 @@ import Testing
         #expect(VaryRequest(headers: HTTPHeaders(), userAgent: "").value("User-Agent") == "", "an empty User-Agent is none")
     }
 
+    /// A `Vary` with no names in it (empty, only commas or spaces, on one
+    /// line or several) lists nothing to match (RFC 9110 §12.5.5's list
+    /// rules): reused like a response without `Vary`, whatever the request
+    /// sends, and nothing recorded beside it.
+    @Test func aVaryThatNamesNothingIsReusedLikeNoVary() {
+        let requests = [VaryRequest(headers: HTTPHeaders(), userAgent: "ua"),
+                        VaryRequest(headers: HTTPHeaders([("Accept", "image/webp"), ("X-A", "1")]), userAgent: "other")]
+        for vary in [nil, "", " ", ",", ", ,", " ,\t, "] {
+            for request in requests {
+                #expect(request.matches(stored(vary: vary, request: [])), "\(vary.debugDescription)")
+                #expect(request.values(for: HTTPHeaders(vary.map { [("Vary", $0)] } ?? [])).isEmpty, "\(vary.debugDescription)")
+            }
+        }
+        #expect(requests[1].values(for: HTTPHeaders([("Vary", ""), ("Vary", ", ")])).isEmpty)
+    }
+
     @Test func theValuesStoredAreThoseTheVaryNames() {
         let request = VaryRequest(headers: HTTPHeaders([("Accept", "image/webp")]), userAgent: "ua")
         #expect(request.values(for: HTTPHeaders([("Vary", "Accept, *"), ("Vary", "X-Missing")])) ==

@@ -266,4 +266,27 @@ import TestSupport
                 "another root element: not walked (the sniff rejects the body)")
         #expect(verdict(Array("<svgx>".utf8)) == .undecided)
     }
+
+    /// The driver reads each chunk in place: a step with a negative length (a
+    /// walker's arithmetic on body bytes gone wrong) is a broken structure,
+    /// never a trap or a read before the chunk; a `need` past the gather
+    /// limit passes undecided. Before, `need(-1)` trapped in the slice.
+    @Test func aNegativeLengthFromAWalkerIsABrokenStructure() {
+        for step in [WalkStep.need(-1), .need(Int.min), .skip(-1, crcSeed: nil), .skip(Int64.min, crcSeed: 0)] {
+            guard case .failed(let message) = ImageStructure.checked(step) else {
+                Issue.record("\(step) must fail")
+                continue
+            }
+            #expect(message.hasPrefix("the structure gives a negative length ("), "\(message)")
+        }
+        guard case .undecidable = ImageStructure.checked(.need(ImageStructure.gatherLimit + 1)) else {
+            Issue.record("a need past the gather limit passes undecided")
+            return
+        }
+        guard case .need(0) = ImageStructure.checked(.need(0)), case .skip(0, nil) = ImageStructure.checked(.skip(0, crcSeed: nil)),
+              case .need(ImageStructure.gatherLimit) = ImageStructure.checked(.need(ImageStructure.gatherLimit)) else {
+            Issue.record("lengths from 0 to the limit are followed as given")
+            return
+        }
+    }
 }

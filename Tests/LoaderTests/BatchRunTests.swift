@@ -54,7 +54,7 @@ import TestSupport
                            options: LoaderHarness.options { $0.offline = true })
         _ = await runAll(run)
         let ending = await run.finish(interrupted: false, sync: false)
-        #expect(ending.inputError?.name == "/proc/self/mem")
+        #expect(ending.inputError?.path == "/proc/self/mem")
         #expect(ending.inputError?.problem == "Input/output error")
     }
 }

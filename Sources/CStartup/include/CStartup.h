@@ -4,11 +4,9 @@
 #ifndef ASYNCFETCH_CSTARTUP_H
 #define ASYNCFETCH_CSTARTUP_H
 
-/// 0 when descriptors 0, 1 and 2 were open at start or could be reserved;
-/// else the `errno` of the step that failed (`cstartup_failed_descriptor`
-/// says which descriptor).
+/// 0 when descriptors 0, 1 and 2 were open at start or could be reserved.
+/// Never anything else where Swift can ask: a reservation that fails ends
+/// the process (status 2) before any library initialises.
 int cstartup_reserve_errno(void);
-/// The descriptor (0, 1 or 2) whose reservation failed, -1 when none did.
-int cstartup_failed_descriptor(void);
 
 #endif

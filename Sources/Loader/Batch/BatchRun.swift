@@ -56,8 +56,8 @@ public final class BatchRun: Sendable {
         public var remoteStats: RemoteCache.Stats?
         /// Why the final `syncfs` failed, if it did.
         public var syncError: DiskCacheError?
-        /// The first list that stopped early on a read error: its name and the reason.
-        public var inputError: (name: String, problem: String)?
+        /// The first list that stopped early on a read error: its path as given (`-`: stdin) and the reason.
+        public var inputError: (path: String, problem: String)?
         /// Hosts scheduled, paused at least once, and given up on.
         public var hosts = HostCounts()
     }
@@ -76,7 +76,7 @@ public final class BatchRun: Sendable {
         ending.hosts = events.hostCounts
         for input in list.inputs {
             if let problem = input.readError {
-                ending.inputError = (input.name, problem)
+                ending.inputError = (input.path, problem)
                 break
             }
         }

@@ -22,6 +22,8 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
 
     /// The name used in messages: the path, or `stdin`.
     public let name: String
+    /// The path as given (`-` for stdin), as an unreadable list's message names it.
+    public let path: String
     private let fd: Int32
     private let closeWhenDone: Bool
     private let isRegularFile: Bool
@@ -44,8 +46,10 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
     }
 
     /// Opens `path` (`-` for stdin) and starts reading ahead. A file that
-    /// cannot be opened, or a directory, is an `InputError` naming it.
+    /// cannot be opened, a directory, or a stdin that is closed (`<&-`: the
+    /// executable reserves descriptor 0 write-only) is an `InputError` naming it.
     public init(path: String) throws {
+        self.path = path
         guard let wake = SelfPipe() else {
             throw InputError(path: path, problem: "pipe: \(String(cString: strerror(errno)))")
         }
@@ -68,6 +72,8 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
             problem = String(cString: strerror(errno))
         } else if (info.st_mode & S_IFMT) == S_IFDIR {
             problem = "is a directory"
+        } else if fcntl(fd, F_GETFL) & O_ACCMODE == O_WRONLY {   // only stdin can be (`0>FILE`, or `<&-`)
+            problem = Self.closedStdin
         } else {
             problem = nil
         }
@@ -80,6 +86,10 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
         }
         try startDetachedThread(name: "input-reader") { [self] in readLoop() }
     }
+
+    /// Why `-` cannot be read when descriptor 0 is write-only: closed at
+    /// start (`<&-`; the executable reserves it write-only) or opened so.
+    static let closedStdin = "standard input is closed or not open for reading"
 
     /// Both threads hold `self`, so the descriptors are closed only once
     /// neither uses them any more.
@@ -96,6 +106,8 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
     }
 
     /// Why reading stopped early (an I/O error), once the sequence has ended.
+    /// The lines read before it were delivered; a last line without its
+    /// newline was not (it is likely cut short).
     public var readError: String? { state.withLock { $0.failure } }
 
     /// For a regular file, counts its URL lines on another thread (with
@@ -118,6 +130,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw InputError(path: path, problem: String(cString: strerror(errno))) }
         defer { if fd != 0 { close(fd) } }
+        if fd == 0 && fcntl(fd, F_GETFL) & O_ACCMODE == O_WRONLY { throw InputError(path: path, problem: Self.closedStdin) }
         var lines: [String] = []
         let failed = LineSplitter.readAll(fd) { line in
             switch line {
@@ -227,7 +240,9 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
                 splitter.feed(UnsafeBufferPointer(rebasing: buffer[0..<n])) { push($0) }
             }
         }
-        splitter.finish { push($0) }
+        // After a read error the last line, if it has no newline, is likely cut
+        // short: fetching it would fetch a URL nobody wrote.
+        if error == nil { splitter.finish { push($0) } }
         let resume = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.finished = true
             state.failure = error

@@ -14,8 +14,9 @@ import Support
 /// it; any other 2xx starts over (the partial is dropped).
 ///
 /// When the cache cannot be written (`makeWriter` fails with `io`: a
-/// read-only directory), the body goes to a `SpoolFile` outside the cache
-/// instead, so that `-o` and `--output-dir` still get it.
+/// read-only directory; or a write fails part way: a full disk), the body
+/// goes to a `SpoolFile` outside the cache instead, so that `-o` and
+/// `--output-dir` still get it.
 ///
 /// Threading: the fetch engine calls `begin`/`write`/`reset` from its loop
 /// thread, from the awaiting task or from a completion worker, one at a
@@ -98,7 +99,8 @@ final class CacheSink: BodySink, @unchecked Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         try checkResumedLength(adding: bytes.count)
         switch try received() {
-        case let writer as CacheWriter: try writer.append(bytes)
+        case let writer as CacheWriter:
+            do { try writer.append(bytes) } catch { try spill(writer, refusedWith: error).write(bytes) }
         case let spool as SpoolFile: try spool.write(bytes)
         default: break
         }
@@ -109,11 +111,40 @@ final class CacheSink: BodySink, @unchecked Sendable {
     func write(whole body: [UInt8]) throws {
         try checkResumedLength(adding: body.count)
         switch try received() {
-        case let writer as CacheWriter: try writer.append(body)
+        case let writer as CacheWriter:
+            do { try writer.append(body) } catch { try body.withUnsafeBytes { try spill(writer, refusedWith: error).write($0) } }
         case let spool as SpoolFile: try body.withUnsafeBytes { try spool.write($0) }
         default: break
         }
         body.withUnsafeBytes { structure?.feed($0) }
+    }
+
+    /// The cache refused a write part way through the body (a full disk, a
+    /// quota, an I/O error): what it took moves to a `SpoolFile` and the body
+    /// goes on there, as when the cache cannot be written at all (`received`),
+    /// so that `-o` and `--output-dir` still get it and a full cache is
+    /// reported as a read-only one is. (A resumed body is not moved: its kept
+    /// part belongs to the cache; the load fails, as before.)
+    /// Any other error (not `io`, or of a resumed body) is thrown on as it is.
+    private func spill(_ refused: CacheWriter, refusedWith failure: any Error) throws -> SpoolFile {
+        guard let error = failure as? DiskCacheError, error.kind == .io, !refused.isResumed else { throw failure }
+        let moved = try SpoolFile(storeFailure: error.message)
+        do {
+            var offset: Int64 = 0
+            while offset < refused.bytesWritten {
+                let chunk = try refused.read(at: offset, count: Int(min(256 * 1024, refused.bytesWritten - offset)))
+                guard !chunk.isEmpty else { throw error }   // shorter than written: nothing sound to move
+                try chunk.withUnsafeBytes { try moved.write($0) }
+                offset += Int64(chunk.count)
+            }
+        } catch {
+            moved.abandon()
+            throw error
+        }
+        refused.abandon()
+        writer = nil
+        spool = moved
+        return moved
     }
 
     func reset() throws {
@@ -176,7 +207,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// its receive time; §8.8.2.2), else the file may have changed again
     /// within that second and the rest would belong to another version.
     static func mayResume(_ record: CacheMetadata) -> Bool {
-        guard !isCoded(record.headers.lazy.filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) else {
+        guard !ContentCoding.isCoded(record.headers.lazy.filter { asciiCaseInsensitiveEqual($0.name, "Content-Encoding") }.map(\.value)) else {
             return false
         }
         if let etag = record.header("ETag"), !etag.hasPrefix("W/") { return true }
@@ -188,14 +219,6 @@ final class CacheSink: BodySink, @unchecked Sendable {
     func abandon() {
         writer?.abandon()
         spool?.abandon()
-    }
-
-    /// Whether `Content-Encoding` values name a content coding to undo
-    /// (anything but none, empty or `identity`).
-    static func isCoded<Values: Sequence<String>>(_ contentEncoding: Values) -> Bool {
-        contentEncoding.contains { value in
-            value.split(separator: ",").contains { !["", "identity"].contains(trimWhitespaceLower($0)) }
-        }
     }
 
     /// LENGTH of "bytes FIRST-LAST/LENGTH", or nil (absent, or `*`).

@@ -16,7 +16,7 @@ extension ImageLoader {
         guard let delivery, let source = result.path ?? transient?.path else {
             // A body the cache could not store, and nobody to hand it to: lost.
             if let problem = result.storeFailure, result.stored == nil {
-                return .failure(LoadError(kind: .io, message: problem, status: result.status, attempts: result.attempts))
+                return .failure(LoadError(kind: .io, message: problem, attempts: result.attempts))
             }
             return .success(result)
         }
@@ -27,9 +27,9 @@ extension ImageLoader {
                 try Self.copy(from: source, to: delivery)
             }
         } catch let error as DeliveryError {
-            return .failure(LoadError(kind: .io, message: error.message, status: result.status, attempts: result.attempts))
+            return .failure(LoadError(kind: .io, message: error.message, attempts: result.attempts))
         } catch {
-            return .failure(LoadError(kind: .io, message: "\(error)", status: result.status, attempts: result.attempts))
+            return .failure(LoadError(kind: .io, message: "\(error)", attempts: result.attempts))
         }
         return .success(result)
     }

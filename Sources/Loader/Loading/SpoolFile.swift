@@ -19,7 +19,7 @@ protocol ReceivedBody: AnyObject {
 extension CacheWriter: ReceivedBody {}
 
 /// A body received while the cache cannot be written (a read-only cache
-/// directory): it goes to a temporary file outside the cache (`$TMPDIR`,
+/// directory, a full disk): it goes to a temporary file outside the cache (`$TMPDIR`,
 /// else `/tmp`), so that `-o` and `--output-dir` still get it. The loader
 /// links it to a `TransientBody` (removed once delivered); `CacheSink`
 /// removes this name when the load ends.
@@ -38,7 +38,7 @@ final class SpoolFile: ReceivedBody, @unchecked Sendable {
         do {
             sink = try FileSink(path: path)
         } catch {
-            throw DiskCacheError(.io, path: path, message: "\(storeFailure); and \((error as? FetchError)?.detail ?? "\(error)")")
+            throw Self.failure(error, path: path, storeFailure: storeFailure)
         }
     }
 
@@ -46,7 +46,12 @@ final class SpoolFile: ReceivedBody, @unchecked Sendable {
         if head.count < CacheWriter.headLimit {
             head.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(CacheWriter.headLimit - head.count)))
         }
-        try sink.write(bytes)
+        do { try sink.write(bytes) } catch { throw Self.failure(error, path: sink.path, storeFailure: storeFailure) }
+    }
+
+    /// The spool failing too: both reasons, the cache's first (it is what the user must fix).
+    private static func failure(_ error: any Error, path: String, storeFailure: String) -> DiskCacheError {
+        DiskCacheError(.io, path: path, message: "\(storeFailure); and \((error as? FetchError)?.detail ?? "\(error)")")
     }
 
     func reset() throws {

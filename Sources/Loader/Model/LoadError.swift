@@ -15,6 +15,10 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
 
     public let kind: Kind
     public let message: String
+    /// The response's HTTP status where it is the failure's subject: the
+    /// error status of `http`, the status of a body that was `not-an-image`.
+    /// Nil for every other kind: an `io` failure after a `200` is the
+    /// machine's problem, not the server's (docs/output.md, `error.status`).
     public let status: Int?
     public let attempts: Int
     /// `cache` when a remembered error status was replayed without the network.
