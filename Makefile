@@ -6,9 +6,14 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
-# Debian packages: C libraries we link, and tools the tests and demo drive.
-APT_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev xxhash libisal-dev pkg-config nginx curl python3 \
-  python3-venv strace python3-pip imagemagick python3-brotli zstd jq zlib1g-dev libbrotli-dev libzstd-dev libvips-dev
+# Where `make build` leaves the binary (with a --scratch-path in SWIFT_BUILD_FLAGS, set it too).
+RELEASE_BIN ?= .build/release/asyncfetch
+# Debian packages a build and `make demo` need: the C libraries we link (libvips-dev for glib's
+# headers), the demo's server (python3) and probe (curl), and jq for the README's examples.
+BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev libisal-dev pkg-config zlib1g-dev libbrotli-dev \
+  libzstd-dev libvips-dev curl python3 jq
+# ... and the tools the tests drive besides.
+TEST_PACKAGES := xxhash nginx python3-venv strace python3-pip imagemagick python3-brotli zstd
 # Python packages: the decoders the image differential test compares against
 # (Pillow, with HEIF/AVIF and JPEG XL plugins), for the python3 on PATH.
 PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin
@@ -24,38 +29,46 @@ DEMO_PORT ?= 0
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 
-.PHONY: all deps bench-deps build build-debug test fuzz demo install uninstall bench clean
+.PHONY: all deps build-deps apt-packages bench-deps build build-debug test fuzz demo install uninstall bench clean
 
 all: build
 
-## deps: install whatever this machine lacks, Debian packages then the Python decoders the
-## tests compare against (idempotent; instant when all is there)
-deps:
-	@missing=""; \
-	for p in $(APT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+## deps: install whatever this machine lacks for the tests: Debian packages, then the Python
+## decoders the tests compare against and the S3 server they start (idempotent; instant when all is there)
+deps: build-deps
+	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(TEST_PACKAGES)"
 	@python3 -c 'import PIL, pillow_heif, pillow_jxl' 2>/dev/null || { \
 	  echo "make deps: installing $(PIP_PACKAGES)"; \
 	  USER_FLAG=""; [ "$$(id -u)" = 0 ] || USER_FLAG="--user"; \
 	  PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --break-system-packages \
 	    $$USER_FLAG $(PIP_PACKAGES); }
-	@if [ "$(APT_PACKAGES)" = "$(BENCH_PACKAGES)" ] || [ -x $(S3_VENV)/bin/moto_server ]; then :; else \
+	@if [ -x $(S3_VENV)/bin/moto_server ]; then :; else \
 	  echo "make deps: installing moto[server]==$(MOTO_VERSION) into $(S3_VENV)"; \
 	  /usr/bin/python3 -m venv $(S3_VENV) && $(S3_VENV)/bin/pip install -q 'moto[server]==$(MOTO_VERSION)'; \
 	fi
 
+## build-deps: only what a build and `make demo` need (a fresh machine that only wants the tool
+## installs no test tools, Python packages or S3 server)
+build-deps:
+	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(BUILD_PACKAGES)"
+
+apt-packages:
+	@missing=""; \
+	for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
 ## build: optimised binary at .build/release/asyncfetch
-build: deps
+build: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS)
 
-build-debug: deps
+build-debug: build-deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
 ## test: unit, integration (servers on 127.0.0.1) and end-to-end tests.
@@ -75,10 +88,16 @@ fuzz: deps
 demo: build
 	@bash Tests/tools/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"
 
-## install: the binary, its man page and shell completions under $(PREFIX)
-install: build
-	@bin="$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"; \
-	set -e; \
+## install: the binary, its man page and shell completions under $(PREFIX) (and $(DESTDIR)).
+## It installs what `make build` built, and builds first only when there is no release binary
+## or a source is newer: `make build && sudo make install` then needs no Swift on root's PATH
+## (sudo's secure_path has none) and leaves no root-owned files in .build.
+install:
+	@set -e; bin=$(RELEASE_BIN); \
+	if [ ! -x "$$bin" ] || [ -n "$$(find Package.swift Sources -newer "$$bin" -print -quit)" ]; then \
+	  $(MAKE) --no-print-directory build; \
+	  bin="$$($(SWIFT) build $(RELEASE_FLAGS) --product asyncfetch $(SWIFT_BUILD_FLAGS) --show-bin-path)/asyncfetch"; \
+	fi; \
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
 	  "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
@@ -98,7 +117,7 @@ bench: build bench-deps
 	python3 bench/bench.py --bin .build/release/asyncfetch $(BENCH_ARGS)
 
 bench-deps:
-	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_PACKAGES)"
+	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(BENCH_PACKAGES)"
 
 uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/asyncfetch" "$(DESTDIR)$(PREFIX)/share/man/man1/asyncfetch.1" \

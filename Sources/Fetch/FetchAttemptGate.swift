@@ -17,9 +17,10 @@ public protocol FetchAttemptGate: AnyObject, Sendable {
     func connected()
 
     /// A status line of the attempt's response came in (the server answers,
-    /// whatever the status and however long its body takes). Called on the
-    /// transfer thread, once per status line: quick, never waits.
-    func responding()
+    /// whatever the status and however long its body takes), with its
+    /// `status` code. Called on the transfer thread, once per status line:
+    /// quick, never waits.
+    func responding(status: Int)
 
     /// Whether the attempt about to start leaves its connection open for
     /// reuse when it ends: false when the owner has nothing more queued for

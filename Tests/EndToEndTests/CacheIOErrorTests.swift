@@ -86,6 +86,29 @@ import TestSupport
         #expect(CacheE2E.files(in: spoolDir).isEmpty)
     }
 
+    /// `-o` onto a full disk: the URL's io failure names the file and the
+    /// cause, no cut-short file is left at that path (a script that finds
+    /// one takes it for the image), and the entry stays in the cache. Before,
+    /// an empty `-o` file was left behind.
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
+    func anOutputFileOnAFullDiskIsAnIOFailureAndIsNotLeftCutShort() throws {
+        let (server, cli) = try FixtureSite.start()
+        let mount = try TmpfsMount(at: cli.cache.path + "/out-fs", size: "256k")
+        defer { mount.unmount() }
+        var fs = statvfs()
+        #expect(statvfs(mount.path, &fs) == 0)
+        try Data(count: Int(fs.f_bavail) * Int(fs.f_bsize)).write(to: URL(fileURLWithPath: mount.path + "/filler.bin"))
+        let url = server.url("/images/photo-120x80.jpg")
+        let out = mount.path + "/photo.jpg"
+        let result = try cli.run(["--json", url, "-o", out])
+        #expect(result.status == 1)
+        let error = try #require(failure(result), "\(result.stdout)")
+        #expect(error["kind"] as? String == "io")
+        #expect(error["message"] as? String == "cannot write \(out): No space left on device")
+        #expect(!FileManager.default.fileExists(atPath: out), "no cut-short file at the -o path")
+        #expect(try cli.run(["--offline", url]).status == 0, "the entry is in the cache")
+    }
+
     /// The body fits exactly: its metadata needs no block of its own (it is
     /// on the body's inode), so the entry is stored whole and verifies.
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))

@@ -184,7 +184,7 @@ import TestSupport
         let asked = Locked(0)
         init(refuses: Bool) { self.refuses = refuses }
         func connected() {}
-        func responding() {}
+        func responding(status: Int) {}
         func answered(status: Int) {}
         func failed(_ error: FetchError) async -> FetchRetryVerdict { .usePolicy }
         func mayRetry() -> Bool {
@@ -226,7 +226,7 @@ import TestSupport
             self.after = after
         }
         func connected() {}
-        func responding() {}
+        func responding(status: Int) {}
         func answered(status: Int) {}
         func failed(_ error: FetchError) async -> FetchRetryVerdict {
             let count = failures.withLock { $0.append(error); return $0.count }

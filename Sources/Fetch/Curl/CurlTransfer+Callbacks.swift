@@ -26,7 +26,7 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     let line = UnsafeRawBufferPointer(start: data, count: size * count)
     switch transfer.head.accept(line) {
     case .status:
-        transfer.gate?.responding()
+        transfer.gate?.responding(status: transfer.head.status)
         transfer.keepConnectionForRetry()
         transfer.rawHeaders.removeAll(keepingCapacity: true)
         // One allocation for a usual header block, not a growth per few lines.

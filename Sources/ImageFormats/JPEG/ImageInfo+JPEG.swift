@@ -9,8 +9,7 @@ extension ImageInfo {
             if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { i += 2; continue }
             if marker == 0xD9 || marker == 0xDA { break }                     // end of image / start of scan
             guard let length = b.u16be(i + 2), length >= 2 else { break }
-            let isSOF = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
-            if isSOF {
+            if JPEGWalker.isFrameHeader(marker) {
                 return ImageInfo(format: .jpeg, width: b.u16be(i + 7), height: b.u16be(i + 5))
             }
             i += 2 + length

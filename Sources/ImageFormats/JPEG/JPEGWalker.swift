@@ -7,9 +7,13 @@ import Glibc
 /// stuffed byte, `FF D0`–`D7` a restart marker, `FF FF` fill), then more
 /// segments and scans (progressive JPEGs have many) to `EOI`. What follows
 /// `EOI` (a motion photo's video, MPF's further pictures) is not this image's.
+/// The first frame header (`SOFn`) gives the pixel size, wherever it lies:
+/// behind a 60 KiB EXIF segment and an ICC profile it is past the head a
+/// streaming caller keeps (`ImageStructure.inspection(head:)`).
 struct JPEGWalker: StructureWalker {
-    private enum State { case soi, length, segment, markers }
+    private enum State { case soi, length, frame(rest: Int64), segment, markers }
     private var state = State.soi
+    private(set) var size: (width: Int, height: Int)?
     private var marker: UInt8 = 0
     private var pendingFF = false
     private var scans = 0
@@ -25,8 +29,16 @@ struct JPEGWalker: StructureWalker {
             return .stream
         case .length:
             guard let length = bytes.u16be(0), length >= 2 else { return .failed("JPEG \(segmentName) segment has an impossible length") }
+            if size == nil, Self.isFrameHeader(marker), length >= 7 {
+                state = .frame(rest: Int64(length - 7))
+                return .need(5)   // sample precision, height, width
+            }
             state = .segment
             return .skip(Int64(length - 2), crcSeed: nil)
+        case .frame(let rest):
+            if let height = bytes.u16be(1), let width = bytes.u16be(3) { size = (width, height) }
+            state = .segment
+            return .skip(rest, crcSeed: nil)
         case .segment:
             state = .markers
             inScan = marker == 0xDA
@@ -73,6 +85,11 @@ struct JPEGWalker: StructureWalker {
         }
     }
 
+    /// SOF0–SOF15 but DHT (C4), JPG (C8) and DAC (CC), which share the range.
+    static func isFrameHeader(_ marker: UInt8) -> Bool {
+        (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
+    }
+
     private var segmentName: String {
         switch marker {
         case 0xDA: return "start-of-scan"
@@ -89,7 +106,7 @@ struct JPEGWalker: StructureWalker {
     func missing(length: Int64) -> String {
         switch state {
         case .soi: return "JPEG cut inside its start of image"
-        case .length, .segment: return "JPEG cut inside its \(segmentName) segment"
+        case .length, .frame, .segment: return "JPEG cut inside its \(segmentName) segment"
         case .markers:
             if inScan { return "JPEG ends inside scan data (scan \(scans))" }
             return scans == 0 ? "JPEG cut before its image data (no start of scan)" : "JPEG cut before its EOI marker"

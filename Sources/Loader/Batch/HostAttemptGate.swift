@@ -83,9 +83,11 @@ final class HostAttemptGate: FetchAttemptGate {
     }
 
     /// The host answers: its other slots open now, not when this (perhaps
-    /// long) body ends.
-    func responding() {
-        if hostKnown { return }
+    /// long) body ends. Not on a 429 or 503: `failed` pauses the host a
+    /// moment later, and slots opened in between would each send the host
+    /// one more request it has just refused.
+    func responding(status: Int) {
+        if hostKnown || status == 429 || status == 503 { return }
         let first = state.withLock { state -> Bool in
             defer { state.responding = true }
             return !state.responding

@@ -38,6 +38,7 @@ extension ImageLoader {
 
     /// Streams `source` to the destination in 64 KiB blocks (memory stays
     /// flat). Copying a file onto itself (`-o` naming the cache path) is a no-op.
+    /// A regular file that could not be written whole is removed.
     static func copy(from source: String, to delivery: Delivery) throws(DeliveryError) {
         func failure(_ what: String, _ path: String) -> DeliveryError {
             DeliveryError(message: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
@@ -69,7 +70,14 @@ extension ImageLoader {
                 break
             }
         }
-        if output != 1 && close(output) != 0 && failed == nil { failed = failure("write", delivery.name) }
+        if output != 1 {
+            var info = stat()
+            let regular = fstat(output, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+            if close(output) != 0 && failed == nil { failed = failure("write", delivery.name) }
+            // A file cut short is worse than none: a script that finds it takes it for the image
+            // (what it held before went with O_TRUNC). Only a regular file: never `-o /dev/full`.
+            if failed != nil, regular, case .file(let path) = delivery { _ = unlink(path) }
+        }
         if let failed { throw failed }
     }
 }

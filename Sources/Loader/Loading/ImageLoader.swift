@@ -24,6 +24,8 @@ public final class ImageLoader: Sendable {
     /// conformance lookup, when this dictionary's type is made.)
     private let inflight = Locked<[String: SharedLoad]>([:])
     private let refreshes = BackgroundWork()
+    /// `options.jobs` and `jobsPerHost` for the loads that are not a batch's.
+    private let slots: LoadSlots
 
     public init(cache: DiskCacheStore, options: LoaderOptions = LoaderOptions()) {
         self.cache = cache
@@ -33,6 +35,7 @@ public final class ImageLoader: Sendable {
         if Freshness.requestRequiresValidation(options.fetch.headers) { options.refresh = true }
         self.options = options
         client = FetchClient(configuration: options.clientConfiguration)
+        slots = LoadSlots(jobs: options.jobs, jobsPerHost: options.jobsPerHost)
     }
 
     /// What to do for one URL, decided without any I/O beyond one metadata
@@ -147,13 +150,20 @@ public final class ImageLoader: Sendable {
         let hex = key.hex
         let (shared, ticket) = inflight.withLock { inflight -> (SharedLoad, UInt64) in
             if let existing = inflight[hex], let ticket = existing.join() { return (existing, ticket) }
-            let created = SharedLoad({ await self.tiered(url: url, key: key, entry: entry, handedOut: handedOut) }, onDone: { done in
+            let created = SharedLoad({ await self.bounded(key) { await self.tiered(url: url, key: key, entry: entry, handedOut: handedOut) } },
+                                     onDone: { done in
                 self.inflight.withLock { if $0[hex] === done { $0.removeValue(forKey: hex) } }
             })
             inflight[hex] = created
             return (created, created.firstWaiter)
         }
         return await shared.wait(ticket)
+    }
+
+    /// `work` (one URL's network load, not a batch's) in one of `slots`.
+    private func bounded(_ key: CacheKey, _ work: () async -> Phase) async -> Phase {
+        guard let host = HostKey(normalizedURL: key.normalizedURL) else { return await work() }
+        return await slots.run(host: host, work)
     }
 
     /// The phases of one URL as they happen, after the implicit initial

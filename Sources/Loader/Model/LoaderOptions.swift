@@ -17,15 +17,15 @@ public struct LoaderOptions: Sendable {
     public var decode = false
     /// Serve a stale stored copy when the network fails (`--stale-if-error`).
     public var staleIfError = false
-    /// Concurrent network loads in a batch (`--jobs`). `load` and
-    /// `phases(for:)` calls side by side are not counted against it: bound
-    /// them all with `fetch.maxConcurrentTransfers`.
+    /// Concurrent network loads (`--jobs`): a batch runs at most this many,
+    /// and so do `load` and `phases(for:)` calls side by side, from any
+    /// number of tasks (`LoadSlots`; a batch and single loads are counted
+    /// apart). `fetch.maxConcurrentTransfers` caps all transfers together.
     public var jobs = Defaults.jobs
-    /// Concurrent network loads to one host (`--jobs-per-host`): a batch
-    /// schedules at most this many per host, and it is the loader's
-    /// connection cap per host (`fetch.maxHostConnections`, unless that is
-    /// set), so `load` and `phases(for:)` calls side by side open at most
-    /// this many connections to one host and the rest wait inside the engine.
+    /// Concurrent network loads to one host (`--jobs-per-host`), for a
+    /// batch and for single loads alike; a load waiting for its host holds
+    /// none of the `jobs` slots. Also the loader's connection cap per host
+    /// (`fetch.maxHostConnections`, unless that is set).
     public var jobsPerHost = Defaults.jobsPerHost
     /// Transfer limits, TLS, retries and extra request headers (`-H`).
     /// A nil `maxHostConnections` means `jobsPerHost` (`clientConfiguration`).
