@@ -172,6 +172,9 @@ import Testing
             oneStep.advance(to: Double(round) * 0.01)
             #expect(twoSteps.scheduler.running == oneStep.scheduler.running)
             #expect(twoSteps.scheduler.queued == oneStep.scheduler.queued)
+            // An end answered (or saying nothing) changes its host in place and drops it when
+            // nothing is left to remember: the same hosts are held as after two steps.
+            #expect(twoSteps.scheduler.hostsHeld == oneStep.scheduler.hostsHeld)
         }
         #expect(completions > 800)
         #expect(oneStep.violations == 0)
@@ -650,6 +653,30 @@ import Testing
         for outcome: Scheduler.Outcome in [.answered, .refused, .closed, .timedOut, .unanswered, .unresolved, .neutral] {
             #expect(!harness.scheduler.changesNothing(outcome, host: Self.a), "\(outcome)")
         }
+    }
+
+    /// What a started item is told of its host (`startFacts`) is what `changesNothing(.responding)`
+    /// and `queued(on:)` say, through a host's life: unknown, answering, drained, forgotten.
+    @Test func aStartIsToldWhetherItsHostAnswersAndHasMoreQueued() {
+        var harness = Harness(jobs: 4, perHost: 2)
+        func facts(_ host: HostKey) -> (known: Bool, queued: Bool) {
+            (harness.scheduler.changesNothing(.responding, host: host), harness.scheduler.queued(on: host) > 0)
+        }
+        #expect(harness.scheduler.startFacts(on: Self.a) == (false, false))   // no state at all
+        harness.enqueue(0..<5, Self.a)
+        #expect(harness.scheduler.startFacts(on: Self.a) == facts(Self.a))
+        #expect(harness.scheduler.startFacts(on: Self.a) == (false, true))
+        harness.apply(harness.scheduler.report(.responding, host: Self.a, now: 0))
+        #expect(harness.scheduler.startFacts(on: Self.a) == (true, true))
+        while let running = harness.running[Self.a], running > 0 {
+            harness.running[Self.a] = running - 1
+            harness.apply(harness.scheduler.finished(host: Self.a, after: .answered, now: 0))
+            #expect(harness.scheduler.startFacts(on: Self.a) == facts(Self.a))
+        }
+        #expect(harness.startedItems(on: Self.a) == Array(0..<5))
+        #expect(harness.scheduler.running == 0 && harness.scheduler.queued == 0)
+        #expect(harness.scheduler.hostsHeld == 0)   // nothing to remember: dropped at its last end
+        #expect(harness.scheduler.startFacts(on: Self.a) == (false, false))
     }
 
     @Test func aNameThatDoesNotResolveCostsOneLookup() {

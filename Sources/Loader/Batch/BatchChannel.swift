@@ -31,8 +31,8 @@ final class BatchChannel: Sendable {
     private struct State {
         let backlog: Int
         var queue = FIFO<LoadEvent>()
-        var consumer: CheckedContinuation<LoadEvent?, Never>?
-        var producer: CheckedContinuation<Void, Never>?
+        var consumer: ParkedContinuation<LoadEvent?>?
+        var producer: ParkedContinuation<Void>?
         /// When the first event queued behind a waiting consumer came: the
         /// consumer waits only with an empty queue, so the queued events all
         /// came after it and this is the oldest one's time.
@@ -49,7 +49,7 @@ final class BatchChannel: Sendable {
         /// due once that many events are taken, before the next one.
         var notes: [(after: Int, note: HostNote)] = []
         /// Producers woken by `takeConsumer`, resumed after the lock is released.
-        var producersToResume: [CheckedContinuation<Void, Never>] = []
+        var producersToResume: [ParkedContinuation<Void>] = []
 
         var room: Int? {
             let queued = queue.count
@@ -81,7 +81,7 @@ final class BatchChannel: Sendable {
         /// Hands the next event to the waiting consumer. Popping makes room, so a
         /// producer waiting for room is woken too (`producersToResume`): otherwise,
         /// with a backlog of 1, both could end up waiting for each other.
-        mutating func takeConsumer() -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? {
+        mutating func takeConsumer() -> (ParkedContinuation<LoadEvent?>, LoadEvent)? {
             guard let waiting = consumer, let event = pop() else { return nil }
             consumer = nil
             if let producer = takeProducer() { producersToResume.append(producer) }
@@ -89,7 +89,7 @@ final class BatchChannel: Sendable {
         }
 
         /// The producer resumes once the queue has drained to half the backlog.
-        mutating func takeProducer() -> CheckedContinuation<Void, Never>? {
+        mutating func takeProducer() -> ParkedContinuation<Void>? {
             guard let waiting = producer, queue.count <= backlog / 2 else { return nil }
             producer = nil
             return waiting
@@ -103,7 +103,7 @@ final class BatchChannel: Sendable {
         /// Sleeping `tailLatency`, then it looks at the queue.
         case ticking(Task<Void, Never>)
         /// Nothing was queued at its last look: it waits to be started again.
-        case parked(Task<Void, Never>, CheckedContinuation<Bool, Never>)
+        case parked(Task<Void, Never>, ParkedContinuation<Bool>)
         /// The channel finished or was abandoned.
         case ended
 
@@ -143,7 +143,7 @@ final class BatchChannel: Sendable {
     /// only queues, and resumes a waiting consumer.
     func send(note: HostNote) {
         guard onNote != nil else { return }
-        let (consumer, first) = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>?, LoadEvent?) in
+        let (consumer, first) = state.withLock { state -> (ParkedContinuation<LoadEvent?>?, LoadEvent?) in
             if state.abandoned { return (nil, nil) }
             state.notes.append((after: state.sent, note: note))
             guard state.consumer != nil else { return (nil, nil) }
@@ -173,8 +173,8 @@ final class BatchChannel: Sendable {
     /// What a producer's `enqueue` found to do after the lock.
     private enum Wake {
         case none
-        case consumer(CheckedContinuation<LoadEvent?, Never>, LoadEvent)
-        case resumeBackstop(CheckedContinuation<Bool, Never>)
+        case consumer(ParkedContinuation<LoadEvent?>, LoadEvent)
+        case resumeBackstop(ParkedContinuation<Bool>)
     }
 
     /// `add` appends to the queue under the lock; then the consumer, if it
@@ -239,7 +239,7 @@ final class BatchChannel: Sendable {
             // Events queued since the sleep began are left for the next look (or a producer).
             let due = min(demand.latency, sleep)
             sleep = demand.tailLatency
-            enum Look { case wake(CheckedContinuation<LoadEvent?, Never>, LoadEvent), tickAgain, park, end }
+            enum Look { case wake(ParkedContinuation<LoadEvent?>, LoadEvent), tickAgain, park, end }
             let look = state.withLock { state -> Look in
                 // `finish` and `abandon` mark the backstop ended themselves.
                 if state.finished || state.abandoned || Task.isCancelled { return .end }
@@ -264,7 +264,7 @@ final class BatchChannel: Sendable {
                         // An event queued since the look, with the backstop still ticking: keep ticking.
                         if state.consumerWaitsWithEvents { return true }
                         guard let task = state.backstop.task else { return false }
-                        state.backstop = .parked(task, continuation)
+                        state.backstop = .parked(task, ParkedContinuation(continuation))
                         return nil
                     }
                     if let now { continuation.resume(returning: now) }
@@ -277,7 +277,7 @@ final class BatchChannel: Sendable {
 
     /// Ends the backstop (the channel finished or was abandoned): a parked
     /// one is resumed to return, a ticking one is cancelled out of its sleep.
-    private static func endBackstop(_ state: inout State) -> (Task<Void, Never>?, CheckedContinuation<Bool, Never>?) {
+    private static func endBackstop(_ state: inout State) -> (Task<Void, Never>?, ParkedContinuation<Bool>?) {
         defer { state.backstop = .ended }
         switch state.backstop {
         case .ticking(let task): return (task, nil)
@@ -288,8 +288,8 @@ final class BatchChannel: Sendable {
 
     /// No more events.
     func finish() {
-        typealias Backstop = (Task<Void, Never>?, CheckedContinuation<Bool, Never>?)
-        let (wake, backstop) = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>?, Backstop) in
+        typealias Backstop = (Task<Void, Never>?, ParkedContinuation<Bool>?)
+        let (wake, backstop) = state.withLock { state -> (ParkedContinuation<LoadEvent?>?, Backstop) in
             state.finished = true
             let backstop = Self.endBackstop(&state)
             if !state.queue.isEmpty { return (nil, backstop) }   // the consumer takes the rest first
@@ -313,7 +313,7 @@ final class BatchChannel: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
                     if state.room != nil { return true }
-                    state.producer = continuation
+                    state.producer = ParkedContinuation(continuation)
                     return false
                 }
                 if ready { continuation.resume() }
@@ -323,7 +323,7 @@ final class BatchChannel: Sendable {
 
     /// Wakes a waiting consumer for what is queued (the rest, at the end).
     private func flush() {
-        let wake = state.withLock { state -> (CheckedContinuation<LoadEvent?, Never>, LoadEvent)? in
+        let wake = state.withLock { state -> (ParkedContinuation<LoadEvent?>, LoadEvent)? in
             guard state.consumerWaitsWithEvents else { return nil }
             return state.takeConsumer()
         }
@@ -339,7 +339,7 @@ final class BatchChannel: Sendable {
     /// handed to `onNote` first. Cancelling the consuming task abandons the
     /// channel and returns nil (`onAbandon` then cancels the work).
     func next(onAbandon: @escaping @Sendable () -> Void) async -> LoadEvent? {
-        enum Step { case event(LoadEvent, CheckedContinuation<Void, Never>?), notes([HostNote]), end, wait }
+        enum Step { case event(LoadEvent, ParkedContinuation<Void>?), notes([HostNote]), end, wait }
         while true {
             let step = state.withLock { state -> Step in
                 if state.noteDue { return .notes(state.takeDueNotes()) }
@@ -357,11 +357,11 @@ final class BatchChannel: Sendable {
             case .wait:
                 let woken = await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<LoadEvent?, Never>) in
-                        let immediate = state.withLock { state -> (LoadEvent?, CheckedContinuation<Void, Never>?, Bool) in
+                        let immediate = state.withLock { state -> (LoadEvent?, ParkedContinuation<Void>?, Bool) in
                             if state.noteDue { return (nil, nil, true) }
                             if let event = state.pop() { return (event, state.takeProducer(), true) }
                             if state.finished || state.abandoned { return (nil, nil, true) }
-                            state.consumer = continuation
+                            state.consumer = ParkedContinuation(continuation)
                             return (nil, nil, false)
                         }
                         if immediate.2 {
@@ -387,7 +387,7 @@ final class BatchChannel: Sendable {
         events.removeAll(keepingCapacity: true)
         guard let first = await next(onAbandon: onAbandon) else { return }
         events.append(first)
-        let producer = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let producer = state.withLock { state -> ParkedContinuation<Void>? in
             // Up to the next note: it is heard before the events after it (the next call).
             while events.count < limit, !state.noteDue, let event = state.pop() { events.append(event) }
             return state.takeProducer()
@@ -397,8 +397,8 @@ final class BatchChannel: Sendable {
 
     /// The consumer is gone: drop what is queued, release everyone.
     func abandon() {
-        typealias Taken = (CheckedContinuation<LoadEvent?, Never>?, CheckedContinuation<Void, Never>?,
-                           (Task<Void, Never>?, CheckedContinuation<Bool, Never>?))
+        typealias Taken = (ParkedContinuation<LoadEvent?>?, ParkedContinuation<Void>?,
+                           (Task<Void, Never>?, ParkedContinuation<Bool>?))
         let (consumer, producer, backstop) = state.withLock { state -> Taken in
             state.abandoned = true
             state.queue.removeAll()
@@ -413,7 +413,7 @@ final class BatchChannel: Sendable {
     }
 
     private func resumeWokenProducers() {
-        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let woken = state.withLock { state -> [ParkedContinuation<Void>] in
             defer { state.producersToResume.removeAll() }
             return state.producersToResume
         }

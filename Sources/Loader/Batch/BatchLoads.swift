@@ -42,7 +42,7 @@ final class BatchLoads: Sendable {
         var free: [Int] = []
         var count = 0
         /// `waitForAll`, until `count` is 0.
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: ParkedContinuation<Void>?
 
         mutating func add(_ handle: FetchHandle) -> Int {
             count += 1
@@ -97,7 +97,7 @@ final class BatchLoads: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ended = running.withLock { running -> Bool in
                 if running.count == 0 { return true }
-                running.waiter = continuation
+                running.waiter = ParkedContinuation(continuation)
                 return false
             }
             if ended { continuation.resume() }
@@ -148,7 +148,9 @@ final class BatchLoads: Sendable {
         // `startNetwork` never completes before it returns, so the loads started below never nest.
         // The completion captures the gate alone (no context to allocate and free per URL); the
         // gate holds what the end needs (`End`).
-        let stored = load.entryAndRequest
+        // A load without an entry (a cold URL) passes a plain nil: the entry copied out of the load,
+        // even nil, is a copy and a destroy through `CacheEntry?`'s value witnesses.
+        let stored = load.hasEntry ? load.entryAndRequest : (entry: nil, request: nil)
         loader.startNetwork(url: load.url, key: load.key, entry: stored.entry, prepared: stored.request, gate: gate,
                             handedOut: load.refresh, handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
             BatchLoads.ended(gate, loaded, slotGivenBack: slotGivenBack)
@@ -165,7 +167,7 @@ final class BatchLoads: Sendable {
                                      duration: monotonicSeconds() - end.since, refreshed: end.refresh), urgent: false)
         if !slotGivenBack { batch.giveBack(gate) }
         // Last: the loads just started are counted first, so `count` is 0 only at the end.
-        let waiter = batch.running.withLock { running -> CheckedContinuation<Void, Never>? in
+        let waiter = batch.running.withLock { running -> ParkedContinuation<Void>? in
             running.remove(end.slot)
             guard running.count == 0 else { return nil }
             defer { running.waiter = nil }

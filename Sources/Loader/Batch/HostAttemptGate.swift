@@ -45,7 +45,7 @@ final class HostAttemptGate: FetchAttemptGate {
 
     private struct State {
         var pushbacks = 0
-        var waiting: CheckedContinuation<FetchRetryVerdict, Never>?
+        var waiting: ParkedContinuation<FetchRetryVerdict>?
         /// The URL holds one of its host's slots (not while it waits).
         var holdsSlot = true
         var cancelled = false
@@ -171,7 +171,7 @@ final class HostAttemptGate: FetchAttemptGate {
             await withCheckedContinuation { (continuation: CheckedContinuation<FetchRetryVerdict, Never>) in
                 let cancelled = state.withLock { state -> Bool in
                     if state.cancelled { return true }
-                    state.waiting = continuation
+                    state.waiting = ParkedContinuation(continuation)
                     state.holdsSlot = false
                     return false
                 }
@@ -192,7 +192,7 @@ final class HostAttemptGate: FetchAttemptGate {
     /// URL a slot. False when nobody waited (the task was cancelled first):
     /// the caller then gives that slot straight back.
     func resume(_ verdict: FetchRetryVerdict) -> Bool {
-        let waiting = state.withLock { state -> CheckedContinuation<FetchRetryVerdict, Never>? in
+        let waiting = state.withLock { state -> ParkedContinuation<FetchRetryVerdict>? in
             defer { state.waiting = nil }
             if state.waiting != nil && verdict == .tryAgain { state.holdsSlot = true }
             return state.waiting

@@ -30,8 +30,8 @@ final class HostDispatch: Sendable {
     private struct State {
         var scheduler: Scheduler
         var ready: [HostLoad] = []
-        var consumer: CheckedContinuation<[HostLoad], Never>?
-        var reader: CheckedContinuation<Void, Never>?
+        var consumer: ParkedContinuation<[HostLoad]>?
+        var reader: ParkedContinuation<Void>?
         var readerDone = false
         var cancelled = false
         /// Queued loads that carry a stored entry (revalidations): each counts
@@ -106,9 +106,10 @@ final class HostDispatch: Sendable {
             let room = state.withLock { $0.hasRoom(queueLimit) }
             if room { return }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let parked = ParkedContinuation(continuation)
                 let now = state.withLock { state -> Bool in
                     if state.hasRoom(queueLimit) { return true }
-                    state.reader = continuation
+                    state.reader = parked
                     return false
                 }
                 if now { continuation.resume() }
@@ -134,7 +135,7 @@ final class HostDispatch: Sendable {
             let answer = state.withLock { state -> [HostLoad]? in
                 if !state.ready.isEmpty { return Self.takeReady(&state) }
                 if state.isDone { return [] }
-                state.consumer = continuation
+                state.consumer = ParkedContinuation(continuation)
                 return nil
             }
             if let answer { continuation.resume(returning: answer) }
@@ -256,8 +257,9 @@ final class HostDispatch: Sendable {
                 case .start(.load(var load), let host, let waited):
                     if load.hasEntry { state.queuedWithEntry -= 1 }
                     load.waited = waited
-                    load.hostKnown = state.scheduler.changesNothing(.responding, host: host)
-                    load.hostQueued = state.scheduler.queued(on: host) > 0
+                    let facts = state.scheduler.startFacts(on: host)
+                    load.hostKnown = facts.known
+                    load.hostQueued = facts.queued
                     started.append(load)
                 case .fail(.load(let load), _, _):
                     if load.hasEntry { state.queuedWithEntry -= 1 }
@@ -276,9 +278,9 @@ final class HostDispatch: Sendable {
 
     /// The waiters one step wakes: taken under the lock, resumed outside it.
     private struct Wake {
-        var consumer: CheckedContinuation<[HostLoad], Never>?
+        var consumer: ParkedContinuation<[HostLoad]>?
         var loads: [HostLoad] = []
-        var reader: CheckedContinuation<Void, Never>?
+        var reader: ParkedContinuation<Void>?
         var timerDue: Double?
     }
 

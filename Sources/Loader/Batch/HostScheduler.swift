@@ -124,25 +124,10 @@ public struct HostScheduler<Item> {
         var actions: [Action] = []
         switch outcome {
         case .answered:
-            state.resolved = true
-            state.answered = true
-            state.timeoutsInARow = 0
-            state.refusalsInARow = 0
-            state.closesInARow = 0
-            state.pushbacksInARow = 0
-            state.answersInARow += 1
-            let grown = policy.limit(state.limit, afterAnswers: state.answersInARow)
-            if grown != state.limit {
-                actions.append(.note(.limitChanged(host, from: state.limit, to: grown)))
-                state.limit = grown
-            }
+            Self.answered(&state, policy: policy, host: host, into: &actions)
         case .pushedBack(let status, let retryAfter):
-            state.resolved = true
-            state.answered = true
+            state.heardFrom()
             state.answersInARow = 0
-            state.timeoutsInARow = 0
-            state.refusalsInARow = 0
-            state.closesInARow = 0
             // Transfers started before the pause answer during it: one pushback per pause counts.
             if !state.isPaused(at: now) {
                 state.pushbacksInARow += 1
@@ -216,8 +201,37 @@ public struct HostScheduler<Item> {
         return actions
     }
 
+    /// An answer: the host is up, its failure streaks end, and a run of
+    /// answers grows its limit back (what `apply` does for `.answered`).
+    private static func answered(_ state: inout HostState<Item>, policy: HostPolicy, host: HostKey,
+                                 into actions: inout [Action]) {
+        state.heardFrom()
+        state.pushbacksInARow = 0
+        state.answersInARow += 1
+        let grown = policy.limit(state.limit, afterAnswers: state.answersInARow)
+        if grown != state.limit {
+            actions.append(.note(.limitChanged(host, from: state.limit, to: grown)))
+            state.limit = grown
+        }
+    }
+
     private mutating func release(host: HostKey, after outcome: Outcome?, requeue: Item?, now: Double,
                                   into actions: inout [Action]) {
+        // Every URL's end (answered, or nothing to say, and not put back): the state changes in
+        // place, one look-up. A copy read out and stored back went through the state's value
+        // witnesses (its layout is known only at run time), ~1.3 k instructions per URL.
+        if requeue == nil, outcome == nil || outcome == .answered {
+            guard let position = hosts.position(of: host) else { return }
+            running = max(0, running - 1)
+            let policy = self.policy
+            let forgettable = hosts.modify(at: position) { state -> Bool in
+                if outcome != nil { Self.answered(&state, policy: policy, host: host, into: &actions) }
+                state.finish()
+                return state.isForgettable(ceiling: policy.jobsPerHost)
+            }
+            if forgettable { hosts.remove(at: position) }
+            return
+        }
         guard var state = hosts[host] else { return }   // gone before `fill`, as in `report`
         if let outcome { actions += apply(outcome, to: &state, host: host, now: now) }
         state.finish()
@@ -263,6 +277,15 @@ public struct HostScheduler<Item> {
         case .responding: return hosts.read(host) { $0.resolved && $0.answered } ?? false
         default: return false
         }
+    }
+
+    /// What an item started on `host` is told (`HostDispatch`): whether the host has
+    /// connected and answered (`changesNothing(.responding, host:)`), and whether it has
+    /// more items queued (`queued(on:) > 0`). One look-up, the state read in place (a
+    /// `read` each copied the state out, through its value witnesses).
+    public func startFacts(on host: HostKey) -> (known: Bool, queued: Bool) {
+        guard let position = hosts.position(of: host) else { return (false, false) }
+        return (hosts.states[position].resolved && hosts.states[position].answered, hosts.states[position].queued > 0)
     }
 
     /// Removes every queued item, oldest first per host (the batch was

@@ -93,6 +93,16 @@ struct HostState<Item> {
 
     mutating func finish() { running = max(0, running - 1) }
 
+    /// The server answered (a response, or a pushback): its name resolves, and
+    /// its streaks of connect failures and timeouts end.
+    mutating func heardFrom() {
+        resolved = true
+        answered = true
+        timeoutsInARow = 0
+        refusalsInARow = 0
+        closesInARow = 0
+    }
+
     /// Empties the queue, oldest first.
     mutating func removeAll() -> [Item] {
         defer {

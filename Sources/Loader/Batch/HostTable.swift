@@ -79,7 +79,8 @@ struct HostTable<Item> {
         }
     }
 
-    private mutating func remove(at position: Int) {
+    /// Drops the state at `position` (positions change: see above).
+    mutating func remove(at position: Int) {
         if states[position].pausedUntil != nil { paused.remove(keys[position]) }
         positions[keys[position]] = nil
         let last = states.count - 1

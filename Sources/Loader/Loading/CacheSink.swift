@@ -27,13 +27,22 @@ import Support
 final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     private let key: String
-    private let partial: PartialBody?
+    /// The kept partial body this transfer may continue. Boxed, as `keptStructure`: most
+    /// sinks resume nothing, and a nil reference is freed with no value witness (a nil
+    /// `PartialBody?` or `ImageStructure?` is destroyed through them, ~260 instructions each).
+    private let resuming: Box<PartialBody>?
+    private final class Box<Value> {
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
     private var writer: CacheWriter?
     private var spool: SpoolFile?
-    /// The body's structure so far; nil when it is not checked (`--any`).
-    private(set) var structure: ImageStructure?
+    /// The body's structure so far, when it is checked (`checksStructure`; not with `--any`).
+    /// Not an `ImageStructure?`: that was copied and destroyed through its value witnesses.
+    private var structure: ImageStructure
+    private let checksStructure: Bool
     /// The structure after a resumed body's kept part: where a retried attempt starts over.
-    private var keptStructure: ImageStructure?
+    private var keptStructure: Box<ImageStructure>?
     /// The 2xx response being received (its validators are what a kept partial needs).
     private(set) var status = 0
     private(set) var headers = HTTPHeaders()
@@ -49,9 +58,16 @@ final class CacheSink: BodySink, @unchecked Sendable {
     init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil, checkStructure: Bool, limit: Int64 = .max) {
         self.cache = cache
         self.key = key
-        self.partial = partial
+        resuming = partial.map(Box.init)
         self.limit = limit
-        structure = checkStructure ? ImageStructure() : nil
+        structure = ImageStructure()
+        checksStructure = checkStructure
+    }
+
+    /// The structure check's verdict on the body received (`ImageStructure.inspection`);
+    /// nil when the structure is not checked (`--any`).
+    func inspection(head: [UInt8]) -> ImageInspection? {
+        checksStructure ? structure.inspection(head: head) : nil
     }
 
     struct ResumeMismatch: Error, CustomStringConvertible {
@@ -71,7 +87,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
     func begin(status: Int, headers: HTTPHeaders) throws {
         self.status = status
         self.headers = headers
-        guard let partial else { return }
+        guard let partial = resuming?.value else { return }
         if status == 206 {
             // RFC 9110 §14.4: Content-Range "bytes FIRST-LAST/LENGTH" must start where the kept part ends.
             guard let range = headers["Content-Range"], Self.firstByte(range) == partial.length else {
@@ -91,7 +107,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
             writer?.abandon()
             writer = nil
             cache.removePartial(key)
-            if structure != nil { structure = ImageStructure() }
+            if checksStructure { structure = ImageStructure() }
             keptStructure = nil
         }
     }
@@ -104,7 +120,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         case let spool as SpoolFile: try spool.write(bytes)
         default: break
         }
-        structure?.feed(bytes)
+        if checksStructure { structure.feed(bytes) }
     }
 
     /// A body held in memory, whole: the cache writer keeps the array as its head (no copy).
@@ -116,7 +132,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         case let spool as SpoolFile: try body.withUnsafeBytes { try spool.write($0) }
         default: break
         }
-        body.withUnsafeBytes { structure?.feed($0) }
+        if checksStructure { body.withUnsafeBytes { structure.feed($0) } }
     }
 
     /// The cache refused a write part way through the body (a full disk, a
@@ -150,14 +166,15 @@ final class CacheSink: BodySink, @unchecked Sendable {
     func reset() throws {
         try writer?.reset()
         try spool?.reset()
-        if structure != nil { structure = keptStructure ?? ImageStructure() }
+        if checksStructure { structure = keptStructure?.value ?? ImageStructure() }
     }
 
     /// The structure check must see a resumed body from its first byte: the
     /// kept part is read back once (the writer read it to hash it, inside
     /// DiskCache) and walked before the 206's bytes arrive.
     private func walkKeptPart(of resumed: CacheWriter, length: Int64) throws {
-        guard var walked = structure.map({ _ in ImageStructure() }) else { return }
+        guard checksStructure else { return }
+        var walked = ImageStructure()
         var offset: Int64 = 0
         while offset < length {
             let chunk = try resumed.read(at: offset, count: Int(min(256 * 1024, length - offset)))
@@ -166,7 +183,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
             offset += Int64(chunk.count)
         }
         structure = walked
-        keptStructure = walked
+        keptStructure = Box(walked)
     }
 
     /// Where the body goes, created on first use (an empty 2xx body still

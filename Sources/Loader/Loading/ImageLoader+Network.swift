@@ -16,11 +16,11 @@ extension ImageLoader {
     /// `stale-while-revalidate` window (`plan`'s `.revalidateInBackground`).
     func network(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil,
                  handedOut: Bool = false) async -> Phase {
-        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
+        let (exchange, made) = NetworkExchange.make(self, url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
         defer { exchange.sink.abandon() }
         let fetched: Result<FetchResponse, FetchError>
         do {
-            fetched = .success(try await client.fetch(exchange.request, into: exchange.sink))
+            fetched = .success(try await client.fetch(made.request, into: exchange.sink))
         } catch let error as FetchError {
             fetched = .failure(error)
         } catch {
@@ -52,8 +52,8 @@ extension ImageLoader {
                       gate: (any FetchAttemptGate)?, handedOut: Bool = false, handle: FetchHandle,
                       giveSlotBack: (@Sendable () -> Void)? = nil,
                       completion: @escaping @Sendable (Phase, _ slotGivenBack: Bool) -> Void) {
-        let exchange = NetworkExchange(self, url: url, key: key, entry: entry, prepared: prepared, gate: gate,
-                                       handedOut: handedOut)
+        let (exchange, made) = NetworkExchange.make(self, url: url, key: key, entry: entry, prepared: prepared, gate: gate,
+                                                    handedOut: handedOut)
         let end: @Sendable (Result<FetchResponse, FetchError>) -> Void = { [self] fetched in
             guard let giveSlotBack, case .success(let response) = fetched, exchange.updatesInPlace(response) else {
                 return finish(exchange, fetched, url: url, gate: gate, handle: handle, slotGivenBack: false, completion)
@@ -63,7 +63,7 @@ extension ImageLoader {
                 self.finish(exchange, fetched, url: url, gate: gate, handle: handle, slotGivenBack: true, completion)
             }
         }
-        switch exchange.made {
+        switch consume made {
         case .prepared(let prepared): client.start(prepared, into: exchange.sink, handle: handle, completion: end)
         // `url` is a plan's `.network` (or `.revalidateInBackground`): `plan` validated it.
         case .plain(let request): client.start(client.prepare(request, urlChecked: true), into: exchange.sink, handle: handle, completion: end)
@@ -108,47 +108,63 @@ extension ImageLoader {
         FetchRequest(url: url, headers: conditional.map(Revalidation.conditionalHeaders) ?? HTTPHeaders(), gate: gate)
     }
 
-    /// One network load's request, as `network` and `startNetwork` make it:
-    /// conditional on the stored entry, or resuming a kept partial body.
+    /// One network load, as `network` and `startNetwork` make it (`make`, with its request:
+    /// conditional on the stored entry, or resuming a kept partial body).
     /// A class: `startNetwork`'s closures hold it, on the transfer loop, and a
     /// copy of a struct holding the stored entry (about 250 bytes) copied each
     /// field (three per revalidation, about 1.5 k instructions with their releases).
     final class NetworkExchange: Sendable {
         /// The request, made ready ahead (`prepareRevalidation`) or made here:
         /// held once (the exchange is copied into its transfer's closures, on the loop).
+        /// The request, made ready ahead (`prepareRevalidation`) or made here. Handed to the
+        /// caller beside the exchange, not kept in it: read back out of the exchange, it was
+        /// copied and destroyed whole (~0.7 k instructions per URL).
         enum Made: Sendable {
             case prepared(PreparedRequest)
             case plain(FetchRequest)
-        }
-        let made: Made
-        var request: FetchRequest {
-            switch made {
-            case .prepared(let prepared): prepared.request
-            case .plain(let request): request
+
+            var request: FetchRequest {
+                switch self {
+                case .prepared(let prepared): prepared.request
+                case .plain(let request): request
+                }
             }
         }
         let sink: CacheSink
         let key: CacheKey
-        let entry: CacheEntry?
+        /// The stored entry, boxed: most loads (cold URLs) have none, and a `CacheEntry?` held
+        /// inline is copied and destroyed, even nil, through its value witnesses.
+        private let stored: Stored?
+        private final class Stored: Sendable {
+            let entry: CacheEntry
+            init(_ entry: CacheEntry) { self.entry = entry }
+        }
+        var entry: CacheEntry? { stored?.entry }
+        /// Whether there is an `entry`, read without copying it.
+        var hasEntry: Bool { stored != nil }
         /// The stored record the request is conditional on (an entry with a body): `entry`'s, not a second copy.
-        var conditional: CacheMetadata? { ImageLoader.conditional(entry) }
+        var conditional: CacheMetadata? {
+            guard let stored, stored.entry.metadata.hasBody else { return nil }
+            return stored.entry.metadata
+        }
 
         /// Whether `response` is a 304 that `complete` merges into the stored
         /// entry, in place (its end is `.done`, never `.again`).
         func updatesInPlace(_ response: FetchResponse) -> Bool {
             // `entry`'s record without `conditional`'s map and flatMap (copies, on the loop, per 304).
-            guard response.status == 304, let stored = entry?.metadata, stored.hasBody else { return false }
-            return Revalidation.validatorMatches(response.headers, stored)
+            guard response.status == 304, let stored, stored.entry.metadata.hasBody else { return false }
+            return Revalidation.validatorMatches(response.headers, stored.entry.metadata)
         }
-        let partial: PartialBody?
+        /// A kept partial body of the URL was found (continued when it has a validator).
+        let foundPartial: Bool
         let requestTime: Double
         /// `entry` was reported already as a stale copy (see `network`'s `handedOut`).
         let handedOut: Bool
 
+        /// A load's exchange and its request.
         /// `prepared`: `entry`'s request made ready ahead (`prepareRevalidation`), if it was.
-        init(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
-             gate: (any FetchAttemptGate)?, handedOut: Bool = false) {
-            self.handedOut = handedOut
+        static func make(_ loader: ImageLoader, url: String, key: CacheKey, entry: CacheEntry?, prepared: PreparedRequest? = nil,
+                         gate: (any FetchAttemptGate)?, handedOut: Bool = false) -> (NetworkExchange, Made) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
             let hex = key.hex   // made once here: a key is its digest (see `CacheKey.digest`)
@@ -161,23 +177,31 @@ extension ImageLoader {
                 loader.cache.removePartial(hex)
                 partial = nil
             }
+            let made: Made
             if var prepared, entry != nil {
                 prepared.gate = gate
                 made = .prepared(prepared)
             } else {
-                var request = ImageLoader.request(url: url, conditionalOn: ImageLoader.conditional(entry), gate: gate)
+                var request = entry == nil ? FetchRequest(url: url, headers: HTTPHeaders(), gate: gate)
+                    : ImageLoader.request(url: url, conditionalOn: ImageLoader.conditional(entry), gate: gate)
                 if let partial, let validator = partial.validator {
                     request.headers.set(name: "Range", value: "bytes=\(partial.length)-")
                     request.headers.set(name: "If-Range", value: validator)
                 }
                 made = .plain(request)
             }
-            sink = CacheSink(cache: loader.cache, key: hex, partial: partial?.validator == nil ? nil : partial,
-                             checkStructure: !loader.options.acceptAnyContent,
-                             limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
+            let sink = CacheSink(cache: loader.cache, key: hex, partial: partial?.validator == nil ? nil : partial,
+                                 checkStructure: !loader.options.acceptAnyContent,
+                                 limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
+            return (NetworkExchange(sink: sink, key: key, entry: entry, foundPartial: partial != nil, handedOut: handedOut), made)
+        }
+
+        private init(sink: CacheSink, key: CacheKey, entry: CacheEntry?, foundPartial: Bool, handedOut: Bool) {
+            self.sink = sink
             self.key = key
-            self.entry = entry
-            self.partial = partial
+            if let entry { stored = Stored(entry) } else { stored = nil }
+            self.foundPartial = foundPartial
+            self.handedOut = handedOut
             requestTime = currentUnixTime()
         }
     }
@@ -196,7 +220,8 @@ extension ImageLoader {
     /// the entry in place (`NetworkExchange.updatesInPlace`), so it is not compared again.
     func complete(_ exchange: NetworkExchange, with fetched: Result<FetchResponse, FetchError>,
                   updatesInPlace: Bool = false) -> NetworkEnd {
-        let key = exchange.key, entry = exchange.entry, sink = exchange.sink, requestTime = exchange.requestTime
+        // `exchange.entry` is read where it is needed (rarely): see `hasEntry`.
+        let key = exchange.key, sink = exchange.sink, requestTime = exchange.requestTime
         let response: FetchResponse
         switch fetched {
         case .success(let answered):
@@ -210,17 +235,17 @@ extension ImageLoader {
                                                      responseTime: currentUnixTime())
                 _ = sink.keepPartial(kept, minimum: CacheDefaults.resumeMinimum)
             }
-            if error.status == 416 || sink.partialRefused, exchange.partial != nil {
+            if error.status == 416 || sink.partialRefused, exchange.foundPartial {
                 // The kept part no longer fits the resource (it shrank), or the server's 206 does not
                 // continue it (it answers a Range from elsewhere): drop it and ask for the whole body.
                 cache.removePartial(key.hex)
-                return .again(entry: entry)
+                return .again(entry: exchange.entry)
             }
-            return .done(failed(error, key: key, entry: entry, requestTime: requestTime, handedOut: exchange.handedOut))
+            return .done(failed(error, key: key, entry: exchange.entry, requestTime: requestTime, handedOut: exchange.handedOut))
         }
         let responseTime = currentUnixTime()
         if response.status == 304 {
-            guard let entry, exchange.conditional != nil else {
+            guard let entry = exchange.entry, exchange.conditional != nil else {
                 return .done(.failure(LoadError(kind: .http, message: "HTTP 304 Not Modified to an unconditional request",
                                                 status: 304, attempts: response.attempts)))
             }
@@ -238,7 +263,7 @@ extension ImageLoader {
         do { body = try sink.received() } catch {
             return .done(.failure(LoadError(error, attempts: response.attempts)))
         }
-        return .done(stored(body, structure: sink.structure, key: key, entry: entry, response: response,
+        return .done(stored(body, inspection: sink.inspection(head: body.head), key: key, replacesEntry: exchange.hasEntry, response: response,
                             requestTime: requestTime, responseTime: responseTime))
     }
 
@@ -261,10 +286,12 @@ extension ImageLoader {
 
     /// A 2xx with a body: validate it as an image, then store it (or, for
     /// `no-store`, keep it only until it is delivered).
-    private func stored(_ writer: ReceivedBody, structure: ImageStructure?, key: CacheKey, entry: CacheEntry?,
+    /// `replacesEntry`: the load had a stored entry (the plan's).
+    /// `inspection`: the structure check's, nil when it is not checked (`--any`).
+    private func stored(_ writer: ReceivedBody, inspection: ImageInspection?, key: CacheKey, replacesEntry: Bool,
                         response: FetchResponse, requestTime: Double, responseTime: Double) -> Phase {
         let info: ImageInfo?
-        switch structure?.inspection(head: writer.head) {
+        switch inspection {
         case nil:
             info = ImageInfo.sniff(writer.head)   // any content may be stored (--any): the format only labels it
         case .notAnImage:
@@ -280,8 +307,8 @@ extension ImageLoader {
         case .image(let checked, _):
             info = checked
         }
-        var check: ImageCheck? = structure == nil ? nil : .structure
-        if options.decode, let format = info?.format, structure != nil {
+        var check: ImageCheck? = inspection == nil ? nil : .structure
+        if options.decode, let format = info?.format, inspection != nil {
             // SPEC §5 (--decode): every pixel decoded before the body is published, so a
             // refused body never reaches the cache. This runs on the cooperative pool (the
             // task that awaited the transfer), never on a fetch engine's thread: a batch
@@ -295,7 +322,7 @@ extension ImageLoader {
         }
         if !Storability.mayStore(status: response.status, CacheControl(response.headers)) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
-            if entry != nil { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
+            if replacesEntry { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
             return unstored(writer, info: info, check: check, response: response, storeFailure: nil)
         }
         guard let writer = writer as? CacheWriter else {
@@ -308,10 +335,9 @@ extension ImageLoader {
                                       requestTime: requestTime, responseTime: responseTime,
                                       format: info?.format.name, width: info?.width, height: info?.height)
         do {
-            let entry = try writer.commit(meta)
-            var loaded = result(entry, source: .network, response: response)
-            loaded.checked = check
-            return .success(loaded)
+            let entry = try writer.commit(consume meta)   // moved in: no copy of the record
+            // The check goes in with the rest: set afterwards, it made a second box (a copy of every field).
+            return .success(result(entry, source: .network, response: response, checked: check))
         } catch {
             return .failure(LoadError(error, attempts: response.attempts))
         }
@@ -330,9 +356,8 @@ extension ImageLoader {
             path: nil, source: .network, bytes: body.bytesWritten, status: response.status,
             contentType: response.headers["Content-Type"], format: info?.format, width: info?.width,
             height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
-            redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient)
+            redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient, checked: check)
         loaded.storeFailure = storeFailure
-        loaded.checked = check
         return .success(loaded)
     }
 
@@ -380,13 +405,14 @@ extension ImageLoader {
         _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
     }
 
-    private func result(_ entry: CacheEntry, source: Source, response: FetchResponse) -> LoadResult {
-        let meta = entry.metadata
-        return LoadResult(
-            stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: meta.bodyLength, status: response.status,
-            contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
+    private func result(_ entry: CacheEntry, source: Source, response: FetchResponse, checked: ImageCheck? = nil) -> LoadResult {
+        // The record's fields read in place (a `let` of `entry.metadata` copied it whole: a retain per string).
+        LoadResult(
+            stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: entry.metadata.bodyLength,
+            status: response.status, contentType: entry.metadata.header("Content-Type"),
+            format: entry.metadata.format.flatMap(ImageFormat.init(name:)), width: entry.metadata.width, height: entry.metadata.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
-            effectiveURL: response.effectiveURL)
+            effectiveURL: response.effectiveURL, checked: checked)
     }
 }
 

@@ -76,18 +76,20 @@ public struct LoadResult: Sendable {
 
     init(path: String?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: ImageFormat?,
          width: Int?, height: Int?, attempts: Int, httpVersion: String?, redirects: Int, effectiveURL: String?,
-         warning: String? = nil, transientBody: TransientBody? = nil) {
+         warning: String? = nil, transientBody: TransientBody? = nil, checked: ImageCheck? = nil) {
         self.init(stored: path.map(StoredBody.path), source: source, bytes: bytes, status: status, contentType: contentType,
                   format: format, width: width, height: height, attempts: attempts, httpVersion: httpVersion,
-                  redirects: redirects, effectiveURL: effectiveURL, warning: warning, transientBody: transientBody)
+                  redirects: redirects, effectiveURL: effectiveURL, warning: warning, transientBody: transientBody,
+                  checked: checked)
     }
 
     init(stored: StoredBody?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: ImageFormat?,
          width: Int?, height: Int?, attempts: Int, httpVersion: String?, redirects: Int, effectiveURL: String?,
-         warning: String? = nil, transientBody: TransientBody? = nil) {
+         warning: String? = nil, transientBody: TransientBody? = nil, checked: ImageCheck? = nil) {
         box = Box(Fields(stored: stored, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
                          width: width, height: height, attempts: attempts, httpVersion: httpVersion, redirects: redirects,
-                         effectiveURL: effectiveURL, warning: warning, reason: nil, transientBody: transientBody))
+                         effectiveURL: effectiveURL, warning: warning, reason: nil, transientBody: transientBody,
+                         checked: checked))
     }
 
     private mutating func change(_ edit: (inout Fields) -> Void) {
