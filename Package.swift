@@ -34,7 +34,13 @@ let package = Package(
             .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd"),
         ]),
         // C corner: OpenSSL MD5 (keys), extended attributes, O_TMPFILE, syncfs. Only DiskCache imports it.
-        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
+        // OpenSSL's MD5 objects come from its libcrypto.a (libssl-dev), kept out of the executable's
+        // dynamic symbols: no libcrypto.so.3 and its 21,000 relocations at every start (bench/README,
+        // session 17 start-up); TLS loads libcrypto.so.3 through libcurl, untouched.
+        .target(name: "CCrypto", linkerSettings: [
+            .linkedLibrary(":libcrypto.a"),
+            .unsafeFlags(["-Xlinker", "--exclude-libs=libcrypto.a"]),
+        ]),
         // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/Record/BodyHash.swift imports it.
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
         // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/ImageFormats/Common/CRC32.swift imports it.
@@ -80,7 +86,10 @@ let package = Package(
             // Release: linked by lld with packed relative relocations (DT_RELR, glibc 2.36+). gold's
             // 40,000 relocations (975 KiB of .rela.dyn) were read at every start and stayed mapped:
             // peak RSS 0.9-1.4 MiB lower in every case, and less start-up work (bench/README, memory).
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+            // Link/libstdc++.so (a linker script) makes the static runtime's -lstdc++ link GCC's
+            // libstdc++.a: no libstdc++.so.6 to load and relocate at every start (bench/README, session 17).
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                           "-L", Context.packageDirectory + "/Link"],
                                           .when(configuration: .release))]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),

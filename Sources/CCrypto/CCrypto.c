@@ -1,13 +1,18 @@
-/* The one-shot digest below uses OpenSSL's low-level MD5(), deprecated in
- * 3.0 but present in every 3.x: it needs no provider, so a cache-only run
- * does not pay OpenSSL's provider and configuration set-up (0.7 ms of a 3 ms
- * process start, measured with hyperfine). Where a build of OpenSSL leaves
- * the deprecated API out, the EVP path is used instead. */
+/* MD5 is OpenSSL's: the low-level MD5(), MD5_Init/Update/Final, deprecated
+ * in 3.0 but present in every 3.x. They need no provider, so a cache-only
+ * run does not pay OpenSSL's provider and configuration set-up (0.7 ms of a
+ * 3 ms process start, measured with hyperfine), and they are all this file
+ * uses: Package.swift links their objects from OpenSSL's own libcrypto.a
+ * (md5_dgst, md5_one, the x86-64 block function, and what those need: a
+ * handful of objects, ~10 KiB), kept out of the executable's dynamic symbol
+ * table, so a start needs no libcrypto.so.3 and none of its relocations;
+ * TLS loads libcrypto.so.3 with libcurl, which keeps its own symbols. Where
+ * a build of OpenSSL leaves the deprecated API out, the EVP path is used. */
 #define _GNU_SOURCE 1
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include "CCrypto.h"
-#include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <openssl/opensslv.h>
 #include <openssl/md5.h>
 #include <pthread.h>
@@ -24,6 +29,37 @@
 #define CCRYPTO_LOW_LEVEL_MD5 1
 #endif
 
+#ifdef CCRYPTO_LOW_LEVEL_MD5
+
+int ccrypto_md5(const void *data, size_t len, unsigned char out[16]) {
+    return MD5((const unsigned char *)data, len, out) != NULL;
+}
+
+struct ccrypto_md5_ctx { MD5_CTX md5; };
+
+ccrypto_md5_ctx *ccrypto_md5_new(void) {
+    ccrypto_md5_ctx *ctx = (ccrypto_md5_ctx *)malloc(sizeof *ctx);
+    if (ctx == NULL) return NULL;
+    if (MD5_Init(&ctx->md5) != 1) { free(ctx); return NULL; }
+    return ctx;
+}
+
+int ccrypto_md5_update(ccrypto_md5_ctx *ctx, const void *data, size_t len) {
+    return MD5_Update(&ctx->md5, data, len) == 1;
+}
+
+int ccrypto_md5_final(ccrypto_md5_ctx *ctx, unsigned char out[16]) {
+    if (MD5_Final(out, &ctx->md5) != 1) return 0;
+    return MD5_Init(&ctx->md5) == 1;
+}
+
+void ccrypto_md5_free(ccrypto_md5_ctx *ctx) {
+    free(ctx);
+}
+
+#else
+#include <openssl/evp.h>
+
 struct ccrypto_md5_ctx { EVP_MD_CTX *evp; };
 
 /* OpenSSL 3 looks the MD5 implementation up on every EVP_Digest/DigestInit
@@ -39,7 +75,6 @@ static const EVP_MD *md5_method(void) {
     return md5_fetched;
 }
 
-#ifndef CCRYPTO_LOW_LEVEL_MD5
 /* One digest context per thread for one-shot digests (URL keys): EVP_Digest
  * would allocate and free a context on every call, about half the cost of
  * hashing a URL. Freed when the thread exits. */
@@ -63,12 +98,8 @@ static EVP_MD_CTX *thread_context(void) {
     if (pthread_setspecific(md5_context_key, ctx) != 0) { EVP_MD_CTX_free(ctx); return NULL; }
     return ctx;
 }
-#endif
 
 int ccrypto_md5(const void *data, size_t len, unsigned char out[16]) {
-#ifdef CCRYPTO_LOW_LEVEL_MD5
-    return MD5((const unsigned char *)data, len, out) != NULL;
-#else
     unsigned int outlen = 0;
     const EVP_MD *md = md5_method();
     EVP_MD_CTX *ctx = thread_context();
@@ -79,14 +110,13 @@ int ccrypto_md5(const void *data, size_t len, unsigned char out[16]) {
     if (EVP_DigestInit_ex2(ctx, md, NULL) != 1 || EVP_DigestUpdate(ctx, data, len) != 1
         || EVP_DigestFinal_ex(ctx, out, &outlen) != 1) return 0;
     return outlen == 16;
-#endif
 }
 
 ccrypto_md5_ctx *ccrypto_md5_new(void) {
     EVP_MD_CTX *evp = EVP_MD_CTX_new();
     if (evp == NULL) return NULL;
     if (EVP_DigestInit_ex(evp, md5_method(), NULL) != 1) { EVP_MD_CTX_free(evp); return NULL; }
-    ccrypto_md5_ctx *ctx = (ccrypto_md5_ctx *)OPENSSL_malloc(sizeof *ctx);
+    ccrypto_md5_ctx *ctx = (ccrypto_md5_ctx *)malloc(sizeof *ctx);
     if (ctx == NULL) { EVP_MD_CTX_free(evp); return NULL; }
     ctx->evp = evp;
     return ctx;
@@ -105,8 +135,10 @@ int ccrypto_md5_final(ccrypto_md5_ctx *ctx, unsigned char out[16]) {
 void ccrypto_md5_free(ccrypto_md5_ctx *ctx) {
     if (ctx == NULL) return;
     EVP_MD_CTX_free(ctx->evp);
-    OPENSSL_free(ctx);
+    free(ctx);
 }
+
+#endif
 
 #ifndef SYS_getxattrat
 #define SYS_getxattrat 464   /* the same number on every architecture (generic table, Linux 6.13) */

@@ -1,5 +1,5 @@
-// The C that DiskCache needs: MD5 through OpenSSL (one-shot digests with the
-// low-level MD5(), which needs no provider set-up; streaming through EVP),
+// The C that DiskCache needs: MD5 through OpenSSL (its low-level MD5() and
+// MD5_Init/Update/Final, which need no provider set-up),
 // and the extended-attribute calls of <sys/xattr.h>, which Swift's Glibc
 // module does not bring. Only DiskCache imports it.
 #ifndef ASYNCFETCH_CCRYPTO_H

@@ -188,14 +188,14 @@ public final class StreamingMD5: @unchecked Sendable {
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         let ok = ccrypto_md5_update(context, bytes.baseAddress, bytes.count)
-        precondition(ok == 1, "OpenSSL EVP_DigestUpdate failed")
+        precondition(ok == 1, "OpenSSL MD5_Update failed")
     }
 
     /// The hex digest of everything so far; the context starts over afterwards.
     public func finalize() -> String {
         var digest = [UInt8](repeating: 0, count: 16)
         let ok = ccrypto_md5_final(context, &digest)
-        precondition(ok == 1, "OpenSSL EVP_DigestFinal_ex failed")
+        precondition(ok == 1, "OpenSSL MD5_Final failed")
         return MD5.hexString(digest)
     }
 
