@@ -68,7 +68,10 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(CURLSH *, curl_share_init, (void)) \
     X(CURLSHcode, curl_share_setopt, (CURLSH *s, CURLSHoption o, ...)) \
     X(CURLSHcode, curl_share_cleanup, (CURLSH *s)) \
-    X(const char *, curl_share_strerror, (CURLSHcode c))
+    X(const char *, curl_share_strerror, (CURLSHcode c)) \
+    X(CURLU *, curl_url, (void)) \
+    X(void, curl_url_cleanup, (CURLU *u)) \
+    X(CURLUcode, curl_url_set, (CURLU *u, CURLUPart part, const char *content, unsigned int flags))
 
 /*
  * OpenSSL, for the CA store one client shares (ccurl_ca_store_new): found
@@ -159,6 +162,19 @@ void curl_slist_free_all(struct curl_slist *l) { p_curl_slist_free_all(l); }
 CURLSH *curl_share_init(void) { return p_curl_share_init(); }
 CURLSHcode curl_share_cleanup(CURLSH *s) { return p_curl_share_cleanup(s); }
 const char *curl_share_strerror(CURLSHcode c) { return loaded ? p_curl_share_strerror(c) : "libcurl not loaded"; }
+
+CURLU *ccurl_url_new(void) { return p_curl_url(); }
+void ccurl_url_free(CURLU *parsed) { if (parsed != NULL) p_curl_url_cleanup(parsed); }
+
+CURLcode ccurl_easy_set_url(CURL *handle, CURLU *parsed, const char *url) {
+    CURLcode rc = p_curl_easy_setopt(handle, CURLOPT_URL, url);
+    if (rc != CURLE_OK || parsed == NULL) return rc;
+    /* The flags of libcurl 7.88's own parse of CURLOPT_URL (url.c, parseurlandfillconn; no
+     * CURLOPT_DISALLOW_USERNAME_IN_URL or CURLOPT_PATH_AS_IS, which would add theirs, is set).
+     * A URL it refuses: no parse handed over, libcurl parses it and says why, as ever. */
+    int ok = p_curl_url_set(parsed, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
+    return p_curl_easy_setopt(handle, CURLOPT_CURLU, ok ? parsed : NULL);
+}
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return p_curl_easy_setopt(handle, option, value);

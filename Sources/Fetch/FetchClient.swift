@@ -27,6 +27,8 @@ public final class FetchClient: Sendable {
     /// made once: every transfer shares this array, and an easy handle that
     /// holds it keeps its libcurl header list (`CurlEasy`).
     private let plainGetLines: [String]
+    /// The User-Agent as a header line of ours (`userAgentLine`), made once; nil: libcurl's or none.
+    private let userAgentLine: String?
     /// Why the configuration's headers cannot be sent (`FetchConfiguration.validate`):
     /// then every request fails with it, before any I/O.
     private let configurationProblem: (name: String, problem: HeaderProblem)?
@@ -35,9 +37,11 @@ public final class FetchClient: Sendable {
         var configuration = given
         // libcurl reads -1 as "unlimited" (SPEC §5: at most 10): below 0 is 0.
         configuration.maxRedirects = max(0, configuration.maxRedirects)
+        configuration.environmentNamesProxy = ProxyEnvironment.namesProxy()
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
-        plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration)
+        userAgentLine = Self.userAgentLine(configuration)
+        plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration, userAgent: userAgentLine)
         configurationProblem = configuration.headerProblem
     }
 
@@ -70,7 +74,7 @@ public final class FetchClient: Sendable {
                 throw FetchError(header: name, problem, url: request.url)
             }
             lines = .success(request.method == .get && request.headers.isEmpty
-                ? plainGetLines : Self.headerLines(for: request, configuration))
+                ? plainGetLines : Self.headerLines(for: request, configuration, userAgent: userAgentLine))
         } catch {
             lines = .failure(error)
         }
@@ -245,12 +249,16 @@ public final class FetchClient: Sendable {
     /// libcurl's CURLOPT_HTTPHEADER reads "Name:" (nothing after the colon)
     /// as "do not send Name, not even libcurl's own": an empty value is
     /// written "Name;" (sent as "Name:"), a removed header "Name:".
-    private static func headerLines(for request: FetchRequest, _ configuration: FetchConfiguration) -> [String] {
+    /// `userAgent` (`userAgentLine`) goes first, unless the request has a User-Agent of its own.
+    private static func headerLines(for request: FetchRequest, _ configuration: FetchConfiguration,
+                                    userAgent: String?) -> [String] {
+        let ownAgent = userAgent.flatMap { request.headers["User-Agent"] == nil ? $0 : nil }
         if request.method == .put {
             // "Expect:" turns off 100-continue (one round trip per upload), except
             // when signing: libcurl 7.88 signs the empty header it does not send.
             // The type is not a form's.
-            var lines = configuration.headers.map(line)
+            var lines = ownAgent.map { [$0] } ?? []
+            lines += configuration.headers.map(line)
             lines += request.headers.map(line)
             lines += removals(configuration, except: [configuration.headers, request.headers])
             lines.append("Content-Type: application/octet-stream")
@@ -261,7 +269,8 @@ public final class FetchClient: Sendable {
         // last), written in one pass into an array made once: a batch does this for every revalidation.
         let own = configuration.headers.fields, given = request.headers.fields
         var lines: [String] = []
-        lines.reserveCapacity(own.count + given.count + 1)
+        lines.reserveCapacity(own.count + given.count + 2)
+        if let ownAgent { lines.append(ownAgent) }
         var offersCodings = false
         for field in own where !given.contains(where: { asciiCaseInsensitiveEqual($0.name, field.name) }) {
             offersCodings = offersCodings || asciiCaseInsensitiveEqual(field.name, "Accept-Encoding")
@@ -306,6 +315,17 @@ public final class FetchClient: Sendable {
     }
 
     private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
+
+    /// The User-Agent as a header line of ours (`FetchConfiguration.userAgentAsLine`), unless the
+    /// configuration sets or removes that name. libcurl writes it after its own `Accept: */*`
+    /// (CURLOPT_USERAGENT went before): the one change in the request's bytes, the order of two
+    /// fields of different names, which HTTP leaves free.
+    private static func userAgentLine(_ configuration: FetchConfiguration) -> String? {
+        guard configuration.userAgentAsLine, configuration.headers["User-Agent"] == nil,
+              !configuration.removedHeaders.contains(where: { asciiCaseInsensitiveEqual($0, "User-Agent") })
+        else { return nil }
+        return "User-Agent: " + configuration.userAgent
+    }
 
     /// `deliver` of what `FetchAttempts.delivery(after:)` returned, as the fetch's result.
     private static func delivered(

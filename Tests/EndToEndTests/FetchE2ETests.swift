@@ -191,6 +191,7 @@ extension CLI {
         #expect(viaProxy.status == 0, "\(viaProxy.stdout)\(viaProxy.stderr)")
         let request = try #require(proxy.requests("/cat.png").first)
         #expect(request.header("Host") == "images.example.invalid")
+        #expect(request.headerValues("User-Agent").count == 1 && request.headerValues("Accept") == ["*/*"], "\(request.headers)")
         #expect(try await cli.runOffPool(["cache", "path", url]).status == 0)
         // Revalidated: the same proxy, the same Host; a host name in Unicode goes out as the first
         // request's did.
@@ -210,7 +211,7 @@ extension CLI {
         #expect(hosts.count == 2 && hosts[0] == hosts[1], "\(hosts)")
 
         // Any one of the variables curl reads is enough, the last it falls back to included
-        // (a handle is told "no proxy" only when none is set: `CurlEasy.proxyVariables`).
+        // (a handle is told "no proxy" only when none is set: `ProxyEnvironment`).
         proxy.route("/bird.png", .ok(Self.png))
         let viaAllProxy = try await cli.runOffPool(["--json", "http://images.example.invalid/bird.png"],
                                                    environment: ["ALL_PROXY": proxy.baseURL])
@@ -239,6 +240,10 @@ extension CLI {
         ])
         #expect(result.status == 1)
         #expect(proxy.requests("images.example.invalid:443").first?.method == "CONNECT")
+        // The tunnel's CONNECT names the tool: under a proxy variable the User-Agent is libcurl's
+        // CURLOPT_USERAGENT, not a request line of ours (`FetchConfiguration.userAgentAsLine`).
+        let agent = proxy.requests("images.example.invalid:443").first?.headerValues("User-Agent") ?? []
+        #expect(agent.count == 1 && agent[0].hasPrefix("asyncfetch/"), "\(agent)")
         let error = try #require(Self.error(result, url), "\(result.stdout)")
         #expect(error["kind"] as? String == "network", "\(error)")
         #expect(error["status"] == nil, "\(error)")

@@ -24,6 +24,17 @@ CURLcode ccurl_global_init(void);
 const char *ccurl_load_error(void);
 const char *ccurl_version(void);
 
+/// A URL handle for ccurl_easy_set_url, one per easy handle (NULL: out of memory); freed with
+/// ccurl_url_free after the easy handle (NULL: nothing).
+CURLU *ccurl_url_new(void);
+void ccurl_url_free(CURLU *parsed);
+/// CURLOPT_URL, and CURLOPT_CURLU to `parsed` holding libcurl's parse of `url` (NULL when libcurl
+/// refuses the URL: it then parses CURLOPT_URL itself and says why). libcurl 7.88 then copies the
+/// parse at the transfer's start instead of parsing the URL and formatting it back whole
+/// (`curl_url_get`, ~7 k instructions): see CurlEasy.prepare. `parsed` must not change until the
+/// transfer ends (a retry copies it again). NULL `parsed`: CURLOPT_URL alone.
+CURLcode ccurl_easy_set_url(CURL *handle, CURLU *parsed, const char *url);
+
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
 CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);

@@ -16,6 +16,9 @@ final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER: libcurl writes its sentence here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// CURLOPT_CURLU: libcurl's parse of the running transfer's URL (`prepare`; nil: out of memory,
+    /// then libcurl parses CURLOPT_URL itself). Freed after the handle.
+    private let parsedURL: OpaquePointer?
     /// CURLOPT_HTTPHEADER as set now, and the lines it was built from.
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var headerLines: [String] = []
@@ -57,11 +60,13 @@ final class CurlEasy {
         currentMaxRedirects = maxRedirects
         errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        parsedURL = ccurl_url_new()
     }
 
     deinit {
         curl_easy_cleanup(handle)
         if let headerList { curl_slist_free_all(headerList) }   // after the handle that read it
+        ccurl_url_free(parsedURL)   // after the handle too
         errorBuffer.deallocate()
     }
 
@@ -92,7 +97,9 @@ final class CurlEasy {
         // No CURLOPT_MAXFILESIZE: it refuses an error status or a coded body by its Content-Length.
         // The header callback refuses a 2xx body in no coding (`CurlTransfer.acceptsDeclaredLength`);
         // the write callback counts the decoded bytes of the others.
-        check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
+        if !config.userAgentAsLine {
+            check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
+        }
         // Content codings are undone by `ContentDecoder` (in the write callback),
         // which, unlike libcurl 7.88, knows a stream cut before its end; the
         // offer is a request header (`FetchClient.headerLines`). libcurl must
@@ -137,22 +144,16 @@ final class CurlEasy {
         // Proxies come from the environment, as curl reads them (docs/http.md). libcurl 7.88 reads
         // five of these variables at every transfer (`getenv` and a copy each, about 1.5 k
         // instructions on the loop per URL: bench/README "Session 12: revalidate"). When none is
-        // set, saying "no proxy" once here is the same answer.
+        // set (`ProxyEnvironment`, read once by `FetchClient`), saying "no proxy" once here is the same answer.
         // A proxy's answer to CONNECT is not the origin's response: the header callback must not
         // take its status line (a refused tunnel was reported as the origin's "HTTP 0").
         check("SUPPRESS_CONNECT_HEADERS", ccurl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
-        if !Self.proxyVariables.contains(where: { getenv($0) != nil }) {
+        if !config.environmentNamesProxy {
             check("PROXY (none: no proxy variable is set)", ccurl_easy_setopt_string(easy, CURLOPT_PROXY, ""))
             check("NOPROXY", ccurl_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
         }
         return failed
     }
-
-    /// Every variable libcurl 7.88 may read to choose a proxy for an http or
-    /// https URL, or to go without one: `<scheme>_proxy` (for https also in
-    /// capitals; never `HTTP_PROXY`), `all_proxy`, `no_proxy`, each also in capitals.
-    private static let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
-                                         "no_proxy", "NO_PROXY"]
 
     /// Points the handle at one transfer: its URL, its request header lines
     /// ("Name: value") and the callback context (`userdata`, unretained: see `CurlTransfer`).
@@ -165,7 +166,14 @@ final class CurlEasy {
         }
         // `withCString`: a Swift string passed as a C string argument is copied into a new array
         // first (`utf8CString`, an allocation per transfer); libcurl copies the URL itself.
-        check("URL", url.withCString { ccurl_easy_setopt_string(handle, CURLOPT_URL, $0) })
+        // The URL is parsed here, by libcurl, into the handle's CURLOPT_CURLU: libcurl 7.88 parsing
+        // CURLOPT_URL itself at the transfer's start would also format the whole URL back through
+        // its printf engine, a character at a time (`curl_url_get`, ~7 k instructions on this
+        // thread per transfer), to keep as the transfer's URL. With a parse handed over it copies
+        // the parse and keeps CURLOPT_URL as given: the same parts, the same request, the same
+        // redirects (resolved against the parse); only CURLINFO_EFFECTIVE_URL, which is read after
+        // a redirect alone, would show the URL unnormalised.
+        check("URL", url.withCString { ccurl_easy_set_url(handle, parsedURL, $0) })
         if maxRedirects != currentMaxRedirects {
             check("MAXREDIRS", ccurl_easy_setopt_long(handle, CURLOPT_MAXREDIRS, maxRedirects))
             currentMaxRedirects = maxRedirects
