@@ -123,6 +123,19 @@ import TestSupport
             meta.bodyInode = number.magnitude / 2 + 1
             #expect(meta.encoded().withUnsafeBytes { CacheMetadata.decode($0) } == meta, "\(number)")
         }
+        // An inode at both ends of every length up to 20 digits.
+        var inodes: [UInt64] = [1, 9, UInt64.max]
+        var inodePower: UInt64 = 1
+        for _ in 1...19 {
+            inodePower *= 10
+            inodes += [inodePower - 1, inodePower, inodePower + 1, inodePower + 10, inodePower / 2 * 3 + 99]
+        }
+        for inode in inodes {
+            var meta = Self.sample
+            meta.bodyInode = inode
+            let text = String(decoding: meta.encoded(), as: UTF8.self)
+            #expect(text.contains("\nbody-inode \(inode)\n"), "\(inode)")
+        }
     }
 
     /// The store's clock gives whole microseconds, so stored times print in

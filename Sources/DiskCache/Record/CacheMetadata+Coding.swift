@@ -658,32 +658,60 @@ private struct MetadataWriter {
         byte(0x0A)
     }
 
-    /// The decimal digits of `number`. The length from comparisons (no
-    /// division), then two digits per division by 100, from the last: half
-    /// the divisions of a digit at a time, and no table to look up.
+    /// The decimal digits of `number`. The length from a tree of
+    /// comparisons (`decimalLength`: four or five, where counting powers of
+    /// ten took one multiplication per digit), then two digits per division
+    /// by 100, from the last, each pair copied from `pairs` (one load and
+    /// one store, where dividing the pair by 10 took a multiplication each).
     private mutating func digits(_ number: UInt64) {
-        var length = 1
-        var power: UInt64 = 10
-        while length < 20 && number >= power { length += 1; power &*= 10 }
+        let length = Self.decimalLength(number)
         precondition(length <= capacity - count, "metadata record outgrew its bound")
+        let table = UnsafeRawPointer(Self.pairs.utf8Start)
         var n = number
         var i = count + length
         while n >= 100 {
             let next = n / 100
-            let pair = UInt32(truncatingIfNeeded: n &- next &* 100)
+            let pair = Int(truncatingIfNeeded: n &- next &* 100)
             i -= 2
-            start[i] = 0x30 &+ UInt8(truncatingIfNeeded: pair / 10)
-            start[i + 1] = 0x30 &+ UInt8(truncatingIfNeeded: pair % 10)
+            UnsafeMutableRawPointer(start + i).storeBytes(of: table.loadUnaligned(fromByteOffset: 2 * pair, as: UInt16.self),
+                                                          as: UInt16.self)
             n = next
         }
-        let last = UInt32(truncatingIfNeeded: n)
+        let last = Int(truncatingIfNeeded: n)
         if last >= 10 {
-            start[i - 2] = 0x30 &+ UInt8(truncatingIfNeeded: last / 10)
-            start[i - 1] = 0x30 &+ UInt8(truncatingIfNeeded: last % 10)
+            UnsafeMutableRawPointer(start + i - 2).storeBytes(of: table.loadUnaligned(fromByteOffset: 2 * last, as: UInt16.self),
+                                                              as: UInt16.self)
         } else {
             start[i - 1] = 0x30 &+ UInt8(truncatingIfNeeded: last)
         }
         count += length
+    }
+
+    /// "00" to "99", the two digits of each number below 100 at twice its offset.
+    /// (Computed: a stored `static let` would be read through its once-token.)
+    private static var pairs: StaticString {
+        """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
+    }
+
+    /// How many decimal digits `number` has, 1 to 20.
+    static func decimalLength(_ number: UInt64) -> Int {
+        if number < 100_000_000 {
+            if number < 10_000 { return number < 100 ? (number < 10 ? 1 : 2) : (number < 1_000 ? 3 : 4) }
+            return number < 1_000_000 ? (number < 100_000 ? 5 : 6) : (number < 10_000_000 ? 7 : 8)
+        }
+        if number < 10_000_000_000_000_000 {
+            if number < 1_000_000_000_000 {
+                return number < 10_000_000_000 ? (number < 1_000_000_000 ? 9 : 10) : (number < 100_000_000_000 ? 11 : 12)
+            }
+            return number < 100_000_000_000_000 ? (number < 10_000_000_000_000 ? 13 : 14)
+                : (number < 1_000_000_000_000_000 ? 15 : 16)
+        }
+        return number < 1_000_000_000_000_000_000 ? (number < 100_000_000_000_000_000 ? 17 : 18)
+            : (number < 10_000_000_000_000_000_000 ? 19 : 20)
     }
 
     /// `h Name value\n` (or `v`): a name is one word, its spaces become "-".
