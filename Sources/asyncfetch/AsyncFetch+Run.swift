@@ -22,12 +22,14 @@ enum FetchRun {
         // A closed stdout shows up as EPIPE (and stops the run, exit 141)
         // instead of killing the process with temporary files left behind.
         signal(SIGPIPE, SIG_IGN)
+        // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
+        // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
+        let interruption = try Interruption()
         let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
         let inputs = try options.input.map { try InputLines(path: $0) }
         // `URL<TAB>name` lines name their file in --output-dir.
         let names = GivenNames()
         let folder = try options.outputDir.map { try outputDirectory($0, options, names: names, cacheDirectory: store.directory) }
-        let interruption = try Interruption()
         let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
         let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names, shard: options.shard)
         let mode = Reporter.ProgressMode(requested: options.progress)

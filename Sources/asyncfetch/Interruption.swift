@@ -1,19 +1,16 @@
 import Fetch
 import Loader
 import Support
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The write end of the self-pipe; set once, before the handler is installed
-/// (an atomic: the handler may read it on any thread, and must not take a lock).
-private let interruptionPipe = Atomic<Int32>(-1)
-
 /// SIGINT and SIGTERM for a run (SPEC §6).
 ///
-/// The signal handler only writes the signal number to a pipe (the one
-/// async-signal-safe thing to do); a dedicated thread reads it and acts.
+/// The signal handler (`EarlySignals`, installed when the process starts)
+/// only writes the signal number to a pipe (the one async-signal-safe thing
+/// to do); a dedicated thread reads it and acts. A signal that came before
+/// this type existed is the first one.
 /// This works whichever thread the kernel picks for the signal, unlike
 /// `sigwait`, which needs the signal blocked in every thread, including the
 /// ones the Swift runtime started before `main` ran.
@@ -36,28 +33,17 @@ final class Interruption: Sendable {
     /// The first signal received, if any.
     var signal: Int32? { state.withLock { $0.first } }
 
-    /// Installs the handlers for SIGINT and SIGTERM and starts the thread.
+    /// Takes SIGINT and SIGTERM over from start-up and starts the thread.
+    /// A signal that came before is the first one, taken here: the run is
+    /// interrupted before it begins, whenever the thread would have read it.
     init() throws {
         guard let pipe = SelfPipe() else {
             throw RuntimeFailure("cannot set up signal handling: pipe: \(String(cString: strerror(errno)))")
         }
-        interruptionPipe.store(pipe.writeFD, ordering: .sequentiallyConsistent)
-        for signo in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { signo in
-                let saved = errno
-                var byte = UInt8(truncatingIfNeeded: signo)
-                _ = write(interruptionPipe.load(ordering: .sequentiallyConsistent), &byte, 1)
-                errno = saved
-            }
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = SA_RESTART
-            guard sigaction(signo, &action, nil) == 0 else {
-                throw RuntimeFailure("cannot set up signal handling: sigaction: \(String(cString: strerror(errno)))")
-            }
-        }
+        let early = try EarlySignals.handOver(to: pipe.writeFD)
         let readFD = pipe.readFD
         try startDetachedThread(name: "signal-watcher") { [self] in watch(readFD) }
+        if let early { received(early) }
     }
 
     /// `action` runs on the first signal (at once if one already came).
@@ -80,18 +66,21 @@ final class Interruption: Sendable {
             let n = read(fd, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             guard n == 1 else { return }
-            let signo = Int32(byte)
-            let action = state.withLock { state -> (@Sendable () -> Void)? in
-                guard state.first == nil else { return nil }
-                state.first = signo
-                return state.onFirst ?? {}
-            }
-            if let action {
-                action()
-                startGraceTimer(signo)
-            } else {
-                exitNow(signo, reason: "interrupted again: exiting at once")
-            }
+            received(Int32(byte))
+        }
+    }
+
+    private func received(_ signo: Int32) {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.first == nil else { return nil }
+            state.first = signo
+            return state.onFirst ?? {}
+        }
+        if let action {
+            action()
+            startGraceTimer(signo)
+        } else {
+            exitNow(signo, reason: "interrupted again: exiting at once")
         }
     }
 

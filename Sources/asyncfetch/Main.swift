@@ -13,6 +13,8 @@ enum Main {
         useUTF8Characters()
         guard StandardStreams.reserved else { end(2) }   // not reached: the C corner has ended the process
         let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
+        // Only a fetch run reports a signal; anything else is killed by it (`EarlySignals`).
+        if root != AsyncFetch.self { EarlySignals.giveBack() }
         let status: Int32
         do {
             if root != CompletionRoot.self {
@@ -32,6 +34,7 @@ enum Main {
             } else {
                 command = try root.parseAsRoot(arguments)
             }
+            if !(command is AsyncFetch) { EarlySignals.giveBack() }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -39,6 +42,7 @@ enum Main {
             }
             status = 0
         } catch {
+            EarlySignals.giveBack()   // help, version, a usage error: no run (nothing once one started)
             status = exitStatus(for: error, root: root)
         }
         end(flushOutput(status))
@@ -69,6 +73,7 @@ enum Main {
     /// removed, `--sync` flushed); the signal path ends the same way
     /// (`Interruption`).
     static func end(_ status: Int32) -> Never {
+        EarlySignals.giveBack()   // a signal no run took over ends the process by itself
         _exit(status)
     }
 

@@ -11,14 +11,19 @@ import TestSupport
     let cli: CLI
 
     init() throws {
-        server = try ScriptedServer()
-        // A body that never finishes in time: the transfer is in flight, its
-        // temporary file in DIR/.tmp growing, when the signal comes.
+        server = try Self.stallingServer()
+        cli = try CLI()
+    }
+
+    /// A server whose `/stall.png` never finishes in time: the transfer is in
+    /// flight, its temporary file in DIR/.tmp growing, when the signal comes.
+    static func stallingServer() throws -> ScriptedServer {
+        let server = try ScriptedServer()
         var stall = ScriptedResponse(status: 200, headers: [("Content-Type", "image/png")])
         stall.generatedBodyLength = 50_000_000
         stall.trickle = (chunk: 4096, interval: 0.05)
         server.route("/stall.png", stall)
-        cli = try CLI()
+        return server
     }
 
     var temporaryFiles: [String] {
