@@ -1,3 +1,5 @@
+import enum Support.ByteScan
+
 extension FetchClient {
     /// True for the usual URL — `http://` or `https://` (any case), a host,
     /// no spaces or control characters — that `validate` accepts: one scan
@@ -22,29 +24,26 @@ extension FetchClient {
         let authorityStart = i
         var hostStart = i
         var portStart = -1                                                  // after the host's ':'
-        var inAuthority = true
         while i < n {
             let byte = b[i]
             if byte <= 0x20 || byte == 0x7F { return false }
-            if inAuthority {
-                if byte == 0x2F || byte == 0x3F || byte == 0x23 {          // '/', '?', '#'
-                    inAuthority = false
-                    guard i > hostStart, b[hostStart] != 0x3A, isPlainPort(b, portStart, i) else { return false }
-                } else if byte == 0x40 {                                    // '@'
-                    guard hostStart == authorityStart else { return false }  // a second one: the full check
-                    hostStart = i + 1
-                    portStart = -1
-                } else if byte == 0x3A {                                    // ':'
-                    guard portStart < 0 else { return false }               // a second one (IPv6, or malformed)
-                    portStart = i + 1
-                } else if byte == 0x5B {                                    // '[': IPv6
-                    return false
-                }
+            if byte == 0x2F || byte == 0x3F || byte == 0x23 {              // '/', '?', '#'
+                guard i > hostStart, b[hostStart] != 0x3A, isPlainPort(b, portStart, i) else { return false }
+                // The rest (path, query, fragment) needs only no space or control byte: eight at a time.
+                return !ByteScan.contains(below: 0x21, or: 0x7F, 0x7F, 0x7F, in: UnsafeBufferPointer(rebasing: b[(i + 1)...]))
+            } else if byte == 0x40 {                                        // '@'
+                guard hostStart == authorityStart else { return false }      // a second one: the full check
+                hostStart = i + 1
+                portStart = -1
+            } else if byte == 0x3A {                                        // ':'
+                guard portStart < 0 else { return false }                   // a second one (IPv6, or malformed)
+                portStart = i + 1
+            } else if byte == 0x5B {                                        // '[': IPv6
+                return false
             }
             i += 1
         }
-        if inAuthority { return n > hostStart && b[hostStart] != 0x3A && isPlainPort(b, portStart, n) }
-        return true
+        return n > hostStart && b[hostStart] != 0x3A && isPlainPort(b, portStart, n)
     }
 
     /// No port (`start` < 0), or 1 to 5 digits from 1 to 65535 in `b[start..<end]`.

@@ -246,4 +246,102 @@ import TestSupport
         #expect(decoded.header("Last-Modified") == "Tue, 27 Sep 2026 21:42:45 GMT")
         #expect(decoded.header("Date") == "Thu, 26 Nov 2026 21:42:49 GMT")
     }
+
+    /// The sample's record with the line starting `field ` given `value`.
+    private static func record(_ field: String, _ value: [UInt8]) -> [UInt8] {
+        let lines = String(decoding: sample.encoded(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        var out: [UInt8] = []
+        for (n, line) in lines.enumerated() {
+            out += line.hasPrefix(field + " ") ? Array((field + " ").utf8) + value : Array(line.utf8)
+            if n < lines.count - 1 { out.append(0x0A) }
+        }
+        return out
+    }
+
+    /// Numbers are read eight digits at a time: every length from 1 to 19
+    /// digits (and longer runs of leading zeros), both signs, reads the
+    /// value the text spells, and a byte that is not a digit at any place
+    /// (beside a digit's range, a high byte, a space) refuses the record,
+    /// as does a value past `Int64`.
+    @Test func integersOfEveryLengthAndEveryBadByteDecodeAsTheirText() throws {
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["0", "-0", "9223372036854775807", "-9223372036854775807", "0000000000000000000000042", "-00000000000000000000001"]
+        for length in 1...19 {
+            for _ in 0..<10 {
+                // Below Int64.max at 19 digits (a first digit up to 8).
+                let digits = String((0..<length).map { place in
+                    Character(String(Int.random(in: 0...(place == 0 && length == 19 ? 8 : 9), using: &generator)))
+                })
+                texts += [digits, "-" + digits]
+            }
+        }
+        for text in texts {
+            let decoded = try #require(Self.record("body-mtime-ns", Array(text.utf8)).withUnsafeBytes { CacheMetadata.decode($0) }, "\(text)")
+            #expect(decoded.bodyMtimeNs == Int64(text), "\(text)")
+            let bytes = Array(text.utf8)
+            for place in bytes.indices where bytes[place] != 0x2D {
+                for bad: UInt8 in [0x2F, 0x3A, 0x20, 0xB5, 0x61, 0x2E] {
+                    var changed = bytes
+                    changed[place] = bad
+                    #expect(Self.record("body-mtime-ns", changed).withUnsafeBytes { CacheMetadata.decode($0) } == nil,
+                            "\(String(decoding: changed, as: UTF8.self))")
+                }
+            }
+        }
+        for tooLarge in ["9223372036854775808", "-9223372036854775808", "18446744073709551615", "99999999999999999999", "-", ""] {
+            #expect(Self.record("body-mtime-ns", Array(tooLarge.utf8)).withUnsafeBytes { CacheMetadata.decode($0) } == nil, "\(tooLarge)")
+        }
+    }
+
+    /// Times in the clock's form (ten digits, a point, one to six decimals)
+    /// are read as words: each decodes to the very `Double` its text spells
+    /// (`Double(String)`, correctly rounded as `strtod`), and a byte that is
+    /// not a digit at any place of it refuses the record.
+    @Test func clockTimesDecodeToTheDoubleTheirTextSpells() throws {
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["1000000000.0", "9999999999.999999", "9007199254.740992", "9007199254.740993", "1795779113.687682", "0000000001.5"]
+        for decimals in 1...6 {
+            for _ in 0..<60 {
+                let whole = Int.random(in: 1_000_000_000...9_999_999_999, using: &generator)
+                let fraction = String((0..<decimals).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+                texts.append("\(whole).\(fraction)")
+            }
+        }
+        for text in texts {
+            let decoded = try #require(Self.record("request-time", Array(text.utf8)).withUnsafeBytes { CacheMetadata.decode($0) }, "\(text)")
+            #expect(decoded.requestTime == Double(text)!, "\(text)")
+            let bytes = Array(text.utf8)
+            for place in bytes.indices {
+                for bad: UInt8 in [0x2F, 0x3A, 0x20, 0xB5, 0x61] {
+                    var changed = bytes
+                    changed[place] = bad
+                    #expect(Self.record("request-time", changed).withUnsafeBytes { CacheMetadata.decode($0) } == nil,
+                            "\(String(decoding: changed, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
+    /// The space after a field's or a header's name is found at any place
+    /// (the first 16 bytes are scanned as words, the rest by `memchr`):
+    /// header names and values of every length from 1 to 40 read back as
+    /// written, a value's own spaces stay in it, and unknown fields with
+    /// names of every length are skipped.
+    @Test func namesOfEveryLengthAreSplitAtTheirFirstSpace() throws {
+        for length in 1...40 {
+            let name = String((0..<length).map { Character(UnicodeScalar(UInt8(0x41 + $0 % 26))) })
+            var meta = Self.sample
+            meta.headers = [.init(name, "v \(length) x"), .init("X", name), .init(name, "")]
+            meta.varyRequest = [.init(name.lowercased(), String(repeating: "w ", count: length))]
+            let bytes = meta.encoded()
+            let decoded = try #require(bytes.withUnsafeBytes { CacheMetadata.decode($0) }, "\(length)")
+            #expect(decoded == meta, "\(length)")
+            #expect(decoded.headers.map(\.name) == [name, "X", name] && decoded.header(name) == "v \(length) x", "\(length)")
+            let text = String(decoding: bytes, as: UTF8.self)
+            let unknown = text.replacingOccurrences(of: "\nend\n", with: "\nx-\(name) \(name) 1\nend\n")
+            #expect(Array(unknown.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == meta, "\(length)")
+            let noSpace = text.replacingOccurrences(of: "\nend\n", with: "\nx-\(name)\nend\n")
+            #expect(Array(noSpace.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == nil, "\(length)")
+        }
+    }
 }

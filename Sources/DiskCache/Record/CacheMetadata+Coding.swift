@@ -128,13 +128,13 @@ extension CacheMetadata {
                 break
             }
             if line.equals("end") { sawEnd = true; continue }
-            guard let space = line.firstIndex(of: 0x20) else { return .invalid }
+            guard let space = line.firstSpace() else { return .invalid }
             let name = line.prefix(space)
             let value = line.suffix(from: space + 1)
             switch name.count {
             case 1 where name[0] == 0x68 || name[0] == 0x76:   // "h", "v"
                 let header: Header
-                if let gap = value.firstIndex(of: 0x20) {
+                if let gap = value.firstSpace() {
                     let headerName = value.prefix(gap)
                     if answerOnly && name[0] == 0x68 && (headerName.equals("ETag") || headerName.equals("etag")) { continue }
                     let headerValue = value.suffix(from: gap + 1)
@@ -217,12 +217,11 @@ extension CacheMetadata {
         }
         // The strings and arrays are moved into the record (`consume`), and the record into the
         // answer: copied, each was retained and the local released (~330 instructions a hit).
-        let decoded = CacheMetadata(
+        return .record(CacheMetadata(
             url: consume url, storedKey: storedKey, status: status, requestTime: requestTime, responseTime: responseTime,
             storedAt: sawStored ? storedAt : responseTime, headers: consume headers, varyRequest: consume varyRequest,
             hasBody: hasBody, bodyLength: bodyLength, bodyDigest: consume bodyDigest, digestAlgorithm: digestAlgorithm,
-            bodyInode: bodyInode, bodyMtimeNs: bodyMtimeNs, format: consume format, width: width, height: height)
-        return .record(consume decoded)
+            bodyInode: bodyInode, bodyMtimeNs: bodyMtimeNs, format: consume format, width: width, height: height))
     }
 
     /// Every field given (the decoder's: `storedAt` and `key` as read).
@@ -300,6 +299,23 @@ struct ByteRun {
         return start.distance(to: UnsafeRawPointer(found))
     }
 
+    /// `firstIndex(of: 0x20)` for a space that is usually near the start
+    /// (after a field's or a header's name): the first 16 bytes are looked
+    /// at as two words, with no call; only a later space takes `memchr`.
+    @inline(__always)
+    func firstSpace() -> Int? {
+        guard let start = base.baseAddress else { return nil }
+        var i = 0
+        while i < 16 && i + 8 <= base.count {
+            // A zero byte of `word ^ spaces`: the lowest flagged byte is the first space.
+            let x = UInt64(littleEndian: start.loadUnaligned(fromByteOffset: i, as: UInt64.self)) ^ 0x2020_2020_2020_2020
+            let found = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+            if found != 0 { return i + found.trailingZeroBitCount >> 3 }
+            i += 8
+        }
+        return suffix(from: i).firstIndex(of: 0x20).map { $0 + i }
+    }
+
     func prefix(_ n: Int) -> ByteRun { ByteRun(base: UnsafeRawBufferPointer(rebasing: base[0..<n])) }
     func suffix(from i: Int) -> ByteRun { ByteRun(base: UnsafeRawBufferPointer(rebasing: base[i...])) }
 
@@ -326,8 +342,8 @@ struct ByteRun {
     /// are the same bytes or both plain ASCII (then equal bytes and equal
     /// strings are the same thing); otherwise as strings, as `string == text`.
     func matches(_ text: String) -> Bool {
-        var text = text
-        let inPlace = text.withUTF8 { expected -> Bool? in
+        // Borrowed bytes (no copy, no retain) for a native string, else a copy.
+        let inPlace = withUTF8Bytes(of: text) { expected -> Bool? in
             if expected.count == base.count,
                expected.count == 0 || memcmp(expected.baseAddress!, base.baseAddress!, base.count) == 0 { return true }
             return Self.isASCII(UnsafeRawBufferPointer(expected)) && Self.isASCII(base) ? false : nil
@@ -355,59 +371,119 @@ struct ByteRun {
     }
 
     /// A decimal integer with an optional leading `-`; nil on anything else or overflow.
+    /// Up to 19 digits (every record's numbers) are read eight at a time
+    /// (`digits`) into a `UInt64`, which 19 digits cannot overflow, then
+    /// range-checked once; longer runs (leading zeros) take the checked loop.
     var integer: Int64? {
-        var i = 0, negative = false
-        if count > 0 && base[0] == 0x2D { negative = true; i = 1 }
-        guard i < count else { return nil }
+        guard let start = base.baseAddress, count > 0 else { return nil }
+        let negative = start.load(as: UInt8.self) == 0x2D
+        let first = negative ? 1 : 0
+        guard first < count else { return nil }
+        guard count - first <= 19 else { return checkedInteger(from: first, negative: negative) }
+        var value: UInt64 = 0
+        guard Self.digits(start, from: first, to: count, into: &value) == count, value <= UInt64(Int64.max) else { return nil }
+        return negative ? -Int64(value) : Int64(value)
+    }
+
+    /// `integer` for more than 19 digits, one at a time with overflow checks.
+    private func checkedInteger(from first: Int, negative: Bool) -> Int64? {
         var value: Int64 = 0
-        while i < count {
+        for i in first..<count {
             let digit = base[i] &- 0x30
             guard digit <= 9 else { return nil }
             let (times10, o1) = value.multipliedReportingOverflow(by: 10)
             let (sum, o2) = times10.addingReportingOverflow(Int64(digit))
             guard !o1 && !o2 else { return nil }
             value = sum
-            i += 1
         }
         return negative ? -value : value
     }
 
-    /// `[-]digits[.digits]` whose digits form an integer up to 2^53: exact, or nil.
-    /// The integer part and the decimals are read in two plain loops: the
-    /// digits are counted from their positions, and more than 19 of them
-    /// (which could overflow) are left to `strtod`.
-    private var simpleDecimal: Double? {
-        guard let bytes = base.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        let count = base.count
-        var i = 0, negative = false
-        if bytes[0] == 0x2D { negative = true; i = 1 }
-        let first = i
-        var mantissa: UInt64 = 0
-        while i < count {
-            let digit = bytes[i] &- 0x30
+    /// Reads the decimal digits from `start + from` up to `end` or the first
+    /// other byte into `value` (`value * 10^n + digits`, wrapping: callers
+    /// bound the count) and returns where it stopped. Eight bytes that are
+    /// all digits are read as one word (`eightDigits`), the rest one by one.
+    @inline(__always)
+    static func digits(_ start: UnsafeRawPointer, from: Int, to end: Int, into value: inout UInt64) -> Int {
+        var i = from
+        while i + 8 <= end, let eight = eightDigits(UInt64(littleEndian: start.loadUnaligned(fromByteOffset: i, as: UInt64.self))) {
+            value = value &* 100_000_000 &+ eight
+            i += 8
+        }
+        while i < end {
+            let digit = start.load(fromByteOffset: i, as: UInt8.self) &- 0x30
             if digit > 9 { break }
-            mantissa = mantissa &* 10 &+ UInt64(digit)
+            value = value &* 10 &+ UInt64(digit)
             i += 1
         }
+        return i
+    }
+
+    /// The value of eight ASCII digits (the first in the lowest byte), or
+    /// nil when any byte is not one: every byte's high half must be 3 and
+    /// stay 3 with 6 added (so 0x30–0x39). Then pairs, fours and the eight
+    /// are combined by three multiplications.
+    @inline(__always)
+    static func eightDigits(_ word: UInt64) -> UInt64? {
+        let highs: UInt64 = 0xF0F0_F0F0_F0F0_F0F0, threes: UInt64 = 0x3030_3030_3030_3030
+        guard word & highs == threes, (word &+ 0x0606_0606_0606_0606) & highs == threes else { return nil }
+        var v = word & 0x0F0F_0F0F_0F0F_0F0F
+        v = (v &* (10 << 8 + 1)) >> 8
+        v = ((v & 0x00FF_00FF_00FF_00FF) &* (100 << 16 + 1)) >> 16
+        return ((v & 0x0000_FFFF_0000_FFFF) &* (10_000 << 32 + 1)) >> 32
+    }
+
+    /// `[-]digits[.digits]` whose digits form an integer up to 2^53: exact, or nil.
+    /// The integer part and the decimals are read by `digits` (eight at a
+    /// time where eight are there): the digits are counted from their
+    /// positions, and more than 19 of them (which could overflow) are left
+    /// to `strtod`.
+    private var simpleDecimal: Double? {
+        guard let start = base.baseAddress else { return nil }
+        let count = base.count
+        if let clock = clockTime(start, count) { return clock }
+        var i = 0, negative = false
+        if start.load(as: UInt8.self) == 0x2D { negative = true; i = 1 }
+        let first = i
+        var mantissa: UInt64 = 0
+        i = Self.digits(start, from: i, to: count, into: &mantissa)
         let integerDigits = i - first
         guard integerDigits > 0 else { return nil }   // a digit before any point
         var decimals = 0
         if i < count {
-            guard bytes[i] == 0x2E else { return nil }   // only a point may follow the digits
-            i += 1
-            let fractionStart = i
-            while i < count {
-                let digit = bytes[i] &- 0x30
-                guard digit <= 9 else { return nil }
-                mantissa = mantissa &* 10 &+ UInt64(digit)
-                i += 1
-            }
+            guard start.load(fromByteOffset: i, as: UInt8.self) == 0x2E else { return nil }   // only a point may follow the digits
+            let fractionStart = i + 1
+            i = Self.digits(start, from: fractionStart, to: count, into: &mantissa)
+            guard i == count else { return nil }
             decimals = i - fractionStart
             guard decimals > 0 else { return nil }   // no trailing point
         }
         guard integerDigits + decimals <= 19, decimals <= 15, mantissa <= 1 << 53 else { return nil }
         let value = Double(mantissa) / Self.powerOfTen(decimals)
         return negative ? -value : value
+    }
+
+    /// The form every stored time of the clock has (`currentUnixTime`,
+    /// seconds from 2001 to 2286): ten digits, a point, one to six decimals.
+    /// Read as two words, the same integer and power of ten as the general
+    /// loop finds (so the same value): the first eight digits as one word,
+    /// the decimals as the last eight bytes, those before the decimals (the
+    /// point, digits) made leading zeros. nil for any other form (the general loop's turn).
+    @inline(__always)
+    private func clockTime(_ start: UnsafeRawPointer, _ count: Int) -> Double? {
+        guard count >= 12, count <= 17, start.load(fromByteOffset: 10, as: UInt8.self) == 0x2E,
+              let high = Self.eightDigits(UInt64(littleEndian: start.loadUnaligned(as: UInt64.self))) else { return nil }
+        let ninth = start.load(fromByteOffset: 8, as: UInt8.self) &- 0x30, tenth = start.load(fromByteOffset: 9, as: UInt8.self) &- 0x30
+        guard ninth <= 9, tenth <= 9 else { return nil }
+        let decimals = count - 11
+        let shift = UInt64(8 * (8 - decimals))
+        let last = UInt64(littleEndian: start.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+        guard let fraction = Self.eightDigits(last & (UInt64.max << shift) | 0x3030_3030_3030_3030 >> (64 - shift)) else { return nil }
+        var mantissa = high &* 100 &+ UInt64(ninth) &* 10 &+ UInt64(tenth)
+        for _ in 0..<decimals { mantissa &*= 10 }
+        mantissa &+= fraction
+        guard mantissa <= 1 << 53 else { return nil }
+        return Double(mantissa) / Self.powerOfTen(decimals)
     }
 
     /// 10^n for n in 0…15, each exactly representable. A switch of

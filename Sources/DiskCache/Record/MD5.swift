@@ -162,9 +162,10 @@ public enum MD5 {
     /// lane's low byte and its low nibble to the high byte, then `0`–`9`
     /// or `a`–`f` per byte with no carry between bytes (at most 0x66).
     @inline(__always) static func hexDigits(of word: UInt32) -> UInt64 {
-        let bytes = UInt32(littleEndian: word)
-        var lanes = UInt64(bytes & 0xFF) | UInt64((bytes >> 8) & 0xFF) << 16
-        lanes |= UInt64((bytes >> 16) & 0xFF) << 32 | UInt64(bytes >> 24) << 48
+        // Spread by two shifts and masks: halves to 32-bit lanes, then bytes to 16-bit ones.
+        var lanes = UInt64(UInt32(littleEndian: word))
+        lanes = (lanes | lanes << 16) & 0x0000_FFFF_0000_FFFF
+        lanes = (lanes | lanes << 8) & 0x00FF_00FF_00FF_00FF
         let nibbles = (lanes >> 4) & 0x000F_000F_000F_000F | (lanes & 0x000F_000F_000F_000F) << 8
         let letters = ((nibbles &+ 0x0606_0606_0606_0606) & 0x1010_1010_1010_1010) >> 4   // 1 where the nibble is 10…15
         return nibbles &+ 0x3030_3030_3030_3030 &+ letters &* 0x27
