@@ -34,13 +34,11 @@ let package = Package(
             .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd"),
         ]),
         // C corner: OpenSSL MD5 (keys), extended attributes, O_TMPFILE, syncfs. Only DiskCache imports it.
-        // OpenSSL's MD5 objects come from its libcrypto.a (libssl-dev), kept out of the executable's
-        // dynamic symbols: no libcrypto.so.3 and its 21,000 relocations at every start (bench/README,
-        // session 17 start-up); TLS loads libcrypto.so.3 through libcurl, untouched.
-        .target(name: "CCrypto", linkerSettings: [
-            .linkedLibrary(":libcrypto.a"),
-            .unsafeFlags(["-Xlinker", "--exclude-libs=libcrypto.a"]),
-        ]),
+        // OpenSSL's MD5 objects come from its libcrypto.a (libssl-dev): no libcrypto.so.3 and its
+        // 21,000 relocations at every start (bench/README, session 17 start-up); TLS loads
+        // libcrypto.so.3 through libcurl, untouched. No unsafe flag here, so the library products stay
+        // usable as versioned dependencies; the executable hides the objects (below).
+        .target(name: "CCrypto", linkerSettings: [.linkedLibrary(":libcrypto.a")]),
         // C corner: XXH3-128 body digests (libxxhash). Only Sources/DiskCache/Record/BodyHash.swift imports it.
         .target(name: "CXXHash", linkerSettings: [.linkedLibrary("xxhash")]),
         // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/ImageFormats/Common/CRC32.swift imports it.
@@ -88,9 +86,12 @@ let package = Package(
             // peak RSS 0.9-1.4 MiB lower in every case, and less start-up work (bench/README, memory).
             // Link/libstdc++.so (a linker script) makes the static runtime's -lstdc++ link GCC's
             // libstdc++.a: no libstdc++.so.6 to load and relocate at every start (bench/README, session 17).
+            // OpenSSL's MD5 objects (CCrypto) stay out of the executable's dynamic symbols, in every
+            // build: exported, they would take the place of the libcrypto.so.3 that TLS loads.
             linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                            "-L", Context.packageDirectory + "/Link"],
-                                          .when(configuration: .release))]
+                                          .when(configuration: .release)),
+                             .unsafeFlags(["-Xlinker", "--exclude-libs=libcrypto.a"])]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
