@@ -76,7 +76,10 @@ extension ImageLoader {
             if close(output) != 0 && failed == nil { failed = failure("write", delivery.name) }
             // A file cut short is worse than none: a script that finds it takes it for the image
             // (what it held before went with O_TRUNC). Only a regular file: never `-o /dev/full`.
-            if failed != nil, regular, case .file(let path) = delivery { _ = unlink(path) }
+            // Where even that fails, the message says the file is there, cut short.
+            if let reason = failed, regular, case .file(let path) = delivery, unlink(path) != 0 {
+                failed = DeliveryError(message: "\(reason.message); the cut-short \(path) could not be removed: \(String(cString: strerror(errno)))")
+            }
         }
         if let failed { throw failed }
     }
