@@ -3,7 +3,10 @@
 offline and revalidate, 10,000 URLs), on tmpfs: one cache filled once, then each repetition
 runs A then B (then B then A), so a slow spell of the shared VM hits both.
 
-  python3 bench/ab.py --a OLD_BINARY --b NEW_BINARY [--reps 9] [--n 10000] [--hosts 1]
+  python3 bench/ab.py --a OLD_BINARY --b NEW_BINARY [--reps 9] [--n 10000] [--hosts 1] [--cold]
+
+--cold measures the cold case instead: every run downloads all N URLs into a new cache
+(removed before each run, not timed), with make bench's concurrency (--jobs 8 --jobs-per-host 8).
 
 --hosts H spreads the URLs over H hosts (127.0.0.1 … 127.0.0.H, one nginx listening on each):
 with one host every transfer runs on one transfer loop, with several on all of them.
@@ -20,6 +23,7 @@ def main():
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--hosts", type=int, default=1, help="spread the URLs over this many hosts (1-200)")
+    ap.add_argument("--cold", action="store_true", help="the cold case (a new cache each run) instead of the hits")
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="asyncfetch-ab-", dir="/dev/shm")
     os.chmod(root, 0o755)  # nginx workers run as another user
@@ -43,14 +47,19 @@ def main():
         fill = measure([args.a, "--cache-dir", cache, "-q", "--input", urls], stdout=f"{root}/fill.out")
         if fill[3] != 0:
             raise SystemExit(f"filling the cache failed: {fill}: " + open(f"{root}/fill.out").read()[:500])
-        cases = {"fresh": ["-q", "--input", urls], "offline": ["-q", "--offline", "--input", urls],
-                 "revalidate (--refresh, all 304)": ["-q", "--refresh", "--input", urls]}
+        if args.cold:   # the fill above warmed nginx's open-file cache for it
+            cases = {"cold (new cache)": ["-q", "--jobs", "8", "--jobs-per-host", "8", "--input", urls]}
+        else:
+            cases = {"fresh": ["-q", "--input", urls], "offline": ["-q", "--offline", "--input", urls],
+                     "revalidate (--refresh, all 304)": ["-q", "--refresh", "--input", urls]}
         results = {(c, w): [] for c in cases for w in "ab"}
         for rep in range(args.reps):
             order = "ab" if rep % 2 == 0 else "ba"
             for case, extra in cases.items():
                 for who in order:
                     binary = args.a if who == "a" else args.b
+                    if args.cold:
+                        shutil.rmtree(cache, ignore_errors=True)
                     m = measure([binary, "--cache-dir", cache, *extra])
                     if m[3] != 0:
                         raise SystemExit(f"{who} {case} exited {m[3]}")

@@ -47,7 +47,11 @@ struct FetchAttempts: Sendable {
     }
 
     /// The first attempt.
-    func start() -> Action { .attempt(attempting(firstSpec), resetSink: false, delay: 0) }
+    func start() -> Action { .attempt(firstAttempt(), resetSink: false, delay: 0) }
+
+    /// The first attempt's spec (`start`'s), handed out alone: bound out of the action, it was copied
+    /// once more on its way into its transfer (`FetchClient.start`, per fetch).
+    func firstAttempt() -> TransferSpec { attempting(firstSpec) }
 
     /// `spec` as the next attempt runs it: whether a retryable answer to it
     /// will be retried (that attempt's connection is then kept for the retry).

@@ -123,8 +123,7 @@ public final class FetchClient: Sendable {
         let transfer: CurlTransfer
         do throws(FetchError) {
             attempts = try self.attempts(for: prepared, into: sink, streamsOnWorker: true)
-            guard case .attempt(let spec, _, _) = attempts.start() else { return }
-            do { transfer = try loops.makeTransfer(spec) } catch { throw attempts.beforeAttempt(error) }
+            do { transfer = try loops.makeTransfer(attempts.firstAttempt()) } catch { throw attempts.beforeAttempt(error) }
         } catch {
             return handle.continueOnTask { completion(.failure(error)) }
         }
@@ -199,15 +198,16 @@ public final class FetchClient: Sendable {
     /// The state machine of a new fetch's attempts.
     private func attempts(for prepared: PreparedRequest, into sink: BodySink,
                           streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
-        let request = prepared.request
+        // The request's fields are read in place: `prepared.request` copied the whole request and destroyed it.
+        let url = prepared.url
         let lines = try prepared.lines.get()
         let policy = RetryPolicy(retries: configuration.retries,
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
-        let firstSpec = TransferSpec(url: request.url, headerLines: lines, maxSize: configuration.bodyLimit,
+        let firstSpec = TransferSpec(url: url, headerLines: lines, maxSize: configuration.bodyLimit,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
-                                     method: request.method, body: request.body, bodyFile: request.bodyFile,
-                                     gate: request.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin)
-        return FetchAttempts(url: request.url, firstSpec: firstSpec, policy: policy, maxRedirects: configuration.maxRedirects)
+                                     method: prepared.method, body: prepared.body, bodyFile: prepared.bodyFile,
+                                     gate: prepared.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin)
+        return FetchAttempts(url: url, firstSpec: firstSpec, policy: policy, maxRedirects: configuration.maxRedirects)
     }
 
     /// Carries out the attempts' actions on this task until the fetch ends.

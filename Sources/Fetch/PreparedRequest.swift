@@ -34,6 +34,13 @@ public struct PreparedRequest: Sendable {
         return request
     }
 
+    /// What `request` holds, read in place (`request` copies every field, its gate set): a new
+    /// fetch's first transfer takes these alone (`FetchClient.attempts`).
+    var url: String { made.request.url }
+    var method: FetchRequest.Method { made.request.method }
+    var body: [UInt8] { made.request.body }
+    var bodyFile: FetchRequest.BodyFile? { made.request.bodyFile }
+
     /// The request's header lines, or why its URL cannot be fetched (thrown at `start`).
     var lines: Result<[String], FetchError> { made.lines }
     var origin: TransferOrigin { made.origin }

@@ -15,8 +15,13 @@ public enum Storability {
 
     /// Whether a response header is one of `storedHeaderNames` (any case), without lowercased copies.
     /// This runs for every header of every response: the name's length picks
-    /// the one to three candidates it is compared with, in place.
+    /// the one to three candidates it is compared with, in place, and a name of
+    /// no stored name's length (`Content-Length`, `Connection`) is not read at all.
     public static func isStored(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 3, 4, 6, 7, 12, 13, 16: break
+        default: return false
+        }
         if let stored = name.utf8.withContiguousStorageIfAvailable({ isStored(UnsafeRawBufferPointer($0)) }) {
             return stored
         }
@@ -36,23 +41,46 @@ public enum Storability {
         }
     }
 
-    /// Whether `name` is `lowercase` (of the same length) in any ASCII case:
-    /// only letters fold, as in `asciiCaseInsensitiveEqual`.
+    /// Whether `name` is `lowercase` (of the same length, 2 to 16 bytes, lowercase
+    /// letters and '-' only) in any ASCII case: only letters fold, as in
+    /// `asciiCaseInsensitiveEqual`. Compared a word at a time: the first and the
+    /// last 8, 4 or 2 bytes (they overlap when the length is not twice the word's).
+    @inline(__always)
     private static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
-        let expected = lowercase.utf8Start
-        for i in 0..<name.count {
-            let byte = name[i]
-            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            if folded != expected[i] { return false }
-        }
-        return true
+        let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        let count = name.count
+        if count >= 8 { return words(name, expected, UInt64.self, count) }
+        if count >= 4 { return words(name, expected, UInt32.self, count) }
+        return words(name, expected, UInt16.self, count)
+    }
+
+    @inline(__always)
+    private static func words<W: FixedWidthInteger>(_ name: UnsafeRawBufferPointer, _ expected: UnsafeRawBufferPointer,
+                                                    _: W.Type, _ count: Int) -> Bool {
+        let last = count - MemoryLayout<W>.size
+        return folds(name.loadUnaligned(as: W.self), to: expected.loadUnaligned(as: W.self))
+            && folds(name.loadUnaligned(fromByteOffset: last, as: W.self), to: expected.loadUnaligned(fromByteOffset: last, as: W.self))
+    }
+
+    /// Whether the bytes of `word` are those of `lowercase`, a letter in either case:
+    /// a byte is OR-ed with 0x20 where `lowercase` has a letter (0x61–0x7A, bit 0x40
+    /// set) and must be equal where it has '-' (0x2D, bit 0x40 clear). `B | 0x20` is a
+    /// lowercase letter only for that letter and its capital.
+    @inline(__always)
+    private static func folds<W: FixedWidthInteger>(_ word: W, to lowercase: W) -> Bool {
+        let letters = (lowercase & W(truncatingIfNeeded: 0x4040_4040_4040_4040 as UInt64)) >> 1
+        return word | letters == lowercase
     }
 
     /// The headers of a response that are stored, in their order, as received.
     public static func storedHeaders(_ headers: HTTPHeaders) -> [CacheMetadata.Header] {
+        let fields = headers.fields
         var stored: [CacheMetadata.Header] = []
-        stored.reserveCapacity(headers.fields.count)
-        for field in headers where isStored(field.name) { stored.append(CacheMetadata.Header(field.name, field.value)) }
+        stored.reserveCapacity(fields.count)
+        // By index: `for field in headers` copied every field (two retains and releases) to read its name.
+        for index in fields.indices where isStored(fields[index].name) {
+            stored.append(CacheMetadata.Header(fields[index].name, fields[index].value))
+        }
         return stored
     }
 

@@ -36,6 +36,9 @@ public struct ImageStructure: Sendable {
 
     private var signature: [UInt8] = []
     private var walker: (any StructureWalker)?
+    /// Whether `walker` is chosen: `walker == nil` copied the existential out (through its value
+    /// witnesses) and destroyed the copy, at each feed and verdict.
+    private var hasWalker = false
     private var step: WalkStep = .need(0)
     private var gathered: [UInt8] = []
     private var gatherStart: Int64 = 0
@@ -52,11 +55,11 @@ public struct ImageStructure: Sendable {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         var chunk = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         length += Int64(chunk.count)
-        if walker == nil, signature.isEmpty, chunk.count >= Self.signatureLength {
+        if !hasWalker, signature.isEmpty, chunk.count >= Self.signatureLength {
             // The first chunk holds the signature (a body held whole, always): the walker is
             // chosen from it in place and walks the chunk from its first byte, with no copy.
             choose(from: UnsafeBufferPointer(rebasing: chunk.prefix(Self.signatureLength)))
-        } else if walker == nil {
+        } else if !hasWalker {
             let take = min(Self.signatureLength - signature.count, chunk.count)
             signature.append(contentsOf: chunk.prefix(take))
             chunk = UnsafeBufferPointer(rebasing: chunk.dropFirst(take))
@@ -75,7 +78,7 @@ public struct ImageStructure: Sendable {
     public var verdict: Verdict {
         // A copy only to choose a walker for a body shorter than a signature:
         // a copy of the whole walk (its arrays, its walker) per body otherwise.
-        guard walker != nil else {
+        guard hasWalker else {
             var copy = self
             copy.choose()
             return copy.walkVerdict
@@ -113,8 +116,10 @@ public struct ImageStructure: Sendable {
 
     /// Picks the walker from a signature's bytes (the caller then runs them through it).
     private mutating func choose(from signature: UnsafeBufferPointer<UInt8>) {
-        walker = Self.walker(for: Bytes(signature))
-        set(walker!.start())
+        var chosen = Self.walker(for: Bytes(signature))
+        set(chosen.start())
+        walker = chosen
+        hasWalker = true
     }
 
     static func walker(for b: Bytes) -> any StructureWalker {

@@ -13,6 +13,23 @@ import Testing
         }
     }
 
+    /// `isKey` reads a key's 32 bytes a word at a time: every byte value at every place, against
+    /// the bytes checked one by one.
+    @Test func isKeyChecksEveryByteOfEveryPlace() {
+        var mismatches: [String] = []
+        for place in 0..<32 {
+            for value in 0...255 {
+                var bytes = Array(Self.key.utf8)
+                bytes[place] = UInt8(value)
+                let expected = bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+                if bytes.withUnsafeBufferPointer(CacheFileName.isKey) != expected { mismatches.append("\(place): \(value)") }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+        #expect(CacheFileName.isKey(Self.key) && CacheFileName.isKey("ffffffffffffffffffffffffffffffff"))
+        #expect(!CacheFileName.isKey(Self.key + "0") && !CacheFileName.isKey(String(Self.key.dropLast())))
+    }
+
     @Test func temporaryNamesCarryKeyAndPid() throws {
         let body = try #require(TemporaryFileName(Self.key + ".4242.7"))
         #expect(body.key == Self.key && body.pid == 4242 && !body.isMetadata)

@@ -39,6 +39,29 @@ import Testing
         #expect(!Storability.isStored("content\rtype") && !Storability.isStored("Content-Type "))
     }
 
+    /// `isStored` compares a word at a time (the letters OR-ed with 0x20): every ASCII byte
+    /// at every place of every stored name, in both cases, against the list compared a byte at a time.
+    @Test func isStoredAgreesWithTheListForEveryByteAtEveryPlace() {
+        func oracle(_ bytes: [UInt8]) -> Bool {
+            let folded = bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+            return Storability.storedHeaderNames.contains { Array($0.utf8) == folded }
+        }
+        var mismatches: [String] = []
+        for name in Storability.storedHeaderNames {
+            for cased in [Array(name.utf8), Array(name.uppercased().utf8)] {
+                for i in cased.indices {
+                    for byte: UInt8 in 0...0x7F {
+                        var changed = cased
+                        changed[i] = byte
+                        let text = String(decoding: changed, as: UTF8.self)
+                        if Storability.isStored(text) != oracle(changed) { mismatches.append(text) }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10))")
+    }
+
     @Test func noStoreForbidsStoringUnlessMustUnderstandKnowsTheStatus() {
         #expect(Storability.mayStore(status: 200, CacheControl(["max-age=60"])))
         #expect(!Storability.mayStore(status: 200, CacheControl(["no-store"])))

@@ -238,8 +238,13 @@ final class TransferLoops: Sendable {
     /// folded in (the same in every process; a few bytes, where the
     /// `Hasher` of a `Substring` was a SipHash per transfer).
     static func homeHash(_ hostPort: Substring) -> UInt64 {
+        hostPort.utf8.withContiguousStorageIfAvailable { homeHash(bytes: $0) } ?? homeHash(bytes: hostPort.utf8)
+    }
+
+    /// `homeHash` of "host:port"'s bytes.
+    static func homeHash<Bytes: Sequence<UInt8>>(bytes: Bytes) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in hostPort.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
         return hash ^ (hash >> 32)
     }
 
@@ -270,7 +275,7 @@ final class TransferLoops: Sendable {
 
     /// `origin(of:)` on the URL's bytes: the scheme, and the byte offsets of
     /// the authority after any user info.
-    private static func originBounds(_ bytes: UnsafeBufferPointer<UInt8>) -> (secure: Bool, start: Int, end: Int)? {
+    static func originBounds(_ bytes: UnsafeBufferPointer<UInt8>) -> (secure: Bool, start: Int, end: Int)? {
         func schemeIs(_ scheme: StaticString) -> Bool {
             let count = scheme.utf8CodeUnitCount
             guard bytes.count > count else { return false }
