@@ -171,6 +171,21 @@ final class CacheSink: BodySink, @unchecked Sendable {
         return moved
     }
 
+    /// The cache refused to publish the body at its last step (`commit`
+    /// failed with `io`, keeping the body: a full disk, no inode left for
+    /// its record or its name): the body moves to a `SpoolFile` as when a
+    /// write was refused (`spill`), so that `-o` and `--output-dir` still get
+    /// it. Any other error is thrown on as it is.
+    func spill(refusedCommit refused: CacheWriter, _ error: DiskCacheError) throws(DiskCacheError) -> SpoolFile {
+        do {
+            return try spill(refused, refusedWith: error)
+        } catch let failure as DiskCacheError {
+            throw failure
+        } catch {
+            throw DiskCacheError(.io, path: refused.readablePath, message: "\(error)")
+        }
+    }
+
     func reset() throws {
         try writer?.reset()
         try spool?.reset()
