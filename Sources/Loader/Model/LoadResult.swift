@@ -90,8 +90,8 @@ public struct LoadResult: Sendable {
          warning: String? = nil, transientBody: TransientBody? = nil, checked: ImageCheck? = nil) {
         let core = Core(stored: stored, source: source, format: Core.code(format),
                         status: status.flatMap(Int32.init(exactly:)) ?? Core.none32,
-                        bytes: bytes, contentType: contentType, width: width ?? Core.none, height: height ?? Core.none,
-                        reason: nil)
+                        bytes: bytes, contentType: ContentTypeLabel.of(contentType),
+                        width: width ?? Core.none, height: height ?? Core.none, reason: nil)
         let extra = Extra(attempts: attempts, checked: checked, httpVersion: httpVersion, redirects: redirects,
                           effectiveURL: effectiveURL, warning: warning, transientBody: transientBody, receipt: nil,
                           storeFailure: nil)

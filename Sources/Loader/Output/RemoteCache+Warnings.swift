@@ -16,6 +16,9 @@ extension RemoteCache {
                                warn: @escaping @Sendable (String) -> Void) -> RemoteCache {
         let warned = Locked(false)
         return RemoteCache(location: location, fetch: fetch) { message in
+            // The message may quote the tier's bytes (an object that is not
+            // ours): shown with control characters as escapes.
+            let message = ShownText.of(message)
             if verbose {
                 warn(message)
             } else if warned.withLock({ warned in defer { warned = true }; return !warned }) {
