@@ -135,7 +135,7 @@ public struct LoadResult: Sendable {
     /// What every result has, in a box of at most `Box.fastBinSize` bytes
     /// (a test checks it): glibc frees a block that small without taking
     /// its arena's lock. A batch's consumer frees the boxes its lookups made
-    /// on the other pool thread, in that thread's arena; at 250 bytes each
+    /// on the other pool thread, in that thread's arena; at 344 bytes each
     /// free took that arena's lock, while the other thread allocated the
     /// next chunk's boxes under it (127 sleeps per 10,000 hits; bench/README,
     /// session 18). So the optional numbers are stored without their
