@@ -39,7 +39,16 @@ public struct CacheMetadata: Sendable, Equatable {
     /// 304 recorded). Set by the store; files without it read as `responseTime`.
     public var storedAt: Double
     /// Stored response headers (Date, ETag, Last-Modified, Cache-Control, Expires, Age, Content-Type, Vary…).
-    public var headers: [Header]
+    /// A decoded record keeps them as its bytes and makes this array when it
+    /// is read (a hit never does: `header(_:)`, `field(_:)` and the package's
+    /// `headerCount`/`headerKind(at:)`/`withHeaderValue(at:_:)` read them in
+    /// place); setting it replaces them.
+    public var headers: [Header] {
+        get { storedHeaders.headers }
+        set { storedHeaders = .list(newValue) }
+    }
+    /// `headers`, as given or as the decoded record has them (`CacheMetadata+Headers.swift`).
+    @usableFromInline var storedHeaders: StoredHeaders
     /// Values of the request headers that the response's `Vary` names (lowercased names; missing = empty).
     public var varyRequest: [Header]
     /// False for a remembered error status: no body (an empty file carries
@@ -164,7 +173,7 @@ public struct CacheMetadata: Sendable, Equatable {
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.storedAt = responseTime
-        self.headers = headers
+        self.storedHeaders = .list(headers)
         self.varyRequest = varyRequest
         self.hasBody = hasBody
         self.bodyLength = bodyLength
@@ -174,19 +183,5 @@ public struct CacheMetadata: Sendable, Equatable {
         self.format = format
         self.width = width
         self.height = height
-    }
-
-    /// First stored value of a response header (case-insensitive).
-    public func header(_ name: String) -> String? { firstIndex(of: name).map { headers[$0].value } }
-
-    /// First stored field called `name` (case-insensitive), as `header` finds it: its value
-    /// can be read in place (`Header.withValueBytes`), with no `String` made.
-    public func field(_ name: String) -> Header? { firstIndex(of: name).map { headers[$0] } }
-
-    private func firstIndex(of name: String) -> Int? {
-        // Lengths first, here: a hit asks twice (`Vary`, `Content-Type`),
-        // and most stored names differ in length from the one asked for.
-        let length = name.utf8.count
-        return headers.indices.first { headers[$0].name.utf8.count == length && asciiCaseInsensitiveEqual(headers[$0].name, name) }
     }
 }
