@@ -79,6 +79,19 @@ import Testing
         #expect(decoded.headerKind(at: 0) == .date && decoded.headerKind(at: 4) == .cacheControl && decoded.headerKind(at: 6) == .vary)
     }
 
+    /// A body digest reads back as it was written, whether it is kept as the
+    /// 16 bytes its digits spell (32 lowercase hex digits) or as text.
+    @Test func bodyDigestsReadBackAsWritten() throws {
+        let digests = [MD5.hex("a"), MD5.hex("a").uppercased(), "", "abc", MD5.hex("a") + "0", String(MD5.hex("a").dropLast()) + "g",
+                       "0123456789abcdef0123456789abcdef", "ffffffffffffffffffffffffffffffff", "00000000000000000000000000000000"]
+        for digest in digests {
+            let meta = CacheMetadata(url: "https://x.test/a", status: 200, requestTime: 1, responseTime: 2, headers: [],
+                                     bodyDigest: digest)
+            let decoded = try #require(meta.encoded().withUnsafeBytes { CacheMetadata.decode($0) })
+            #expect(decoded.bodyDigest == digest && decoded == meta && decoded.encoded() == meta.encoded(), "\(digest)")
+        }
+    }
+
     /// Setting `headers` replaces the record's own; reading them leaves them as they were.
     @Test func settingHeadersReplacesTheDecodedOnes() throws {
         let meta = CacheMetadata(url: "https://x.test/a", status: 200, requestTime: 1, responseTime: 2,

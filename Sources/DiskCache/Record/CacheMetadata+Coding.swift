@@ -19,7 +19,7 @@ extension CacheMetadata {
         // runs for every download and every 304, on the hot path. Numbers
         // are written as digits in place (no `String` per field).
         let headers = headers   // made once, for a decoded record's
-        var bound = Self.fixedBound + storedKey.utf8Count + url.utf8.count + bodyDigest.utf8.count + (format?.utf8.count ?? 0)
+        var bound = Self.fixedBound + storedKey.utf8Count + url.utf8.count + storedDigest.utf8Count + (format?.utf8.count ?? 0)
         for header in headers { bound += header.name.utf8.count + header.valueCount + 5 }
         for header in varyRequest { bound += header.name.utf8.count + header.valueCount + 5 }
         return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
@@ -37,7 +37,7 @@ extension CacheMetadata {
             out.raw("body-digest ")
             out.raw(digestAlgorithm.name)
             out.byte(0x20)
-            out.value(bodyDigest)
+            storedDigest.withBytes { out.value(bytes: $0) }
             out.byte(0x0A)
             if bodyInode != 0 { out.line("body-inode", unsigned: bodyInode) }
             out.line("body-mtime-ns", bodyMtimeNs)
@@ -116,7 +116,7 @@ extension CacheMetadata {
         // The response headers are read in place (`RecordHeaders`): here
         // they are counted, and where their lines begin and end noted.
         var headerCount = 0, firstHeaderLine = 0, headerLinesEnd = 0
-        var hasBody = true, bodyLength: Int64 = 0, bodyDigest = "", bodyInode: UInt64 = 0, bodyMtimeNs: Int64 = 0
+        var hasBody = true, bodyLength: Int64 = 0, bodyDigest = StoredHex.text(""), bodyInode: UInt64 = 0, bodyMtimeNs: Int64 = 0
         var digestAlgorithm: DigestAlgorithm = version1 ? .md5 : .current
         var format: String?, width: Int?, height: Int?
         // One copy of the record, which the longer header values point into.
@@ -174,12 +174,12 @@ extension CacheMetadata {
             case 8 where name.equals("has-body"):
                 hasBody = value.equals("1")
             case 8 where name.equals("body-md5") && version1:
-                if !answerOnly { bodyDigest = value.string }
+                if !answerOnly { bodyDigest = StoredHex(value.base) }
             case 11 where name.equals("body-digest"):
                 guard let gap = value.firstIndex(of: 0x20),
                       let algorithm = DigestAlgorithm(value.prefix(gap)) else { return .invalid }
                 digestAlgorithm = algorithm
-                if !answerOnly { bodyDigest = value.suffix(from: gap + 1).string }
+                if !answerOnly { bodyDigest = StoredHex(value.suffix(from: gap + 1).base) }
             case 10 where name.equals("body-inode"):
                 guard let v = value.integer, v >= 0 else { return .invalid }
                 bodyInode = UInt64(v)
@@ -210,17 +210,17 @@ extension CacheMetadata {
             url = expectedURL
         }
         // The key of a lookup stays the digest it looked up (no string made).
-        let storedKey: StoredKey
+        let storedKey: StoredHex
         if version1 {
             // Records before `key` existed: their key is the MD5 of the URL.
             let digest = MD5.digest(url)
             if let expectedKey, digest != expectedKey { return .mismatch }
-            storedKey = StoredKey.digest(digest)
+            storedKey = StoredHex.digest(digest)
         } else if let expectedKey {
             guard keyMatches else { return .mismatch }
-            storedKey = StoredKey.digest(expectedKey)
+            storedKey = StoredHex.digest(expectedKey)
         } else {
-            storedKey = StoredKey.text(key)
+            storedKey = StoredHex.text(key)
         }
         let headers: StoredHeaders = headerCount == 0 ? .list([])
             : .record(RecordHeaders(lines: UnsafeRawBufferPointer(rebasing: bytes[firstHeaderLine..<headerLinesEnd]), count: headerCount))
@@ -229,13 +229,13 @@ extension CacheMetadata {
         return .record(CacheMetadata(
             url: consume url, storedKey: storedKey, status: status, requestTime: requestTime, responseTime: responseTime,
             storedAt: sawStored ? storedAt : responseTime, headers: headers, varyRequest: consume varyRequest,
-            hasBody: hasBody, bodyLength: bodyLength, bodyDigest: consume bodyDigest, digestAlgorithm: digestAlgorithm,
+            hasBody: hasBody, bodyLength: bodyLength, bodyDigest: bodyDigest, digestAlgorithm: digestAlgorithm,
             bodyInode: bodyInode, bodyMtimeNs: bodyMtimeNs, format: consume format, width: width, height: height))
     }
 
     /// Every field given (the decoder's: `storedAt` and `key` as read).
-    private init(url: String, storedKey: StoredKey, status: Int, requestTime: Double, responseTime: Double, storedAt: Double,
-                 headers: StoredHeaders, varyRequest: [Header], hasBody: Bool, bodyLength: Int64, bodyDigest: String,
+    private init(url: String, storedKey: StoredHex, status: Int, requestTime: Double, responseTime: Double, storedAt: Double,
+                 headers: StoredHeaders, varyRequest: [Header], hasBody: Bool, bodyLength: Int64, bodyDigest: StoredHex,
                  digestAlgorithm: DigestAlgorithm, bodyInode: UInt64, bodyMtimeNs: Int64, format: String?,
                  width: Int?, height: Int?) {
         self.url = url
@@ -248,7 +248,7 @@ extension CacheMetadata {
         self.varyRequest = varyRequest
         self.hasBody = hasBody
         self.bodyLength = bodyLength
-        self.bodyDigest = bodyDigest
+        self.storedDigest = bodyDigest
         self.digestAlgorithm = digestAlgorithm
         self.bodyInode = bodyInode
         self.bodyMtimeNs = bodyMtimeNs
@@ -623,6 +623,13 @@ private struct MetadataWriter {
         byte(0x20)
         value(text)
         byte(0x0A)
+    }
+
+    /// A value given as its bytes, on one line (as `value`).
+    mutating func value(bytes: UnsafeBufferPointer<UInt8>) {
+        let first = count
+        copy(UnsafeRawBufferPointer(bytes))
+        endLine(from: first)
     }
 
     /// `key value\n`, the value given as its bytes.

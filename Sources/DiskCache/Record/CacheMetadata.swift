@@ -30,7 +30,7 @@ public struct CacheMetadata: Sendable, Equatable {
     }
     /// `key`, kept as a digest where the record was looked up by one (a
     /// hit makes no string of it).
-    var storedKey = StoredKey.text("")
+    var storedKey = StoredHex.text("")
     public var status: Int
     /// Unix seconds: when the request was sent and the response received (RFC 9111 §4.2.3).
     public var requestTime: Double
@@ -56,7 +56,13 @@ public struct CacheMetadata: Sendable, Equatable {
     public var hasBody: Bool
     public var bodyLength: Int64
     /// Lowercase hex digest of the body, and its algorithm.
-    public var bodyDigest: String
+    public var bodyDigest: String {
+        get { storedDigest.text }
+        set { storedDigest = .text(newValue) }
+    }
+    /// `bodyDigest`, kept as the 16 bytes its 32 digits spell where a record
+    /// was decoded (a fresh hit made, then freed, a 32-byte string of it).
+    var storedDigest = StoredHex.text("")
     public var digestAlgorithm: DigestAlgorithm = .current
     /// Identity of the body file this metadata describes: a hit requires the
     /// file at the body path to have this size and mtime, and, for a sidecar
@@ -69,10 +75,11 @@ public struct CacheMetadata: Sendable, Equatable {
     public var width: Int?
     public var height: Int?
 
-    /// An entry's key as text, or as the digest it spells (a lookup's):
+    /// An entry's key or its body's digest as text, or as the 16 bytes its
+    /// 32 lowercase hex digits spell (a lookup's key, a decoded digest):
     /// equal when they spell the same text. (An enum: one word more than
     /// the string alone, as the record is copied a few times per hit.)
-    enum StoredKey: Sendable, Equatable {
+    enum StoredHex: Sendable, Equatable {
         case text(String)
         case digest(MD5.Digest)
 
@@ -83,7 +90,16 @@ public struct CacheMetadata: Sendable, Equatable {
             }
         }
 
-        /// Calls `body` with the key's UTF-8 bytes (no string made for a digest).
+        /// `text` of `bytes`: their 16 bytes when they are 32 lowercase hex digits.
+        init(_ bytes: UnsafeRawBufferPointer) {
+            if bytes.count == 32, let digest = MD5.Digest(hex: bytes.assumingMemoryBound(to: UInt8.self)) {
+                self = .digest(digest)
+            } else {
+                self = .text(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+
+        /// Calls `body` with the text's UTF-8 bytes (no string made for a digest).
         func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
             switch self {
             case .text(let text): withUTF8Bytes(of: text, body)
@@ -98,7 +114,7 @@ public struct CacheMetadata: Sendable, Equatable {
             }
         }
 
-        static func == (a: StoredKey, b: StoredKey) -> Bool {
+        static func == (a: StoredHex, b: StoredHex) -> Bool {
             if case .digest(let x) = a, case .digest(let y) = b { return x == y }
             return a.text == b.text
         }
@@ -177,7 +193,7 @@ public struct CacheMetadata: Sendable, Equatable {
         self.varyRequest = varyRequest
         self.hasBody = hasBody
         self.bodyLength = bodyLength
-        self.bodyDigest = bodyDigest
+        self.storedDigest = .text(bodyDigest)
         self.bodyInode = bodyInode
         self.bodyMtimeNs = bodyMtimeNs
         self.format = format

@@ -191,10 +191,10 @@ public final class DiskCacheStore: Sendable {
     @discardableResult
     public func updateMetadata(of entry: CacheEntry, to metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         var meta = metadata
-        meta.storedKey = CacheMetadata.StoredKey.digest(entry.keyDigest)
+        meta.storedKey = CacheMetadata.StoredHex.digest(entry.keyDigest)
         meta.hasBody = entry.metadata.hasBody
         meta.bodyLength = entry.metadata.bodyLength
-        meta.bodyDigest = entry.metadata.bodyDigest
+        meta.storedDigest = entry.metadata.storedDigest   // as kept (no string made of a decoded one)
         meta.digestAlgorithm = entry.metadata.digestAlgorithm
         meta.bodyInode = entry.metadata.bodyInode
         meta.bodyMtimeNs = entry.metadata.bodyMtimeNs
