@@ -27,10 +27,24 @@ public protocol BodySink: AnyObject, Sendable {
     func write(whole body: [UInt8]) throws
     /// Discards everything written so far: a retried attempt starts over.
     func reset() throws
+    /// Whether the body, as written so far followed by `held` (bytes the
+    /// transfer holds and has not written yet), has already ended by its
+    /// own structure (an image whose last chunk arrived): a server that then
+    /// stops short of its `Content-Length` has stalled, it is not slow
+    /// (`FetchConfiguration.endedBodyStallTime`). The default says no: the
+    /// stall is left to the low-speed abort.
+    ///
+    /// Threading: called on the transfer loop thread, rarely (a body that
+    /// stopped arriving), while the writes may run on another thread (a
+    /// completion worker that has written every byte received): it must not
+    /// read state those writes change without synchronisation.
+    func hasEnded(held: UnsafeRawBufferPointer) -> Bool
 }
 
 extension BodySink {
     public func begin(status: Int, headers: HTTPHeaders) throws {}
+
+    public func hasEnded(held: UnsafeRawBufferPointer) -> Bool { false }
 
     /// Writes the body's bytes; a sink that keeps bytes may keep the array
     /// instead of a copy (`CacheSink`: the image head).

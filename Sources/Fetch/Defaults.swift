@@ -52,6 +52,17 @@ public enum Defaults {
     /// seconds is aborted as a timeout.
     public static let lowSpeedLimit = 1024
     public static let lowSpeedTime: Double = 30
+    /// Seconds a body may stop arriving, short of its `Content-Length`, once
+    /// its own structure has ended (an image whose last chunk arrived, see
+    /// `BodySink.hasEnded`), before the attempt fails: the server announced
+    /// more than it sent and stalled, and a message cut short is never
+    /// stored as whole. Without this, such a server held each attempt for
+    /// the low-speed abort (30 s, retried: 91 s, and the host given up as
+    /// timing out). Not retried (`network`), as a connection that closes
+    /// short of its `Content-Length` is not: the server will say the same again.
+    public static let endedBodyStallTime: Double = 5
+    /// How often a transfer loop looks for such stalls, at most.
+    static let stallSweepInterval: Double = 1
     /// Redirects followed before giving up (SPEC §5).
     public static let maxRedirects = 10
     /// Extra attempts after a retryable failure (`--retries`).

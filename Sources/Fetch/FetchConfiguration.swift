@@ -11,6 +11,10 @@ public struct FetchConfiguration: Sendable {
     /// seconds (`.infinity`), turns the check off.
     public var lowSpeedLimit: Int = Defaults.lowSpeedLimit
     public var lowSpeedTime: Double = Defaults.lowSpeedTime
+    /// Seconds a body that has ended by its own structure may stall short of
+    /// its `Content-Length` before the attempt fails (`.network`, not
+    /// retried); 0 (or below) leaves such a stall to the low-speed abort.
+    public var endedBodyStallTime: Double = Defaults.endedBodyStallTime
     /// Redirects followed (SPEC §5: 10); one more is `.redirects`. Below 0
     /// means 0 (no redirect followed), never libcurl's -1, "unlimited".
     public var maxRedirects: Int = Defaults.maxRedirects

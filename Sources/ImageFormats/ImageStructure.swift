@@ -69,6 +69,14 @@ public struct ImageStructure: Sendable {
     /// Starts over (a retried download).
     public mutating func reset() { self = ImageStructure() }
 
+    /// Whether the image's structure has ended (its last chunk, trailer or
+    /// box arrived: `verdict` is `complete`); what follows, if anything, is
+    /// not the image's. A cheap look, for a body still arriving.
+    public var hasEnded: Bool {
+        if case .end = step { return true }
+        return false
+    }
+
     /// The verdict on the whole body fed so far, on its structure alone:
     /// bytes in none of the formats (text, zeros) are `undecided` here.
     /// Whether the body is an image at all is `inspection(head:)`'s answer.

@@ -112,10 +112,12 @@ final class TmpfsMount: @unchecked Sendable {
     let path: String
     private var mounted = true
 
-    init(at path: String, size: String, type: String = "tmpfs") throws {
+    /// `inodes`: a tmpfs's limit on inodes (its root's included), which also
+    /// bounds the room for extended attributes (Linux 6.6+).
+    init(at path: String, size: String, type: String = "tmpfs", inodes: Int? = nil) throws {
         self.path = path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let options = type == "tmpfs" ? "size=\(size),mode=0755" : "mode=0755"
+        let options = type == "tmpfs" ? "size=\(size),mode=0755" + (inodes.map { ",nr_inodes=\($0)" } ?? "") : "mode=0755"
         let result = try runProcess("/bin/mount", ["-t", type, "-o", options, type, path], timeout: 10)
         guard result.status == 0 else {
             mounted = false

@@ -86,6 +86,33 @@ import TestSupport
         #expect(CacheE2E.files(in: spoolDir).isEmpty)
     }
 
+    /// A cache disk that fills up at the last step, as the entry's record
+    /// and name go in (here no inode is left after the body's: neither its
+    /// extended attribute nor a sidecar or a name in `.tmp` fits): `-o` still
+    /// gets the body, whole, with the warning, as when the body's own writes
+    /// are refused. Before, the URL failed (`io`, "cannot create …/.tmp")
+    /// and `-o` got nothing.
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
+    func aCacheDiskFullAtThePublishStillDeliversToOutput() throws {
+        let (server, cli) = try FixtureSite.start()
+        let mount = try TmpfsMount(at: cli.cache.path + "/no-inodes", size: "1m", inodes: 2)
+        defer { mount.unmount() }
+        let spoolDir = cli.cache.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: spoolDir, withIntermediateDirectories: true)
+        let env = ["ASYNCFETCH_CACHE_DIR": mount.path, "TMPDIR": spoolDir]
+        let url = server.url(Self.image)
+        let out = cli.cache.path + "/red.png"
+        let result = try cli.run(["--json", "--retries", "0", url, "-o", out], environment: env)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let success = try #require(CLI.jsonLines(result.stdout)?.first { $0["phase"] as? String == "success" }, "\(result.stdout)")
+        #expect(success["stored"] as? Bool == false && success["path"] == nil, "\(success)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(FixtureSite.png), "the whole body, byte for byte")
+        #expect(result.stderr.contains("warning: \(url): the cache could not be updated: ")
+                && result.stderr.contains("No space left on device"), "\(result.stderr)")
+        try expectNothingHalfWritten(cli, dir: mount.path, url, environment: env)
+        #expect(CacheE2E.files(in: spoolDir).isEmpty, "no temporary file left in $TMPDIR")
+    }
+
     /// `-o` onto a full disk: the URL's io failure names the file and the
     /// cause, no cut-short file is left at that path (a script that finds
     /// one takes it for the image), and the entry stays in the cache. Before,

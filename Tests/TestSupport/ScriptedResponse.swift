@@ -72,6 +72,10 @@ public struct ScriptedResponse: Sendable {
     /// Content-Length to announce instead of the real body length (a lie). The connection is
     /// closed after the body has been sent.
     public var declaredLength: Int? = nil
+    /// Seconds to hold the connection open, silent, after the body was sent (wakes early when
+    /// the server stops): with a `declaredLength` above the body, a server that stalls short
+    /// of its Content-Length instead of closing.
+    public var stallAfterBody: Double = 0
     /// Stream this many bytes of generated data (see `generatedByte(at:)`) instead of `body`,
     /// without holding them in memory. Content-Length = this unless `declaredLength` is set.
     public var generatedBodyLength: Int? = nil

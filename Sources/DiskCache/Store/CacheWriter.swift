@@ -204,8 +204,23 @@ public final class CacheWriter: @unchecked Sendable {
     /// `metadata` is taken (`consuming`): a caller's last use moves it in, with no copy of
     /// its strings and headers (a copy and a destroy through its value witnesses, ~1 k
     /// instructions per download).
-    public func commit(_ metadata: consuming CacheMetadata) throws(DiskCacheError) -> CacheEntry {
-        defer { file.discard() }
+    /// `keepingBodyOnFailure`: when publishing fails, the unpublished body
+    /// stays readable (`read`, `readablePath`) until `abandon` (a full disk
+    /// at this last step must not lose a body the caller still delivers);
+    /// else it is gone with the failure.
+    public func commit(_ metadata: consuming CacheMetadata, keepingBodyOnFailure: Bool = false) throws(DiskCacheError) -> CacheEntry {
+        do throws(DiskCacheError) {
+            let entry = try publishEntry(metadata)
+            file.discard()
+            return entry
+        } catch {
+            if !keepingBodyOnFailure { file.discard() }
+            throw error
+        }
+    }
+
+    /// `commit`'s work; the caller discards the file.
+    private func publishEntry(_ metadata: consuming CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         let info = try file.status()
         var meta = metadata
         meta.url = CacheKey.recordedURL(meta.url)

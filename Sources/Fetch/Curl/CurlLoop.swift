@@ -82,6 +82,8 @@ final class CurlLoop: @unchecked Sendable {
     /// clocks: starting them over would give each a fresh connect timeout
     /// whenever another one failed (a black hole held its URLs 15-20 s so).
     private var unconnectedHosts: Set<Substring> = []
+    /// When `sweepStalls` last looked, in monotonic seconds.
+    private var lastStallSweep: Double = 0
     private var dnsExpiry = DNSCacheExpiry(lifetime: Defaults.dnsAnswerLifetime, now: monotonicSeconds())
     private var thread = pthread_t()
     private var threadStarted = false
@@ -322,6 +324,7 @@ final class CurlLoop: @unchecked Sendable {
                                    curlMessage: "curl_multi_perform: " + String(cString: curl_multi_strerror(rc))))
             }
             collectFinished()
+            sweepStalls()
             runRoundEnds()
             handOffRound()
             // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us;
@@ -457,6 +460,22 @@ final class CurlLoop: @unchecked Sendable {
             transfer.finish(outcome)
         }
         if !failedHosts.isEmpty { restartWaiting(for: failedHosts) }
+    }
+
+    /// Ends the transfers whose body has ended by its own structure and then
+    /// stalled short of its `Content-Length` (`CurlTransfer.endedBodyStall`);
+    /// looks at most once per `Defaults.stallSweepInterval`.
+    private func sweepStalls() {
+        let stallTime = configuration.endedBodyStallTime
+        guard stallTime > 0, !active.isEmpty else { return }
+        let now = monotonicSeconds()
+        guard now - lastStallSweep >= Defaults.stallSweepInterval else { return }
+        lastStallSweep = now
+        var stalled: [(CurlTransfer, FetchError)] = []
+        for transfer in active.values {
+            if let failure = transfer.endedBodyStall(now: now, after: stallTime) { stalled.append((transfer, failure)) }
+        }
+        for (transfer, failure) in stalled { end(transfer, .failure(failure)) }
     }
 
     private func failAll(_ error: FetchError) {

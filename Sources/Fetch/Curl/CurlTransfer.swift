@@ -157,6 +157,10 @@ final class CurlTransfer: @unchecked Sendable {
     var handoff: StreamHandoff?
     /// The declared length this attempt's body told `spec.progress` (nil: unknown), once started.
     var progressLength: Int64??
+    /// `bodyBytes` as the loop's stall sweep last saw it, and since when it has
+    /// not grown, in monotonic seconds (`endedBodyStall`).
+    var sweptBytes: Int64 = 0
+    var quietSince: Double = 0
 
     /// What the loops need of `spec.url` (see `TransferOrigin`).
     let origin: TransferOrigin

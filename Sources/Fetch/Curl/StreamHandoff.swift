@@ -70,6 +70,10 @@ final class StreamHandoff: Sendable {
     /// What the sink threw, if it did.
     var failure: (any Error)? { state.withLock { $0.failure } }
 
+    /// Every chunk queued so far has been written, and the transfer is not
+    /// paused: the sink has seen every byte received.
+    var isDrained: Bool { state.withLock { !$0.paused && $0.free.count == $0.made } }
+
     /// Queues the response's `begin` and the body held so far (`held`, taken:
     /// it becomes one of the buffers).
     func begin(status: Int, headers: HTTPHeaders, held: inout [UInt8]) {

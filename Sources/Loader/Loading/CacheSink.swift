@@ -2,6 +2,7 @@ import DiskCache
 import Fetch
 import ImageFormats
 import Support
+import Synchronization
 
 /// Feeds a transfer's body into a cache writer (unpublished file + digest)
 /// and, unless any content may be stored, into the image structure check,
@@ -41,6 +42,9 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// Not an `ImageStructure?`: that was copied and destroyed through its value witnesses.
     private var structure: ImageStructure
     private let checksStructure: Bool
+    /// `structure.hasEnded`, for the transfer loop to read while the writes
+    /// run on a completion worker (`hasEnded(held:)`).
+    private let structureEnded = Atomic<Bool>(false)
     /// The structure after a resumed body's kept part: where a retried attempt starts over.
     private var keptStructure: Box<ImageStructure>?
     /// The 2xx response being received (its validators are what a kept partial needs).
@@ -108,6 +112,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
             writer = nil
             cache.removePartial(key)
             if checksStructure { structure = ImageStructure() }
+            structureEnded.store(false, ordering: .releasing)
             keptStructure = nil
         }
     }
@@ -120,7 +125,10 @@ final class CacheSink: BodySink, @unchecked Sendable {
         case let spool as SpoolFile: try spool.write(bytes)
         default: break
         }
-        if checksStructure { structure.feed(bytes) }
+        if checksStructure {
+            structure.feed(bytes)
+            if structure.hasEnded { structureEnded.store(true, ordering: .releasing) }
+        }
     }
 
     /// A body held in memory, whole: the cache writer keeps the array as its head (no copy).
@@ -163,10 +171,40 @@ final class CacheSink: BodySink, @unchecked Sendable {
         return moved
     }
 
+    /// The cache refused to publish the body at its last step (`commit`
+    /// failed with `io`, keeping the body: a full disk, no inode left for
+    /// its record or its name): the body moves to a `SpoolFile` as when a
+    /// write was refused (`spill`), so that `-o` and `--output-dir` still get
+    /// it. Any other error is thrown on as it is.
+    func spill(refusedCommit refused: CacheWriter, _ error: DiskCacheError) throws(DiskCacheError) -> SpoolFile {
+        do {
+            return try spill(refused, refusedWith: error)
+        } catch let failure as DiskCacheError {
+            throw failure
+        } catch {
+            throw DiskCacheError(.io, path: refused.readablePath, message: "\(error)")
+        }
+    }
+
     func reset() throws {
         try writer?.reset()
         try spool?.reset()
         if checksStructure { structure = keptStructure?.value ?? ImageStructure() }
+        structureEnded.store(checksStructure && structure.hasEnded, ordering: .releasing)
+    }
+
+    /// Whether the image has ended (see `BodySink.hasEnded`): its structure
+    /// as written, or, for a body the transfer still holds whole (nothing
+    /// written yet), a walk of those bytes on their own, which touches no
+    /// state of this sink. A held body that continues a kept partial is not
+    /// judged (its kept part would have to be read first): no.
+    func hasEnded(held: UnsafeRawBufferPointer) -> Bool {
+        guard checksStructure else { return false }
+        guard held.count > 0 else { return structureEnded.load(ordering: .acquiring) }
+        guard resuming == nil else { return false }
+        var walked = ImageStructure()
+        walked.feed(held)
+        return walked.hasEnded
     }
 
     /// The structure check must see a resumed body from its first byte: the
@@ -183,6 +221,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
             offset += Int64(chunk.count)
         }
         structure = walked
+        structureEnded.store(walked.hasEnded, ordering: .releasing)
         keptStructure = Box(walked)
     }
 

@@ -262,7 +262,7 @@ extension ImageLoader {
             return .done(.failure(LoadError(error, attempts: response.attempts)))
         }
         return .done(stored(body, inspection: sink.inspection(head: body.head), key: key, replacesEntry: exchange.hasEntry, response: response,
-                            requestTime: requestTime, responseTime: responseTime))
+                            requestTime: requestTime, responseTime: responseTime, sink: sink))
     }
 
     /// A 304: the stored record merged with it (`Revalidation.merged`), the body kept.
@@ -286,8 +286,10 @@ extension ImageLoader {
     /// `no-store`, keep it only until it is delivered).
     /// `replacesEntry`: the load had a stored entry (the plan's).
     /// `inspection`: the structure check's, nil when it is not checked (`--any`).
+    /// `sink`: where `writer` came from, which takes the body back out of the
+    /// cache when publishing it fails (`CacheSink.spill(refusedCommit:)`).
     private func stored(_ writer: ReceivedBody, inspection: ImageInspection?, key: CacheKey, replacesEntry: Bool,
-                        response: FetchResponse, requestTime: Double, responseTime: Double) -> Phase {
+                        response: FetchResponse, requestTime: Double, responseTime: Double, sink: CacheSink) -> Phase {
         let info: ImageInfo?
         switch inspection {
         case nil:
@@ -333,11 +335,18 @@ extension ImageLoader {
                                       requestTime: requestTime, responseTime: responseTime,
                                       format: info?.format.name, width: info?.width, height: info?.height)
         do {
-            let entry = try writer.commit(consume meta)   // moved in: no copy of the record
+            let entry = try writer.commit(consume meta, keepingBodyOnFailure: true)   // moved in: no copy of the record
             // The check goes in with the rest: set afterwards, it made a second box (a copy of every field).
             return .success(result(entry, source: .network, response: response, checked: check))
         } catch {
-            return .failure(LoadError(error, attempts: response.attempts))
+            // Refused at the last step (a disk that filled up as the record or the name went in):
+            // delivered all the same, with the cache's reason as the warning, as a full cache is.
+            do {
+                let spool = try sink.spill(refusedCommit: writer, error)
+                return unstored(spool, info: info, check: check, response: response, storeFailure: spool.storeFailure)
+            } catch {
+                return .failure(LoadError(error, attempts: response.attempts))
+            }
         }
     }
 
