@@ -141,27 +141,38 @@ const char *ccurl_version(void) {
 }
 
 /* Trampolines under libcurl's names, for the Swift side (valid only after a
- * successful ccurl_global_init). */
-CURL *curl_easy_init(void) { return p_curl_easy_init(); }
-void curl_easy_cleanup(CURL *h) { p_curl_easy_cleanup(h); }
-void curl_easy_reset(CURL *h) { p_curl_easy_reset(h); }
-CURLcode curl_easy_pause(CURL *h, int bitmask) { return p_curl_easy_pause(h, bitmask); }
-const char *curl_easy_strerror(CURLcode c) { return loaded ? p_curl_easy_strerror(c) : "libcurl not loaded"; }
-CURLM *curl_multi_init(void) { return p_curl_multi_init(); }
-CURLMcode curl_multi_cleanup(CURLM *m) { return p_curl_multi_cleanup(m); }
-CURLMcode curl_multi_add_handle(CURLM *m, CURL *h) { return p_curl_multi_add_handle(m, h); }
-CURLMcode curl_multi_remove_handle(CURLM *m, CURL *h) { return p_curl_multi_remove_handle(m, h); }
-CURLMcode curl_multi_perform(CURLM *m, int *running) { return p_curl_multi_perform(m, running); }
-CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd fds[], unsigned int n, int ms, int *numfds) {
+ * successful ccurl_global_init).
+ *
+ * Hidden: the Swift code linked into the same executable still finds them,
+ * but the executable does not export them. Exported, they interposed on
+ * every other library's calls to libcurl's API: --decode loads libvips,
+ * which brings libcurl-gnutls (and libcurl.so.4 again, through libhdf5), and
+ * the dynamic linker bound libcurl-gnutls's own internal calls
+ * (curl_multi_init, _perform, _poll… from its curl_easy_perform) and
+ * libcfitsio's curl_easy_init to these, that is into the OpenSSL libcurl,
+ * or through a null pointer when the network was never used
+ * (LD_DEBUG=bindings showed 24 such bindings). */
+#define HIDDEN __attribute__((visibility("hidden")))
+HIDDEN CURL *curl_easy_init(void) { return p_curl_easy_init(); }
+HIDDEN void curl_easy_cleanup(CURL *h) { p_curl_easy_cleanup(h); }
+HIDDEN void curl_easy_reset(CURL *h) { p_curl_easy_reset(h); }
+HIDDEN CURLcode curl_easy_pause(CURL *h, int bitmask) { return p_curl_easy_pause(h, bitmask); }
+HIDDEN const char *curl_easy_strerror(CURLcode c) { return loaded ? p_curl_easy_strerror(c) : "libcurl not loaded"; }
+HIDDEN CURLM *curl_multi_init(void) { return p_curl_multi_init(); }
+HIDDEN CURLMcode curl_multi_cleanup(CURLM *m) { return p_curl_multi_cleanup(m); }
+HIDDEN CURLMcode curl_multi_add_handle(CURLM *m, CURL *h) { return p_curl_multi_add_handle(m, h); }
+HIDDEN CURLMcode curl_multi_remove_handle(CURLM *m, CURL *h) { return p_curl_multi_remove_handle(m, h); }
+HIDDEN CURLMcode curl_multi_perform(CURLM *m, int *running) { return p_curl_multi_perform(m, running); }
+HIDDEN CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd fds[], unsigned int n, int ms, int *numfds) {
     return p_curl_multi_poll(m, fds, n, ms, numfds);
 }
-CURLMcode curl_multi_wakeup(CURLM *m) { return p_curl_multi_wakeup(m); }
-const char *curl_multi_strerror(CURLMcode c) { return loaded ? p_curl_multi_strerror(c) : "libcurl not loaded"; }
-struct curl_slist *curl_slist_append(struct curl_slist *l, const char *s) { return p_curl_slist_append(l, s); }
-void curl_slist_free_all(struct curl_slist *l) { p_curl_slist_free_all(l); }
-CURLSH *curl_share_init(void) { return p_curl_share_init(); }
-CURLSHcode curl_share_cleanup(CURLSH *s) { return p_curl_share_cleanup(s); }
-const char *curl_share_strerror(CURLSHcode c) { return loaded ? p_curl_share_strerror(c) : "libcurl not loaded"; }
+HIDDEN CURLMcode curl_multi_wakeup(CURLM *m) { return p_curl_multi_wakeup(m); }
+HIDDEN const char *curl_multi_strerror(CURLMcode c) { return loaded ? p_curl_multi_strerror(c) : "libcurl not loaded"; }
+HIDDEN struct curl_slist *curl_slist_append(struct curl_slist *l, const char *s) { return p_curl_slist_append(l, s); }
+HIDDEN void curl_slist_free_all(struct curl_slist *l) { p_curl_slist_free_all(l); }
+HIDDEN CURLSH *curl_share_init(void) { return p_curl_share_init(); }
+HIDDEN CURLSHcode curl_share_cleanup(CURLSH *s) { return p_curl_share_cleanup(s); }
+HIDDEN const char *curl_share_strerror(CURLSHcode c) { return loaded ? p_curl_share_strerror(c) : "libcurl not loaded"; }
 
 CURLU *ccurl_url_new(void) { return p_curl_url(); }
 void ccurl_url_free(CURLU *parsed) { if (parsed != NULL) p_curl_url_cleanup(parsed); }

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE   /* PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP */
 #include "CVips.h"
 
 #include <dlfcn.h>
@@ -36,7 +37,18 @@ CVIPS_FUNCTIONS(CVIPS_POINTER)
 
 struct cvips_image {
     VipsImage *image;
+    int alone;
 };
+
+// libvips keeps one error buffer for the whole process: two decodes that
+// failed at once each read the other's message, or none (each clears it
+// first). So a decode runs `alone` (this lock exclusive, held from
+// cvips_open to cvips_close) when its failure's message is wanted, and
+// beside others (shared) when it is not: a failure there says nothing and
+// the caller runs it again alone (VipsDecoder), which costs a second
+// decode only for a body that fails. Writers first: a decode waiting to
+// run alone is not starved by a stream of shared ones.
+static pthread_rwlock_t decode_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static int start_result = -1;
@@ -112,27 +124,41 @@ int cvips_has_loader(const char *loader) {
     return vips_type_find("VipsOperation", loader) != 0;
 }
 
-cvips_image *cvips_open(const char *path, const char *loader, int fail_on_warning, char *error, size_t error_len) {
-    vips_error_clear();
+/// A failed call's reason: libvips' own for a decode that runs alone, else none (an empty string).
+static void failed(int alone, const char *fallback, char *error, size_t error_len) {
+    if (alone) take_error(fallback, error, error_len);
+    else if (error && error_len) error[0] = '\0';
+}
+
+cvips_image *cvips_open(const char *path, const char *loader, int fail_on_warning, int alone, char *error, size_t error_len) {
     if (!cvips_has_loader(loader)) {
         if (error && error_len) snprintf(error, error_len, "this libvips has no %s", loader);
         return NULL;
     }
+    int locked = alone ? pthread_rwlock_wrlock(&decode_lock) : pthread_rwlock_rdlock(&decode_lock);
+    if (locked != 0) {
+        if (error && error_len) snprintf(error, error_len, "the decoder's lock failed: %s", strerror(locked));
+        return NULL;
+    }
+    if (alone) vips_error_clear();   // what failed decodes beside others left there
     VipsFailOn level = fail_on_warning ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_ERROR;
     VipsImage *image = NULL;
     if (vips_call(loader, path, &image, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", level, NULL) != 0 || image == NULL) {
-        take_error("the decoder could not open the image", error, error_len);
+        failed(alone, "the decoder could not open the image", error, error_len);
         if (image) g_object_unref(image);
+        pthread_rwlock_unlock(&decode_lock);
         return NULL;
     }
     cvips_image *opened = g_try_malloc0(sizeof *opened);
     if (opened == NULL) {
         g_object_unref(image);
+        pthread_rwlock_unlock(&decode_lock);
         if (error && error_len) snprintf(error, error_len, "%s", "out of memory");
         return NULL;
     }
     opened->image = image;
-    return opened;
+    opened->alone = alone;
+    return opened;   // the lock is held until cvips_close
 }
 
 void cvips_size(const cvips_image *image, int64_t *width, int64_t *height) {
@@ -141,10 +167,13 @@ void cvips_size(const cvips_image *image, int64_t *width, int64_t *height) {
 }
 
 int cvips_decode_all(cvips_image *image, char *error, size_t error_len) {
-    vips_error_clear();
     double average = 0;
-    if (image == NULL || vips_avg(image->image, &average, NULL) != 0) {
-        take_error("the decoder failed", error, error_len);
+    if (image == NULL) {
+        if (error && error_len) snprintf(error, error_len, "%s", "no image");
+        return -1;
+    }
+    if (vips_avg(image->image, &average, NULL) != 0) {
+        failed(image->alone, "the decoder failed", error, error_len);
         return -1;
     }
     return 0;
@@ -154,4 +183,5 @@ void cvips_close(cvips_image *image) {
     if (image == NULL) return;
     g_object_unref(image->image);
     g_free(image);
+    pthread_rwlock_unlock(&decode_lock);
 }

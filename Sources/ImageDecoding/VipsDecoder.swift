@@ -17,14 +17,31 @@ extension ImageDecoding {
 
     /// Decodes every pixel of the file at `path` as `format`. Blocking (a
     /// whole decode): call it from the cooperative pool, never a transfer thread.
+    ///
+    /// Decodes run side by side; one the decoder refuses runs again alone to
+    /// learn why: libvips keeps one error buffer for the process, in which
+    /// two decodes failing at once read each other's message (see CVips.c).
     public static func decode(path: String, format: ImageFormat,
                               maximumPixels: Int64 = DecodeLimits.maximumPixels) -> DecodeVerdict {
         guard let loader = loaders[format.name] else { return .notSupported }
         var error = [CChar](repeating: 0, count: 512)
-        func message() -> String { String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
-        guard cvips_start(&error, error.count) == 0 else { return .refused("libvips could not start: \(message())") }
+        guard cvips_start(&error, error.count) == 0 else { return .refused("libvips could not start: \(message(error))") }
         guard cvips_has_loader(loader) != 0 else { return .notSupported }
-        guard let image = cvips_open(path, loader, format == .jpeg ? 1 : 0, &error, error.count) else {
+        let beside = decode(path: path, loader: loader, format: format, maximumPixels: maximumPixels, alone: false)
+        guard beside == .refused("") else { return beside }
+        return decode(path: path, loader: loader, format: format, maximumPixels: maximumPixels, alone: true)
+    }
+
+    private static func message(_ error: [CChar]) -> String {
+        String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// One decode; not `alone`, a refusal by the decoder is `.refused("")` (its message unknown).
+    private static func decode(path: String, loader: String, format: ImageFormat, maximumPixels: Int64,
+                               alone: Bool) -> DecodeVerdict {
+        var error = [CChar](repeating: 0, count: 512)
+        func message() -> String { Self.message(error) }
+        guard let image = cvips_open(path, loader, format == .jpeg ? 1 : 0, alone ? 1 : 0, &error, error.count) else {
             return .refused(message())
         }
         defer { cvips_close(image) }

@@ -23,10 +23,13 @@ import Support
 ///
 /// Transfers run on the tier's own `FetchClient` (its own libcurl thread and
 /// connections), so uploads never take a `--jobs` slot. Uploads run in the
-/// background, at most `RemoteDefaults.uploads` at once; `drain` waits for them.
+/// background, at most `uploadLimit` at once (`RemoteDefaults.uploads`, or
+/// `--jobs` when smaller); `drain` waits for them.
 public final class RemoteCache: Sendable {
     public let location: RemoteLocation
     let client: FetchClient
+    /// Uploads at once, at most.
+    let uploadLimit: Int
     private let onError: @Sendable (String) -> Void
     private let state = Locked(State())
 
@@ -55,8 +58,13 @@ public final class RemoteCache: Sendable {
         public var errors: Int { readErrors + uploadErrors }
     }
 
-    public init(location: RemoteLocation, fetch: FetchConfiguration, onError: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// `uploads`: uploads at once, at most (at least 1). The command line
+    /// passes `--jobs` when it is below `RemoteDefaults.uploads`: a user who
+    /// asks for one transfer at a time does not get five.
+    public init(location: RemoteLocation, fetch: FetchConfiguration, uploads: Int = RemoteDefaults.uploads,
+                onError: @escaping @Sendable (String) -> Void = { _ in }) {
         self.location = location
+        uploadLimit = max(1, uploads)
         client = FetchClient(configuration: location.fetchConfiguration(from: fetch))
         self.onError = onError
     }
@@ -113,7 +121,7 @@ public final class RemoteCache: Sendable {
         let start = state.withLock { s -> Bool in
             guard !s.counters.disabled else { return false }
             s.queue.append((key, url))
-            guard s.uploading < RemoteDefaults.uploads else { return false }
+            guard s.uploading < uploadLimit else { return false }
             s.uploading += 1
             return true
         }

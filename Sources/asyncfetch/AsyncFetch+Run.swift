@@ -26,7 +26,7 @@ enum FetchRun {
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()
         let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
-        let inputs = try options.input.map { try InputLines(path: $0) }
+        let inputs = try UnreadableInputs.open(options.input)
         // `URL<TAB>name` lines name their file in --output-dir.
         let names = GivenNames()
         let folder = try options.outputDir.map { try outputDirectory($0, options, names: names, cacheDirectory: store.directory) }
@@ -43,13 +43,16 @@ enum FetchRun {
         let transfers = mode == .off ? nil : TransferProgress()
         loaderOptions.fetch.progress = transfers
         loaderOptions.remote = remoteLocation.map {
-            RemoteCache.warning(at: $0, fetch: loaderOptions.fetch, verbose: options.verbose) { reporter.warn($0) }
+            // Uploads run beside the URLs' transfers, never in a --jobs slot, but no more of them than --jobs.
+            RemoteCache.warning(at: $0, fetch: loaderOptions.fetch, verbose: options.verbose,
+                                uploads: min(RemoteDefaults.uploads, options.jobs)) { reporter.warn($0) }
         }
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
         // The reporter says which events it prints (no `loading` without --json) and how soon.
+        // A signal already taken (during start-up) starts the batch cancelled: no transfer at all.
         let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,
-                           hostNotes: { reporter.hostNote($0) }, demand: reporter.demand)
+                           hostNotes: { reporter.hostNote($0) }, demand: reporter.demand, cancelled: interruption.signal != nil)
         interruption.onFirstSignal { run.cancel() }
         interruption.onSecondSignal { reporter.abandon() }
         let followed = await reporter.follow(run, transfers: transfers, interrupted: { interruption.signal != nil },
@@ -63,7 +66,8 @@ enum FetchRun {
         if reporter.outputBroken { throw OutputFailure.error(errno: reporter.outputError, what: results) }
         // A list that failed part way is as unreadable as one that cannot be opened (exit 2), the
         // lines read before the error each reported all the same.
-        if let (path, problem) = followed.ending.inputError { throw InputError(path: path, problem: problem) }
+        let unread = followed.ending.inputErrors
+        if !unread.isEmpty { throw UnreadableInputs(errors: unread.map { InputError(path: $0.path, problem: $0.problem) }) }
         if !reporter.summary.allSucceeded { throw ExitCode(1) }
     }
 

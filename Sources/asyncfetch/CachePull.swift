@@ -44,7 +44,7 @@ extension CacheCommand {
                                            fallback: "cache pull contacts no origin") {
                 Console.error("asyncfetch: warning: " + $0)
             }
-            let list = URLList(arguments: urls, inputs: try input.map { try InputLines(path: $0) }, shard: shard)
+            let list = URLList(arguments: urls, inputs: try UnreadableInputs.open(input), shard: shard)
             let counts = await tier.pull(list, into: store, jobs: jobs) { url, outcome in
                 switch outcome {
                 case .pulled: print(CacheURLLine.pulled(url))

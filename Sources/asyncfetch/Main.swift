@@ -205,7 +205,10 @@ enum Main {
             Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee 'asyncfetch --help'." : ""))
             return 2
         case let input as InputError:   // a list named by --input (`cache path` and `rm` word theirs)
-            return exitStatus(for: UsageError(environment: "cannot read --input \(input.path): \(input.problem)"), root: root)
+            return exitStatus(for: UnreadableInputs(errors: [input]), root: root)
+        case let inputs as UnreadableInputs:   // one line per list
+            for input in inputs.errors { Console.error("asyncfetch: cannot read --input \(input.path): \(input.problem)") }
+            return 2
         case let failure as RuntimeFailure:
             Console.error("asyncfetch: \(failure.description)")
             return 1

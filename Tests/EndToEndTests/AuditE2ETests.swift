@@ -210,4 +210,44 @@ import TestSupport
             #expect(summary?["total"] as? Int == total, "--shard \(shard): \(result.stdout)")
         }
     }
+
+    /// `cache path` and `cache rm` called a URL that a fetch refuses before
+    /// any I/O (a space, a port out of range) "not cached" / `absent`,
+    /// while the run reports it `invalid-url`: such a URL is in no cache.
+    @Test func cacheCommandsCallAURLTheFetchRefusesInvalid() async throws {
+        let cli = try CLI()
+        let urls = ["http://127.0.0.1/a b.png", "http://127.0.0.1:99999/a.png", "http://127.0.0.1:0/a.png", "ftp://127.0.0.1/a.png"]
+        let run = try Self.json(try await cli.run(["--json", "--offline"] + urls)).filter { $0["phase"] as? String == "failure" }
+        #expect(run.count == urls.count, "the run refuses each: \(run)")
+        let path = try Self.json(try await cli.run(["cache", "path", "--json"] + urls))
+        #expect(path.map { $0["reason"] as? String } == Array(repeating: "invalid-url", count: urls.count), "\(path)")
+        let removal = try await cli.run(["cache", "rm"] + urls)
+        #expect(removal.status == 1)
+        #expect(removal.stdout == urls.map { "invalid  \($0)\n" }.joined(), "\(removal.stdout)")
+        #expect(removal.stderr.split(separator: "\n").allSatisfy { $0.hasSuffix(": invalid URL") }, "\(removal.stderr)")
+    }
+
+    /// `--cache-dir=~/c` (no shell expands a `~` after `=`) or a quoted
+    /// `ASYNCFETCH_CACHE_DIR='~/c'` made a folder named `~` in the working
+    /// directory, silently; `rm -rf ~` would then be the way to remove it.
+    /// Now a usage error that says what to write, and nothing is made.
+    @Test func aCacheDirectoryWithAnUnexpandedTildeIsRefused() async throws {
+        let cli = try CLI()
+        let work = cli.cache.path + "/work"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: false)
+        let home = cli.cache.path + "/home"
+        let runs: [(arguments: String, environment: String, says: String)] = [
+            ("--cache-dir=~/c cache dir", "", "--cache-dir ~/c: "),
+            ("cache dir", "ASYNCFETCH_CACHE_DIR='~/c' ", "ASYNCFETCH_CACHE_DIR=~/c: "),
+            ("--cache-dir '~' --offline http://127.0.0.1:1/a.png", "", "--cache-dir ~: "),
+        ]
+        for run in runs {
+            let command = "cd \(CLI.shellQuote(work)) && HOME=\(CLI.shellQuote(home)) \(run.environment)exec \(CLI.shellQuote(CLI.binary)) \(run.arguments)"
+            let result = try await runProcessOffPool("/bin/sh", ["-c", command], environment: [:])
+            #expect(result.status == 2, "\(run.arguments): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.hasPrefix("asyncfetch: " + run.says + "a leading '~' is expanded only by a shell"), "\(result.stderr)")
+            #expect(result.stderr.contains("write \(home)" + (run.says.contains("~/c") ? "/c" : "")), "\(result.stderr)")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: work)) == [], "nothing made in the working directory")
+        }
+    }
 }

@@ -102,4 +102,26 @@ import TestSupport
         #expect(server.totalRequests == requestsBefore + 1, "the origin is asked once the tier's copy is refused")
         #expect(Self.storedKeys(host).isEmpty, "nothing of it is stored")
     }
+
+    /// The libraries `--decode` loads keep their own libcurl: libvips brings
+    /// libcurl-gnutls, libcfitsio and libhdf5, whose calls into libcurl's API
+    /// (libcurl-gnutls's own: curl_easy_perform calls curl_multi_init …)
+    /// the dynamic linker bound to the executable's trampolines of the same
+    /// names (CCurl.c), that is into the OpenSSL libcurl, while they were
+    /// exported: 24 such bindings under LD_DEBUG=bindings. And the decode works.
+    @Test func theLibrariesDecodeLoadsKeepTheirOwnLibcurl() async throws {
+        let server = try Self.server()
+        let cli = try CLI()
+        let trace = try TempDirectory(prefix: "asyncfetch-ld")
+        let url = server.url(Self.whole[0].path)
+        let result = try await cli.runOffPool(["--json", "--retries", "0", "--decode", url],
+                                              environment: ["LD_DEBUG": "bindings", "LD_DEBUG_OUTPUT": trace.path + "/ld"])
+        let line = try #require(FetchE2ETests.terminal(result, url), "\(result.stdout)\(result.stderr)")
+        #expect(line["phase"] as? String == "success" && line["checked"] as? String == "decoded", "\(line)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: trace.path)
+        let bindings = try files.flatMap { try String(contentsOfFile: trace.path + "/" + $0, encoding: .utf8).split(separator: "\n") }
+        #expect(bindings.contains { $0.contains("libvips.so") }, "LD_DEBUG traced no binding of libvips: \(files)")
+        let ours = bindings.filter { $0.contains("normal symbol `curl_") && !$0.contains(" to /lib") && !$0.contains(" to /usr") }
+        #expect(ours.isEmpty, "bound to the executable: \(ours.prefix(5))")
+    }
 }

@@ -85,6 +85,24 @@ import TestSupport
         #expect(denied.stdout.isEmpty)
     }
 
+    /// `--input` given twice (or more): each list that cannot be read has its own line, not
+    /// only the first; when the lists open but fail part way, each of those too. Before, a
+    /// user fixed one path, ran again, and only then learned of the next.
+    @Test func everyUnreadableListIsNamed() async throws {
+        let cli = try CLI()
+        let missing = cli.cache.path + "/no-such-list.txt"
+        let result = try await cli.run(["--input", missing, "-i", cli.cache.path])
+        #expect(result.status == 2)
+        #expect(result.stderr == "asyncfetch: cannot read --input \(missing): No such file or directory\n"
+                + "asyncfetch: cannot read --input \(cli.cache.path): is a directory\n", "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        // Two lists that open and fail as they are read (an I/O error at their first byte).
+        let failing = try await cli.run(["--offline", "-i", "/proc/self/mem", "-i", "/proc/self/mem"])
+        #expect(failing.status == 2, "\(failing.stdout)")
+        #expect(failing.stderr == String(repeating: "asyncfetch: cannot read --input /proc/self/mem: Input/output error\n", count: 2),
+                "\(failing.stderr)")
+    }
+
     /// A list whose reading fails part way (here stdin a socket the writer resets) is as
     /// unreadable as one that cannot be opened: exit status 2 and the same message, after the
     /// lines read before the error have each had their report and the summary is out. A last

@@ -198,6 +198,34 @@ import TestSupport
         #expect(origin.totalRequests == 0)
     }
 
+    /// `--jobs 1`: one upload at a time beside the URLs' transfers (uploads never take a
+    /// `--jobs` slot, but run at most `--jobs` at once, 4 at most). Before, four uploads ran
+    /// beside the one transfer a user had asked for.
+    @Test func uploadsRunNoMoreThanJobsAtOnce() throws {
+        let (origin, urls) = try #require(Self.origin(count: 6))
+        let tier = try ScriptedServer()
+        final class Uploads: @unchecked Sendable {   // under `lock`
+            let lock = NSLock()
+            var now = 0, most = 0
+        }
+        let uploads = Uploads()
+        for url in urls {
+            tier.route("/cache/" + (try CLI.md5sum(url)), handler: { request in
+                guard request.method == "PUT" else { return ScriptedResponse.status(404) }
+                uploads.lock.withLock { uploads.now += 1; uploads.most = max(uploads.most, uploads.now) }
+                usleep(400_000)   // the tier takes its time to store it
+                uploads.lock.withLock { uploads.now -= 1 }
+                return ScriptedResponse.status(201)
+            })
+        }
+        let result = try CLI().run(["--json", "--jobs", "1", "--remote-cache", tier.url("/cache/")] + urls)
+        #expect(result.status == 0, "\(result.stderr)")
+        let counts = try #require(Self.summary(try Self.json(result))["remoteCache"] as? [String: Any])
+        #expect(counts["uploads"] as? Int == urls.count, "\(counts)")
+        #expect(origin.maxConcurrentRequests == 1)
+        #expect(uploads.lock.withLock { uploads.most } == 1, "\(uploads.most) uploads at once with --jobs 1")
+    }
+
     @Test func aHangingRemoteCostsOneTimeoutThenIsLeftAlone() throws {
         let (origin, urls) = try #require(Self.origin(count: 12))
         let tier = try ScriptedServer()

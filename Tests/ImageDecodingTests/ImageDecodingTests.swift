@@ -66,4 +66,31 @@ import TestSupport
         let verdict = try decode(Self.fixture("red-64x48.png"), as: .jpeg)
         #expect(verdict.refusal?.contains("Not a JPEG") == true, "\(verdict)")
     }
+
+    /// libvips keeps one error buffer for the process: decodes that failed
+    /// at once read each other's message, or none ("the decoder failed").
+    /// Each refusal now carries its own body's message, as when decoded alone.
+    @Test func decodesRefusedAtOnceEachGetTheirOwnMessage() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-decode")
+        let bodies = try Self.flips.map { flip -> (path: String, format: ImageFormat) in
+            let path = temp.file(flip.name)
+            try Data(Self.fixture(flip.name, flip: flip.offset)).write(to: URL(fileURLWithPath: path))
+            return (path, flip.format)
+        }
+        let alone = bodies.map { ImageDecoding.decode(path: $0.path, format: $0.format) }
+        #expect(Set(alone.map { "\($0)" }).count == bodies.count, "three different messages: \(alone)")
+        let rounds = 40
+        final class Wrong: @unchecked Sendable {   // under `lock`
+            let lock = NSLock()
+            var verdicts: [String] = []
+        }
+        let seen = Wrong()
+        DispatchQueue.concurrentPerform(iterations: rounds * bodies.count) { index in
+            let body = index % bodies.count
+            let verdict = ImageDecoding.decode(path: bodies[body].path, format: bodies[body].format)
+            if verdict != alone[body] { seen.lock.withLock { seen.verdicts.append("\(bodies[body].format): \(verdict)") } }
+        }
+        let wrong = seen.verdicts
+        #expect(wrong.isEmpty, "\(wrong.count) of \(rounds * bodies.count) with another message, e.g. \(wrong.prefix(3))")
+    }
 }

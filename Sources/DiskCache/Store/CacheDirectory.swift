@@ -32,13 +32,31 @@ public enum CacheDirectory {
             guard !explicit.isEmpty else {
                 throw DiskCacheError(.directory, path: "", message: "--cache-dir is empty: give a directory, or leave the option out for the default")
             }
+            try refuseTilde(explicit, named: "--cache-dir ", variable)
             return absolute(explicit)
         }
-        if let dir = variable("ASYNCFETCH_CACHE_DIR"), !dir.isEmpty { return absolute(dir) }
+        if let dir = variable("ASYNCFETCH_CACHE_DIR"), !dir.isEmpty {
+            try refuseTilde(dir, named: "ASYNCFETCH_CACHE_DIR=", variable)
+            return absolute(dir)
+        }
         if let xdg = variable("XDG_CACHE_HOME"), xdg.hasPrefix("/") { return join(xdg, "asyncfetch") }
         if let home = variable("HOME"), home.hasPrefix("/") { return join(home, ".cache/asyncfetch") }
         if let home = passwdHome() { return join(home, ".cache/asyncfetch") }
         throw DiskCacheError(.directory, path: "", message: "cannot find a cache directory: HOME is unset or relative and the user has no home directory; use --cache-dir")
+    }
+
+    /// A `~` only a shell expands, and not in quotes nor after `=`
+    /// (`--cache-dir=~/c`, `ASYNCFETCH_CACHE_DIR='~/c'` in a unit file):
+    /// taken as it is, it made a folder named `~` in the working directory,
+    /// and the `rm -rf ~` that would tidy that up removes the home directory.
+    private static func refuseTilde(_ path: String, named option: String, _ variable: (String) -> String?) throws(DiskCacheError) {
+        guard path.hasPrefix("~") else { return }
+        let rest = path.drop { $0 != "/" }
+        let home = variable("HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? passwdHome() ?? "$HOME"
+        let meant = path.hasPrefix("~/") || path == "~" ? "write \(home)\(rest)" : "write the home directory out"
+        throw DiskCacheError(.directory, path: path, message:
+            "\(option)\(path): a leading '~' is expanded only by a shell (not in quotes, nor after '='); "
+            + "\(meant), or ./\(path) for a folder named so")
     }
 
     /// Creates `path` and any missing parents with mode 0700 (directories

@@ -27,14 +27,16 @@ public final class BatchRun: Sendable {
     /// `hostNotes` hears when a host is paused, its limit changes or it is given up on,
     /// from the reader of `events`, in order with them (`ImageLoader.batch`).
     /// `demand`: the events the caller reads, and how soon (`Reporter.demand` for the tool's output).
+    /// `cancelled`: interrupted before it began (a signal during start-up): nothing starts and every
+    /// URL is reported `empty` (`ImageLoader.batch`).
     public init(store: DiskCacheStore, list: URLList, options: LoaderOptions, deliverTo delivery: Delivery? = nil,
-                hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything) {
+                hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything, cancelled: Bool = false) {
         if !options.offline { store.sweepTemporaryFiles() }
         self.store = store
         self.list = list
         self.options = options
         events = ImageLoader(cache: store, options: options).batch(list, deliverTo: delivery, hostNotes: hostNotes,
-                                                                          demand: demand)
+                                                                          demand: demand, cancelled: cancelled)
     }
 
     /// Distinct URLs taken up so far, and how many there are in all once the
@@ -56,8 +58,11 @@ public final class BatchRun: Sendable {
         public var remoteStats: RemoteCache.Stats?
         /// Why the final `syncfs` failed, if it did.
         public var syncError: DiskCacheError?
-        /// The first list that stopped early on a read error: its path as given (`-`: stdin) and the reason.
-        public var inputError: (path: String, problem: String)?
+        /// The lists that stopped early on a read error, in the order given: each one's path as
+        /// given (`-`: stdin) and the reason.
+        public var inputErrors: [(path: String, problem: String)] = []
+        /// The first of `inputErrors`.
+        public var inputError: (path: String, problem: String)? { inputErrors.first }
         /// Hosts scheduled, paused at least once, and given up on.
         public var hosts = HostCounts()
     }
@@ -75,10 +80,7 @@ public final class BatchRun: Sendable {
         await events.finished()
         ending.hosts = events.hostCounts
         for input in list.inputs {
-            if let problem = input.readError {
-                ending.inputError = (input.path, problem)
-                break
-            }
+            if let problem = input.readError { ending.inputErrors.append((input.path, problem)) }
         }
         return ending
     }

@@ -1,4 +1,5 @@
 import DiskCache
+import Fetch
 import Support
 
 /// A batch run: the events of many URLs as each changes phase, with at most
@@ -106,13 +107,18 @@ extension ImageLoader {
     /// the batch sent before the note, before those it sent after.
     /// `demand` says which events the consumer reads and how soon it must
     /// have them (without `loading`, none is made).
+    /// `cancelled`: the batch starts cancelled (a signal came before it
+    /// began): its scheduler refuses every load before the work exists, so
+    /// none starts, not even the first (a `cancel()` right after this
+    /// returned came after the work had started one); every URL is `empty`.
     public func batch<URLs: AsyncSequence & Sendable>(
         _ urls: URLs, backlog: Int = LoadBatch.defaultBacklog, deliverTo delivery: Delivery? = nil,
-        hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything
+        hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything, cancelled: Bool = false
     ) -> LoadBatch where URLs.Element == String {
         let channel = BatchChannel(backlog: backlog, demand: demand.bounded, onNote: hostNotes)
         let dispatch = hostDispatch(backlog: backlog, delivery: delivery, channel: channel, notes: hostNotes,
                                     loading: demand.loading)
+        if cancelled { dispatch.cancel() }
         let work = Task {
             if let chunked = urls as? any URLChunkSequence {
                 await self.runBatch(chunksOf: chunked, delivery, channel, dispatch)
@@ -121,6 +127,7 @@ extension ImageLoader {
             }
             channel.finish()
         }
+        if cancelled { work.cancel() }
         return LoadBatch(channel: channel, dispatch: dispatch, work: work)
     }
 
@@ -252,7 +259,7 @@ extension ImageLoader {
             while !channel.isAbandoned {
                 let room = await channel.waitForRoom()
                 await dispatch.waitForQueueRoom()
-                let chunk = try await urls.nextChunk(limit: min(room, Self.chunkLimit))
+                let chunk = try await urls.nextChunk(limit: min(room, Defaults.batchChunkURLs))
                 if chunk.isEmpty { break }
                 var events: [LoadEvent] = []
                 events.reserveCapacity(chunk.count)

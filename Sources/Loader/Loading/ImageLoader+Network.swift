@@ -296,7 +296,7 @@ extension ImageLoader {
             info = ImageInfo.sniff(writer.head)   // any content may be stored (--any): the format only labels it
         case .notAnImage:
             // The server's label is quoted as the claim the bytes refute, never as proof.
-            let label = response.headers["Content-Type"].map { "; the server labelled it \($0)" } ?? ""
+            let label = ContentTypeLabel.of(response.headers["Content-Type"]).map { "; the server labelled it \($0)" } ?? ""
             return .failure(LoadError(kind: .notAnImage,
                                       message: "not an image: the body is in no supported image format\(label)",
                                       status: response.status,

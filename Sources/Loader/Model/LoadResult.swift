@@ -86,7 +86,8 @@ public struct LoadResult: Sendable {
     init(stored: StoredBody?, source: Source, bytes: Int64, status: Int?, contentType: String?, format: ImageFormat?,
          width: Int?, height: Int?, attempts: Int, httpVersion: String?, redirects: Int, effectiveURL: String?,
          warning: String? = nil, transientBody: TransientBody? = nil, checked: ImageCheck? = nil) {
-        box = Box(Fields(stored: stored, source: source, bytes: bytes, status: status, contentType: contentType, format: format,
+        box = Box(Fields(stored: stored, source: source, bytes: bytes, status: status,
+                         contentType: ContentTypeLabel.of(contentType), format: format,
                          width: width, height: height, attempts: attempts, httpVersion: httpVersion, redirects: redirects,
                          effectiveURL: effectiveURL, warning: warning, reason: nil, transientBody: transientBody,
                          checked: checked))

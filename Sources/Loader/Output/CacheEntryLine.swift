@@ -8,16 +8,22 @@ import Support
 public enum CacheEntryLine {
     /// The content-type column's width: its longest value, at most `Defaults.listTypeColumnMax`.
     public static func typeWidth(_ entries: [CacheEntry]) -> Int {
-        min(Defaults.listTypeColumnMax, entries.map { ($0.metadata.header("Content-Type") ?? "-").count }.max() ?? 0)
+        min(Defaults.listTypeColumnMax, entries.map { shownType($0.metadata).count }.max() ?? 0)
     }
 
     public static func human(_ entry: CacheEntry, fresh: Bool, typeWidth: Int) -> String {
         let meta = entry.metadata
         let size = meta.hasBody ? HumanUnits.bytes(meta.bodyLength) : "HTTP \(meta.status)"
-        let type = meta.header("Content-Type") ?? "-"
+        let type = shownType(meta)
         let sizeColumn = String(repeating: " ", count: max(0, 10 - size.count)) + size
         let typeColumn = type + String(repeating: " ", count: max(0, typeWidth - type.count))
-        return "\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  \(sizeColumn)  \(typeColumn)  \(redactURL(meta.url))"
+        return "\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  \(sizeColumn)  \(typeColumn)  \(ShownText.of(redactURL(meta.url)))"
+    }
+
+    /// The content-type column: `-` for none; a server's control
+    /// characters as escapes, as the result lines show them.
+    private static func shownType(_ meta: CacheMetadata) -> String {
+        ContentTypeLabel.of(meta.header("Content-Type")).map(ShownText.of) ?? "-"
     }
 
     public static func json(_ entry: CacheEntry, fresh: Bool) -> String {
@@ -28,7 +34,7 @@ public enum CacheEntryLine {
         line.add("bytes", meta.bodyLength)
         line.add("storedAt", HumanUnits.isoTimestamp(meta.storedAt))
         line.add("fresh", fresh)
-        line.add("contentType", meta.header("Content-Type"))
+        line.add("contentType", ContentTypeLabel.of(meta.header("Content-Type")))
         line.add("status", meta.status)
         return line.rendered
     }

@@ -11,7 +11,7 @@ import Support
 public enum CacheReportLine {
     /// `removed  URL  reason` (the key when the entry's URL is unknown).
     public static func removed(_ removal: DiskCacheStore.VerifyReport.Removal) -> String {
-        "removed  \(removal.url.map(redactURL) ?? removal.key)  \(removal.reason)"
+        "removed  \(removal.url.map { ShownText.of(redactURL($0)) } ?? removal.key)  \(removal.reason)"
     }
 
     /// `kept     PATH  ...`: a file named like a key that has no metadata, which

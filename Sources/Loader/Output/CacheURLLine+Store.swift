@@ -1,11 +1,12 @@
 import DiskCache
+import Fetch
 
 /// The outcomes of `cache path` and `cache rm` for one URL, from the store.
 extension CacheURLLine {
     /// The URL's body path when it has an intact entry with a body; the
     /// status when the entry is a remembered error (no body).
     public static func path(of url: String, in store: DiskCacheStore) -> CacheURLLine {
-        guard let key = try? CacheKey(url: url) else { return CacheURLLine(url: url, outcome: .invalid) }
+        guard let key = key(of: url) else { return CacheURLLine(url: url, outcome: .invalid) }
         guard let entry = store.lookup(key.hex) else { return CacheURLLine(url: url, outcome: .notCached) }
         guard entry.metadata.hasBody else { return CacheURLLine(url: url, outcome: .withoutBody(status: entry.metadata.status)) }
         return CacheURLLine(url: url, outcome: .cached(path: entry.bodyPath))
@@ -18,7 +19,7 @@ extension CacheURLLine {
     /// too, not "not cached" with exit 1, as the fetch run reports it once.
     public static func remove(_ url: String, from store: DiskCacheStore,
                               removedKeys: inout Set<String>) -> (line: CacheURLLine, error: DiskCacheError?) {
-        guard let key = try? CacheKey(url: url) else { return (CacheURLLine(url: url, outcome: .invalid), nil) }
+        guard let key = key(of: url) else { return (CacheURLLine(url: url, outcome: .invalid), nil) }
         if removedKeys.contains(key.hex) { return (CacheURLLine(url: url, outcome: .removed), nil) }
         do {
             let removedEntry = try store.remove(key.hex)
@@ -28,5 +29,14 @@ extension CacheURLLine {
         } catch {
             return (CacheURLLine(url: url, outcome: .failed(message: error.message)), error)
         }
+    }
+
+    /// The URL's key, nil for one a fetch would refuse before any I/O (a
+    /// space or control character, a port out of range, a scheme that is
+    /// not fetched: `FetchClient.validate`), which can be in no cache: it
+    /// is `invalid`, as the fetch reports it, not `not cached`.
+    private static func key(of url: String) -> CacheKey? {
+        guard (try? FetchClient.validate(url)) != nil else { return nil }
+        return try? CacheKey(url: url)
     }
 }

@@ -42,10 +42,10 @@ public struct CacheURLLine: Sendable, Equatable {
     /// `cached as HTTP 404 Not Found, no body`); nil when the body was there.
     public var complaint: String? {
         switch outcome {
-        case .notCached: "asyncfetch: \(redactURL(url)): not cached"
-        case .invalid: "asyncfetch: \(redactURL(url)): invalid URL"
+        case .notCached: "asyncfetch: \(shownURL): not cached"
+        case .invalid: "asyncfetch: \(shownURL): invalid URL"
         case .withoutBody(let status):
-            "asyncfetch: \(redactURL(url)): cached as HTTP \(status) \(HTTPStatus.reason(status)), no body"
+            "asyncfetch: \(shownURL): cached as HTTP \(status) \(HTTPStatus.reason(status)), no body"
         case .cached, .removed, .failed: nil
         }
     }
@@ -81,21 +81,28 @@ public struct CacheURLLine: Sendable, Equatable {
         case .invalid: "invalid"
         case .failed: "failed "
         }
-        return word + "  " + redactURL(url)
+        return word + "  " + shownURL
     }
 
+    /// The URL as a person's line shows it: password removed, control
+    /// characters as escapes (a list's line may hold them; JSON escapes
+    /// them its own way).
+    private var shownURL: String { Self.shown(url) }
+
+    private static func shown(_ url: String) -> String { ShownText.of(redactURL(url)) }
+
     /// `cache pull`: an entry copied from the remote tier.
-    public static func pulled(_ url: String) -> String { "pulled   \(redactURL(url))" }
+    public static func pulled(_ url: String) -> String { "pulled   \(shown(url))" }
 
     /// `cache pull`, for stderr: a URL the remote tier does not have.
     public static func notInRemote(_ url: String) -> String {
-        "asyncfetch: \(redactURL(url)): not in the remote cache"
+        "asyncfetch: \(shown(url)): not in the remote cache"
     }
 
     /// `cache pull`, for stderr: a URL not pulled because the remote tier
     /// failed (not because it lacks the object).
     public static func remoteFailed(_ url: String, verbose: Bool) -> String {
-        "asyncfetch: \(redactURL(url)): not pulled: the remote cache could not be read"
+        "asyncfetch: \(shown(url)): not pulled: the remote cache could not be read"
             + (verbose ? "" : " (-v shows every remote cache error)")
     }
 

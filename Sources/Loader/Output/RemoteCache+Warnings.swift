@@ -12,10 +12,13 @@ extension RemoteCache {
     /// (`verbose`: every one). Public: a fetch run and `cache pull` open
     /// the tier this way.
     public static func warning(at location: RemoteLocation, fetch: FetchConfiguration, verbose: Bool,
-                               fallback: String = "the origins are used instead",
+                               uploads: Int = RemoteDefaults.uploads, fallback: String = "the origins are used instead",
                                warn: @escaping @Sendable (String) -> Void) -> RemoteCache {
         let warned = Locked(false)
-        return RemoteCache(location: location, fetch: fetch) { message in
+        return RemoteCache(location: location, fetch: fetch, uploads: uploads) { message in
+            // The message may quote the tier's bytes (an object that is not
+            // ours): shown with control characters as escapes.
+            let message = ShownText.of(message)
             if verbose {
                 warn(message)
             } else if warned.withLock({ warned in defer { warned = true }; return !warned }) {

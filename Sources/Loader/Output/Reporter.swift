@@ -298,7 +298,7 @@ public final class Reporter: @unchecked Sendable {
     private func warn(_ message: String, to out: LineOutput) {
         out.eraseBar()
         out.flush()
-        Console.error("asyncfetch: warning: \(message)")
+        Console.error("asyncfetch: warning: \(ShownText.of(message))")
     }
 
     /// At most every `progressRedrawInterval`: erase the bar, write the

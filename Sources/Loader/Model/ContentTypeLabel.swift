@@ -1,0 +1,11 @@
+/// A response's `Content-Type` as results carry it. An empty header
+/// (`Content-Type:` with nothing after it, which some servers send) names
+/// no type, so it is treated as a missing one: JSON leaves `contentType`
+/// out, a line for people shows none (`cache list`: `-`), rather than
+/// `(network, 1 B, )` and `"contentType":""`.
+enum ContentTypeLabel {
+    static func of(_ header: String?) -> String? {
+        guard let header, header.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 }) else { return nil }
+        return header
+    }
+}

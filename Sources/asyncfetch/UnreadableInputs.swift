@@ -1,0 +1,25 @@
+import Loader
+
+/// Every `--input` list that cannot be read, each said on its own line
+/// (`Main.exitStatus`; exit 2, SPEC §3): with `-i a.txt -i b.txt`, both
+/// unreadable, the user learns of both at once, not of one per run.
+struct UnreadableInputs: Error {
+    let errors: [InputError]
+
+    /// Opens every list named (`-` is stdin), in order; throws every failure, not the first.
+    static func open(_ paths: [String]) throws(UnreadableInputs) -> [InputLines] {
+        var opened: [InputLines] = []
+        var failed: [InputError] = []
+        for path in paths {
+            do {
+                opened.append(try InputLines(path: path))
+            } catch let error as InputError {
+                failed.append(error)
+            } catch {
+                failed.append(InputError(path: path, problem: "\(error)"))
+            }
+        }
+        guard failed.isEmpty else { throw UnreadableInputs(errors: failed) }
+        return opened
+    }
+}
