@@ -1,4 +1,5 @@
 import DiskCache
+import Fetch
 
 /// `cache pull`: entries brought from the tier into the local cache, without
 /// contacting any origin.
@@ -9,7 +10,8 @@ extension RemoteCache {
         case pulled
         /// The local cache already held a body for it; the tier was not asked.
         case present
-        /// Not pulled: the tier does not have it (or the URL has no cache key).
+        /// Not pulled: the tier does not have it (or the URL is one a fetch
+        /// refuses, which no cache holds: the tier is not asked).
         case missing
         /// Not pulled: the tier could not be used (an error, a rejected
         /// object, or the tier turned off after failures in a row).
@@ -68,7 +70,7 @@ extension RemoteCache {
     }
 
     private func pullOne(_ url: String, into store: DiskCacheStore) async -> PullOutcome {
-        guard let key = try? CacheKey(url: url) else { return .missing }
+        guard (try? FetchClient.validate(url)) != nil, let key = try? CacheKey(url: url) else { return .missing }
         if let entry = store.lookup(key.hex, url: key.storedURL, accessTime: false), entry.metadata.hasBody { return .present }
         switch await read(key, into: store) {
         case .stored: return .pulled

@@ -225,6 +225,27 @@ import TestSupport
         #expect(removal.status == 1)
         #expect(removal.stdout == urls.map { "invalid  \($0)\n" }.joined(), "\(removal.stdout)")
         #expect(removal.stderr.split(separator: "\n").allSatisfy { $0.hasSuffix(": invalid URL") }, "\(removal.stderr)")
+        // `cache pull` said "not in the remote cache", after asking the tier for some.
+        let tier = try ScriptedServer()
+        let pull = try await cli.run(["cache", "pull", "--remote-cache", tier.url("/tier/")] + urls)
+        #expect(pull.status == 1)
+        #expect(pull.stderr.split(separator: "\n").filter { $0.hasSuffix(": invalid URL") }.count == urls.count, "\(pull.stderr)")
+        #expect(tier.totalRequests == 0, "the tier is not asked")
+    }
+
+    /// `-v` adds the detail in brackets to every failure line but a failed
+    /// background refresh's (`stale-while-revalidate`).
+    @Test func verboseDetailsAFailedBackgroundRefresh() async throws {
+        let server = try ScriptedServer()
+        server.route("/swr.png", [.ok(Self.png, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=600")]), .status(500)])
+        let cli = try CLI()
+        let url = server.url("/swr.png")
+        #expect(try await cli.run([url]).status == 0)
+        let result = try await cli.run(["-v", "--retries", "0", url])
+        #expect(result.status == 0, "\(result.stderr)")
+        let refresh = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(refresh.hasPrefix("refresh  \(url)  background revalidation failed: HTTP 500 Internal Server Error; the stored copy stays  [http, attempts 1, "),
+                "\(result.stdout)")
     }
 
     /// `--cache-dir=~/c` (no shell expands a `~` after `=`) or a quoted

@@ -94,9 +94,12 @@ public struct CacheURLLine: Sendable, Equatable {
     /// `cache pull`: an entry copied from the remote tier.
     public static func pulled(_ url: String) -> String { "pulled   \(shown(url))" }
 
-    /// `cache pull`, for stderr: a URL the remote tier does not have.
+    /// `cache pull`, for stderr: a URL the remote tier does not have, or
+    /// one a fetch refuses before any I/O (`invalid URL`, as `cache path`
+    /// says: no cache holds it, and the tier was not asked).
     public static func notInRemote(_ url: String) -> String {
-        "asyncfetch: \(shown(url)): not in the remote cache"
+        guard (try? FetchClient.validate(url)) != nil else { return "asyncfetch: \(shown(url)): invalid URL" }
+        return "asyncfetch: \(shown(url)): not in the remote cache"
     }
 
     /// `cache pull`, for stderr: a URL not pulled because the remote tier

@@ -52,19 +52,13 @@ public struct ResultLine: Sendable {
             line.append(literal: "background revalidation failed: ")
             line.appendShown(error.message)
             line.append(literal: "; the stored copy stays")
+            appendFailureDetail(error, duration: event.duration, to: &line)
         case .failure(let error):
             paint("failure", "31", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
             line.appendShown(error.message)
             if error.source == .cache && error.kind == .http { line.append(literal: " (remembered)") }
-            if verbose {
-                var detail = [error.kind.rawValue]
-                if error.attempts > 0 { detail.append("attempts \(error.attempts)") }
-                detail.append(HumanUnits.duration(event.duration))
-                line.append(literal: "  [")
-                line.append(detail.joined(separator: ", "))
-                line.append(literal: "]")
-            }
+            appendFailureDetail(error, duration: event.duration, to: &line)
         case .success(let result):
             if quiet { return false }
             if event.refreshed { paint("refresh", "32", into: &line) } else { paint("success", "32", into: &line) }
@@ -134,6 +128,18 @@ public struct ResultLine: Sendable {
         let width = url.count
         if width > urlColumn { urlColumn = min(width, Defaults.urlColumnMax) }
         if width < urlColumn { line.appendSpaces(urlColumn - width) }
+    }
+
+    /// `-v`: `  [timeout, attempts 3, 31.2 s]` after a failure's message
+    /// (a background refresh's too).
+    private func appendFailureDetail(_ error: LoadError, duration: Double, to line: inout LineBytes) {
+        guard verbose else { return }
+        var detail = [error.kind.rawValue]
+        if error.attempts > 0 { detail.append("attempts \(error.attempts)") }
+        detail.append(HumanUnits.duration(duration))
+        line.append(literal: "  [")
+        line.append(detail.joined(separator: ", "))
+        line.append(literal: "]")
     }
 
     private func httpDetail(_ result: LoadResult, duration: Double) -> String {
