@@ -156,8 +156,12 @@ public final class RemoteCache: Sendable {
                 await put(key: next.key, url: next.url, from: store)
                 continue
             }
-            // Refused (the run was cancelled): the upload is dropped, as an interrupted run's queue is.
-            _ = await slots.run { await put(key: next.key, url: next.url, from: store) }
+            // Refused (the run was cancelled): the upload is dropped, as an interrupted run's queue is;
+            // so is one whose tier was given up on while it waited for its slot.
+            _ = await slots.run {
+                if state.withLock({ $0.counters.disabled }) { return }
+                await put(key: next.key, url: next.url, from: store)
+            }
         }
     }
 
