@@ -91,7 +91,10 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                            "-L", Context.packageDirectory + "/Link"],
                                           .when(configuration: .release)),
-                             .unsafeFlags(["-Xlinker", "--exclude-libs=libcrypto.a"])]
+                             .unsafeFlags(["-Xlinker", "--exclude-libs=libcrypto.a"]),
+                             // CCurl's SSL_CTX_new takes the place of libssl's for libcurl: one SSL_CTX per
+                             // transfer loop, not one per TLS connection (bench/README, session 18).
+                             .unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_CTX_new"])]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
@@ -101,7 +104,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "ImageDecodingTests", dependencies: ["ImageDecoding", "ImageFormats", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "Support", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "Support", "TestSupport"], swiftSettings: strict,
+                    linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_CTX_new"])]),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),
         .testTarget(

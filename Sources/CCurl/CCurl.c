@@ -104,7 +104,19 @@ typedef int (*ccurl_new_session_callback)(SSL *ssl, SSL_SESSION *session);
     X(void, SSL_CTX_sess_set_new_cb, (SSL_CTX *ctx, ccurl_new_session_callback cb)) \
     X(SSL_SESSION *, SSL_SESSION_dup, (const SSL_SESSION *s)) \
     X(void, SSL_SESSION_free, (SSL_SESSION *s)) \
-    X(void, ERR_clear_error, (void))
+    X(void, ERR_clear_error, (void)) \
+    X(SSL_CTX *, SSL_CTX_new, (const SSL_METHOD *m)) \
+    X(int, SSL_CTX_up_ref, (SSL_CTX *ctx)) \
+    X(void, SSL_CTX_free, (SSL_CTX *ctx)) \
+    X(uint64_t, SSL_CTX_get_options, (const SSL_CTX *ctx)) \
+    X(uint64_t, SSL_CTX_clear_options, (SSL_CTX *ctx, uint64_t op)) \
+    X(uint64_t, SSL_CTX_set_options, (SSL_CTX *ctx, uint64_t op)) \
+    X(long, SSL_CTX_ctrl, (SSL_CTX *ctx, int cmd, long larg, void *parg)) \
+    X(int, SSL_CTX_set_alpn_protos, (SSL_CTX *ctx, const unsigned char *protos, unsigned int len)) \
+    X(void, SSL_CTX_set_msg_callback, (SSL_CTX *ctx, void (*cb)(int, int, int, const void *, size_t, SSL *, void *))) \
+    X(void, SSL_CTX_set_verify, (SSL_CTX *ctx, int mode, SSL_verify_cb cb)) \
+    X(void, SSL_CTX_set_keylog_callback, (SSL_CTX *ctx, SSL_CTX_keylog_cb_func cb)) \
+    X(void, SSL_CTX_set_post_handshake_auth, (SSL_CTX *ctx, int val))
 
 #define DECLARE_POINTER(ret, name, args) static ret (*p_##name) args;
 CCURL_SYMBOLS(DECLARE_POINTER)
@@ -366,6 +378,106 @@ void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx) {
     if (store == NULL || store == store_session_copy) return;
     __atomic_store_n(&curl_new_session, store, __ATOMIC_RELEASE);
     p_SSL_CTX_sess_set_new_cb(ssl_ctx, store_session_copy);
+}
+
+/*
+ * One SSL_CTX per transfer loop thread, not one per TLS connection
+ * (ccurl_ssl_ctx_reuse_begin). libcurl 7.88 makes a new SSL_CTX for every
+ * TLS connection, and OpenSSL 3.0's SSL_CTX_new fetches its ciphers, digests,
+ * groups and signature algorithms from the provider and builds its cipher
+ * lists each time: about 1.2 M instructions, 11 % of all the instructions of
+ * the HTTPS bench run (bench/README, "Session 18: HTTPS CPU").
+ *
+ * How: the executable defines SSL_CTX_new and exports it (Package.swift:
+ * --export-dynamic-symbol), so libcurl's calls come here. On a thread that
+ * asked for it, the context made first is kept and handed out again, with one
+ * more reference (libcurl's SSL_CTX_free drops it), after everything libcurl
+ * or our callback set on it is put back as SSL_CTX_new left it: options,
+ * mode, protocol versions, ALPN, the verify mode, the message, keylog and
+ * new-session callbacks, the session cache mode, post-handshake auth, and a
+ * new empty CA store. libcurl then configures it for the new connection as it
+ * would a new one, the SSL_CTX callback installs the client's CA store, and
+ * SSL_new copies the settings into the connection. What an SSL reads from
+ * its context later (the CA store, the new-session and keylog callbacks) is
+ * the same for every connection of a loop. What libcurl sets only for options
+ * we never give (client certificates, cipher lists, curves, SRP) is not put
+ * back. Other threads, and a loop thread before it asks, get a new context.
+ */
+static __thread SSL_CTX *kept_ctx;
+static __thread const SSL_METHOD *kept_method;
+static __thread int reuse_ctx;
+static __thread uint64_t kept_options;
+static __thread long kept_mode, kept_min_version, kept_max_version;
+static unsigned long contexts_made, contexts_reused;
+
+static SSL_CTX *real_ssl_ctx_new(const SSL_METHOD *m) {
+    (void)pthread_once(&load_once, load_libcurl);
+    if (p_SSL_CTX_new != NULL) return p_SSL_CTX_new(m);
+    /* libcurl not loaded by us (never the case in asyncfetch): the libssl already in the process */
+    void *ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_NOLOAD);
+    SSL_CTX *(*made)(const SSL_METHOD *) = ssl != NULL ? (SSL_CTX *(*)(const SSL_METHOD *))dlsym(ssl, "SSL_CTX_new") : NULL;
+    return made != NULL ? made(m) : NULL;
+}
+
+/* Puts back what a connection's set-up changed; 0 when the context cannot be reused. */
+static int reset_kept_ctx(SSL_CTX *ctx) {
+    X509_STORE *fresh = p_X509_STORE_new();
+    if (fresh == NULL) return 0;
+    p_SSL_CTX_set_cert_store(ctx, fresh);   /* frees the old reference; SSLs hold the store they verify with through the context */
+    p_SSL_CTX_clear_options(ctx, UINT64_MAX);
+    p_SSL_CTX_set_options(ctx, kept_options);
+    p_SSL_CTX_ctrl(ctx, SSL_CTRL_CLEAR_MODE, -1L, NULL);
+    p_SSL_CTX_ctrl(ctx, SSL_CTRL_MODE, kept_mode, NULL);
+    if (p_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, kept_min_version, NULL) != 1) return 0;
+    if (p_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, kept_max_version, NULL) != 1) return 0;
+    if (p_SSL_CTX_set_alpn_protos(ctx, NULL, 0) != 0) return 0;   /* 0 is success here */
+    p_SSL_CTX_set_msg_callback(ctx, NULL);
+    p_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MSG_CALLBACK_ARG, 0, NULL);
+    p_SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+    p_SSL_CTX_set_keylog_callback(ctx, NULL);
+    p_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_SESS_CACHE_MODE, SSL_SESS_CACHE_SERVER, NULL);
+    p_SSL_CTX_sess_set_new_cb(ctx, NULL);
+    p_SSL_CTX_set_post_handshake_auth(ctx, 0);
+    return 1;
+}
+
+SSL_CTX *SSL_CTX_new(const SSL_METHOD *m) {
+    if (reuse_ctx && kept_ctx != NULL && kept_method == m && reset_kept_ctx(kept_ctx)
+        && p_SSL_CTX_up_ref(kept_ctx) == 1) {
+        __atomic_add_fetch(&contexts_reused, 1, __ATOMIC_RELAXED);
+        return kept_ctx;
+    }
+    SSL_CTX *ctx = real_ssl_ctx_new(m);
+    if (ctx == NULL) return NULL;
+    __atomic_add_fetch(&contexts_made, 1, __ATOMIC_RELAXED);
+    if (reuse_ctx && kept_ctx == NULL && p_SSL_CTX_up_ref(ctx) == 1) {
+        kept_ctx = ctx;
+        kept_method = m;
+        kept_options = p_SSL_CTX_get_options(ctx);
+        kept_mode = p_SSL_CTX_ctrl(ctx, SSL_CTRL_MODE, 0, NULL);
+        kept_min_version = p_SSL_CTX_ctrl(ctx, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, NULL);
+        kept_max_version = p_SSL_CTX_ctrl(ctx, SSL_CTRL_GET_MAX_PROTO_VERSION, 0, NULL);
+    }
+    return ctx;
+}
+
+void ccurl_ssl_ctx_reuse_begin(void) {
+    reuse_ctx = openssl_loaded;
+}
+
+void ccurl_ssl_ctx_reuse_end(void) {
+    if (kept_ctx != NULL) p_SSL_CTX_free(kept_ctx);   /* connections still open hold their own references */
+    kept_ctx = NULL;
+    kept_method = NULL;
+    reuse_ctx = 0;
+}
+
+unsigned long ccurl_ssl_contexts_made(void) {
+    return __atomic_load_n(&contexts_made, __ATOMIC_RELAXED);
+}
+
+unsigned long ccurl_ssl_contexts_reused(void) {
+    return __atomic_load_n(&contexts_reused, __ATOMIC_RELAXED);
 }
 
 CURLcode ccurl_easy_clear_ca_files(CURL *handle) {

@@ -1,4 +1,4 @@
-import Fetch
+@testable import Fetch
 import Foundation
 import Testing
 import TestSupport
@@ -19,6 +19,17 @@ import TestSupport
         } catch {
             return .failure(FetchError(.io, url: url, detail: "\(error)"))
         }
+    }
+
+    /// One transfer loop, no retries, trusting `servers`' certificates (`--cacert`, a file in `folder`).
+    static func oneLoopTrusting(_ servers: [NginxServer], in folder: TempDirectory) throws -> FetchConfiguration {
+        let pems = try servers.map { try String(contentsOfFile: try #require($0.certificatePath), encoding: .utf8) }
+        try pems.joined().write(toFile: folder.file("cas.pem"), atomically: true, encoding: .utf8)
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.transferLoops = 1
+        config.caFile = folder.file("cas.pem")
+        return config
     }
 
     /// `--cacert` adds its CAs to the system's: the servers trusted by either
@@ -148,12 +159,7 @@ import TestSupport
         }
         let untrusted = try NginxServer(root: Paths.fixtures, tls: true)
         let cas = try TempDirectory()
-        let pems = try ([a1, a2] + others).map { try String(contentsOfFile: try #require($0.certificatePath), encoding: .utf8) }
-        try pems.joined().write(toFile: cas.file("cas.pem"), atomically: true, encoding: .utf8)
-        var config = FetchConfiguration()
-        config.retries = 0
-        config.transferLoops = 1
-        config.caFile = cas.file("cas.pem")
+        let config = try Self.oneLoopTrusting([a1, a2] + others, in: cas)
         let client = FetchClient(configuration: config)
         func resumed(_ server: NginxServer, _ n: Int) async throws -> String? {
             let temp = try TempDirectory()
@@ -177,6 +183,44 @@ import TestSupport
             return
         }
         #expect(refused.kind == .tls)
+    }
+
+    /// One SSL_CTX per transfer loop, not one per TLS connection (libcurl 7.88
+    /// makes one for each, about 1.2 M instructions in OpenSSL 3.0): the
+    /// context is handed out again, set back to a new one's settings, and
+    /// every connection is configured and verified as before. On one loop:
+    /// HTTP/1.1 and HTTP/2 servers in turn (ALPN agreed per connection), each
+    /// closing every connection, a server no CA vouches for refused between
+    /// them, and the trusted ones still accepted after it; an `--insecure`
+    /// client's loop beside it accepts the untrusted server, and the verifying
+    /// client still refuses it afterwards.
+    @Test func oneTLSContextPerLoopStillVerifiesEveryConnection() async throws {
+        let h1 = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
+        let h2 = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: true)
+        let untrusted = try NginxServer(root: Paths.fixtures, tls: true)
+        let cas = try TempDirectory()
+        let config = try Self.oneLoopTrusting([h1, h2], in: cas)
+        let client = FetchClient(configuration: config)
+        var insecureConfig = config
+        insecureConfig.insecure = true
+        let insecure = FetchClient(configuration: insecureConfig)
+
+        let before = CurlGlobal.tlsContexts
+        for n in 0..<4 {
+            #expect(try await Self.fetch(client, h1.url(Self.path + "?n=\(n)")).get() == 200)
+            #expect(try await Self.fetch(client, h2.url(Self.path + "?n=\(n)")).get() == 200)
+            guard case .failure(let refused) = await Self.fetch(client, untrusted.url(Self.path + "?n=\(n)")) else {
+                Issue.record("a server no CA vouches for was accepted on a reused context (round \(n))")
+                continue
+            }
+            #expect(refused.kind == .tls)
+            #expect(refused.message.contains("certificate"), "\(refused.message)")
+            #expect(try await Self.fetch(insecure, untrusted.url(Self.path + "?i=\(n)")).get() == 200)
+        }
+        let after = CurlGlobal.tlsContexts
+        // 12 connections on the verifying client's loop and 4 on the insecure one's (the untrusted
+        // server keeps its connection alive): each loop makes one context and hands it out again.
+        #expect(after.reused - before.reused >= 10, "contexts made \(after.made - before.made), reused \(after.reused - before.reused)")
     }
 
     /// A host that accepts connections and never answers the TLS handshake:

@@ -71,6 +71,17 @@ CURLcode ccurl_ssl_ctx_use_store(void *ssl_ctx, void *store);
 /// close_notify (libcurl 7.88 does so with HTTP/2): for an SSL_CTX callback.
 /// Does nothing without OpenSSL's functions or without libcurl's callback.
 void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx);
+/// From now on the calling thread (a transfer loop's) makes one SSL_CTX and
+/// hands it to each of its new TLS connections again, set back to a new
+/// context's settings (libcurl 7.88 makes one per connection). Only where the
+/// executable exports SSL_CTX_new (Package.swift); nothing without OpenSSL.
+void ccurl_ssl_ctx_reuse_begin(void);
+/// Ends ccurl_ssl_ctx_reuse_begin on the calling thread and drops its context.
+void ccurl_ssl_ctx_reuse_end(void);
+/// SSL_CTXs made by OpenSSL in this process through the exported SSL_CTX_new,
+/// and those handed out again instead (ccurl_ssl_ctx_reuse_begin): for tests.
+unsigned long ccurl_ssl_contexts_made(void);
+unsigned long ccurl_ssl_contexts_reused(void);
 /// CURLOPT_CAINFO and CURLOPT_CAPATH NULL, so libcurl loads no CA file
 /// itself (the SSL_CTX callback installs the store). The first failing setopt's code.
 CURLcode ccurl_easy_clear_ca_files(CURL *handle);

@@ -22,4 +22,10 @@ enum CurlGlobal {
 
     /// libcurl's version string, e.g. "7.88.1".
     static var version: String { String(cString: ccurl_version()) }
+
+    /// SSL_CTXs OpenSSL made for libcurl in this process, and those a transfer
+    /// loop handed out again instead (`ccurl_ssl_ctx_reuse_begin`): for tests.
+    static var tlsContexts: (made: UInt, reused: UInt) {
+        (ccurl_ssl_contexts_made(), ccurl_ssl_contexts_reused())
+    }
 }

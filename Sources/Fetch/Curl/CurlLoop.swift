@@ -150,7 +150,9 @@ final class CurlLoop: @unchecked Sendable {
             let loop = Unmanaged<CurlLoop>.fromOpaque(argument).takeRetainedValue()
             CurlLoop.blockSIGPIPE()
             nameCurrentThread(loop.threadName)
+            ccurl_ssl_ctx_reuse_begin()   // one SSL_CTX for the loop's TLS connections, not one each
             loop.run()
+            ccurl_ssl_ctx_reuse_end()
             return nil
         }, retained)
         guard created == 0 else {
