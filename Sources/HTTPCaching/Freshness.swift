@@ -32,10 +32,9 @@ public struct Freshness: Sendable {
     }
 
     /// The stored headers freshness reads, found in one pass over the
-    /// record's headers (every hit comes through here). It keeps their
-    /// positions in `meta.headers`, not copies of their values: a copy was
-    /// a retain per header, and the struct's copies and its destruction
-    /// (strings and an array) a release each, on every hit.
+    /// record's headers (every hit comes through here) by their kind, which
+    /// a decoded record recognised once (`CacheMetadata.headerKind(at:)`).
+    /// It keeps their positions, not copies of their values.
     private struct StoredFields {
         /// The first of each (as `CacheMetadata.header` finds them), by index.
         var date: Int?
@@ -51,19 +50,18 @@ public struct Freshness: Sendable {
         /// every hit paid a copy of the whole record (each of its strings and
         /// arrays retained, then released) to read four headers.
         init(_ meta: borrowing CacheMetadata) {
-            for i in meta.headers.indices {
-                let name = meta.headers[i].name
-                switch name.utf8.count {
-                case 3 where age == nil && Self.named(name, "Age"):
+            for i in 0..<meta.headerCount {
+                switch meta.headerKind(at: i) {
+                case .age where age == nil:
                     age = i
-                case 4 where date == nil && Self.named(name, "Date"):
+                case .date where date == nil:
                     date = i
-                case 7 where Self.named(name, "Expires"):
+                case .expires:
                     if expires == nil { expires = i }
                     expiresCount += 1
-                case 13 where lastModified == nil && Self.named(name, "Last-Modified"):
+                case .lastModified where lastModified == nil:
                     lastModified = i
-                case 13 where Self.named(name, "Cache-Control"):
+                case .cacheControl:
                     if cacheControlFirst == nil { cacheControlFirst = i }
                     cacheControlCount += 1
                 default:
@@ -72,24 +70,16 @@ public struct Freshness: Sendable {
             }
         }
 
-        /// Whether a stored header's name is `known`, in any ASCII case.
-        /// The exact spelling first: a decoded record's names are the same
-        /// constant strings (`Date`, `Last-Modified`…), equal at once.
-        @inline(__always)
-        static func named(_ name: String, _ known: String) -> Bool {
-            name == known || asciiCaseInsensitiveEqual(name, known)
-        }
-
         /// Every `Cache-Control` value, in order, parsed together, in place
         /// (no array of values, no `String` made of a record's bytes).
         @inline(__always)
         func cacheControl(_ meta: borrowing CacheMetadata) -> CacheControl {
             var cc = CacheControl()
             guard let first = cacheControlFirst else { return cc }
-            meta.headers[first].withValueBytes { cc.add(utf8: $0) }
+            meta.withHeaderValue(at: first) { cc.add(utf8: $0) }
             if cacheControlCount > 1 {
-                for i in (first + 1)..<meta.headers.count where asciiCaseInsensitiveEqual(meta.headers[i].name, "Cache-Control") {
-                    meta.headers[i].withValueBytes { cc.add(utf8: $0) }
+                for i in (first + 1)..<meta.headerCount where meta.headerKind(at: i) == .cacheControl {
+                    meta.withHeaderValue(at: i) { cc.add(utf8: $0) }
                 }
             }
             return cc
@@ -99,7 +89,7 @@ public struct Freshness: Sendable {
         static func date(_ meta: borrowing CacheMetadata, _ index: Int?) -> Double? {
             guard let index else { return nil }
             // In place: a decoded record's date is never made a string.
-            return meta.headers[index].withValueBytes(HTTPDate.parse(utf8:))
+            return meta.withHeaderValue(at: index, HTTPDate.parse(utf8:))
         }
 
         /// The `Date` the origin sent, or the receive time when it sent none or
@@ -145,7 +135,7 @@ public struct Freshness: Sendable {
     }
 
     private func currentAge(_ meta: CacheMetadata, _ fields: StoredFields, now: Double, dateValue: Double) -> Double {
-        let ageValue = fields.age.flatMap { Self.ageSeconds(meta.headers[$0].value) } ?? 0
+        let ageValue = fields.age.flatMap { Self.ageSeconds(meta.headerValue(at: $0)) } ?? 0
         let apparentAge = max(0, meta.responseTime - dateValue)
         let responseDelay = max(0, meta.responseTime - meta.requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)

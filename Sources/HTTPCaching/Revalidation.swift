@@ -70,8 +70,9 @@ public enum Revalidation {
         // Into a new array made once at its size: removing from the copy's shared array copied it
         // whole first, and appending grew it.
         var merged: [CacheMetadata.Header] = []
-        merged.reserveCapacity(stored.headers.count + updates.count)
-        for old in stored.headers where !updates.contains(where: { sameName($0.name, old.name) }) { merged.append(old) }
+        let kept = stored.headers   // made once (a decoded record's are read in place until asked for)
+        merged.reserveCapacity(kept.count + updates.count)
+        for old in kept where !updates.contains(where: { sameName($0.name, old.name) }) { merged.append(old) }
         merged.append(contentsOf: updates)
         meta.headers = merged
         if varies { meta.varyRequest = varyRequest.values(for: headers) }

@@ -68,6 +68,26 @@ import Testing
         }
     }
 
+    /// Digits are read eight at a time: every byte value at every one of the
+    /// 32 places reads as the digit it is, or refuses the whole text.
+    @Test func everyByteAtEveryPlaceOfAKeyIsADigitOrRefused() throws {
+        let key = Array(MD5.hex("https://x.test/a.png").utf8)
+        let hexDigits = Array("0123456789abcdef".utf8)
+        for place in 0..<32 {
+            for value in 0...255 {
+                var text = key
+                text[place] = UInt8(value)
+                let digest = text.withUnsafeBufferPointer { MD5.Digest(hex: $0) }
+                if let index = hexDigits.firstIndex(of: UInt8(value)) {
+                    let expected = key.enumerated().map { $0.offset == place ? hexDigits[index] : $0.element }
+                    #expect(digest?.hex == String(decoding: expected, as: UTF8.self), "\(value) at \(place)")
+                } else {
+                    #expect(digest == nil, "\(value) at \(place)")
+                }
+            }
+        }
+    }
+
     /// The streaming digest, fed in pieces that start and end anywhere in a
     /// 64-byte block, equals the one-shot digest (vector from Python's hashlib).
     @Test func streamingMD5MatchesOneShotAcrossBlockBoundaries() throws {

@@ -18,7 +18,8 @@ extension CacheMetadata {
         // Written into one buffer allocated at its final size's bound: this
         // runs for every download and every 304, on the hot path. Numbers
         // are written as digits in place (no `String` per field).
-        var bound = Self.fixedBound + storedKey.utf8Count + url.utf8.count + bodyDigest.utf8.count + (format?.utf8.count ?? 0)
+        let headers = headers   // made once, for a decoded record's
+        var bound = Self.fixedBound + storedKey.utf8Count + url.utf8.count + storedDigest.utf8Count + (format?.utf8.count ?? 0)
         for header in headers { bound += header.name.utf8.count + header.valueCount + 5 }
         for header in varyRequest { bound += header.name.utf8.count + header.valueCount + 5 }
         return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
@@ -36,7 +37,7 @@ extension CacheMetadata {
             out.raw("body-digest ")
             out.raw(digestAlgorithm.name)
             out.byte(0x20)
-            out.value(bodyDigest)
+            storedDigest.withBytes { out.value(bytes: $0) }
             out.byte(0x0A)
             if bodyInode != 0 { out.line("body-inode", unsigned: bodyInode) }
             out.line("body-mtime-ns", bodyMtimeNs)
@@ -98,8 +99,8 @@ extension CacheMetadata {
     /// `key` and `url` are the caller's (its digest, its string: no copies
     /// made per hit). A complete record naming another key or URL is a
     /// `.mismatch`.
-    /// `answerOnly` leaves out the body digest and `ETag` (no strings made
-    /// for them; the record is checked as a whole all the same): see
+    /// `answerOnly` leaves out the body digest (no string made for it; the
+    /// record is checked as a whole all the same): see
     /// `DiskCacheStore.lookup(_:accessTime:answerOnly:)`.
     static func decode(_ bytes: UnsafeRawBufferPointer, key expectedKey: MD5.Digest?, url expectedURL: String?,
                        answerOnly: Bool = false) -> Decoded {
@@ -111,9 +112,11 @@ extension CacheMetadata {
         // the end: filling a `CacheMetadata` variable cost two copies of the
         // whole record per hit (each string and array retained, then released).
         var url = "", key = "", status = 0, requestTime = 0.0, responseTime = 0.0, storedAt = 0.0
-        var headers: [Header] = [], varyRequest: [Header] = []
-        headers.reserveCapacity(8)
-        var hasBody = true, bodyLength: Int64 = 0, bodyDigest = "", bodyInode: UInt64 = 0, bodyMtimeNs: Int64 = 0
+        var varyRequest: [Header] = []
+        // The response headers are read in place (`RecordHeaders`): here
+        // they are counted, and where their lines begin and end noted.
+        var headerCount = 0, firstHeaderLine = 0, headerLinesEnd = 0
+        var hasBody = true, bodyLength: Int64 = 0, bodyDigest = StoredHex.text(""), bodyInode: UInt64 = 0, bodyMtimeNs: Int64 = 0
         var digestAlgorithm: DigestAlgorithm = version1 ? .md5 : .current
         var format: String?, width: Int?, height: Int?
         // One copy of the record, which the longer header values point into.
@@ -132,11 +135,15 @@ extension CacheMetadata {
             let name = line.prefix(space)
             let value = line.suffix(from: space + 1)
             switch name.count {
-            case 1 where name[0] == 0x68 || name[0] == 0x76:   // "h", "v"
+            case 1 where name[0] == 0x68:   // "h"
+                let offset = bytes.baseAddress.map { line.base.baseAddress! - $0 } ?? 0
+                if headerCount == 0 { firstHeaderLine = offset }
+                headerLinesEnd = offset + line.count
+                headerCount += 1
+            case 1 where name[0] == 0x76:   // "v"
                 let header: Header
                 if let gap = value.firstSpace() {
                     let headerName = value.prefix(gap)
-                    if answerOnly && name[0] == 0x68 && (headerName.equals("ETag") || headerName.equals("etag")) { continue }
                     let headerValue = value.suffix(from: gap + 1)
                     let storedName = commonHeaderName(headerName) ?? headerName.string
                     if let common = commonImageType(headerValue) {
@@ -149,7 +156,7 @@ extension CacheMetadata {
                 } else {
                     header = Header(value.string, "")
                 }
-                if name[0] == 0x68 { headers.append(header) } else { varyRequest.append(header) }
+                varyRequest.append(header)
             case 3 where name.equals("key"):
                 if let expectedKey { keyMatches = value.matches(expectedKey) } else { key = value.string }
             case 3 where name.equals("url"):
@@ -167,12 +174,12 @@ extension CacheMetadata {
             case 8 where name.equals("has-body"):
                 hasBody = value.equals("1")
             case 8 where name.equals("body-md5") && version1:
-                if !answerOnly { bodyDigest = value.string }
+                if !answerOnly { bodyDigest = StoredHex(value.base) }
             case 11 where name.equals("body-digest"):
                 guard let gap = value.firstIndex(of: 0x20),
                       let algorithm = DigestAlgorithm(value.prefix(gap)) else { return .invalid }
                 digestAlgorithm = algorithm
-                if !answerOnly { bodyDigest = value.suffix(from: gap + 1).string }
+                if !answerOnly { bodyDigest = StoredHex(value.suffix(from: gap + 1).base) }
             case 10 where name.equals("body-inode"):
                 guard let v = value.integer, v >= 0 else { return .invalid }
                 bodyInode = UInt64(v)
@@ -203,30 +210,32 @@ extension CacheMetadata {
             url = expectedURL
         }
         // The key of a lookup stays the digest it looked up (no string made).
-        let storedKey: StoredKey
+        let storedKey: StoredHex
         if version1 {
             // Records before `key` existed: their key is the MD5 of the URL.
             let digest = MD5.digest(url)
             if let expectedKey, digest != expectedKey { return .mismatch }
-            storedKey = StoredKey.digest(digest)
+            storedKey = StoredHex.digest(digest)
         } else if let expectedKey {
             guard keyMatches else { return .mismatch }
-            storedKey = StoredKey.digest(expectedKey)
+            storedKey = StoredHex.digest(expectedKey)
         } else {
-            storedKey = StoredKey.text(key)
+            storedKey = StoredHex.text(key)
         }
+        let headers: StoredHeaders = headerCount == 0 ? .list([])
+            : .record(RecordHeaders(lines: UnsafeRawBufferPointer(rebasing: bytes[firstHeaderLine..<headerLinesEnd]), count: headerCount))
         // The strings and arrays are moved into the record (`consume`), and the record into the
         // answer: copied, each was retained and the local released (~330 instructions a hit).
         return .record(CacheMetadata(
             url: consume url, storedKey: storedKey, status: status, requestTime: requestTime, responseTime: responseTime,
-            storedAt: sawStored ? storedAt : responseTime, headers: consume headers, varyRequest: consume varyRequest,
-            hasBody: hasBody, bodyLength: bodyLength, bodyDigest: consume bodyDigest, digestAlgorithm: digestAlgorithm,
+            storedAt: sawStored ? storedAt : responseTime, headers: headers, varyRequest: consume varyRequest,
+            hasBody: hasBody, bodyLength: bodyLength, bodyDigest: bodyDigest, digestAlgorithm: digestAlgorithm,
             bodyInode: bodyInode, bodyMtimeNs: bodyMtimeNs, format: consume format, width: width, height: height))
     }
 
     /// Every field given (the decoder's: `storedAt` and `key` as read).
-    private init(url: String, storedKey: StoredKey, status: Int, requestTime: Double, responseTime: Double, storedAt: Double,
-                 headers: [Header], varyRequest: [Header], hasBody: Bool, bodyLength: Int64, bodyDigest: String,
+    private init(url: String, storedKey: StoredHex, status: Int, requestTime: Double, responseTime: Double, storedAt: Double,
+                 headers: StoredHeaders, varyRequest: [Header], hasBody: Bool, bodyLength: Int64, bodyDigest: StoredHex,
                  digestAlgorithm: DigestAlgorithm, bodyInode: UInt64, bodyMtimeNs: Int64, format: String?,
                  width: Int?, height: Int?) {
         self.url = url
@@ -235,11 +244,11 @@ extension CacheMetadata {
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.storedAt = storedAt
-        self.headers = headers
+        self.storedHeaders = headers
         self.varyRequest = varyRequest
         self.hasBody = hasBody
         self.bodyLength = bodyLength
-        self.bodyDigest = bodyDigest
+        self.storedDigest = bodyDigest
         self.digestAlgorithm = digestAlgorithm
         self.bodyInode = bodyInode
         self.bodyMtimeNs = bodyMtimeNs
@@ -251,7 +260,7 @@ extension CacheMetadata {
 
 /// The stored header names nearly every record has, as constant strings:
 /// a hit then makes no string (and checks no UTF-8) for them.
-private func commonHeaderName(_ name: ByteRun) -> String? {
+func commonHeaderName(_ name: ByteRun) -> String? {
     switch name.count {
     case 4 where name.equals("ETag"): return "ETag"
     case 4 where name.equals("Date"): return "Date"
@@ -263,7 +272,7 @@ private func commonHeaderName(_ name: ByteRun) -> String? {
 }
 
 /// The common image media types (a `Content-Type` value), as constant strings.
-private func commonImageType(_ value: ByteRun) -> String? {
+func commonImageType(_ value: ByteRun) -> String? {
     switch value.count {
     case 9 where value.equals("image/png"): return "image/png"
     case 9 where value.equals("image/gif"): return "image/gif"
@@ -326,6 +335,21 @@ struct ByteRun {
     }
 
     var string: String { String(decoding: base, as: UTF8.self) }
+
+    /// `equals`, in any ASCII case (a letter of the literal matches either
+    /// case; any other byte only itself). The exact spelling first: a
+    /// record's names are nearly always written as the literal.
+    @inline(__always)
+    func equalsIgnoringCase(_ literal: StaticString) -> Bool {
+        guard literal.utf8CodeUnitCount == base.count else { return false }
+        guard let start = base.baseAddress else { return base.count == 0 }
+        if memcmp(start, literal.utf8Start, base.count) == 0 { return true }
+        for i in 0..<base.count where base[i] != literal.utf8Start[i] {
+            let l = base[i] | 0x20
+            guard l == literal.utf8Start[i] | 0x20, l >= 0x61, l <= 0x7A else { return false }
+        }
+        return true
+    }
 
     /// Whether these bytes are the 32 hex digits of `key` (lowercase, as written).
     /// Compared as four words (`hexWords`), with no buffer of digits.
@@ -599,6 +623,13 @@ private struct MetadataWriter {
         byte(0x20)
         value(text)
         byte(0x0A)
+    }
+
+    /// A value given as its bytes, on one line (as `value`).
+    mutating func value(bytes: UnsafeBufferPointer<UInt8>) {
+        let first = count
+        copy(UnsafeRawBufferPointer(bytes))
+        endLine(from: first)
     }
 
     /// `key value\n`, the value given as its bytes.

@@ -30,7 +30,7 @@ public struct CacheMetadata: Sendable, Equatable {
     }
     /// `key`, kept as a digest where the record was looked up by one (a
     /// hit makes no string of it).
-    var storedKey = StoredKey.text("")
+    var storedKey = StoredHex.text("")
     public var status: Int
     /// Unix seconds: when the request was sent and the response received (RFC 9111 §4.2.3).
     public var requestTime: Double
@@ -39,7 +39,16 @@ public struct CacheMetadata: Sendable, Equatable {
     /// 304 recorded). Set by the store; files without it read as `responseTime`.
     public var storedAt: Double
     /// Stored response headers (Date, ETag, Last-Modified, Cache-Control, Expires, Age, Content-Type, Vary…).
-    public var headers: [Header]
+    /// A decoded record keeps them as its bytes and makes this array when it
+    /// is read (a hit never does: `header(_:)`, `field(_:)` and the package's
+    /// `headerCount`/`headerKind(at:)`/`withHeaderValue(at:_:)` read them in
+    /// place); setting it replaces them.
+    public var headers: [Header] {
+        get { storedHeaders.headers }
+        set { storedHeaders = .list(newValue) }
+    }
+    /// `headers`, as given or as the decoded record has them (`CacheMetadata+Headers.swift`).
+    @usableFromInline var storedHeaders: StoredHeaders
     /// Values of the request headers that the response's `Vary` names (lowercased names; missing = empty).
     public var varyRequest: [Header]
     /// False for a remembered error status: no body (an empty file carries
@@ -47,7 +56,13 @@ public struct CacheMetadata: Sendable, Equatable {
     public var hasBody: Bool
     public var bodyLength: Int64
     /// Lowercase hex digest of the body, and its algorithm.
-    public var bodyDigest: String
+    public var bodyDigest: String {
+        get { storedDigest.text }
+        set { storedDigest = .text(newValue) }
+    }
+    /// `bodyDigest`, kept as the 16 bytes its 32 digits spell where a record
+    /// was decoded (a fresh hit made, then freed, a 32-byte string of it).
+    var storedDigest = StoredHex.text("")
     public var digestAlgorithm: DigestAlgorithm = .current
     /// Identity of the body file this metadata describes: a hit requires the
     /// file at the body path to have this size and mtime, and, for a sidecar
@@ -60,10 +75,11 @@ public struct CacheMetadata: Sendable, Equatable {
     public var width: Int?
     public var height: Int?
 
-    /// An entry's key as text, or as the digest it spells (a lookup's):
+    /// An entry's key or its body's digest as text, or as the 16 bytes its
+    /// 32 lowercase hex digits spell (a lookup's key, a decoded digest):
     /// equal when they spell the same text. (An enum: one word more than
     /// the string alone, as the record is copied a few times per hit.)
-    enum StoredKey: Sendable, Equatable {
+    enum StoredHex: Sendable, Equatable {
         case text(String)
         case digest(MD5.Digest)
 
@@ -74,7 +90,16 @@ public struct CacheMetadata: Sendable, Equatable {
             }
         }
 
-        /// Calls `body` with the key's UTF-8 bytes (no string made for a digest).
+        /// `text` of `bytes`: their 16 bytes when they are 32 lowercase hex digits.
+        init(_ bytes: UnsafeRawBufferPointer) {
+            if bytes.count == 32, let digest = MD5.Digest(hex: bytes.assumingMemoryBound(to: UInt8.self)) {
+                self = .digest(digest)
+            } else {
+                self = .text(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+
+        /// Calls `body` with the text's UTF-8 bytes (no string made for a digest).
         func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
             switch self {
             case .text(let text): withUTF8Bytes(of: text, body)
@@ -89,7 +114,7 @@ public struct CacheMetadata: Sendable, Equatable {
             }
         }
 
-        static func == (a: StoredKey, b: StoredKey) -> Bool {
+        static func == (a: StoredHex, b: StoredHex) -> Bool {
             if case .digest(let x) = a, case .digest(let y) = b { return x == y }
             return a.text == b.text
         }
@@ -164,29 +189,15 @@ public struct CacheMetadata: Sendable, Equatable {
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.storedAt = responseTime
-        self.headers = headers
+        self.storedHeaders = .list(headers)
         self.varyRequest = varyRequest
         self.hasBody = hasBody
         self.bodyLength = bodyLength
-        self.bodyDigest = bodyDigest
+        self.storedDigest = .text(bodyDigest)
         self.bodyInode = bodyInode
         self.bodyMtimeNs = bodyMtimeNs
         self.format = format
         self.width = width
         self.height = height
-    }
-
-    /// First stored value of a response header (case-insensitive).
-    public func header(_ name: String) -> String? { firstIndex(of: name).map { headers[$0].value } }
-
-    /// First stored field called `name` (case-insensitive), as `header` finds it: its value
-    /// can be read in place (`Header.withValueBytes`), with no `String` made.
-    public func field(_ name: String) -> Header? { firstIndex(of: name).map { headers[$0] } }
-
-    private func firstIndex(of name: String) -> Int? {
-        // Lengths first, here: a hit asks twice (`Vary`, `Content-Type`),
-        // and most stored names differ in length from the one asked for.
-        let length = name.utf8.count
-        return headers.indices.first { headers[$0].name.utf8.count == length && asciiCaseInsensitiveEqual(headers[$0].name, name) }
     }
 }

@@ -64,26 +64,34 @@ public enum MD5 {
         /// The digest of a key: 32 lowercase hex digits (nil for anything
         /// else, uppercase included: a key's file name is lowercase).
         package init?(hex bytes: UnsafeBufferPointer<UInt8>) {
-            guard bytes.count == 32 else { return nil }
-            var words: (UInt64, UInt64) = (0, 0)
-            for half in 0..<2 {
-                var word: UInt64 = 0
-                for i in (16 * half)..<(16 * half + 16) {
-                    let byte = bytes[i]
-                    let nibble: UInt8
-                    if byte >= 0x30 && byte <= 0x39 {
-                        nibble = byte &- 0x30
-                    } else if byte >= 0x61 && byte <= 0x66 {
-                        nibble = byte &- 0x57
-                    } else {
-                        return nil
-                    }
-                    word = word << 4 | UInt64(nibble)
-                }
-                if half == 0 { words.0 = word } else { words.1 = word }
-            }
-            high = words.0
-            low = words.1
+            guard bytes.count == 32, let start = bytes.baseAddress else { return nil }
+            // Eight digits a word, each byte taken as a digit whatever it is;
+            // then the digest is spelled again (`hexWords`) and must give
+            // these very bytes, which only 32 lowercase hex digits do. (A
+            // fresh hit reads its body digest this way: the byte loop took
+            // ~320 instructions.)
+            let raw = UnsafeRawPointer(start)
+            let given = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                         raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            let digest = Digest(high: UInt64(Self.nibbles(given.0)) << 32 | UInt64(Self.nibbles(given.1)),
+                                low: UInt64(Self.nibbles(given.2)) << 32 | UInt64(Self.nibbles(given.3)))
+            let spelled = digest.hexWords()
+            guard spelled.0 == given.0, spelled.1 == given.1, spelled.2 == given.2, spelled.3 == given.3 else { return nil }
+            self = digest
+        }
+
+        /// The 32-bit value eight hex digits spell (as loaded: the first
+        /// digit in the lowest byte, the most significant nibble), for
+        /// `0`–`9` and `a`–`f`; any other byte gives some value.
+        @inline(__always)
+        private static func nibbles(_ word: UInt64) -> UInt32 {
+            let digits = UInt64(littleEndian: word)
+            // A digit's low four bits, plus 9 for a letter (bit 6 set).
+            let values = (digits & 0x0F0F_0F0F_0F0F_0F0F) &+ ((digits >> 6) & 0x0101_0101_0101_0101) &* 9
+            var packed = ((values << 4) | (values >> 8)) & 0x00FF_00FF_00FF_00FF   // pairs: a byte per 16 bits
+            packed = (packed | packed >> 8) & 0x0000_FFFF_0000_FFFF
+            packed = (packed | packed >> 16) & 0xFFFF_FFFF
+            return UInt32(truncatingIfNeeded: packed).byteSwapped
         }
 
         /// The digest of a key given as text (`init(hex:)`).

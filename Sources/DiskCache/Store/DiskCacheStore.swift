@@ -83,8 +83,8 @@ public final class DiskCacheStore: Sendable {
     /// `lookup` of a URL's key for its stored URL (`key.storedURL`). A
     /// `CacheKey`'s hex is a key by construction, so it is not checked again.
     ///
-    /// With `answerOnly`, the record's body digest and `ETag` are not read
-    /// (the entry's `bodyDigest` is empty and its headers have no `ETag`):
+    /// With `answerOnly`, the record's body digest is not read (the entry's
+    /// `bodyDigest` is empty; its headers are all there, read in place):
     /// for a lookup whose entry only answers (an `--offline` query: status,
     /// length, type, image facts, freshness), never revalidates, merges a
     /// 304, verifies or rewrites the record. Everything a hit checks (key,
@@ -191,10 +191,10 @@ public final class DiskCacheStore: Sendable {
     @discardableResult
     public func updateMetadata(of entry: CacheEntry, to metadata: CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         var meta = metadata
-        meta.storedKey = CacheMetadata.StoredKey.digest(entry.keyDigest)
+        meta.storedKey = CacheMetadata.StoredHex.digest(entry.keyDigest)
         meta.hasBody = entry.metadata.hasBody
         meta.bodyLength = entry.metadata.bodyLength
-        meta.bodyDigest = entry.metadata.bodyDigest
+        meta.storedDigest = entry.metadata.storedDigest   // as kept (no string made of a decoded one)
         meta.digestAlgorithm = entry.metadata.digestAlgorithm
         meta.bodyInode = entry.metadata.bodyInode
         meta.bodyMtimeNs = entry.metadata.bodyMtimeNs

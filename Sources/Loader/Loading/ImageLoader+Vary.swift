@@ -11,7 +11,7 @@ extension ImageLoader {
 
     /// Whether `entry` may answer this loader's requests (`VaryRequest.matches`).
     func varyMatches(_ entry: CacheEntry) -> Bool {
-        guard entry.metadata.header("Vary") != nil else { return true }   // the usual case: no copies
+        guard entry.metadata.hasHeader(.vary) else { return true }   // the usual case: no copies
         return varyRequest.matches(entry.metadata)
     }
 }

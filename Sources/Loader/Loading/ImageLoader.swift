@@ -211,7 +211,7 @@ public final class ImageLoader: Sendable {
         }
         return .success(LoadResult(
             stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: meta.bodyLength, status: meta.status,
-            contentType: meta.header("Content-Type"), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
+            contentType: meta.header(.contentType), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
             attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil))
     }
 }
