@@ -22,9 +22,10 @@ import Support
 /// of the run (queued uploads are dropped).
 ///
 /// Transfers run on the tier's own `FetchClient` (its own libcurl thread and
-/// connections), so uploads never take a `--jobs` slot. Uploads run in the
-/// background, at most `uploadLimit` at once (`RemoteDefaults.uploads`, or
-/// `--jobs` when smaller); `drain` waits for them.
+/// connections). Uploads run in the background, at most `uploadLimit` at
+/// once (`RemoteDefaults.uploads`, or `--jobs` when smaller), each in a slot
+/// of the run's `--jobs` when the caller names where they take them
+/// (`UploadSlots`); `drain` waits for them.
 public final class RemoteCache: Sendable {
     public let location: RemoteLocation
     let client: FetchClient
@@ -38,9 +39,16 @@ public final class RemoteCache: Sendable {
         var counters = Stats()
         var failuresInARow = 0
         var transportFailures = 0
-        var queue = FIFO<(key: String, url: String)>()
+        var queue = FIFO<Upload>()
         var uploading = 0
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// One queued upload: the entry, and where it takes its transfer slot.
+    private struct Upload {
+        let key: String
+        let url: String
+        let slots: (any UploadSlots)?
     }
 
     /// What the tier did in this run.
@@ -117,10 +125,12 @@ public final class RemoteCache: Sendable {
     // MARK: - Writing
 
     /// Queues the entry of `key` (as stored now, under `url` without password) for upload.
-    public func upload(key: String, url: String, from store: DiskCacheStore) {
+    /// `slots`: where its PUT takes a transfer slot (the batch's `--jobs`); the
+    /// caller never waits for it (it is queued, and runs once a slot is free).
+    public func upload(key: String, url: String, from store: DiskCacheStore, slots: (any UploadSlots)? = nil) {
         let start = state.withLock { s -> Bool in
             guard !s.counters.disabled else { return false }
-            s.queue.append((key, url))
+            s.queue.append(Upload(key: key, url: url, slots: slots))
             guard s.uploading < uploadLimit else { return false }
             s.uploading += 1
             return true
@@ -142,13 +152,22 @@ public final class RemoteCache: Sendable {
 
     private func uploadLoop(_ store: DiskCacheStore) async {
         while let next = nextUpload() {
-            await put(key: next.key, url: next.url, from: store)
+            guard let slots = next.slots else {
+                await put(key: next.key, url: next.url, from: store)
+                continue
+            }
+            // Refused (the run was cancelled): the upload is dropped, as an interrupted run's queue is;
+            // so is one whose tier was given up on while it waited for its slot.
+            _ = await slots.run {
+                if state.withLock({ $0.counters.disabled }) { return }
+                await put(key: next.key, url: next.url, from: store)
+            }
         }
     }
 
     /// The next queued upload, or nil after marking this worker done (waking `drain` when it was the last).
-    private func nextUpload() -> (key: String, url: String)? {
-        let (next, waiters) = state.withLock { s -> ((key: String, url: String)?, [CheckedContinuation<Void, Never>]) in
+    private func nextUpload() -> Upload? {
+        let (next, waiters) = state.withLock { s -> (Upload?, [CheckedContinuation<Void, Never>]) in
             if !s.counters.disabled, let item = s.queue.popFirst() { return (item, []) }
             s.queue.removeAll()
             s.uploading -= 1

@@ -4,7 +4,8 @@ public enum RemoteDefaults {
     /// Transfers at once of `cache pull`: all go to the one tier, which the
     /// per-host scheduling of a fetch run does not cover.
     public static let pullJobs = 8
-    /// Uploads running at once, on the tier's own transfer thread (never in a `--jobs` slot).
+    /// Uploads running at once, on the tier's own transfer thread (each in a slot of
+    /// the run's `--jobs` too, when the caller lends them: `UploadSlots`).
     public static let uploads = 4
     /// Time allowed to connect to the remote tier: a tier that is down must not hold URLs up.
     public static let connectTimeout: Double = 3

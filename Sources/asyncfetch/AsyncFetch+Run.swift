@@ -43,7 +43,7 @@ enum FetchRun {
         let transfers = mode == .off ? nil : TransferProgress()
         loaderOptions.fetch.progress = transfers
         loaderOptions.remote = remoteLocation.map {
-            // Uploads run beside the URLs' transfers, never in a --jobs slot, but no more of them than --jobs.
+            // Each upload takes a --jobs slot of the batch (`HostDispatch`), so no more of them than --jobs either.
             RemoteCache.warning(at: $0, fetch: loaderOptions.fetch, verbose: options.verbose,
                                 uploads: min(RemoteDefaults.uploads, options.jobs)) { reporter.warn($0) }
         }

@@ -198,32 +198,52 @@ import TestSupport
         #expect(origin.totalRequests == 0)
     }
 
-    /// `--jobs 1`: one upload at a time beside the URLs' transfers (uploads never take a
-    /// `--jobs` slot, but run at most `--jobs` at once, 4 at most). Before, four uploads ran
-    /// beside the one transfer a user had asked for.
-    @Test func uploadsRunNoMoreThanJobsAtOnce() throws {
-        let (origin, urls) = try #require(Self.origin(count: 6))
-        let tier = try ScriptedServer()
-        final class Uploads: @unchecked Sendable {   // under `lock`
+    /// `--jobs N` bounds transfers in all (SPEC §6): the origin's requests and the tier's
+    /// reads and uploads together, as both servers see them, are never more than N at once,
+    /// however slow the tier's PUTs; every URL still ends once and every entry is uploaded.
+    /// Before, uploads held no slot and ran min(4, N) at once beside the N downloads (up to
+    /// 2N transfers: 4 with `--jobs 2`, 2 with `--jobs 1`).
+    @Test(arguments: [1, 2]) func uploadsTakeJobsSlots(jobs: Int) throws {
+        final class InFlight: @unchecked Sendable {   // under `lock`: origin and tier requests together
             let lock = NSLock()
-            var now = 0, most = 0
+            var now = 0, most = 0, uploadsMost = 0, uploads = 0
+            func during<T>(upload: Bool = false, seconds: Double, _ answer: () -> T) -> T {
+                lock.withLock {
+                    now += 1; most = max(most, now)
+                    if upload { uploads += 1; uploadsMost = max(uploadsMost, uploads) }
+                }
+                usleep(UInt32(seconds * 1e6))
+                lock.withLock { now -= 1; if upload { uploads -= 1 } }
+                return answer()
+            }
         }
-        let uploads = Uploads()
-        for url in urls {
-            tier.route("/cache/" + (try CLI.md5sum(url)), handler: { request in
-                guard request.method == "PUT" else { return ScriptedResponse.status(404) }
-                uploads.lock.withLock { uploads.now += 1; uploads.most = max(uploads.most, uploads.now) }
-                usleep(400_000)   // the tier takes its time to store it
-                uploads.lock.withLock { uploads.now -= 1 }
-                return ScriptedResponse.status(201)
+        let seen = InFlight()
+        let origin = try ScriptedServer(), tier = try ScriptedServer()
+        var urls: [String] = []
+        for n in 0..<8 {
+            origin.route("/img/\(n).png", handler: { _ in
+                seen.during(seconds: 0.15) {
+                    ScriptedResponse.ok(Self.png, headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=600")])
+                }
+            })
+            urls.append(origin.url("/img/\(n).png"))
+            tier.route("/cache/" + (try CLI.md5sum(urls[n])), handler: { request in
+                // The tier has nothing yet (a quick 404), and takes its time to store each entry.
+                guard request.method == "PUT" else { return seen.during(seconds: 0.02) { ScriptedResponse.status(404) } }
+                return seen.during(upload: true, seconds: 0.4) { ScriptedResponse.status(201) }
             })
         }
-        let result = try CLI().run(["--json", "--jobs", "1", "--remote-cache", tier.url("/cache/")] + urls)
+        let result = try CLI().run(["--json", "--jobs", "\(jobs)", "--remote-cache", tier.url("/cache/")] + urls)
         #expect(result.status == 0, "\(result.stderr)")
-        let counts = try #require(Self.summary(try Self.json(result))["remoteCache"] as? [String: Any])
+        let lines = try Self.json(result)
+        #expect(Self.successes(lines).count == urls.count, "\(result.stdout)")
+        #expect(lines.filter { ["success", "failure", "empty"].contains($0["phase"] as? String) }.count == urls.count,
+                "one terminal report per URL: \(result.stdout)")
+        let counts = try #require(Self.summary(lines)["remoteCache"] as? [String: Any])
         #expect(counts["uploads"] as? Int == urls.count, "\(counts)")
-        #expect(origin.maxConcurrentRequests == 1)
-        #expect(uploads.lock.withLock { uploads.most } == 1, "\(uploads.most) uploads at once with --jobs 1")
+        let (most, uploadsMost) = seen.lock.withLock { (seen.most, seen.uploadsMost) }
+        #expect(most <= jobs, "\(most) transfers at once (origin and tier) with --jobs \(jobs)")
+        #expect(uploadsMost >= 1)
     }
 
     @Test func aHangingRemoteCostsOneTimeoutThenIsLeftAlone() throws {

@@ -20,6 +20,9 @@ import Testing
         var notes: [HostNote] = []
         var mostAtOnce: [HostKey: Int] = [:]
         var mostOverall = 0
+        /// Global slots lent to work of no host (`borrow`), and the borrowers lent one, in order.
+        var lent = 0
+        var lentTo: [Int] = []
         /// Times a limit was exceeded (must stay 0).
         var violations = 0
 
@@ -40,9 +43,12 @@ import Testing
                     failed.append((item, host, failure))
                 case .note(let note):
                     notes.append(note)
+                case .lend(let item):
+                    lent += 1
+                    lentTo.append(item)
                 }
             }
-            let total = running.values.reduce(0, +)
+            let total = running.values.reduce(0, +) + lent
             mostOverall = max(mostOverall, total)
             if total > scheduler.policy.jobs { violations += 1 }
             // A halved limit may sit below what already runs; `jobsPerHost` never may.
@@ -61,6 +67,13 @@ import Testing
             running[host, default: 0] -= 1
             if running[host] == 0 { running[host] = nil }
             apply(scheduler.finished(host: host, requeue: requeue, now: now))
+        }
+
+        mutating func borrow(_ item: Int) { apply(scheduler.borrow(item, now: now)) }
+
+        mutating func giveBack() {
+            lent -= 1
+            apply(scheduler.giveBack(now: now))
         }
 
         mutating func advance(to time: Double) {
@@ -228,6 +241,36 @@ import Testing
         #expect(rounds > 500)
         #expect(harness.violations == 0)
         #expect(harness.mostAtOnce.values.contains(3))
+    }
+
+    /// Work of no host (the tier's uploads) takes the same `jobs` slots: lent at once when
+    /// one is free, else every other freed slot while hosts have URLs waiting (neither side
+    /// waits forever); the URLs never wait for a borrower to give its slot back.
+    @Test func borrowersShareTheGlobalSlotsInTurnWithTheHosts() {
+        var h = Harness(jobs: 2, perHost: 8)
+        h.borrow(100)
+        #expect(h.lentTo == [100])   // a free slot: lent at once
+        h.enqueue(0..<6, Self.a)
+        #expect(h.startedItems(on: Self.a) == [0])   // one slot left for the host
+        h.borrow(101)
+        h.borrow(102)
+        #expect(h.lentTo == [100])   // all taken: they wait
+        h.complete(Self.a, .answered)
+        #expect(h.lentTo == [100, 101], "the freed slot goes to a borrower")
+        #expect(h.startedItems(on: Self.a) == [0])
+        h.giveBack()
+        #expect(h.startedItems(on: Self.a) == [0, 1], "the next one to the host, though a borrower waits")
+        h.giveBack()
+        #expect(h.lentTo == [100, 101, 102])
+        h.complete(Self.a, .answered)
+        #expect(h.startedItems(on: Self.a) == [0, 1, 2])
+        h.giveBack()
+        #expect(h.startedItems(on: Self.a) == [0, 1, 2, 3], "no borrower waits: the host takes every slot")
+        // A cancelled batch drains its waiting borrowers with its queue (each is refused).
+        h.borrow(103)
+        #expect(h.lentTo.count == 3)
+        #expect(h.scheduler.drain().sorted() == [4, 5, 103])
+        #expect(h.mostOverall == 2 && h.violations == 0)
     }
 
     @Test func slotsFreedTogetherGoToTheHostsInTurn() {

@@ -1,3 +1,4 @@
+import RemoteCache
 import Support
 import Synchronization
 
@@ -14,7 +15,7 @@ import Synchronization
 /// Cost: one scheduler event (a start, a failed attempt, a finished load
 /// with its answer) takes the lock once, twice when it starts loads (they are reported started between
 /// the two), whatever the number of loads it starts.
-final class HostDispatch: Sendable {
+final class HostDispatch: UploadSlots, Sendable {
     /// One URL of the batch waiting for, or holding, a slot of its host.
     enum Ticket: Sendable {
         /// Not started yet. Inline: a `HostLoad` is a pointer to its fixed
@@ -23,6 +24,9 @@ final class HostDispatch: Sendable {
         case load(HostLoad)
         /// Pushed back by a 429 or 503: its fetch waits in its gate to try again.
         case resume(HostAttemptGate)
+        /// An upload to the remote tier waiting for a slot of no host
+        /// (`run(_:)`): `true` when lent one, `false` when the batch was cancelled.
+        case upload(ParkedContinuation<Bool>)
     }
 
     typealias Scheduler = HostScheduler<Ticket>
@@ -192,6 +196,7 @@ final class HostDispatch: Sendable {
             switch ticket {
             case .load(let load): onCancelled(load)
             case .resume(let gate): _ = gate.resume(.cancelled)
+            case .upload(let waiter): waiter.resume(returning: false)
             }
         }
         step { _, _ in [] }
@@ -222,6 +227,32 @@ final class HostDispatch: Sendable {
 
     /// Whether `host` has URLs waiting for a slot.
     func hasQueued(_ host: HostKey) -> Bool { state.withLock { $0.scheduler.queued(on: host) > 0 } }
+
+    // MARK: The remote tier's side
+
+    /// Runs an upload holding one of the batch's `jobs` slots, of no host
+    /// (SPEC §6: `--jobs` bounds transfers in all): it waits for one, in turn
+    /// with the hosts' URLs (free slots alternate between the two while
+    /// both wait), and never makes a URL wait for it to end. False without
+    /// running it when the batch is cancelled before it has a slot.
+    func run(_ work: () async -> Void) async -> Bool {
+        let granted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let parked = ParkedContinuation(continuation)
+            var refused = false
+            step { state, now in
+                if state.cancelled {
+                    refused = true
+                    return []
+                }
+                return state.scheduler.borrow(.upload(parked), now: now)
+            }
+            if refused { parked.resume(returning: false) }
+        }
+        guard granted else { return false }
+        await work()
+        step { $0.scheduler.giveBack(now: $1) }
+        return true
+    }
 
     // MARK: Reporting
 
@@ -319,14 +350,16 @@ final class HostDispatch: Sendable {
             }
             for action in stepped.actions {
                 switch action {
-                case .start(.load, _, _):
-                    break   // `Stepped` took every new load
+                case .start(.load, _, _), .start(.upload, _, _), .fail(.upload, _, _):
+                    break   // `Stepped` took every new load; uploads are only lent slots
                 case .start(.resume(let gate), let host, _):
                     if !gate.resume(.tryAgain) { released.append(host) }
                 case .fail(.load(let load), _, let failure):
                     onFail(load, failure)
                 case .fail(.resume(let gate), _, _):
                     _ = gate.resume(.stop)
+                case .lend(let ticket):
+                    if case .upload(let waiter) = ticket { waiter.resume(returning: true) }
                 case .note(let note):
                     // Heard already, under the lock (`Stepped`).
                     if case .gaveUp(let host, let failure) = note {

@@ -1,3 +1,5 @@
+import Support
+
 /// Which queued URL starts next, per host: a state machine with no clock,
 /// no sockets and no threads of its own. The owner (the batch) calls it
 /// with the time, and does what the returned actions say: start an item,
@@ -64,6 +66,9 @@ public struct HostScheduler<Item> {
         /// Fail this item at once, without trying it.
         case fail(Item, HostKey, HostFailure)
         case note(HostNote)
+        /// This borrower (`borrow`) holds a global slot now, of no host,
+        /// until `giveBack`.
+        case lend(Item)
     }
 
     public let policy: HostPolicy
@@ -77,6 +82,13 @@ public struct HostScheduler<Item> {
     public private(set) var running = 0
     /// Items queued, over all hosts.
     public private(set) var queued = 0
+    /// Global slots lent to work of no host (the remote tier's uploads), held until `giveBack`.
+    public private(set) var lent = 0
+    /// Borrowers waiting for a global slot, in the order they came.
+    private var borrowers = FIFO<Item>()
+    /// Whether the next free slot goes to a borrower when hosts have items waiting
+    /// too: free slots alternate between the two, so neither waits forever.
+    private var lendNext = true
     public private(set) var counts = HostCounts()
 
     public init(policy: HostPolicy) {
@@ -247,6 +259,20 @@ public struct HostScheduler<Item> {
         store(state, host)
     }
 
+    /// Work of no host (an upload to the remote tier) asks for one of the
+    /// `jobs` global slots: lent at once when one is free (`lend`), else
+    /// when one frees, in turn with the hosts' items (`fill`).
+    public mutating func borrow(_ item: Item, now: Double) -> [Action] {
+        borrowers.append(item)
+        return fill(now: now)
+    }
+
+    /// A lent slot is free again: it goes to the next borrower or host item.
+    public mutating func giveBack(now: Double) -> [Action] {
+        lent = max(0, lent - 1)
+        return fill(now: now)
+    }
+
     /// Time has passed: hosts whose pause has ended take work again.
     public mutating func tick(now: Double) -> [Action] { fill(now: now) }
 
@@ -288,10 +314,12 @@ public struct HostScheduler<Item> {
         return (hosts.states[position].resolved && hosts.states[position].answered, hosts.states[position].queued > 0)
     }
 
-    /// Removes every queued item, oldest first per host (the batch was
-    /// cancelled: each needs its terminal report). Running items stay counted.
+    /// Removes every queued item, oldest first per host, then the waiting
+    /// borrowers (the batch was cancelled: each needs its terminal report or
+    /// refusal). Running items and lent slots stay counted.
     public mutating func drain() -> [Item] {
         var drained: [Item] = []
+        while let borrower = borrowers.popFirst() { drained.append(borrower) }
         for key in hosts.keys {
             guard var state = hosts[key] else { continue }
             drained += state.removeAll()
@@ -359,10 +387,21 @@ public struct HostScheduler<Item> {
     /// Starts items while global slots are free and some host can take one
     /// (the next one is `hosts.best`: no scan of the hosts), appending their
     /// starts to `actions` (a step's other actions: no second array per step).
+    /// Lent slots count against `jobs` as running items do; waiting
+    /// borrowers take every other free slot while hosts have items to start.
     private mutating func fill(now: Double, into actions: inout [Action]) {
-        guard queued > 0, running < policy.jobs else { return }
-        if !hosts.paused.isEmpty { endPauses(now: now) }
-        while running < policy.jobs, let position = hosts.best(turn: turn) {
+        guard queued > 0 || !borrowers.isEmpty, running + lent < policy.jobs else { return }
+        if queued > 0, !hosts.paused.isEmpty { endPauses(now: now) }
+        while running + lent < policy.jobs {
+            let next = queued > 0 ? hosts.best(turn: turn) : nil
+            if !borrowers.isEmpty, lendNext || next == nil, let borrower = borrowers.popFirst() {
+                lent += 1
+                lendNext = false
+                actions.append(.lend(borrower))
+                continue
+            }
+            guard let position = next else { break }
+            lendNext = true
             turn += 1
             order += 1
             let served = order

@@ -231,7 +231,7 @@ extension ImageLoader {
                     let start = now - load.lookup - load.waited
                     group.addTask {
                         let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate,
-                                                       handedOut: load.refresh)
+                                                       handedOut: load.refresh, uploadSlots: dispatch)
                         let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
                         dispatch.finished(gate: gate)
                         // Not urgent: the consumer is woken once per run of events (or after the flush delay).

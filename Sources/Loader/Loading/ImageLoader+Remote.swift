@@ -12,9 +12,10 @@ extension ImageLoader {
     /// `remote`), a stale one is revalidated with the origin like a local
     /// entry. What the origin sends (a download, a 304) is then uploaded in
     /// the background, unless it must not be shared (`TierSharing`).
-    /// `handedOut`: see `network`.
+    /// `handedOut`: see `network`. `uploadSlots`: where the upload takes its
+    /// transfer slot (a batch's `HostDispatch`: `--jobs` bounds uploads too).
     func tiered(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil,
-                handedOut: Bool = false) async -> Phase {
+                handedOut: Bool = false, uploadSlots: (any UploadSlots)? = nil) async -> Phase {
         guard let remote = options.remote else {
             return await network(url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
         }
@@ -30,7 +31,7 @@ extension ImageLoader {
         if case .success(let result) = phase, result.source == .network || result.source == .revalidated,
            result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
             if let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false), TierSharing.shareable(stored.metadata) {
-                remote.upload(key: key.hex, url: key.storedURL, from: cache)
+                remote.upload(key: key.hex, url: key.storedURL, from: cache, slots: uploadSlots)
             }
         }
         return phase
