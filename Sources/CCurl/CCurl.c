@@ -402,6 +402,9 @@ void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx) {
  * the same for every connection of a loop. What libcurl sets only for options
  * we never give (client certificates, cipher lists, curves, SRP) is not put
  * back. Other threads, and a loop thread before it asks, get a new context.
+ * A loop asks only when its client has a CA store of its own (CurlLoop):
+ * an SSL verifies with its context's store as it is at that moment, so every
+ * connection sharing the context must get the same store from the callback.
  */
 static __thread SSL_CTX *kept_ctx;
 static __thread const SSL_METHOD *kept_method;

@@ -219,8 +219,29 @@ import TestSupport
         }
         let after = CurlGlobal.tlsContexts
         // 12 connections on the verifying client's loop and 4 on the insecure one's (the untrusted
-        // server keeps its connection alive): each loop makes one context and hands it out again.
+        // server keeps its connection alive): the verifying loop makes one context and hands it out again.
         #expect(after.reused - before.reused >= 10, "contexts made \(after.made - before.made), reused \(after.reused - before.reused)")
+    }
+
+    /// An `--insecure` client's loop (no CA store of its own: libcurl fills a
+    /// connection's store itself, and only where it verifies, as for an HTTPS
+    /// proxy's certificate) makes a new OpenSSL context for each connection:
+    /// a shared one would be set back to an empty store by each new connection
+    /// while another's handshake, still under way, verifies with it.
+    @Test func insecureLoopKeepsAContextPerConnection() async throws {
+        let server = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.transferLoops = 1
+        config.insecure = true
+        let insecure = FetchClient(configuration: config)
+        let before = CurlGlobal.tlsContexts
+        for n in 0..<4 {
+            #expect(try await Self.fetch(insecure, server.url(Self.path + "?n=\(n)")).get() == 200)
+        }
+        let after = CurlGlobal.tlsContexts
+        // Other tests' contexts can only add to `made`.
+        #expect(after.made - before.made >= 4, "contexts made \(after.made - before.made), reused \(after.reused - before.reused)")
     }
 
     /// A host that accepts connections and never answers the TLS handshake:
