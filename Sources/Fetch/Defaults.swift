@@ -60,7 +60,11 @@ public enum Defaults {
     /// the low-speed abort (30 s, retried: 91 s, and the host given up as
     /// timing out). Not retried (`network`), as a connection that closes
     /// short of its `Content-Length` is not: the server will say the same again.
-    public static let endedBodyStallTime: Double = 5
+    /// 10 s, not less: an image may carry trailing bytes after its end (a
+    /// motion photo's video, an MPO's second frame) that a live server can
+    /// pause in for a few seconds (TCP retransmission backs off 1, 2, 4 s).
+    /// Time the transfer spends paused for a lagging worker does not count.
+    public static let endedBodyStallTime: Double = 10
     /// How often a transfer loop looks for such stalls, at most.
     static let stallSweepInterval: Double = 1
     /// Redirects followed before giving up (SPEC §5).

@@ -16,12 +16,16 @@ extension CurlTransfer {
         guard deliverBody, decoder == nil, bodyBytes > 0, let declared = head.contentLength, bodyBytes < declared else {
             return nil
         }
-        if bodyBytes != sweptBytes {
+        // Bytes that arrived, or a body still on its way to the sink (the
+        // transfer paused for a lagging worker, or not yet resumed after
+        // one caught up): the server has not been silent, so its quiet
+        // time starts over.
+        if bodyBytes != sweptBytes || !(handoff?.isDrained ?? true) {
             sweptBytes = bodyBytes
             quietSince = now
             return nil
         }
-        guard now - quietSince >= stallTime, handoff?.isDrained ?? true,
+        guard now - quietSince >= stallTime,
               bufferedBody.withUnsafeBytes({ spec.sink.hasEnded(held: $0) }) else { return nil }
         let seconds = (now - quietSince).rounded(.down)
         return FetchError(.network, url: spec.url,
