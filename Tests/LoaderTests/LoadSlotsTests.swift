@@ -1,4 +1,7 @@
+import DiskCache
+import Fetch
 import Foundation
+import RemoteCache
 import Support
 import Testing
 import TestSupport
@@ -25,6 +28,38 @@ import TestSupport
         #expect(phases.count == 20 && phases.allSatisfy { $0.name == "success" }, "\(phases.compactMap(\.error))")
         #expect(h.server.maxConcurrentRequests <= 2, "requests at once: \(h.server.maxConcurrentRequests)")
         #expect(h.server.maxConcurrentRequests == 2)
+    }
+
+    /// The remote tier's uploads after `load` take a slot too (SPEC §6:
+    /// `jobs` bounds transfers in all, as `--jobs` does for the tool's): the
+    /// origin's and the tier's requests together, as one server sees them,
+    /// are never more than `jobs` at once. Before, the uploads held none and
+    /// ran beside the loads (2 at once with `jobs` 1, 3 with 2).
+    @Test(arguments: [1, 2]) func tierUploadsTakeSlots(jobs: Int) async throws {
+        let h = try LoaderHarness()
+        var urls: [String] = []
+        for index in 0..<6 {
+            let url = h.server.url("/img/\(index).png")
+            urls.append(url)
+            h.server.route("/img/\(index).png", handler: { _ in
+                ScriptedResponse.ok(LoaderHarness.png, headers: [("Cache-Control", "max-age=600")]).delayed(Self.delay)
+            })
+            h.server.route("/cache/" + (try CacheKey(url: url).hex), handler: { request in
+                // Nothing in the tier yet (a quick 404); each upload takes its time.
+                request.method == "PUT" ? ScriptedResponse.status(201).delayed(0.3) : ScriptedResponse.status(404)
+            })
+        }
+        let tier = RemoteCache(location: try RemoteLocation.parse(h.server.url("/cache/"), environment: [:]),
+                               fetch: FetchConfiguration())
+        let loader = h.loader { $0.jobs = jobs; $0.remote = tier }
+        let phases = await withTaskGroup(of: Phase.self) { group in
+            for url in urls { group.addTask { await loader.load(url) } }
+            return await group.reduce(into: [Phase]()) { $0.append($1) }
+        }
+        await tier.drain()
+        #expect(phases.allSatisfy { $0.name == "success" }, "\(phases.compactMap(\.error))")
+        #expect(tier.stats.uploads == urls.count, "\(tier.stats)")
+        #expect(h.server.maxConcurrentRequests <= jobs, "requests at once, origin and tier: \(h.server.maxConcurrentRequests)")
     }
 
     /// A host with many loads waiting does not keep another host's load

@@ -150,7 +150,9 @@ public final class ImageLoader: Sendable {
         let hex = key.hex
         let (shared, ticket) = inflight.withLock { inflight -> (SharedLoad, UInt64) in
             if let existing = inflight[hex], let ticket = existing.join() { return (existing, ticket) }
-            let created = SharedLoad({ await self.bounded(key) { await self.tiered(url: url, key: key, entry: entry, handedOut: handedOut) } },
+            let created = SharedLoad({ await self.bounded(key) {
+                await self.tiered(url: url, key: key, entry: entry, handedOut: handedOut, uploadSlots: self.slots)
+            } },
                                      onDone: { done in
                 self.inflight.withLock { if $0[hex] === done { $0.removeValue(forKey: hex) } }
             })

@@ -1,3 +1,4 @@
+import RemoteCache
 import Support
 
 /// Bounds the network loads of `ImageLoader.load` and `phases(for:)` (and
@@ -23,6 +24,12 @@ final class LoadSlots: Sendable {
     /// Runs `work` holding one of `host`'s slots; `cancelled` without
     /// running it when the task is cancelled while it waits for one.
     func run(host: HostKey, _ work: () async -> Phase) async -> Phase {
+        await holding(host, work) ?? SharedLoadState<CheckedContinuation<Phase, Never>>.cancelled
+    }
+
+    /// `work`'s answer, run holding one of `host`'s slots; nil without
+    /// running it when the task is cancelled while it waits for one.
+    private func holding<Answer>(_ host: HostKey, _ work: () async -> Answer) async -> Answer? {
         let id = state.withLock { $0.ticket() }
         let granted = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -31,14 +38,29 @@ final class LoadSlots: Sendable {
         } onCancel: {
             perform(state.withLock { $0.leave(id) })
         }
-        guard granted else { return SharedLoadState<CheckedContinuation<Phase, Never>>.cancelled }
-        let phase = await work()
+        guard granted else { return nil }
+        let answer = await work()
         perform(state.withLock { $0.release(id, host: host) })
-        return phase
+        return answer
     }
 
     private func perform(_ action: LoadSlotsState<CheckedContinuation<Bool, Never>>.Action) {
         guard case .resume(let waiters) = action else { return }
         for (waiter, granted) in waiters { waiter.resume(returning: granted) }
+    }
+}
+
+/// The remote tier's uploads after `load` and `phases(for:)` take these
+/// slots too (SPEC §6: `jobs` bounds transfers in all, as `--jobs` does for
+/// the tool's uploads), all under one host of their own (`uploads`), so
+/// they also keep to `jobsPerHost` and take their turn with the loads'
+/// hosts. A load never waits for an upload (it is queued; its worker waits),
+/// so `jobs` 1 cannot deadlock.
+extension LoadSlots: UploadSlots {
+    /// The queue the tier's uploads wait in (not a URL's host: no load is scheduled under it).
+    static let uploads = HostKey(origin: "upload:", name: "remote cache uploads")
+
+    func run(_ work: () async -> Void) async -> Bool {
+        await holding(Self.uploads, work) != nil
     }
 }

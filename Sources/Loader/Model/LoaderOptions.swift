@@ -20,7 +20,8 @@ public struct LoaderOptions: Sendable {
     /// Concurrent network loads (`--jobs`): a batch runs at most this many,
     /// and so do `load` and `phases(for:)` calls side by side, from any
     /// number of tasks (`LoadSlots`; a batch and single loads are counted
-    /// apart). `fetch.maxConcurrentTransfers` caps all transfers together.
+    /// apart), the `remote` tier's uploads after them included.
+    /// `fetch.maxConcurrentTransfers` caps all transfers together.
     public var jobs = Defaults.jobs
     /// Concurrent network loads to one host (`--jobs-per-host`), for a
     /// batch and for single loads alike; a load waiting for its host holds
