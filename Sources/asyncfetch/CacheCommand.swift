@@ -22,6 +22,14 @@ struct CacheCommand: AsyncParsableCommand {
             """,
         subcommands: [Dir.self, Path.self, List.self, Stats.self, Verify.self, Prune.self, Remove.self, Clear.self, Pull.self])
 
+    /// `asyncfetch cache` with no subcommand: a usage error (SPEC §3: exit 2),
+    /// not help with exit 0, so a script that lost its subcommand fails
+    /// (`asyncfetch cache --help` is the help).
+    func run() async throws {
+        throw UsageError(namingHelp: "'cache' needs a subcommand: dir, path, list, stats, verify, prune, rm, clear or pull "
+                         + "('asyncfetch cache --help' says what each does)")
+    }
+
     struct Dir: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the cache directory (creating it if needed).")
         @OptionGroup var cache: CacheOptions

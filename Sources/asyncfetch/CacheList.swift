@@ -6,14 +6,16 @@ import Loader
 import Support
 
 extension CacheCommand {
-    /// `cache list [--json]`: every intact entry, sorted by URL.
+    /// `cache list [--json]`: every intact entry, sorted by URL, then the broken ones.
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the cached entries.",
             discussion: """
                 One line per entry: fresh or stale, when it was stored (UTC), its size and \
                 content type, and its URL. --json prints one object per line with url, \
-                path, bytes, storedAt, fresh, contentType and status.
+                path, bytes, storedAt, fresh, contentType and status. Broken entries (those \
+                'cache stats' counts and 'cache verify' removes) follow as 'broken' lines with \
+                the reason; in JSON, objects with url (absent when unreadable), path, bytes and broken.
                 """)
         @OptionGroup var cache: CacheOptions
 
@@ -38,6 +40,12 @@ extension CacheCommand {
             for entry in scan.intact.sorted(by: { $0.metadata.url < $1.metadata.url }) {
                 let fresh = freshness.isFresh(entry.metadata, now: now)
                 out.line(json ? CacheEntryLine.json(entry, fresh: fresh) : CacheEntryLine.human(entry, fresh: fresh, typeWidth: typeWidth))
+            }
+            // Then the broken ones, which `cache stats` counts: shown, not hidden (by key).
+            for broken in scan.broken {
+                let path = store.directory + "/" + broken.key
+                out.line(json ? CacheEntryLine.json(broken: broken, path: path)
+                              : CacheEntryLine.human(broken: broken, path: path, typeWidth: typeWidth))
             }
             out.flush()
             if out.broken { throw OutputFailure.error(errno: out.writeError) }

@@ -46,4 +46,6 @@ struct UsageError: Error, CustomStringConvertible {
     let pointsAtHelp: Bool
     init(_ message: String) { description = message; pointsAtHelp = true }
     init(environment message: String) { description = message; pointsAtHelp = false }
+    /// A message that names the help to read itself.
+    init(namingHelp message: String) { description = message; pointsAtHelp = false }
 }

@@ -12,8 +12,9 @@ extension CacheCommand {
             discussion: """
                 Also removes partial or damaged entries and leftovers of killed runs. A file named like \
                 an entry but without any metadata is not the cache's: it is named ('kept') and \
-                left alone. Prints one line per removed entry, then a summary. Exit status 1 if something \
-                could not be removed. With --decode, every stored image libvips reads is \
+                left alone, and so is an entry whose files this user may not read (a mode-000 file): it \
+                cannot be judged, so it is named ('unreadable') and kept. Prints one line per removed \
+                entry, then a summary. Exit status 1 if something could not be removed or checked. With --decode, every stored image libvips reads is \
                 also decoded, and one the decoder refuses is removed.
                 """)
         @OptionGroup var cache: CacheOptions
@@ -32,8 +33,10 @@ extension CacheCommand {
             }
             for removal in report.removed { print(CacheReportLine.removed(removal)) }
             for path in report.unowned { print(CacheReportLine.unowned(path)) }
+            for entry in report.unreadable { print(CacheReportLine.unreadable(entry, path: store.directory + "/" + entry.key)) }
             print(CacheReportLine.verified(report))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
+            if !report.unreadable.isEmpty { throw ExitCode(1) }   // not every entry could be checked
         }
 
         /// The decoder's refusal of a stored image, or nil (decoded, or a format it does not read).

@@ -241,12 +241,65 @@ import TestSupport
 
     @Test func usageErrorsExit2() throws {
         let cli = try CLI()
-        for arguments in [["cache", "prune"], ["cache", "rm"], ["cache", "path"], ["cache", "prune", "--max-size", "lots"],
+        for arguments in [["cache"], ["cache", "prune"], ["cache", "rm"], ["cache", "path"], ["cache", "prune", "--max-size", "lots"],
                           ["cache", "prune", "--max-age", "soon"], ["cache", "frobnicate"], ["cache", "list", "--jsn"]] {
             let result = try cli.run(arguments)
             #expect(result.status == 2, "\(arguments) must be a usage error: \(result.stderr)")
             #expect(!result.stderr.isEmpty)
         }
+    }
+
+    /// `asyncfetch cache` alone is a usage error (exit 2) that names the subcommands, not help with exit 0.
+    @Test func cacheWithoutASubcommandSaysWhichThereAre() throws {
+        let result = try CLI().run(["cache"])
+        #expect(result.status == 2 && result.stdout.isEmpty, "\(result.stdout)")
+        #expect(result.stderr.contains("needs a subcommand: dir, path, list, stats, verify, prune, rm, clear or pull"), "\(result.stderr)")
+        #expect(try CLI().run(["cache", "--help"]).status == 0)
+    }
+
+    /// `cache list` shows the broken entries `cache stats` counts (after the
+    /// intact ones, with the reason), for people and in JSON.
+    @Test func listShowsTheBrokenEntriesStatsCounts() throws {
+        let (cli, _, urls) = try filledCache()
+        let truncated = cli.cacheDir + "/" + (try CacheE2E.key(urls[0]))
+        #expect(truncate(truncated, 10) == 0)
+        let stats = try CLI.jsonLines(cli.run(["cache", "stats", "--json"]).stdout)?.first
+        #expect(stats?["entries"] as? Int == 2 && stats?["broken"] as? Int == 1, "\(String(describing: stats))")
+        let list = try cli.run(["cache", "list"])
+        let lines = list.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(list.stdout)")
+        let broken = try #require(lines.last)
+        #expect(broken.hasPrefix("broken -") && broken.contains(urls[0])
+                && broken.hasSuffix("(a body that is not the one its metadata describes)"), "\(broken)")
+        let json = try #require(CLI.jsonLines(try cli.run(["cache", "list", "--json"]).stdout))
+        #expect(json.count == 3)
+        #expect(json.last?["url"] as? String == urls[0] && json.last?["path"] as? String == truncated)
+        #expect(json.last?["broken"] as? String == "a body that is not the one its metadata describes")
+        #expect(json.dropLast().allSatisfy { $0["broken"] == nil && $0["fresh"] as? Bool == true })
+    }
+
+    /// An entry this user may not read (mode 000) cannot be judged: `verify`
+    /// names it and keeps it (exit 1), `prune` leaves it, `list` shows it.
+    @Test(.enabled(if: CacheE2E.canDropPrivileges, "needs root and setpriv to run a child as nobody"))
+    func verifyKeepsAndNamesAnEntryItCannotRead() throws {
+        let (cli, _, urls) = try filledCache()
+        #expect(chmod(cli.cache.path, 0o755) == 0)
+        #expect(try runProcess("/bin/chown", ["-R", "65534:65534", cli.cacheDir]).status == 0)
+        let locked = cli.cacheDir + "/" + (try CacheE2E.key(urls[1]))
+        #expect(chmod(locked, 0) == 0)
+        func asNobody(_ arguments: [String]) throws -> ProcessResult {
+            try runProcess("/usr/bin/setpriv", CacheE2E.nobody + [CLI.binary] + arguments,
+                           environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        }
+        let verify = try asNobody(["cache", "verify"])
+        #expect(verify.status == 1, "\(verify.stdout)\(verify.stderr)")
+        #expect(verify.stdout.contains("unreadable  \(locked)  Permission denied: not checked, so kept"), "\(verify.stdout)")
+        #expect(verify.stdout.contains("verified 3 entries: 2 intact, 0 corrupt removed, 1 unreadable (kept)"), "\(verify.stdout)")
+        #expect(FileManager.default.fileExists(atPath: locked), "what cannot be judged is not removed")
+        let prune = try asNobody(["cache", "prune", "--max-age", "0"])
+        #expect(prune.status == 0 && FileManager.default.fileExists(atPath: locked), "\(prune.stdout)\(prune.stderr)")
+        let list = try asNobody(["cache", "list"])
+        #expect(list.stdout.contains("\(locked)  (unreadable (Permission denied))"), "\(list.stdout)")
     }
 
     /// A cache directory that cannot be used is a usage error naming it, for every command.

@@ -22,7 +22,8 @@ extension DiskCacheStore {
     /// Evicts least recently used entries first (last use = the atime of
     /// the body, or of a bodiless entry's metadata; see `markAccessed`): every entry unused for longer than
     /// `maxAge` seconds, then more until the cache's files take at most
-    /// `maxBytes`. Broken entries (which can only ever be misses) go first.
+    /// `maxBytes`. Broken entries (which can only ever be misses) go first;
+    /// entries this process may not read (`ScannedEntry.unreadable`) stay.
     /// Kept partial bodies count and go in the same order, their last write
     /// being their last use. Sweeps `.tmp` first; live temporary files count
     /// towards the size but are not touched. An entry used or rewritten
@@ -33,8 +34,9 @@ extension DiskCacheStore {
         let now = now ?? currentUnixTime()
         let scan = try scan()
         report.start(scan)
-        // Broken entries first (always removed), then least recently used.
-        let order = (scan.entries.map(PruneCandidate.entry) + scan.partials.map(PruneCandidate.partial)).sorted {
+        // Broken entries first (always removed), then least recently used. An entry this process may
+        // not read is neither: nothing says it is broken, or when it was used (`verify` names it).
+        let order = (scan.entries.filter { $0.unreadable == nil }.map(PruneCandidate.entry) + scan.partials.map(PruneCandidate.partial)).sorted {
             ($0.broken ? 0 : 1, $0.lastUse, $0.key) < ($1.broken ? 0 : 1, $1.lastUse, $1.key)
         }
         for candidate in order {

@@ -21,6 +21,10 @@ extension DiskCacheStore {
         /// sidecar (left by an older version or an earlier oversized record),
         /// which `verify` removes.
         public let straySidecar: Bool
+        /// Why the entry's files could not be read (`Permission denied`), or
+        /// nil: such an entry cannot be judged, so `verify` reports it and
+        /// leaves it alone (`problem` says the same).
+        public let unreadable: String?
         let snapshot: FileSnapshot
     }
 
@@ -99,12 +103,16 @@ extension DiskCacheStore {
         let snapshot = FileSnapshot(directoryFD: directoryFD, key: key)
         var url: String?
         func broken(_ problem: String) -> ScannedEntry {
-            ScannedEntry(key: key, entry: nil, problem: problem, url: url, bytes: snapshot.bytes, lastAccess: -.infinity,
-                         straySidecar: false, snapshot: snapshot)
+            if url == nil, let denied = unreadable(key, snapshot: snapshot) {
+                return ScannedEntry(key: key, entry: nil, problem: "unreadable (\(denied))", url: nil, bytes: snapshot.bytes,
+                                    lastAccess: -.infinity, straySidecar: false, unreadable: denied, snapshot: snapshot)
+            }
+            return ScannedEntry(key: key, entry: nil, problem: problem, url: url, bytes: snapshot.bytes, lastAccess: -.infinity,
+                                straySidecar: false, unreadable: nil, snapshot: snapshot)
         }
         func intact(_ entry: CacheEntry, stray: Bool = false) -> ScannedEntry {
             ScannedEntry(key: key, entry: entry, problem: nil, url: entry.metadata.url, bytes: snapshot.bytes,
-                         lastAccess: entry.lastAccess, straySidecar: stray, snapshot: snapshot)
+                         lastAccess: entry.lastAccess, straySidecar: stray, unreadable: nil, snapshot: snapshot)
         }
         if snapshot.body.isRegular && placement.readsRecords,
            case .record(let meta) = readRecord(key: key) {
@@ -141,6 +149,22 @@ extension DiskCacheStore {
         }
         return intact(CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: lastAccess,
                                  inode: inode, recordOnBody: false))
+    }
+
+    /// Why this process may not read `key`'s body or sidecar (`strerror` of
+    /// EACCES or EPERM: a mode-000 file, another user's), or nil. A record
+    /// that cannot be read says nothing about the entry: it is not broken.
+    func unreadable(_ key: String, snapshot: FileSnapshot) -> String? {
+        for (name, present) in [(key, snapshot.body.isRegular), (key + ".meta", snapshot.metadata.isRegular)] where present {
+            let fd = openat(directoryFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if fd >= 0 {
+                close(fd)
+                continue
+            }
+            let code = errno
+            if code == EACCES || code == EPERM { return String(cString: strerror(code)) }
+        }
+        return nil
     }
 
     /// Removes the entry's files under the commit lock, but only if they are

@@ -27,6 +27,9 @@ extension DiskCacheStore {
         public var sweep = SweepReport()
         /// Entries that should have been removed but could not be.
         public var failures: [DiskCacheError] = []
+        /// Entries whose files this process may not read (a mode-000 file):
+        /// not judged, so not removed; named so that their owner can look.
+        public var unreadable: [Removal] = []
     }
 
     /// Checks every entry — metadata complete and ours and naming its key,
@@ -50,7 +53,16 @@ extension DiskCacheStore {
         for scanned in scan.entries {
             report.checked += 1
             var problem = scanned.problem
+            if let denied = scanned.unreadable {
+                report.unreadable.append(.init(key: scanned.key, url: scanned.url, reason: denied, bytes: scanned.bytes))
+                continue
+            }
             if let entry = scanned.entry {
+                if let denied = unreadable(scanned.key, snapshot: scanned.snapshot) {
+                    // A sidecar's record was read, its body may not be: it cannot be checked either.
+                    report.unreadable.append(.init(key: scanned.key, url: scanned.url, reason: denied, bytes: scanned.bytes))
+                    continue
+                }
                 problem = deepCheck(entry)
                 if problem == nil, let bodyCheck { problem = keepingLastUse(of: entry.key) { bodyCheck(entry) } }
             }

@@ -20,6 +20,29 @@ public enum CacheEntryLine {
         return "\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  \(sizeColumn)  \(typeColumn)  \(ShownText.of(redactURL(meta.url)))"
     }
 
+    /// A broken entry (`cache stats` counts them, `cache verify` removes
+    /// them): `broken -` where the time goes, its bytes on disk, `-` for the
+    /// type, its URL when its record could be read (else its path), and why.
+    public static func human(broken scanned: DiskCacheStore.ScannedEntry, path: String, typeWidth: Int) -> String {
+        let size = HumanUnits.bytes(scanned.bytes)
+        let sizeColumn = String(repeating: " ", count: max(0, 10 - size.count)) + size
+        let typeColumn = "-" + String(repeating: " ", count: max(0, typeWidth - 1))
+        let name = scanned.url.map { ShownText.of(redactURL($0)) } ?? ShownText.of(path)
+        let timeColumn = "-" + String(repeating: " ", count: 18)   // as wide as "2026-11-22 00:11:33"
+        return "broken \(timeColumn)  \(sizeColumn)  \(typeColumn)  \(name)  (\(scanned.problem ?? "broken"))"
+    }
+
+    /// A broken entry as JSON: `url` (absent when its record could not be
+    /// read), `path`, `bytes` on disk, and `broken`: why.
+    public static func json(broken scanned: DiskCacheStore.ScannedEntry, path: String) -> String {
+        var line = JSONLine()
+        line.add("url", scanned.url.map(redactURL))
+        line.add("path", path)
+        line.add("bytes", scanned.bytes)
+        line.add("broken", scanned.problem ?? "broken")
+        return line.rendered
+    }
+
     /// The content-type column: `-` for none; a server's control
     /// characters as escapes, as the result lines show them.
     private static func shownType(_ meta: CacheMetadata) -> String {

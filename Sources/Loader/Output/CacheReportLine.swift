@@ -20,12 +20,20 @@ public enum CacheReportLine {
         "kept     \(path)  no metadata: not written by asyncfetch, so left alone (rm it if it is not yours either)"
     }
 
+    /// `unreadable  URL-or-PATH  Permission denied: ...`: an entry `verify`
+    /// may not read, so cannot judge: kept, and the line says what to do.
+    public static func unreadable(_ entry: DiskCacheStore.VerifyReport.Removal, path: String) -> String {
+        "unreadable  \(entry.url.map { ShownText.of(redactURL($0)) } ?? ShownText.of(path))  \(entry.reason): "
+            + "not checked, so kept (give this user read access, or rm it)"
+    }
+
     /// `verified 12 entries: 11 intact, 1 corrupt removed`, with what
     /// changed while checking, outdated sidecars and the sweep.
     public static func verified(_ report: DiskCacheStore.VerifyReport) -> String {
         var summary = "verified \(report.checked) \(plural(report.checked, "entry", "entries")): "
             + "\(report.intact) intact, \(report.removed.count) corrupt removed"
         if report.changed > 0 { summary += ", \(report.changed) changed while checking (kept)" }
+        if !report.unreadable.isEmpty { summary += ", \(report.unreadable.count) unreadable (kept)" }
         if report.straySidecars > 0 {
             summary += ", \(report.straySidecars) outdated \(plural(report.straySidecars, "sidecar", "sidecars")) removed"
         }
