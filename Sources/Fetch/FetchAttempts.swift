@@ -1,3 +1,5 @@
+import Support
+
 /// One fetch's attempts as a state machine with no clock, no threads and no
 /// I/O: after each attempt's outcome it says what to do next, and the owner
 /// does it (`FetchClient.fetch`'s loop on a Swift task, or `FetchClient.start`'s
@@ -91,6 +93,7 @@ struct FetchAttempts: Sendable {
             error = FetchError(.http, url: url, status: response.status,
                                headers: HTTPHeaders(parsing: response.rawHeaders),
                                detail: response.bodyProblem.map { "the body was also malformed: " + $0 })
+            error.effectiveURL = response.redirectedURL.map(redactURL)
         case .interrupted(_, let next, let redirects) where redirectsBefore + redirects <= maxRedirects:
             // A redirect chain on a server that closes idle connections: go on
             // from the hop that died, on a fresh connection, with what is left
@@ -109,8 +112,13 @@ struct FetchAttempts: Sendable {
         }
         if error.kind == .redirects && redirectsBefore > 0 {
             // libcurl counted only the hops since the chain was resumed.
+            let reached = error.effectiveURL
             error = FetchError(.redirects, url: url, curlCode: error.curlCode,
                                curlMessage: "Maximum (\(maxRedirects)) redirects followed")
+            error.effectiveURL = reached
+        }
+        if error.effectiveURL == nil && resumedAt != firstSpec.url {
+            error.effectiveURL = redactURL(resumedAt)   // a resumed chain failed at the hop it went on from
         }
         error.attempts = attempt
         return error.kind == .cancelled ? .fail(error) : .askGate(error)

@@ -52,6 +52,10 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     /// a batch counts it toward giving its host up). A reset after the
     /// answer began is not this.
     public internal(set) var closedBeforeAnswer = false
+    /// Where the failure happened when redirects were followed first (the
+    /// last URL asked for, password removed): a 404, a refused connection or
+    /// a loop at another address than `url`. Nil when it failed at `url`.
+    public internal(set) var effectiveURL: String?
 
     public init(
         _ kind: Kind, url: String, status: Int? = nil, headers: HTTPHeaders? = nil,

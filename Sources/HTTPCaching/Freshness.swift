@@ -165,13 +165,21 @@ public struct Freshness: Sendable {
     /// §4) of the response and of the request (`-H 'Cache-Control:
     /// stale-if-error=N'`), when they give one: past it, the error stands.
     public func mayServeStale(_ meta: CacheMetadata, now: Double, requestWindow: Int? = nil) -> Bool {
+        staleRefusal(meta, now: now, requestWindow: requestWindow) == nil
+    }
+
+    /// Why `mayServeStale` says no, in words for the failure's message
+    /// (`marked must-revalidate by the server`, …), or nil when it says yes.
+    public func staleRefusal(_ meta: CacheMetadata, now: Double, requestWindow: Int? = nil) -> String? {
         let fields = StoredFields(meta)
         let cc = fields.cacheControl(meta)
-        guard !cc.mustRevalidate && !cc.noCache else { return false }
+        if cc.mustRevalidate { return "the server marked it must-revalidate" }
+        if cc.noCache { return "the server marked it no-cache" }
         let windows = [cc.staleIfError, requestWindow].compactMap { $0 }
-        guard !windows.isEmpty else { return true }
+        guard !windows.isEmpty else { return nil }
         let over = staleness(meta, cc, fields, now: now)
-        return windows.contains { over <= Double($0) }
+        guard !windows.contains(where: { over <= Double($0) }) else { return nil }
+        return "it is \(HumanUnits.duration(over)) stale, past its stale-if-error window of \(windows.max() ?? 0) s"
     }
 
     /// RFC 5861 §4: the failures a stale copy may stand in for: no answer at

@@ -84,7 +84,11 @@ import TestSupport
         let resume = try #require(server.requests("/big.bin").last)
         #expect(resume.header("Range") == "bytes=\(keptSize)-")
         #expect(resume.header("If-Range") == "\"v1\"")
-        let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
+        let success = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" })
+        let path = try #require(success["path"] as? String)
+        // The user asked for the whole image and has it: the result reports it as stored, a 200 of the whole size.
+        #expect(success["status"] as? Int == 200, "\(second.stdout)")
+        #expect(success["bytes"] as? Int == Self.size)
         let stored = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let whole = stored == Self.body(version: 1)   // a Bool: a failed comparison of 3 MB arrays is slow to print
         #expect(whole, "the completed entry is the whole body")

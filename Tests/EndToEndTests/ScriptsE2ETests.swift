@@ -68,6 +68,29 @@ import TestSupport
         #expect(served["source"] as? String == "stale" && served["reason"] as? String == "stale-if-error")
     }
 
+    /// A failure after redirects names where it failed (`effectiveUrl`, and
+    /// `-v`'s detail): the URL asked for answered with a redirect, not the error.
+    @Test func failuresAfterRedirectsCarryEffectiveURL() throws {
+        server.route("/gone.png", .redirect(to: "/moved/gone.png"))
+        server.route("/moved/gone.png", .status(404))
+        server.route("/html.png", .redirect(to: "/page.html"))
+        server.route("/page.html", .ok(Array("<html>hello</html>".utf8), headers: [("Content-Type", "text/html")]))
+        let closed = try ScriptedServer()
+        let deadURL = closed.url("/nowhere.png")
+        closed.stop()
+        server.route("/dead.png", .redirect(to: deadURL))
+        let urls = ["/gone.png", "/html.png", "/dead.png", "/missing.png"].map(server.url)
+        let result = try cli.run(["--json", "--retries", "0"] + urls)
+        let failures = try #require(CLI.jsonLines(result.stdout)?.filter { $0["phase"] as? String == "failure" })
+        let reached = Dictionary(uniqueKeysWithValues: failures.map { ($0["url"] as? String ?? "", $0["effectiveUrl"] as? String) })
+        #expect(reached[urls[0]] == server.url("/moved/gone.png"), "\(result.stdout)")
+        #expect(reached[urls[1]] == server.url("/page.html"), "not an image, where it came from")
+        #expect(reached[urls[2]] == deadURL, "the refused connection was the redirect's target")
+        #expect(reached[urls[3]] == .some(nil), "no redirect, no effectiveUrl: \(result.stdout)")
+        let verbose = try cli.run(["-v", "--retries", "0", urls[0]])
+        #expect(verbose.stdout.contains("after redirects, at \(server.url("/moved/gone.png"))"), "\(verbose.stdout)")
+    }
+
     @Test func theSummaryNamesTheSignalThatStoppedTheRun() async throws {
         server.route("/hang.png", ScriptedResponse.ok([0x89]).delayed(30))
         let process = Process()

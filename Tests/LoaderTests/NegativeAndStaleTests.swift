@@ -84,8 +84,14 @@ import Testing
         _ = await h.load("/nc.png")
         h.server.stop()
         let staleIfError: (inout LoaderOptions) -> Void = { $0.staleIfError = true }
-        #expect(await h.load("/mr.png", staleIfError).error?.kind == .connect)
-        #expect(await h.load("/nc.png", staleIfError).error?.kind == .connect)
+        let mustRevalidate = try #require(await h.load("/mr.png", staleIfError).error)
+        let noCache = try #require(await h.load("/nc.png", staleIfError).error)
+        #expect(mustRevalidate.kind == .connect && noCache.kind == .connect)
+        // The failure says a stored copy was there and why it was not served, not only "could not connect".
+        #expect(mustRevalidate.message.hasSuffix("; the stored copy was not served (--stale-if-error): the server marked it must-revalidate"),
+                "\(mustRevalidate.message)")
+        #expect(noCache.message.hasSuffix("the server marked it no-cache"), "\(noCache.message)")
+        #expect(await h.load("/mr.png").error?.message.contains("stored copy") == false, "without --stale-if-error: nothing to explain")
     }
 
     @Test func staleIfErrorDoesNotHideA404() async throws {

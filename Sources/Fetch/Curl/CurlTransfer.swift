@@ -256,6 +256,7 @@ final class CurlTransfer: @unchecked Sendable {
             var failure = error(for: code, easy: easy)
             failure.responseStarted = head.status != 0
             failure.closedBeforeAnswer = closedBeforeAnswer(code, easy: easy)
+            if redirects > 0, let reached = easy.string(CURLINFO_EFFECTIVE_URL) { failure.effectiveURL = redactURL(reached) }
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }

@@ -300,10 +300,10 @@ extension ImageLoader {
             return .failure(LoadError(kind: .notAnImage,
                                       message: "not an image: the body is in no supported image format\(label)",
                                       status: response.status,
-                                      attempts: response.attempts))
+                                      attempts: response.attempts, effectiveURL: response.failedAt))
         case .broken(_, let problem):
             return .failure(LoadError(kind: .notAnImage, message: problem, status: response.status,
-                                      attempts: response.attempts))
+                                      attempts: response.attempts, effectiveURL: response.failedAt))
         case .image(let checked, _):
             info = checked
         }
@@ -316,7 +316,7 @@ extension ImageLoader {
             let verdict = ImageDecoding.decode(path: writer.readablePath, format: format)
             if let refusal = verdict.refusal {
                 return .failure(LoadError(kind: .notAnImage, message: refusal, status: response.status,
-                                          attempts: response.attempts))
+                                          attempts: response.attempts, effectiveURL: response.failedAt))
             }
             if verdict == .decoded { check = .decoded }
         }
@@ -360,7 +360,7 @@ extension ImageLoader {
             return .failure(LoadError(kind: .io, message: "\(what): \(error.message)", attempts: response.attempts))
         }
         var loaded = LoadResult(
-            path: nil, source: .network, bytes: body.bytesWritten, status: response.status,
+            path: nil, source: .network, bytes: body.bytesWritten, status: response.wholeStatus,
             contentType: response.headers["Content-Type"], format: info?.format, width: info?.width,
             height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
             redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient, checked: check)
@@ -398,7 +398,19 @@ extension ImageLoader {
         if error.kind == .http, let status = error.status, let headers = error.headers, !handedOut {
             remember(status: status, headers: headers, key: key, requestTime: requestTime)
         }
-        return .failure(LoadError(error))
+        return .failure(LoadError(error, addendum: staleRefusal(error, entry: entry, requestWindow: requestWindow)))
+    }
+
+    /// Why `--stale-if-error` did not serve the stored copy it had, as the
+    /// failure's message goes on ("; the stored copy was not served: …"),
+    /// or nil (no such option, no failure it answers, no stored body).
+    /// A user who asked for stale copies would otherwise take the failure for
+    /// an empty cache.
+    private func staleRefusal(_ error: FetchError, entry: CacheEntry?, requestWindow: Int?) -> String? {
+        guard options.staleIfError, Freshness.staleMayAnswer(error), let entry, entry.metadata.hasBody else { return nil }
+        let why = options.freshness.staleRefusal(entry.metadata, now: currentUnixTime(), requestWindow: requestWindow)
+            ?? "it failed its check"   // refused by `hitPhase`: a body that no longer matches its record
+        return "; the stored copy was not served (--stale-if-error): " + why
     }
 
     /// Stores a final error status without its body when the rules allow
@@ -416,7 +428,7 @@ extension ImageLoader {
         // The record's fields read in place (a `let` of `entry.metadata` copied it whole: a retain per string).
         LoadResult(
             stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: entry.metadata.bodyLength,
-            status: response.status, contentType: entry.metadata.header("Content-Type"),
+            status: response.wholeStatus, contentType: entry.metadata.header("Content-Type"),
             format: entry.metadata.format.flatMap(ImageFormat.init(name:)), width: entry.metadata.width, height: entry.metadata.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL, checked: checked)
@@ -429,4 +441,14 @@ extension DiskCacheError {
         let code = Glibc.errno
         return DiskCacheError(.io, path: path, message: "\(operation) \(path): \(String(cString: strerror(code)))", errno: code)
     }
+}
+
+extension FetchResponse {
+    /// The status a result reports: a resumed body's `206` completed the
+    /// whole image the user asked for, stored as a `200` (RFC 9110 §15.3.7,
+    /// docs/http.md "Resume"), so it is reported as the `200` it is stored as.
+    var wholeStatus: Int { status == 206 ? 200 : status }
+
+    /// Where a body that was refused came from, when redirects led there (`LoadError.effectiveURL`).
+    var failedAt: String? { redirects > 0 ? effectiveURL : nil }
 }

@@ -23,18 +23,26 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
     public let attempts: Int
     /// `cache` when a remembered error status was replayed without the network.
     public let source: Source?
+    /// Where the load failed when it followed redirects first (JSON
+    /// `effectiveUrl`, password removed): the address that answered 404,
+    /// refused the connection or sent what is not an image. Nil when it
+    /// failed at the URL asked for.
+    public let effectiveURL: String?
 
-    public init(kind: Kind, message: String, status: Int? = nil, attempts: Int = 0, source: Source? = nil) {
+    public init(kind: Kind, message: String, status: Int? = nil, attempts: Int = 0, source: Source? = nil,
+                effectiveURL: String? = nil) {
         self.kind = kind
         self.message = message
         self.status = status
         self.attempts = attempts
         self.source = source
+        self.effectiveURL = effectiveURL
     }
 
-    init(_ error: FetchError) {
-        self.init(kind: Kind(rawValue: error.kind.rawValue) ?? .network, message: error.message,
-                  status: error.status, attempts: error.attempts)
+    /// `error`, its message followed by `addendum` when one is given.
+    init(_ error: FetchError, addendum: String? = nil) {
+        self.init(kind: Kind(rawValue: error.kind.rawValue) ?? .network, message: error.message + (addendum ?? ""),
+                  status: error.status, attempts: error.attempts, effectiveURL: error.effectiveURL)
     }
 
     init(_ error: DiskCacheError, attempts: Int = 0) {

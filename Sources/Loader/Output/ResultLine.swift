@@ -136,6 +136,7 @@ public struct ResultLine: Sendable {
         guard verbose else { return }
         var detail = [error.kind.rawValue]
         if error.attempts > 0 { detail.append("attempts \(error.attempts)") }
+        if let reached = error.effectiveURL { detail.append("after redirects, at \(ShownText.of(redactURL(reached)))") }
         detail.append(HumanUnits.duration(duration))
         line.append(literal: "  [")
         line.append(detail.joined(separator: ", "))
@@ -219,6 +220,7 @@ public struct ResultLine: Sendable {
             line.add("error", object: e)
             line.add("source", error.source?.rawValue)
             line.add("attempts", error.attempts)
+            line.add("effectiveUrl", error.effectiveURL.map(redactURL))
             line.add("durationMs", milliseconds: event.duration)
         }
     }
