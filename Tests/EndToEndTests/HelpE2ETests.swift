@@ -66,9 +66,12 @@ import TestSupport
         let rmHelp = try await cli.run(["cache", "rm", "--help"])
         #expect(rmHelp.status == 0 && rmHelp.stdout.contains("USAGE: asyncfetch cache rm"))
         #expect(try await cli.run(["cache", "help", "rm"]).stdout == rmHelp.stdout)
+        // No subcommand, with a --cache-dir: a usage error that names the subcommands (exit 2), not
+        // 'Unknown option --cache-dir', and not help with exit 0 (a script that lost its subcommand must fail).
         for arguments in [["cache", "--cache-dir", "/tmp/x"], ["--cache-dir", "/tmp/x", "cache"]] {
             let bare = try await cli.run(arguments)
-            #expect(bare.status == 0 && bare.stdout == cacheHelp.stdout, "\(arguments): \(bare.stderr)")
+            #expect(bare.status == 2 && bare.stdout.isEmpty && bare.stderr.contains("'cache' needs a subcommand: dir, path"),
+                    "\(arguments): \(bare.stderr)")
         }
         let moved = try await cli.run(["--cache-dir", cli.cache.path + "/elsewhere", "cache", "dir"])
         #expect(moved.status == 0)
