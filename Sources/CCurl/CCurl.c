@@ -573,21 +573,22 @@ int ccurl_libcurl_strnequal(const char *first, const char *second, size_t max) {
  * whether or not anything shows it), the request's "Host: %s%s%s:%d\r\n", a
  * URL's port ("%ld") and IPv4 address ("%u.%u.%u.%u"): ~7.8 k instructions
  * a transfer on the loop thread (bench/README, "Session 19: the loop
- * thread"). Here a format of text and plain %s (not NULL), %d, %u, %ld and
- * %lu, whose output fits 512 bytes, is written directly, exactly as libcurl's
- * engine writes it (decimal digits, a '-' before a negative number; and
- * msnprintf's truncation: at most `max` - 1 characters and the NUL, the count
- * of those characters returned). Anything else (flags, a width, another
+ * thread"). Here a format of text and up to 64 plain %s (not NULL), %d, %u,
+ * %ld and %lu, whose output fits 512 bytes, is written directly, exactly as
+ * libcurl's engine writes it (decimal digits, a '-' before a negative number;
+ * and msnprintf's truncation: at most `max` - 1 characters and the NUL, the
+ * count of those characters returned). Anything else (flags, a width, another
  * conversion, "%%", a NULL string, longer output) goes to libcurl's own
  * curl_mvsnprintf / curl_mvaprintf with the arguments untouched. A second
  * libcurl in the process (libcurl-gnutls, which libvips loads) may bind to
  * these as well: they load ours if it is not loaded yet.
  */
-enum { PLAIN_FORMAT_MAX = 512 };
+enum { PLAIN_FORMAT_MAX = 512, PLAIN_FORMAT_CONVERSIONS = 64 };
 
 /* Writes `format` into out[0, PLAIN_FORMAT_MAX); the length, or -1 when libcurl's engine must write it. */
 static int plain_format_copy(char *out, const char *format, va_list ap) {
     size_t n = 0;
+    int conversions = 0;
     for (const char *f = format; *f; f++) {
         if (*f != '%') {
             if (n == PLAIN_FORMAT_MAX) return -1;
@@ -595,6 +596,7 @@ static int plain_format_copy(char *out, const char *format, va_list ap) {
             continue;
         }
         f++;
+        if (++conversions > PLAIN_FORMAT_CONVERSIONS) return -1;   /* libcurl's engine writes nothing past 128 */
         int is_long = *f == 'l';
         if (is_long) f++;
         unsigned long magnitude;
