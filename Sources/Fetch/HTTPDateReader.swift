@@ -12,26 +12,50 @@ struct HTTPDateReader {
     static let longDayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"].map { Array($0.utf8) }
     static let gmt = Array("GMT".utf8)
 
-    /// "Sun, 06 Nov 1994 08:49:37 GMT": 29 bytes.
+    /// "Sun, 06 Nov 1994 08:49:37 GMT": 29 bytes, read as four words (bytes
+    /// 0, 8, 16 and 21 on): the separators and "GMT" compared under a mask,
+    /// the 14 digits checked eight lanes at a time (every one 0x30…0x39),
+    /// the names looked up as before. The same dates as a byte at a time
+    /// (every hit reads one or two: ~245 instructions a date that way).
     func imfFixdate() -> Double? {
         guard b.count == 29, let p = b.baseAddress else { return nil }
-        guard p[3] == 0x2C, p[4] == 0x20, p[7] == 0x20, p[11] == 0x20, p[16] == 0x20, p[25] == 0x20,
-              p[26] == 0x47, p[27] == 0x4D, p[28] == 0x54,   // "GMT"
-              Self.dayIndex(Self.packed(p[0], p[1], p[2])) != nil,
-              let day = Self.twoDigits(p, 5), let month = Self.monthIndex(Self.packed(p[8], p[9], p[10])),
-              let century = Self.twoDigits(p, 12), let years = Self.twoDigits(p, 14),
-              p[19] == 0x3A, p[22] == 0x3A,
-              let hour = Self.twoDigits(p, 17), let minute = Self.twoDigits(p, 20), let second = Self.twoDigits(p, 23)
+        let raw = UnsafeRawPointer(p)
+        let w0 = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+        let w1 = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let w2 = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        let w3 = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 21, as: UInt64.self))
+        // ", " at 3, " " at 7 | " " at 11 | " " at 16, ":" at 19 and 22 | " GMT" at 25.
+        guard w0 & 0xFF00_00FF_FF00_0000 == 0x2000_0020_2C00_0000,
+              w1 & 0x0000_0000_FF00_0000 == 0x0000_0000_2000_0000,
+              w2 & 0x00FF_0000_FF00_00FF == 0x003A_0000_3A00_0020,
+              w3 & 0xFFFF_FFFF_0000_0000 == 0x544D_4720_0000_0000
         else { return nil }
-        return HTTPDate.seconds(year: century * 100 + years, month: month + 1, day: day, hour: hour, minute: minute, second: second)
+        // Digits: 5-6 | 12-15 | 17-18, 20-21, 23 | 24.
+        guard let d0 = Self.digitLanes(w0, 0x00FF_FF00_0000_0000), let d1 = Self.digitLanes(w1, 0xFFFF_FFFF_0000_0000),
+              let d2 = Self.digitLanes(w2, 0xFF00_FFFF_00FF_FF00), let d3 = Self.digitLanes(w3, 0x0000_0000_FF00_0000),
+              Self.dayIndex(Self.packed(w0)) != nil, let month = Self.monthIndex(Self.packed(w1))
+        else { return nil }
+        func digit(_ lanes: UInt64, _ lane: Int) -> Int { Int(truncatingIfNeeded: (lanes >> UInt64(8 * lane)) & 0xFF) }
+        return HTTPDate.seconds(year: digit(d1, 4) &* 1000 &+ digit(d1, 5) &* 100 &+ digit(d1, 6) &* 10 &+ digit(d1, 7),
+                                month: month + 1, day: digit(d0, 5) &* 10 &+ digit(d0, 6),
+                                hour: digit(d2, 1) &* 10 &+ digit(d2, 2), minute: digit(d2, 4) &* 10 &+ digit(d2, 5),
+                                second: digit(d2, 7) &* 10 &+ digit(d3, 3))
     }
 
-    /// The two ASCII digits at `p + at` as a number, or nil.
+    /// The bytes of `word` under `mask` (whole bytes) as their digits' values
+    /// (other lanes zero), or nil unless each of them is 0x30…0x39: its high
+    /// half 3, and still 3 with 6 added (no lane can carry into the next).
     @inline(__always)
-    private static func twoDigits(_ p: UnsafePointer<UInt8>, _ at: Int) -> Int? {
-        let tens = p[at] &- 0x30, ones = p[at + 1] &- 0x30
-        guard tens <= 9, ones <= 9 else { return nil }
-        return Int(tens) &* 10 &+ Int(ones)
+    private static func digitLanes(_ word: UInt64, _ mask: UInt64) -> UInt64? {
+        let lanes = word & mask, highs = mask & 0xF0F0_F0F0_F0F0_F0F0, threes = mask & 0x3030_3030_3030_3030
+        guard lanes & highs == threes, (lanes &+ (mask & 0x0606_0606_0606_0606)) & highs == threes else { return nil }
+        return lanes & 0x0F0F_0F0F_0F0F_0F0F
+    }
+
+    /// The three bytes at the start of `word` (little-endian) as `packed` makes them.
+    @inline(__always)
+    private static func packed(_ word: UInt64) -> UInt32 {
+        UInt32(truncatingIfNeeded: word).byteSwapped >> 8
     }
 
     /// "Sunday, 06-Nov-94 08:49:37 GMT": a long day name, then 24 fixed bytes.

@@ -50,6 +50,27 @@ import Testing
         }
     }
 
+    /// The decoder notes up to 12 headers as it reads them and makes the
+    /// table of a longer list in a second pass: both sides of that edge,
+    /// with `v` lines and an unknown field among the headers.
+    @Test func recordsAroundTheDecodersTableSizeReadTheSame() throws {
+        for count in [1, 11, 12, 13, 24] {
+            let headers = (0..<count).map { i in
+                CacheMetadata.Header(Self.names[(i * 7) % Self.names.count], Self.values[(i * 5) % Self.values.count])
+            }
+            let meta = CacheMetadata(url: "https://x.test/\(count)", status: 200, requestTime: 1, responseTime: 2, headers: headers)
+            var lines = meta.encoded().split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
+            if let middle = lines.firstIndex(where: { $0.starts(with: Array("h ".utf8)) }).map({ $0 + count / 2 }) {
+                lines.insert(Array("v accept image/webp".utf8), at: middle)
+                lines.insert(Array("future-field 1".utf8), at: middle)
+            }
+            let record = Array(lines.joined(separator: [0x0A]))
+            let decoded = try #require(record.withUnsafeBytes { CacheMetadata.decode($0) })
+            expectSameAnswers(decoded, headers, "\(count) headers")
+            #expect(decoded.varyRequest == [.init("accept", "image/webp")])
+        }
+    }
+
     /// Records another writer could leave: names in odd cases, invalid UTF-8
     /// in names and values (read back repaired, as before), a header with no
     /// value, unknown fields and `v` lines between the header lines.

@@ -52,4 +52,35 @@ import Testing
             #expect(HTTPDate.parse("Sun, 01 \(month.lowercased()) 2001 00:00:00 GMT") == nil, "names are case-sensitive")
         }
     }
+
+    /// The word-at-a-time IMF-fixdate reader against the asctime reader (a
+    /// byte at a time) on the same fields: every byte of a date replaced by
+    /// every value reads as the asctime date with those bytes, or is not a
+    /// date where the byte is a separator or "GMT" (or a space for the
+    /// day's first digit, which only asctime allows).
+    @Test func everyValueAtEveryPlaceReadsAsTheSameAsctimeDate() {
+        let separators: Set<Int> = [3, 4, 7, 11, 16, 19, 22, 25, 26, 27, 28]
+        for date in ["Sun, 06 Nov 1994 08:49:37 GMT", "Thu, 29 Feb 2024 23:59:59 GMT", "Mon, 30 Jun 2025 00:00:60 GMT",
+                     "Sat, 31 Dec 9999 23:59:59 GMT", "Wed, 01 Jan 1900 00:00:00 GMT"] {
+            let valid = Array(date.utf8)
+            for i in valid.indices {
+                for value in UInt8.min...UInt8.max {
+                    var bytes = valid
+                    bytes[i] = value
+                    let fixdate = bytes.withUnsafeBufferPointer { HTTPDate.parse(utf8: $0) }
+                    if value == valid[i] {
+                        #expect(fixdate != nil, "\(date)")
+                    } else if separators.contains(i) || (i == 5 && value == 0x20) {
+                        #expect(fixdate == nil, "\(date): byte \(i) = \(value)")
+                    } else {
+                        // "Sun Nov 06 08:49:37 1994"
+                        let asctime = Array(bytes[0..<3]) + [0x20] + Array(bytes[8..<11]) + [0x20] + Array(bytes[5..<7]) + [0x20]
+                            + Array(bytes[17..<25]) + [0x20] + Array(bytes[12..<16])
+                        let expected = asctime.withUnsafeBufferPointer { HTTPDate.parse(utf8: $0) }
+                        #expect(fixdate == expected, "\(date): byte \(i) = \(value)")
+                    }
+                }
+            }
+        }
+    }
 }

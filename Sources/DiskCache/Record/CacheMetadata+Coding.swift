@@ -104,6 +104,16 @@ extension CacheMetadata {
     /// `DiskCacheStore.lookup(_:accessTime:answerOnly:)`.
     static func decode(_ bytes: UnsafeRawBufferPointer, key expectedKey: MD5.Digest?, url expectedURL: String?,
                        answerOnly: Bool = false) -> Decoded {
+        // The header table is filled on the stack as the lines go by (no
+        // zeroing, no copy of it until the record's one array).
+        withUnsafeTemporaryAllocation(byteCount: RecordHeaders.Table.byteCount, alignment: 4) { table in
+            decode(bytes, key: expectedKey, url: expectedURL, answerOnly: answerOnly, headerTable: RecordHeaders.Table(base: table.baseAddress!))
+        }
+    }
+
+    /// `decode(_:key:url:answerOnly:)`, the headers' table noted in `headerTable`.
+    private static func decode(_ bytes: UnsafeRawBufferPointer, key expectedKey: MD5.Digest?, url expectedURL: String?,
+                               answerOnly: Bool, headerTable: RecordHeaders.Table) -> Decoded {
         var lines = LineIterator(bytes)
         guard let first = lines.next() else { return .invalid }
         let version1 = first.equals(magicVersion1)
@@ -139,6 +149,7 @@ extension CacheMetadata {
                 let offset = bytes.baseAddress.map { line.base.baseAddress! - $0 } ?? 0
                 if headerCount == 0 { firstHeaderLine = offset }
                 headerLinesEnd = offset + line.count
+                if headerCount < RecordHeaders.Table.capacity { headerTable.note(headerCount, value, at: offset + 2 - firstHeaderLine) }
                 headerCount += 1
             case 1 where name[0] == 0x76:   // "v"
                 let header: Header
@@ -222,8 +233,10 @@ extension CacheMetadata {
         } else {
             storedKey = StoredHex.text(key)
         }
+        let headerLines = UnsafeRawBufferPointer(rebasing: bytes[firstHeaderLine..<headerLinesEnd])
         let headers: StoredHeaders = headerCount == 0 ? .list([])
-            : .record(RecordHeaders(lines: UnsafeRawBufferPointer(rebasing: bytes[firstHeaderLine..<headerLinesEnd]), count: headerCount))
+            : headerCount <= RecordHeaders.Table.capacity ? .record(RecordHeaders(lines: headerLines, table: headerTable, count: headerCount))
+            : .record(RecordHeaders(lines: headerLines, count: headerCount))
         // The strings and arrays are moved into the record (`consume`), and the record into the
         // answer: copied, each was retained and the local released (~330 instructions a hit).
         return .record(CacheMetadata(

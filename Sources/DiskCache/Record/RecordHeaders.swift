@@ -25,9 +25,56 @@ struct RecordHeaders: Sendable {
 
     @usableFromInline static var entryWords: Int { 5 }
 
+    /// The table of up to `Table.capacity` headers, filled by the decoder
+    /// as it reads their lines, in stack memory the caller provides (each
+    /// line split once there: a second pass over the lines, here, cost a
+    /// `memchr` and a name split a header again).
+    struct Table {
+        static var capacity: Int { 12 }
+        static var byteCount: Int { 4 * RecordHeaders.entryWords * capacity }
+        /// `capacity` entries of `entryWords` `UInt32`s.
+        let base: UnsafeMutableRawPointer
+
+        /// Entry `index` (below `capacity`): the header `header` ("Name value",
+        /// or "Name" alone with an empty value) whose first byte is at `start`
+        /// of the copied lines.
+        @inline(__always)
+        func note(_ index: Int, _ header: ByteRun, at start: Int) {
+            let nameEnd = header.firstSpace() ?? header.count
+            let valueStart = nameEnd < header.count ? nameEnd + 1 : header.count
+            let kind = CacheMetadata.HeaderKind(UnsafeRawBufferPointer(rebasing: header.base[..<nameEnd]))
+            let entry = base + 4 * RecordHeaders.entryWords * index
+            entry.storeBytes(of: UInt32(truncatingIfNeeded: start), toByteOffset: 0, as: UInt32.self)
+            entry.storeBytes(of: UInt32(truncatingIfNeeded: start + nameEnd), toByteOffset: 4, as: UInt32.self)
+            entry.storeBytes(of: UInt32(truncatingIfNeeded: start + valueStart), toByteOffset: 8, as: UInt32.self)
+            entry.storeBytes(of: UInt32(truncatingIfNeeded: start + header.count), toByteOffset: 12, as: UInt32.self)
+            entry.storeBytes(of: UInt32(kind.rawValue), toByteOffset: 16, as: UInt32.self)
+        }
+    }
+
+    /// The `count` header lines among `lines` (a record's bytes from its
+    /// first header line to the end of its last), copied with the table the
+    /// decoder made of them (`count` at most `Table.capacity`).
+    init(lines: UnsafeRawBufferPointer, table entries: Table, count: Int) {
+        let table = (lines.count + 3) & ~3
+        let size = table + 4 * Self.entryWords * count
+        // As below: on the stack, then one copy into the array.
+        bytes = withUnsafeTemporaryAllocation(byteCount: size, alignment: 4) { out in
+            if let base = out.baseAddress, let source = lines.baseAddress {
+                base.copyMemory(from: source, byteCount: lines.count)
+                if table > lines.count { (base + lines.count).initializeMemory(as: UInt8.self, repeating: 0, count: table - lines.count) }
+                (base + table).copyMemory(from: entries.base, byteCount: size - table)
+            }
+            return [UInt8](UnsafeRawBufferPointer(out))
+        }
+        self.table = table
+        self.count = count
+    }
+
     /// The `count` header lines (`h …`) among `lines` (a record's bytes from
     /// its first header line to the end of its last, other lines skipped),
-    /// copied with their table.
+    /// copied with their table: for a record of more headers than the
+    /// decoder's `Table` holds.
     init(lines: UnsafeRawBufferPointer, count: Int) {
         let table = (lines.count + 3) & ~3
         let size = table + 4 * Self.entryWords * count
