@@ -34,11 +34,6 @@ public enum Revalidation {
         return new.withUTF8 { new in old.withValueBytes { old in opaqueTag(new).elementsEqual(opaqueTag(old)) } }
     }
 
-    /// Field names compared as `CacheMetadata.field` does: lengths first, then ASCII case-insensitively.
-    private static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && asciiCaseInsensitiveEqual(a, b)
-    }
-
     /// An entity tag's bytes without the spaces and tabs around it and
     /// without a weak tag's `W/`, in place (this runs for every 304).
     private static func opaqueTag(_ tag: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
@@ -58,24 +53,10 @@ public enum Revalidation {
         var meta = stored
         meta.requestTime = requestTime
         meta.responseTime = responseTime
-        // One pass over the 304's fields, and nothing more when it carries none worth storing.
-        var updates: [CacheMetadata.Header] = []
-        var varies = false
-        for field in headers.fields where Storability.isStored(field.name) {
-            if updates.isEmpty { updates.reserveCapacity(headers.fields.count) }
-            updates.append(CacheMetadata.Header(field.name, field.value))
-            if !varies && asciiCaseInsensitiveEqual(field.name, "vary") { varies = true }
-        }
-        guard !updates.isEmpty else { return meta }
-        // Into a new array made once at its size: removing from the copy's shared array copied it
-        // whole first, and appending grew it.
-        var merged: [CacheMetadata.Header] = []
-        let kept = stored.headers   // made once (a decoded record's are read in place until asked for)
-        merged.reserveCapacity(kept.count + updates.count)
-        for old in kept where !updates.contains(where: { sameName($0.name, old.name) }) { merged.append(old) }
-        merged.append(contentsOf: updates)
-        meta.headers = merged
-        if varies { meta.varyRequest = varyRequest.values(for: headers) }
+        // Merged from the record's own header table: the kept headers are copied as their bytes (no
+        // `[Header]` made of the stored ones, nor a `String` each).
+        let replaced = meta.replaceHeaders(with: headers.fields, picking: Storability.isStored)
+        if replaced.varies { meta.varyRequest = varyRequest.values(for: headers) }
         return meta
     }
 }

@@ -56,6 +56,29 @@ import Testing
         #expect(merged.format == "png" && merged.width == 1 && merged.height == 2 && merged.url == old.url)
     }
 
+    /// The merge a run makes: into a record read from the cache (its headers read in place), written back.
+    /// Every field of a stored name replaces the stored ones in any case, a repeated one with all its lines;
+    /// a field that is not stored (`Set-Cookie`, `X-Custom`) replaces nothing.
+    @Test func a304MergesIntoARecordReadFromTheCacheAsIntoAList() throws {
+        let old = stored([("ETag", "\"v1\""), ("Content-Language", "de"), ("Pragma", "no-cache"), ("Cache-Control", "max-age=60"),
+                          ("X-Custom", "kept"), ("Content-Type", "image/png"), ("CACHE-CONTROL", "public")])
+        let decoded = try #require(old.encoded().withUnsafeBytes { CacheMetadata.decode($0) })
+        let update = HTTPHeaders([("content-language", "en"), ("Cache-Control", "max-age=600"), ("Set-Cookie", "no"),
+                                  ("X-Custom", "not stored"), ("cache-control", "immutable"), ("Connection", "keep-alive")])
+        let request = VaryRequest(headers: HTTPHeaders(), userAgent: "ua")
+        for meta in [old, decoded] {
+            let merged = Revalidation.merged(meta, with: update, varyRequest: request, requestTime: 20, responseTime: 21)
+            let expected: [CacheMetadata.Header] = [
+                .init("ETag", "\"v1\""), .init("Pragma", "no-cache"), .init("X-Custom", "kept"), .init("Content-Type", "image/png"),
+                .init("content-language", "en"), .init("Cache-Control", "max-age=600"), .init("cache-control", "immutable"),
+            ]
+            #expect(merged.headers == expected)
+            #expect(merged.header("Cache-Control") == "max-age=600" && merged.header("content-language") == "en")
+            let reread = try #require(merged.encoded().withUnsafeBytes { CacheMetadata.decode($0) })
+            #expect(reread.headers == expected && reread.requestTime == 20 && reread.bodyLength == 42)
+        }
+    }
+
     @Test func a304WithoutAStoredHeaderChangesOnlyTheTimes() {
         let old = stored([("ETag", "\"v1\""), ("Date", "old")], varyRequest: [CacheMetadata.Header("accept", "image/png")])
         let update = HTTPHeaders([("Server", "nginx"), ("Connection", "keep-alive")])

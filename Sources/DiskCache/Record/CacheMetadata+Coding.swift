@@ -15,14 +15,31 @@ extension CacheMetadata {
     static let magicVersion1: StaticString = "asyncfetch-meta 1"
 
     public func encoded() -> [UInt8] {
-        // Written into one buffer allocated at its final size's bound: this
-        // runs for every download and every 304, on the hot path. Numbers
-        // are written as digits in place (no `String` per field).
-        let headers = headers   // made once, for a decoded record's
+        // `[UInt8](bytes)`: `Array(unsafeUninitializedCapacity:)` looked up the array's generic
+        // metadata at run time on every call (~530 instructions a record).
+        withEncoded { [UInt8]($0) }
+    }
+
+    /// `encoded()`'s bytes, lent to `body` (the store writes them to the
+    /// file and needs no array: a 304's record update makes none).
+    func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        // Written into one buffer at its final size's bound, on the stack:
+        // this runs for every download and every 304, on the hot path.
+        // Numbers are written as digits in place (no `String` per field).
         var bound = Self.fixedBound + storedKey.utf8Count + url.utf8.count + storedDigest.utf8Count + (format?.utf8.count ?? 0)
-        for header in headers { bound += header.name.utf8.count + header.valueCount + 5 }
+        // A decoded or merged record's headers are written from its lines (a 304 rewrites every record it
+        // answers: no `Header` and no string made for them), unless they need invalid UTF-8 repaired.
+        var lines: RecordHeaders?
+        var headers: [Header] = []
+        if case .record(let record) = storedHeaders, record.linesAreASCII {
+            lines = record
+            bound += record.table + 5 * record.count   // the lines hold every name and value
+        } else {
+            headers = self.headers   // made once, for a decoded record's
+            for header in headers { bound += header.name.utf8.count + header.valueCount + 5 }
+        }
         for header in varyRequest { bound += header.name.utf8.count + header.valueCount + 5 }
-        return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { buffer in
             var out = MetadataWriter(buffer.baseAddress!, capacity: bound)
             out.raw(Self.magic)
             out.raw("\n")
@@ -44,10 +61,14 @@ extension CacheMetadata {
             if let format { out.line("format", format) }
             if let width { out.line("width", Int64(width)) }
             if let height { out.line("height", Int64(height)) }
-            for header in headers { out.header("h", header) }
+            if let lines {
+                lines.forEachHeader { out.header("h", name: $0, value: $1) }
+            } else {
+                for header in headers { out.header("h", header) }
+            }
             for header in varyRequest { out.header("v", header) }
             out.raw("end\n")
-            count = out.count
+            return try body(UnsafeRawBufferPointer(start: buffer.baseAddress, count: out.count))
         }
     }
 
@@ -770,6 +791,20 @@ private struct MetadataWriter {
         byte(0x0A)
     }
 
+    /// `header`, the name and value given as their bytes (a record's lines).
+    mutating func header(_ key: StaticString, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        raw(key)
+        byte(0x20)
+        let nameStart = count
+        copy(name)
+        oneWord(from: nameStart)
+        byte(0x20)
+        let first = count
+        copy(value)
+        endLine(from: first)
+        byte(0x0A)
+    }
+
     /// A value on one line: CR and LF become spaces (they would start a new
     /// field); with `spaces` given, spaces too become that byte. Copied in
     /// one piece, then patched in place.
@@ -780,6 +815,11 @@ private struct MetadataWriter {
             endLine(from: first)
             return
         }
+        oneWord(from: first, spaces: spaces)
+    }
+
+    /// LF, CR and spaces written since `first` become `spaces` ("-": a header's name is one word).
+    private func oneWord(from first: Int, spaces: UInt8 = 0x2D) {
         for i in first..<count {
             let byte = start[i]
             if byte == 0x0A || byte == 0x0D || byte == 0x20 { start[i] = spaces }

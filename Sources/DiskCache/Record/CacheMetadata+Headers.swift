@@ -50,6 +50,22 @@ extension CacheMetadata {
         }
     }
 
+    /// RFC 9111 §4.3.4's merge of a 304: the `fields` that `isStored` picks
+    /// replace every stored header of their names (in any ASCII case) and
+    /// follow the kept ones, in their order. The kept headers of a decoded
+    /// record are copied as its bytes (`RecordHeaders(_:replacedBy:)`): no
+    /// `headers` array, no `String` made for them. Nothing changes when no
+    /// field is picked. Returns how many were, and whether a `Vary` was.
+    package mutating func replaceHeaders(with fields: [(name: String, value: String)],
+                                         picking isStored: (String) -> Bool) -> (count: Int, varies: Bool) {
+        guard !fields.isEmpty else { return (0, false) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: fields.count) { picks in
+            let updates = HeaderUpdates(fields, picks: picks, isStored)
+            if updates.count > 0 { storedHeaders = .record(RecordHeaders(storedHeaders, replacedBy: updates)) }
+            return (updates.count, updates.varies)
+        }
+    }
+
     /// How many response headers are stored (`headers.count`, with no array made).
     package var headerCount: Int {
         switch storedHeaders {

@@ -110,17 +110,23 @@ struct RecordHeaders: Sendable {
                 let nameEnd = header.firstSpace().map { nameStart + $0 } ?? lineEnd
                 let valueStart = nameEnd < lineEnd ? nameEnd + 1 : lineEnd
                 let kind = CacheMetadata.HeaderKind(UnsafeRawBufferPointer(rebasing: lines[nameStart..<nameEnd]))
-                entry.storeBytes(of: UInt32(truncatingIfNeeded: nameStart), toByteOffset: 0, as: UInt32.self)
-                entry.storeBytes(of: UInt32(truncatingIfNeeded: nameEnd), toByteOffset: 4, as: UInt32.self)
-                entry.storeBytes(of: UInt32(truncatingIfNeeded: valueStart), toByteOffset: 8, as: UInt32.self)
-                entry.storeBytes(of: UInt32(truncatingIfNeeded: lineEnd), toByteOffset: 12, as: UInt32.self)
-                entry.storeBytes(of: UInt32(kind.rawValue), toByteOffset: 16, as: UInt32.self)
+                Self.storeEntry(entry, name: nameStart..<nameEnd, value: valueStart..<lineEnd, kind: kind)
                 entry += 4 * Self.entryWords
                 found += 1
             }
             lineStart = lineEnd + 1
         }
         precondition(found == count, "the decoder counted \(count) header lines, found \(found)")
+    }
+
+    /// A header's entry of the table, at `entry`: where its name and value are, and its kind.
+    @inline(__always)
+    static func storeEntry(_ entry: UnsafeMutableRawPointer, name: Range<Int>, value: Range<Int>, kind: CacheMetadata.HeaderKind) {
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: name.lowerBound), toByteOffset: 0, as: UInt32.self)
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: name.upperBound), toByteOffset: 4, as: UInt32.self)
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: value.lowerBound), toByteOffset: 8, as: UInt32.self)
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: value.upperBound), toByteOffset: 12, as: UInt32.self)
+        entry.storeBytes(of: UInt32(kind.rawValue), toByteOffset: 16, as: UInt32.self)
     }
 
     /// Word `word` of header `index`'s entry.

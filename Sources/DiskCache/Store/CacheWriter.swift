@@ -174,7 +174,7 @@ public final class CacheWriter: @unchecked Sendable {
         meta.bodyInode = 0
         meta.bodyMtimeNs = 0
         meta.storedAt = currentUnixTime()
-        guard store.placement.readsRecords, store.setRecord(fd: file.fd, meta.encoded()) == nil else {
+        guard store.placement.readsRecords, store.setRecord(fd: file.fd, meta) == nil else {
             if isResumed { store.removePartial(key) }
             return false
         }
@@ -238,7 +238,7 @@ public final class CacheWriter: @unchecked Sendable {
         }
         let bodyPath = store.bodyPath(key)
         if store.placement.mode(store) != .sidecar {
-            guard let code = store.setRecord(fd: file.fd, meta.encoded()) else {
+            guard let code = store.setRecord(fd: file.fd, meta) else {
                 try store.publish(file, key: key, path: bodyPath)
                 return CacheEntry(key: key, directory: store.directory, metadata: meta, lastAccess: meta.storedAt,
                                   inode: UInt64(info.st_ino), recordOnBody: true)

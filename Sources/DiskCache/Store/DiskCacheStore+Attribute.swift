@@ -107,14 +107,15 @@ extension DiskCacheStore {
     /// process, as on a kernel without `getxattrat` (Linux < 6.13). For tests.
     static func readAttributesByPath() { cdisk_refuse_getxattrat() }
 
-    /// Sets the record on an open file (the unpublished body, or a published
+    /// Sets `meta`'s record on an open file (the unpublished body, or a published
     /// one after a 304). nil on success, else the errno: ENOTSUP (the file
     /// system refuses: the directory turns to sidecars), E2BIG, ENOSPC or
     /// ERANGE (too large for one attribute: a sidecar for this entry), or
     /// another failure.
-    func setRecord(fd: Int32, _ bytes: [UInt8]) -> Int32? {
-        // `withCString`: no copy of the name into a new array, as the implicit conversion makes (one per entry).
-        let failed = bytes.withUnsafeBytes { record in
+    func setRecord(fd: Int32, _ meta: CacheMetadata) -> Int32? {
+        // Its bytes as encoded, on the stack (no array made). `withCString`: no copy of the name into a
+        // new array, as the implicit conversion makes (one per entry).
+        let failed = meta.withEncoded { record in
             Self.metadataAttribute.withCString { cdisk_fsetxattr(fd, $0, record.baseAddress, record.count) != 0 }
         }
         guard failed else {

@@ -157,7 +157,7 @@ public final class DiskCacheStore: Sendable {
             let file = try createTemporaryFile(for: key)
             defer { file.discard() }
             meta.bodyMtimeNs = nanoseconds(try file.status().st_mtim)
-            if let code = setRecord(fd: file.fd, meta.encoded()) {
+            if let code = setRecord(fd: file.fd, meta) {
                 guard code == ENOTSUP || Self.isTooLarge(code) else {
                     throw DiskCacheError.system("cannot record metadata for", path: bodyPath(key), errno: code)
                 }
@@ -237,7 +237,7 @@ public final class DiskCacheStore: Sendable {
         defer { _ = close(fd) }   // read-only descriptor: nothing to report
         var info = stat()
         guard fstat(fd, &info) == 0, UInt64(info.st_ino) == entry.inode, Self.body(info, matches: meta) else { return nil }
-        guard let code = setRecord(fd: fd, meta.encoded()) else {
+        guard let code = setRecord(fd: fd, meta) else {
             // A revalidation is a use: noted here on the open body, as `updateMetadata`
             // would by its name (one path walk less per 304).
             var lastAccess = seconds(info.st_atim)
