@@ -66,7 +66,9 @@ public struct LoadResult: Sendable {
     var transientBody: TransientBody? {
         get { box.extra?.fields.transientBody }
         set {
-            if newValue == nil && box.extra == nil { return }   // the usual case: nothing to change
+            // The usual case: nothing to change (a 304's or a download's result has extra fields, but no
+            // transient body: letting go of none made both boxes anew, ~1.2 k instructions a URL).
+            if newValue == nil && box.extra?.fields.transientBody == nil { return }
             changeExtra { $0.transientBody = newValue }
         }
     }
