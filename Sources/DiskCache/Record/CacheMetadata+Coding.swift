@@ -106,13 +106,19 @@ extension CacheMetadata {
         return meta
     }
 
-    /// What `decode(_:key:url:)` found.
+    /// What `decode(_:key:url:)` found; also what the store's read of a
+    /// record on a body found (`DiskCacheStore.readRecord`), which returns
+    /// the decoder's answer as it is: one enum, so the record is not moved
+    /// from one into another on its way to the entry.
     enum Decoded {
         case record(CacheMetadata)
         /// A complete record of ours, but for another key or URL than expected.
         case mismatch
-        /// Not a complete record of ours.
+        /// Not a complete record of ours; from the store also a file without
+        /// one (ENODATA, ENOTSUP, ERANGE): a sidecar may describe it.
         case invalid
+        /// No file at the body's name (ENOENT); never the decoder's answer.
+        case noFile
     }
 
     /// `decode`, for a lookup that knows the key and (optionally) the URL

@@ -31,20 +31,9 @@ extension DiskCacheStore {
     /// does not fit (ERANGE).
     static let attributeFirstRead = 2048   // the size of `readRecord`'s stack buffer
 
-    enum RecordRead {
-        case record(CacheMetadata)
-        /// A complete record, for another key or URL than the lookup's.
-        case mismatch
-        /// No file at the body's name (ENOENT).
-        case noFile
-        /// A file without a record of ours (ENODATA, ENOTSUP, ERANGE, or
-        /// one that does not decode): a sidecar may describe it.
-        case noRecord
-    }
-
     /// The record on `key`'s body, `DIR/<key>` (a symlink is never followed:
     /// it has no such attribute), whatever key and URL it names.
-    func readRecord(key: String) -> RecordRead {
+    func readRecord(key: String) -> CacheMetadata.Decoded {
         // Explicit C strings: passing a String where C wants `const char *`
         // copies it into a new array on every call.
         key.withCString { readRecord(name: $0, key: nil, url: nil, answerOnly: false) }
@@ -55,7 +44,7 @@ extension DiskCacheStore {
     /// one is given, is a `.mismatch` (compared in place: see
     /// `CacheMetadata.decode(_:key:url:)`). `answerOnly`: see
     /// `lookup(_:accessTime:answerOnly:)`.
-    func readRecord(name: UnsafePointer<CChar>, key: MD5.Digest?, url: String?, answerOnly: Bool) -> RecordRead {
+    func readRecord(name: UnsafePointer<CChar>, key: MD5.Digest?, url: String?, answerOnly: Bool) -> CacheMetadata.Decoded {
         // The whole path is joined by the C side, and only where the kernel lacks `getxattrat`.
         directory.withCString { cDirectory in
             readRecord(name: name, cDirectory: cDirectory, capacity: Self.attributeFirstRead, key: key, url: url,
@@ -64,7 +53,7 @@ extension DiskCacheStore {
     }
 
     private func readRecord(name: UnsafePointer<CChar>, cDirectory: UnsafePointer<CChar>, capacity: Int,
-                            key: MD5.Digest?, url: String?, answerOnly: Bool) -> RecordRead {
+                            key: MD5.Digest?, url: String?, answerOnly: Bool) -> CacheMetadata.Decoded {
         guard capacity == Self.attributeFirstRead else {
             return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
                 readRecord(name: name, cDirectory: cDirectory, into: buffer, key: key, url: url, answerOnly: answerOnly)
@@ -80,8 +69,8 @@ extension DiskCacheStore {
     }
 
     private func readRecord(name: UnsafePointer<CChar>, cDirectory: UnsafePointer<CChar>, into buffer: UnsafeMutableRawBufferPointer,
-                            key: MD5.Digest?, url: String?, answerOnly: Bool) -> RecordRead {
-        guard let base = buffer.baseAddress else { return .noRecord }
+                            key: MD5.Digest?, url: String?, answerOnly: Bool) -> CacheMetadata.Decoded {
+        guard let base = buffer.baseAddress else { return .invalid }
         let capacity = buffer.count
         let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, cDirectory, name, $0, base, capacity) }
         guard count > 0 else {
@@ -91,16 +80,12 @@ extension DiskCacheStore {
             }
             if count < 0 && errno == ENOENT { return .noFile }
             if count < 0 && errno == ENOTSUP { placement.noteRefused() }
-            return .noRecord
+            return .invalid
         }
-        let decoded = CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key,
-                                           url: url, answerOnly: answerOnly)
-        // Consumed: the record moves into the answer (no copy of its strings).
-        switch consume decoded {
-        case .record(let meta): return .record(meta)
-        case .mismatch: return .mismatch
-        case .invalid: return .noRecord
-        }
+        // The decoder's answer is this read's answer: the record is built
+        // once, in the caller's place (no copy of it into another enum).
+        return CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]), key: key,
+                                    url: url, answerOnly: answerOnly)
     }
 
     /// Reads records by their whole path (`lgetxattr`) from now on, in the whole

@@ -114,7 +114,7 @@ public final class DiskCacheStore: Sendable {
                 return nil
             case .noFile where placement.mode(self) == .attribute:
                 return nil   // no body, and this directory keeps no bodiless sidecars
-            case .noFile, .noRecord:
+            case .noFile, .invalid:
                 break
             }
         }

@@ -73,10 +73,13 @@ public final class ImageLoader: Sendable {
         }
         // The entry must name this URL; an --offline query needs no access time
         // (it is not a use), and only answers (no validator, no digest read).
-        var entry = cache.lookup(key, accessTime: !options.offline, answerOnly: options.offline)
-        if let found = entry, !varyMatches(found) { entry = nil }
+        // Bound once: each `if let` of an optional entry was a copy of it (a
+        // `memcpy` of its 257 bytes, three a hit).
+        guard let entry = cache.lookup(key, accessTime: !options.offline, answerOnly: options.offline),
+              varyMatches(entry) else {
+            return options.offline ? .done(.empty(.notCached)) : .network(url: url, key: key, entry: nil)
+        }
         if options.offline {
-            guard let entry else { return .done(.empty(.notCached)) }
             let fresh = options.freshness.isFresh(entry.metadata, now: now)
             // A remembered error is never served stale, not even offline.
             guard fresh || entry.metadata.hasBody else { return .done(.empty(.notCached)) }
@@ -87,7 +90,7 @@ public final class ImageLoader: Sendable {
             }
             return .done(phase)
         }
-        if let entry, !options.refresh {
+        if !options.refresh {
             if options.freshness.isFresh(entry.metadata, now: now) {
                 cache.markAccessed(entry)
                 return .done(hitPhase(entry, source: .cache))
