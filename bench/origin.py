@@ -7,7 +7,8 @@ has its own address 127.x.y.z and a listener on it (port 80, or 443 with
 --tls), so a host is told apart by the address a connection arrived on; a
 dead host has no listener (connection refused). A name that is not in the
 namespace's hosts file is answered NXDOMAIN by the UDP responder on
-127.0.0.53:53 this process also runs.
+127.0.0.53:53 this process also runs (unless --no-dns: then a second
+simulator of the same hosts, on the other port, can run beside it).
 
 Per host (from the world file written by bench/internet.py): a round-trip
 time (a new connection's first response waits one extra RTT, two over TLS,
@@ -431,14 +432,15 @@ class Simulator:
             servers.append(await self.loop.create_server(lambda host=host: Connection(self, host), sock=s, ssl=tls,
                                                          ssl_handshake_timeout=30 if tls else None))
         # Every server and transport is kept referenced: uvloop closes one that is garbage collected.
-        servers.append(await self.loop.create_datagram_endpoint(Dns, local_addr=("127.0.0.53", 53)))
+        if not self.args.no_dns:
+            servers.append(await self.loop.create_datagram_endpoint(Dns, local_addr=("127.0.0.53", 53)))
         if os.path.exists(self.args.control):
             os.unlink(self.args.control)
         servers.append(await self.loop.create_unix_server(lambda: Control(self), self.args.control))
         stop = asyncio.Event()
         self.loop.add_signal_handler(signal.SIGTERM, stop.set)
         self.loop.add_signal_handler(signal.SIGINT, stop.set)
-        print(f"origin: {len(servers) - 2} hosts listening on :{port}", file=sys.stderr, flush=True)
+        print(f"origin: {len(servers) - (1 if self.args.no_dns else 2)} hosts listening on :{port}", file=sys.stderr, flush=True)
         await stop.wait()
         if self.args.counters:
             with open(self.args.counters, "w") as f:
@@ -454,6 +456,8 @@ def main():
     ap.add_argument("--counters", help="write the counters here on SIGTERM")
     ap.add_argument("--tls", action="store_true", help="HTTPS on :443 (HTTP/2 or HTTP/1.1 by ALPN)")
     ap.add_argument("--cert"); ap.add_argument("--key")
+    ap.add_argument("--no-dns", action="store_true",
+                    help="no NXDOMAIN responder (another simulator of the same hosts answers on 127.0.0.53)")
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

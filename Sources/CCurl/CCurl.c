@@ -405,19 +405,24 @@ void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx) {
  * more reference (libcurl's SSL_CTX_free drops it), after everything libcurl
  * or our callback set on it is put back as SSL_CTX_new left it: options,
  * mode, protocol versions, ALPN, the verify mode, the message, keylog and
- * new-session callbacks, the session cache mode, post-handshake auth, and a
- * new empty CA store. libcurl then configures it for the new connection as it
- * would a new one, the SSL_CTX callback installs the client's CA store, and
- * SSL_new copies the settings into the connection. What an SSL reads from
- * its context later (the CA store, the new-session and keylog callbacks) is
- * the same for every connection of a loop. What libcurl sets only for options
- * we never give (client certificates, cipher lists, curves, SRP) is not put
- * back. Other threads, and a loop thread before it asks, get a new context.
- * A loop asks only when its client has a CA store of its own (CurlLoop):
- * an SSL verifies with its context's store as it is at that moment, so every
- * connection sharing the context must get the same store from the callback.
+ * new-session callbacks, the session cache mode, post-handshake auth; its CA
+ * store is set to the client's (the one the loop gave when it asked), never
+ * to another or an empty one. libcurl then configures it for the new
+ * connection as it would a new one, the SSL_CTX callback installs that same
+ * store again, and SSL_new copies the settings into the connection. What an
+ * SSL reads from its context later (the CA store, the new-session and keylog
+ * callbacks) is the same for every connection of a loop. What libcurl sets
+ * only for options we never give (client certificates, cipher lists, curves,
+ * SRP) is not put back. Other threads, and a loop thread before it asks, get
+ * a new context. A loop asks only when its client has a CA store of its own
+ * (CurlLoop): an SSL verifies with its context's store as it is at that
+ * moment, so every connection sharing the context must get the same store
+ * from the callback; and a handshake under way on one connection still finds
+ * that store when another connection's set-up stops between SSL_CTX_new and
+ * the callback (a libcurl error in between).
  */
 static __thread SSL_CTX *kept_ctx;
+static __thread X509_STORE *kept_store;   /* the client's CA store, one reference of ours */
 static __thread const SSL_METHOD *kept_method;
 static __thread int reuse_ctx;
 static __thread uint64_t kept_options;
@@ -435,9 +440,8 @@ static SSL_CTX *real_ssl_ctx_new(const SSL_METHOD *m) {
 
 /* Puts back what a connection's set-up changed; 0 when the context cannot be reused. */
 static int reset_kept_ctx(SSL_CTX *ctx) {
-    X509_STORE *fresh = p_X509_STORE_new();
-    if (fresh == NULL) return 0;
-    p_SSL_CTX_set_cert_store(ctx, fresh);   /* frees the old reference; SSLs hold the store they verify with through the context */
+    if (p_X509_STORE_up_ref(kept_store) != 1) return 0;
+    p_SSL_CTX_set_cert_store(ctx, kept_store);   /* drops the context's old reference (to this same store) */
     p_SSL_CTX_clear_options(ctx, UINT64_MAX);
     p_SSL_CTX_set_options(ctx, kept_options);
     p_SSL_CTX_ctrl(ctx, SSL_CTRL_CLEAR_MODE, -1L, NULL);
@@ -475,13 +479,17 @@ SSL_CTX *SSL_CTX_new(const SSL_METHOD *m) {
     return ctx;
 }
 
-void ccurl_ssl_ctx_reuse_begin(void) {
-    reuse_ctx = openssl_loaded;
+void ccurl_ssl_ctx_reuse_begin(void *store) {
+    if (!openssl_loaded || store == NULL || kept_store != NULL || p_X509_STORE_up_ref(store) != 1) return;
+    kept_store = store;
+    reuse_ctx = 1;
 }
 
 void ccurl_ssl_ctx_reuse_end(void) {
     if (kept_ctx != NULL) p_SSL_CTX_free(kept_ctx);   /* connections still open hold their own references */
+    if (kept_store != NULL) p_X509_STORE_free(kept_store);
     kept_ctx = NULL;
+    kept_store = NULL;
     kept_method = NULL;
     reuse_ctx = 0;
 }

@@ -75,9 +75,12 @@ void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx);
 /// hands it to each of its new TLS connections again, set back to a new
 /// context's settings (libcurl 7.88 makes one per connection). Only where the
 /// executable exports SSL_CTX_new (Package.swift); nothing without OpenSSL.
-/// Only for a thread whose every TLS connection gets the same CA store from
-/// the SSL_CTX callback: the context's store is what a handshake verifies with.
-void ccurl_ssl_ctx_reuse_begin(void);
+/// Only for a thread whose every TLS connection gets `store` (an X509_STORE *,
+/// which the thread holds a reference to until ccurl_ssl_ctx_reuse_end) from
+/// the SSL_CTX callback: the context's store is what a handshake verifies with,
+/// and a context handed out again has `store` from the start. Nothing when
+/// `store` is NULL.
+void ccurl_ssl_ctx_reuse_begin(void *store);
 /// Ends ccurl_ssl_ctx_reuse_begin on the calling thread and drops its context.
 void ccurl_ssl_ctx_reuse_end(void);
 /// SSL_CTXs made by OpenSSL in this process through the exported SSL_CTX_new,

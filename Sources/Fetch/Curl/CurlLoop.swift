@@ -152,12 +152,12 @@ final class CurlLoop: @unchecked Sendable {
             nameCurrentThread(loop.threadName)
             // One SSL_CTX for the loop's TLS connections, not one each, where every one of them (an
             // HTTPS proxy's too) gets the client's CA store from the SSL_CTX callback: a context
-            // handed out again is set back to an empty store, and an SSL verifies with its context's
-            // store as it is then. Without the client's store (--insecure, libcurl's own CA files),
-            // libcurl fills each connection's store itself after the first handshake step, or not
-            // at all where it does not verify: a proxy's handshake still under way would then verify
+            // handed out again keeps that store, and an SSL verifies with its context's store as it
+            // is then. Without the client's store (--insecure, libcurl's own CA files), libcurl
+            // fills each connection's store itself after the first handshake step, or not at all
+            // where it does not verify: a proxy's handshake still under way would then verify
             // against another connection's store, empty under --insecure.
-            if loop.certificates.store != nil { ccurl_ssl_ctx_reuse_begin() }
+            ccurl_ssl_ctx_reuse_begin(loop.certificates.store)
             loop.run()
             ccurl_ssl_ctx_reuse_end()
             return nil
