@@ -343,11 +343,12 @@ public final class FetchClient: Sendable {
     /// parses headers, redacts URLs.
     private static func deliver(_ response: AttemptResponse, url: String, to sink: BodySink,
                                 attempts: Int, redirectsBefore: Int, resumedAt: String) throws(FetchError) -> FetchResponse {
-        let headers = HTTPHeaders(parsing: response.rawHeaders)
+        // A 304's fields are parsed where they are read (`FetchResponse.headers`), not here on the loop.
+        let headers = response.status == 304 ? nil : HTTPHeaders(parsing: response.rawHeaders)
         // A body that streamed was begun on the loop thread (or its worker); one held in memory is begun here.
         if (200..<300).contains(response.status) && Int64(response.bufferedBody.count) == response.bodyBytes {
             do {
-                try sink.begin(status: response.status, headers: headers)
+                try sink.begin(status: response.status, headers: headers ?? HTTPHeaders())
                 try sink.write(whole: response.bufferedBody)
             } catch {
                 throw FetchError(.io, url: url, detail: (error as? FetchError)?.detail ?? "\(error)", attempts: attempts)
@@ -357,7 +358,7 @@ public final class FetchClient: Sendable {
         let shown = redactURL(url), effective = response.redirectedURL ?? resumedAt
         return FetchResponse(
             url: shown, effectiveURL: effective == url ? shown : redactURL(effective), status: response.status,
-            headers: headers, bodyBytes: response.bodyBytes, attempts: attempts,
+            headerFields: headers.map { .parsed($0) } ?? .block(response.rawHeaders), bodyBytes: response.bodyBytes, attempts: attempts,
             redirects: redirectsBefore + response.redirects, httpVersion: response.httpVersion, timings: response.timings)
     }
 

@@ -13,30 +13,65 @@ extension HTTPHeaders {
         // Once per response: newlines and colons are found by memchr, and the
         // array is made once for a usual block (a line is at least "a:\r\n").
         fields.reserveCapacity(Swift.min(block.count / 16 + 1, 32))
-        block.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var lineStart = 0
-            while lineStart < buffer.count {
-                let lineEnd = memchr(base + lineStart, 0x0A, buffer.count - lineStart)
-                    .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? buffer.count
-                let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd])
-                lineStart = lineEnd + 1
-                guard let first = line.first else { continue }
-                if first == 0x20 || first == 0x09, !fields.isEmpty {
-                    let more = trimmed(line, from: 0)
-                    if !more.isEmpty { fields[fields.count - 1].value += " " + String(decoding: more, as: UTF8.self) }
-                    continue
-                }
-                guard let found = memchr(line.baseAddress!, 0x3A, line.count) else { continue }
-                let colon = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - line.baseAddress!
-                guard colon > 0, !isStatusLine(line) else { continue }
-                let name = UnsafeBufferPointer(rebasing: line[..<colon]), value = trimmed(line, from: colon + 1)
-                fields.append((name: commonText(name) ?? String(decoding: name, as: UTF8.self),
-                               value: commonText(value) ?? String(decoding: value, as: UTF8.self)))
-            }
-        }
+        block.withUnsafeBufferPointer { buffer in eachField(of: buffer, folded: { more in
+            guard !fields.isEmpty else { return false }
+            if !more.isEmpty { fields[fields.count - 1].value += " " + String(decoding: more, as: UTF8.self) }
+            return true
+        }, field: { name, value in
+            fields.append((name: commonText(name) ?? String(decoding: name, as: UTF8.self),
+                           value: commonText(value) ?? String(decoding: value, as: UTF8.self)))
+        }) }
         self.init(fields)
     }
+
+    /// `body` of the first value of `name` (ASCII) in a raw header block, as
+    /// `HTTPHeaders(parsing: block)[name]` reads it, as its bytes in place: no
+    /// field nor `String` made (a 304's `ETag` on the transfer loop). A block
+    /// with a folded line, or whose value is not ASCII, is parsed as before.
+    public static func withFirstValue<R>(of name: StaticString, in block: [UInt8],
+                                         _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        var found: UnsafeBufferPointer<UInt8>?, plain = true
+        return block.withUnsafeBufferPointer { buffer in
+            eachField(of: buffer, folded: { _ in plain = false; return false }, field: { field, value in
+                guard found == nil, field.count == name.utf8CodeUnitCount,
+                      field.indices.allSatisfy({ sameLetter(field[$0], name.utf8Start[$0]) }) else { return }
+                found = value
+                if value.contains(where: { $0 >= 0x80 }) { plain = false }
+            })
+            guard plain else {
+                var value = HTTPHeaders(parsing: block)["\(name)"]
+                return value == nil ? body(nil) : value!.withUTF8 { body($0) }
+            }
+            return body(found)
+        }
+    }
+}
+
+/// Walks a header block's lines: `folded` gets a continuation line's bytes
+/// (trimmed) and says whether it took it, else the line is read as a field;
+/// `field` gets each "Name: value" line's name and trimmed value. Status
+/// lines, lines without a colon and empty names are skipped.
+private func eachField(of buffer: UnsafeBufferPointer<UInt8>, folded: (UnsafeBufferPointer<UInt8>) -> Bool,
+                       field: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+    guard let base = buffer.baseAddress else { return }
+    var lineStart = 0
+    while lineStart < buffer.count {
+        let lineEnd = memchr(base + lineStart, 0x0A, buffer.count - lineStart)
+            .map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? buffer.count
+        let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd])
+        lineStart = lineEnd + 1
+        guard let first = line.first else { continue }
+        if first == 0x20 || first == 0x09, folded(trimmed(line, from: 0)) { continue }
+        guard let found = memchr(line.baseAddress!, 0x3A, line.count) else { continue }
+        let colon = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) - line.baseAddress!
+        guard colon > 0, !isStatusLine(line) else { continue }
+        field(UnsafeBufferPointer(rebasing: line[..<colon]), trimmed(line, from: colon + 1))
+    }
+}
+
+/// Whether two bytes are equal, ASCII letters case-insensitively (as `asciiCaseInsensitiveEqual`).
+private func sameLetter(_ x: UInt8, _ y: UInt8) -> Bool {
+    x == y || (x | 0x20 == y | 0x20 && x | 0x20 >= 0x61 && x | 0x20 <= 0x7A)
 }
 
 /// The field names most responses carry, and a few of their usual values,

@@ -27,11 +27,23 @@ public enum Revalidation {
     /// §4.3.4: a 304 updates the stored response only if its strong
     /// validator (when it sends one) is the stored one. Compared weakly, as
     /// servers add or drop `W/` when they compress.
+    public static func validatorMatches(_ response: FetchResponse, _ stored: CacheMetadata) -> Bool {
+        // Both tags' bytes read in place: the 304's in its header block (`withFirstHeaderValue`), the
+        // stored one in the record (a decoded record keeps a longer value as its bytes). No field nor
+        // `String` made, on the transfer loop, per 304.
+        response.withFirstHeaderValue("ETag") { tagMatches($0, stored) }
+    }
+
+    /// `validatorMatches` of a 304's parsed fields.
     public static func validatorMatches(_ headers: HTTPHeaders, _ stored: CacheMetadata) -> Bool {
-        // The stored tag's bytes read in place (a decoded record keeps a longer value as its bytes: no
-        // `String` made, on the transfer loop, per 304).
-        guard var new = headers["ETag"], let old = stored.field("ETag") else { return true }
-        return new.withUTF8 { new in old.withValueBytes { old in opaqueTag(new).elementsEqual(opaqueTag(old)) } }
+        guard var new = headers["ETag"] else { return true }
+        return new.withUTF8 { tagMatches($0, stored) }
+    }
+
+    /// Whether the 304's `ETag` bytes `new` (nil: none sent) are the stored tag, compared weakly.
+    private static func tagMatches(_ new: UnsafeBufferPointer<UInt8>?, _ stored: CacheMetadata) -> Bool {
+        guard let new, let old = stored.field("ETag") else { return true }
+        return old.withValueBytes { old in opaqueTag(new).elementsEqual(opaqueTag(old)) }
     }
 
     /// An entity tag's bytes without the spaces and tabs around it and

@@ -151,7 +151,7 @@ extension ImageLoader {
         func updatesInPlace(_ response: FetchResponse) -> Bool {
             // `entry`'s record without `conditional`'s map and flatMap (copies, on the loop, per 304).
             guard response.status == 304, let stored, stored.entry.metadata.hasBody else { return false }
-            return Revalidation.validatorMatches(response.headers, stored.entry.metadata)
+            return Revalidation.validatorMatches(response, stored.entry.metadata)
         }
         /// A kept partial body of the URL was found (continued when it has a validator).
         let foundPartial: Bool
