@@ -93,8 +93,15 @@ let package = Package(
                                           .when(configuration: .release)),
                              .unsafeFlags(["-Xlinker", "--exclude-libs=libcrypto.a"]),
                              // CCurl's SSL_CTX_new takes the place of libssl's for libcurl: one SSL_CTX per
-                             // transfer loop, not one per TLS connection (bench/README, session 18).
-                             .unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_CTX_new"])]
+                             // transfer loop, not one per TLS connection (bench/README, session 18). Its
+                             // curl_strequal, curl_strnequal, curl_msnprintf and curl_maprintf take the place
+                             // of libcurl's own, which handle a character at a time through a function call
+                             // (bench/README, session 19).
+                             .unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_CTX_new",
+                                           "-Xlinker", "--export-dynamic-symbol=curl_strequal",
+                                           "-Xlinker", "--export-dynamic-symbol=curl_strnequal",
+                                           "-Xlinker", "--export-dynamic-symbol=curl_msnprintf",
+                                           "-Xlinker", "--export-dynamic-symbol=curl_maprintf"])]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
@@ -105,7 +112,11 @@ let package = Package(
         .testTarget(
             name: "ImageDecodingTests", dependencies: ["ImageDecoding", "ImageFormats", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "Support", "TestSupport"], swiftSettings: strict,
-                    linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_CTX_new"])]),
+                    linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_CTX_new",
+                                                   "-Xlinker", "--export-dynamic-symbol=curl_strequal",
+                                                   "-Xlinker", "--export-dynamic-symbol=curl_strnequal",
+                                                   "-Xlinker", "--export-dynamic-symbol=curl_msnprintf",
+                                                   "-Xlinker", "--export-dynamic-symbol=curl_maprintf"])]),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),
         .testTarget(

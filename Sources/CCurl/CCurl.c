@@ -5,7 +5,14 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#include <curl/mprintf.h>
+
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
 #include <sys/stat.h>
 #include <pthread.h>
 #include <sched.h>
@@ -71,7 +78,11 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(const char *, curl_share_strerror, (CURLSHcode c)) \
     X(CURLU *, curl_url, (void)) \
     X(void, curl_url_cleanup, (CURLU *u)) \
-    X(CURLUcode, curl_url_set, (CURLU *u, CURLUPart part, const char *content, unsigned int flags))
+    X(CURLUcode, curl_url_set, (CURLU *u, CURLUPart part, const char *content, unsigned int flags)) \
+    X(int, curl_strequal, (const char *a, const char *b)) \
+    X(int, curl_strnequal, (const char *a, const char *b, size_t n)) \
+    X(int, curl_mvsnprintf, (char *buffer, size_t max, const char *format, va_list ap)) \
+    X(char *, curl_mvaprintf, (const char *format, va_list ap))
 
 /*
  * OpenSSL, for the CA store one client shares (ccurl_ca_store_new): found
@@ -506,4 +517,265 @@ long ccurl_usable_cores(void) {
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     return online > 0 ? online : 1;
+}
+
+/*
+ * libcurl's ASCII case-insensitive comparisons, in the executable's place
+ * (exported: Package.swift). libcurl 7.88 calls its own exported
+ * curl_strequal and curl_strnequal through the PLT (143 and 122 call sites:
+ * `checkprefix` of each response header line against each field it knows,
+ * `Curl_checkheaders` over the request's fields, scheme and host names), and
+ * they call an out-of-line Curl_raw_toupper twice a character: about 7.5 k
+ * instructions a transfer on the loop thread, ~100 calls (bench/README,
+ * "Session 19: the loop thread"). These give the same answer for every input
+ * (strcase.c: only a-z fold, no locale, NULL pointers as there), and fold
+ * only bytes that differ. Self-contained, so a second libcurl in the process
+ * (libcurl-gnutls, which libvips loads) may bind to them as well.
+ */
+/* Whether two bytes that differ are the same ASCII letter in two cases. */
+static inline int same_letter(unsigned a, unsigned b) {
+    a |= 0x20;
+    return a == (b | 0x20) && a - 'a' < 26u;
+}
+
+__attribute__((visibility("default"))) int curl_strequal(const char *first, const char *second) {
+    if (first == NULL || second == NULL) return first == NULL && second == NULL;
+    for (;; first++, second++) {
+        unsigned a = (unsigned char)*first, b = (unsigned char)*second;
+        if (a == b) {
+            if (a == 0) return 1;
+        } else if (!same_letter(a, b)) {
+            return 0;   /* a NUL against anything else included */
+        }
+    }
+}
+
+__attribute__((visibility("default"))) int curl_strnequal(const char *first, const char *second, size_t max) {
+    if (first == NULL || second == NULL) return first == NULL && second == NULL && max;
+    for (; max > 0; max--, first++, second++) {
+        unsigned a = (unsigned char)*first, b = (unsigned char)*second;
+        if (a == b) {
+            if (a == 0) return 1;
+        } else if (!same_letter(a, b)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int ccurl_libcurl_strequal(const char *first, const char *second) {
+    return p_curl_strequal(first, second);
+}
+
+int ccurl_libcurl_strnequal(const char *first, const char *second, size_t max) {
+    return p_curl_strnequal(first, second, max);
+}
+
+/*
+ * libcurl's curl_msnprintf and curl_maprintf, in the executable's place for
+ * the formats libcurl 7.88 writes on every transfer (exported: Package.swift).
+ * libcurl calls them through the PLT (90 and 83 call sites), and its printf
+ * engine hands the output on a character at a time through a function call
+ * (~100 instructions a character): the connection cache's key ("%u/%ld/%s"),
+ * "Connection #%ld to host %s left intact" (written at every transfer's end
+ * whether or not anything shows it), the request's "Host: %s%s%s:%d\r\n", a
+ * URL's port ("%ld") and IPv4 address ("%u.%u.%u.%u"): ~7.8 k instructions
+ * a transfer on the loop thread (bench/README, "Session 19: the loop
+ * thread"). Here a format of text and up to 64 plain %s (not NULL), %d, %u,
+ * %ld and %lu, whose output fits 512 bytes, is written directly, exactly as
+ * libcurl's engine writes it (decimal digits, a '-' before a negative number;
+ * and msnprintf's truncation: at most `max` - 1 characters and the NUL, the
+ * count of those characters returned). Anything else (flags, a width, another
+ * conversion, "%%", a NULL string, longer output) goes to libcurl's own
+ * curl_mvsnprintf / curl_mvaprintf with the arguments untouched. A second
+ * libcurl in the process (libcurl-gnutls, which libvips loads) may bind to
+ * these as well: they load ours if it is not loaded yet.
+ */
+enum { PLAIN_FORMAT_MAX = 512, PLAIN_FORMAT_CONVERSIONS = 64 };
+
+/* Writes `format` into out[0, PLAIN_FORMAT_MAX); the length, or -1 when libcurl's engine must write it. */
+static int plain_format_copy(char *out, const char *format, va_list ap) {
+    size_t n = 0;
+    int conversions = 0;
+    for (const char *f = format; *f; f++) {
+        if (*f != '%') {
+            if (n == PLAIN_FORMAT_MAX) return -1;
+            out[n++] = *f;
+            continue;
+        }
+        f++;
+        if (++conversions > PLAIN_FORMAT_CONVERSIONS) return -1;   /* libcurl's engine writes nothing past 128 */
+        int is_long = *f == 'l';
+        if (is_long) f++;
+        unsigned long magnitude;
+        int negative = 0;
+        if (*f == 's' && !is_long) {
+            const char *text = va_arg(ap, const char *);
+            if (text == NULL) return -1;   /* libcurl writes "(nil)" */
+            size_t length = strlen(text);
+            if (length > PLAIN_FORMAT_MAX - n) return -1;
+            memcpy(out + n, text, length);
+            n += length;
+            continue;
+        } else if (*f == 'd') {
+            long value = is_long ? va_arg(ap, long) : (long)va_arg(ap, int);
+            negative = value < 0;
+            magnitude = negative ? 0UL - (unsigned long)value : (unsigned long)value;
+        } else if (*f == 'u') {
+            magnitude = is_long ? va_arg(ap, unsigned long) : (unsigned long)va_arg(ap, unsigned int);
+        } else {
+            return -1;
+        }
+        char digits[24];
+        size_t count = 0;
+        do {
+            digits[count++] = (char)('0' + magnitude % 10);
+            magnitude /= 10;
+        } while (magnitude > 0);
+        if (count + (size_t)negative > PLAIN_FORMAT_MAX - n) return -1;
+        if (negative) out[n++] = '-';
+        while (count > 0) out[n++] = digits[--count];
+    }
+    return (int)n;
+}
+
+/* plain_format_copy on a copy of `ap`: the caller's arguments stay unread for libcurl's engine. */
+static int plain_format(char *out, const char *format, va_list ap) {
+    va_list copy;
+    va_copy(copy, ap);
+    int length = plain_format_copy(out, format, copy);
+    va_end(copy);
+    return length;
+}
+
+/* libcurl's own engine, loaded if a second libcurl called before ours was (NULL: not loadable). */
+static int (*libcurl_vsnprintf(void))(char *, size_t, const char *, va_list) {
+    if (p_curl_mvsnprintf == NULL) (void)pthread_once(&load_once, load_libcurl);
+    return p_curl_mvsnprintf;
+}
+
+static char *(*libcurl_vaprintf(void))(const char *, va_list) {
+    if (p_curl_mvaprintf == NULL) (void)pthread_once(&load_once, load_libcurl);
+    return p_curl_mvaprintf;
+}
+
+__attribute__((visibility("default"))) int curl_msnprintf(char *buffer, size_t max, const char *format, ...) {
+    char out[PLAIN_FORMAT_MAX];
+    va_list ap;
+    va_start(ap, format);
+    int length = plain_format(out, format, ap);
+    if (length < 0) {
+        int (*engine)(char *, size_t, const char *, va_list) = libcurl_vsnprintf();
+        length = engine != NULL ? engine(buffer, max, format, ap) : 0;
+        if (engine == NULL && max > 0) buffer[0] = '\0';
+        va_end(ap);
+        return length;
+    }
+    va_end(ap);
+    if (max == 0) return 0;
+    size_t kept = (size_t)length < max ? (size_t)length : max - 1;
+    memcpy(buffer, out, kept);
+    buffer[kept] = '\0';
+    return (int)kept;
+}
+
+__attribute__((visibility("default"))) char *curl_maprintf(const char *format, ...) {
+    char out[PLAIN_FORMAT_MAX];
+    va_list ap;
+    va_start(ap, format);
+    int length = plain_format(out, format, ap);
+    if (length < 0) {
+        char *(*engine)(const char *, va_list) = libcurl_vaprintf();
+        char *made = engine != NULL ? engine(format, ap) : NULL;
+        va_end(ap);
+        return made;
+    }
+    va_end(ap);
+    char *made = malloc((size_t)length + 1);   /* libcurl frees it with free() */
+    if (made == NULL) return NULL;
+    memcpy(made, out, (size_t)length);
+    made[length] = '\0';
+    return made;
+}
+
+/* libcurl's own engine, for ccurl_printf_mismatches. */
+static int libcurl_snprintf(char *buffer, size_t max, const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    int length = p_curl_mvsnprintf(buffer, max, format, ap);
+    va_end(ap);
+    return length;
+}
+
+static char *libcurl_aprintf(const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    char *made = p_curl_mvaprintf(format, ap);
+    va_end(ap);
+    return made;
+}
+
+/* Every size of buffer from 0 to 700 bytes, and the allocated string. */
+#define COMPARE_PRINTF(...) do { \
+        for (size_t max = 0; max <= sizeof ours; max++) { \
+            memset(ours, 'x', sizeof ours); \
+            memset(theirs, 'x', sizeof theirs); \
+            int ours_rc = curl_msnprintf(ours, max, __VA_ARGS__); \
+            int theirs_rc = libcurl_snprintf(theirs, max, __VA_ARGS__); \
+            if (ours_rc != theirs_rc || memcmp(ours, theirs, sizeof ours) != 0) mismatches++; \
+        } \
+        char *ours_made = curl_maprintf(__VA_ARGS__), *theirs_made = libcurl_aprintf(__VA_ARGS__); \
+        if (ours_made == NULL || theirs_made == NULL || strcmp(ours_made, theirs_made) != 0) mismatches++; \
+        free(ours_made); \
+        free(theirs_made); \
+    } while (0)
+
+int ccurl_printf_mismatches(void) {
+    if (ccurl_global_init() != CURLE_OK) return -1;
+    char ours[700], theirs[700], long_host[601], host511[512], host512[513];
+    memset(long_host, 'h', 600);
+    long_host[600] = '\0';
+    memset(host511, 'a', 511);
+    host511[511] = '\0';
+    memset(host512, 'b', 512);
+    host512[512] = '\0';
+    int mismatches = 0;
+    COMPARE_PRINTF("%u/%ld/%s", 0u, 80L, "example.com");
+    COMPARE_PRINTF("%u/%ld/%s", 4294967295u, -1L, long_host);
+    COMPARE_PRINTF("%ld/%s", 443L, "Example.COM");
+    COMPARE_PRINTF("Connection #%ld to host %s left intact", 0L, "127.0.0.1");
+    COMPARE_PRINTF("Connection #%ld to host %s left intact", LONG_MAX, "h");
+    COMPARE_PRINTF("Connection #%ld to host %s left intact", LONG_MIN, "");
+    COMPARE_PRINTF("Host: %s%s%s:%d\r\n", "[", "::1", "]", 8080);
+    COMPARE_PRINTF("Host: %s%s%s:%d\r\n", "", "example.com", "", -5);
+    COMPARE_PRINTF("Host: %s%s%s\r\n", "", "example.com", "");
+    COMPARE_PRINTF("%ld", 0L);
+    COMPARE_PRINTF("%ld", 58813L);
+    COMPARE_PRINTF("%ld", LONG_MIN);
+    COMPARE_PRINTF("%lu", ULONG_MAX);
+    COMPARE_PRINTF("%u.%u.%u.%u", 127u, 0u, 0u, 1u);
+    COMPARE_PRINTF("%u.%u.%u.%u", 255u, 255u, 255u, 255u);
+    COMPARE_PRINTF("%d %s %u", INT_MIN, "x", 0u);
+    COMPARE_PRINTF("%d", INT_MAX);
+    COMPARE_PRINTF("%s", "");
+    COMPARE_PRINTF("%s", (char *)NULL);
+    COMPARE_PRINTF("%s", long_host);
+    COMPARE_PRINTF("%s%s", host511, "a");
+    COMPARE_PRINTF("%s%s", host512, "ab");
+    COMPARE_PRINTF("%s:%d", host511, 7);
+    COMPARE_PRINTF("%s", "");
+    COMPARE_PRINTF("no conversion at all");
+    COMPARE_PRINTF("100%% %d", 5);
+    COMPARE_PRINTF("%5d|%-3u|%05ld", 3, 4u, 5L);
+    COMPARE_PRINTF("%zu %zd", (size_t)5, (ssize_t)-5);
+    COMPARE_PRINTF("%.*s", 3, "abcdef");
+    COMPARE_PRINTF("%x %X %o %c", 255u, 255u, 8u, 'c');
+    COMPARE_PRINTF("%2$s %1$s", "a", "b");
+    COMPARE_PRINTF("%" CURL_FORMAT_CURL_OFF_T " bytes", (curl_off_t)-123456789);
+    COMPARE_PRINTF("%s%%", "50");
+    const char *trailing = "trailing %", *bare_long = "%l";   /* not literals: the compiler checks those */
+    COMPARE_PRINTF(trailing, 1);
+    COMPARE_PRINTF(bare_long, 1L);
+    COMPARE_PRINTF("%lld %llu", -5LL, 5ULL);
+    return mismatches;
 }

@@ -91,6 +91,17 @@ unsigned long ccurl_ssl_contexts_reused(void);
 /// itself (the SSL_CTX callback installs the store). The first failing setopt's code.
 CURLcode ccurl_easy_clear_ca_files(CURL *handle);
 
+/// libcurl's own curl_strequal and curl_strnequal (the library's, not the
+/// executable's, which take their place for libcurl: CCurl.c): for tests.
+int ccurl_libcurl_strequal(const char *first, const char *second);
+int ccurl_libcurl_strnequal(const char *first, const char *second, size_t max);
+
+/// How many of a table of formats (the ones libcurl writes on every transfer,
+/// and others it hands to its own engine) the executable's curl_msnprintf and
+/// curl_maprintf (CCurl.c) write unlike libcurl's, at every buffer size from
+/// 0 to 700 bytes; -1 when libcurl is not loaded: for tests.
+int ccurl_printf_mismatches(void);
+
 /// Cores this process may run on (sched_getaffinity: a cpuset or `taskset`
 /// counts, not the machine's), else the online cores; at least 1.
 long ccurl_usable_cores(void);
