@@ -648,14 +648,15 @@ static int plain_format(char *out, const char *format, va_list ap) {
     return length;
 }
 
-/* libcurl's own engine, loaded if a second libcurl called before ours was (NULL: not loadable). */
+/* libcurl's own engine, loaded if a second libcurl called before ours was (NULL: not loadable).
+ * The pointers are read only after pthread_once, which orders them after load_libcurl's writes. */
 static int (*libcurl_vsnprintf(void))(char *, size_t, const char *, va_list) {
-    if (p_curl_mvsnprintf == NULL) (void)pthread_once(&load_once, load_libcurl);
+    if (pthread_once(&load_once, load_libcurl) != 0) return NULL;
     return p_curl_mvsnprintf;
 }
 
 static char *(*libcurl_vaprintf(void))(const char *, va_list) {
-    if (p_curl_mvaprintf == NULL) (void)pthread_once(&load_once, load_libcurl);
+    if (pthread_once(&load_once, load_libcurl) != 0) return NULL;
     return p_curl_mvaprintf;
 }
 

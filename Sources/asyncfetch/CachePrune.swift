@@ -11,7 +11,8 @@ extension CacheCommand {
                 Removes every entry not used for longer than --max-age, then more, least \
                 recently used first, until the cache's files take at most --max-size. \
                 Broken entries and leftovers of killed runs go first. A use is a hit or a \
-                download (recorded to the minute).
+                download (recorded to the minute). Entries this user may not read are kept \
+                and counted, and the exit status is then 1 (cache verify names them).
                 """)
         @OptionGroup var cache: CacheOptions
 
@@ -37,6 +38,7 @@ extension CacheCommand {
             }
             print(CacheReportLine.pruned(report))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
+            if report.unreadable > 0 { throw ExitCode(1) }   // as `verify`: entries it could not judge remain
         }
     }
 }

@@ -16,6 +16,8 @@ extension DiskCacheStore {
         /// Kept partial bodies removed, and the bytes they took.
         public var partials = 0
         public var partialBytes: Int64 = 0
+        /// Entries kept because this process may not read them (`verify` names them).
+        public var unreadable = 0
         public var failures: [DiskCacheError] = []
     }
 
@@ -34,6 +36,7 @@ extension DiskCacheStore {
         let now = now ?? currentUnixTime()
         let scan = try scan()
         report.start(scan)
+        report.unreadable = scan.entries.count { $0.unreadable != nil }
         // Broken entries first (always removed), then least recently used. An entry this process may
         // not read is neither: nothing says it is broken, or when it was used (`verify` names it).
         let order = (scan.entries.filter { $0.unreadable == nil }.map(PruneCandidate.entry) + scan.partials.map(PruneCandidate.partial)).sorted {

@@ -33,12 +33,14 @@ public enum CacheEntryLine {
     }
 
     /// A broken entry as JSON: `url` (absent when its record could not be
-    /// read), `path`, `bytes` on disk, and `broken`: why.
+    /// read), `path`, `bytes` on disk, `fresh` (never), and `broken`: why.
+    /// `storedAt` and `contentType` are absent, as unknown fields are.
     public static func json(broken scanned: DiskCacheStore.ScannedEntry, path: String) -> String {
         var line = JSONLine()
         line.add("url", scanned.url.map(redactURL))
         line.add("path", path)
         line.add("bytes", scanned.bytes)
+        line.add("fresh", false)
         line.add("broken", scanned.problem ?? "broken")
         return line.rendered
     }

@@ -54,6 +54,8 @@ public enum CacheReportLine {
             + "; \(report.remaining) "
             + "\(plural(report.remaining, "entry", "entries")) (\(HumanUnits.bytes(report.remainingBytes))) "
             + plural(report.remaining, "remains", "remain")
+            + (report.unreadable == 0 ? "" : ", \(report.unreadable) of them unreadable by this user and kept "
+                + "(cache verify names them)")
             + swept(report.sweep)
     }
 
