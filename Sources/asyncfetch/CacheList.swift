@@ -15,7 +15,7 @@ extension CacheCommand {
                 content type, and its URL. --json prints one object per line with url, \
                 path, bytes, storedAt, fresh, contentType and status. Broken entries (those \
                 'cache stats' counts and 'cache verify' removes) follow as 'broken' lines with \
-                the reason; in JSON, objects with url (absent when unreadable), path, bytes and broken.
+                the reason; in JSON, objects with url (absent when unreadable), path, bytes, fresh (false) and broken.
                 """)
         @OptionGroup var cache: CacheOptions
 
