@@ -101,6 +101,10 @@ import TestSupport
         #expect(toFile.status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == origin)
         #expect(toFile.stdout.hasPrefix("success  \(image)  "))
+        #expect(toFile.stdout.hasSuffix(")  -> \(target)\n"), "the line names the file -o wrote: \(toFile.stdout)")
+        let toFileJSON = try await cli.run([image, "--json", "-o", target])
+        let line = try #require(CLI.jsonLines(toFileJSON.stdout)?.first { $0["phase"] as? String == "success" })
+        #expect(line["output"] as? String == target && line["outputMethod"] as? String == "copy", "\(line)")
 
         let toStdout = try await cli.run([image, "-o", "-"])
         #expect(toStdout.status == 0)

@@ -25,6 +25,8 @@ extension ImageLoader {
                 result.receipt = try receiver.receive(url: url, body: source, result: result)
             } else {
                 try Self.copy(from: source, to: delivery)
+                // `-o FILE` is named in the result as `-P`'s files are (`-> FILE`, JSON `output`).
+                if case .file(let path) = delivery { result.receipt = DeliveryReceipt(path: path, method: "copy") }
             }
         } catch let error as DeliveryError {
             return .failure(LoadError(kind: .io, message: error.message, attempts: result.attempts))
