@@ -40,15 +40,7 @@ struct RecordHeaders: Sendable {
         /// of the copied lines.
         @inline(__always)
         func note(_ index: Int, _ header: ByteRun, at start: Int) {
-            let nameEnd = header.firstSpace() ?? header.count
-            let valueStart = nameEnd < header.count ? nameEnd + 1 : header.count
-            let kind = CacheMetadata.HeaderKind(UnsafeRawBufferPointer(rebasing: header.base[..<nameEnd]))
-            let entry = base + 4 * RecordHeaders.entryWords * index
-            entry.storeBytes(of: UInt32(truncatingIfNeeded: start), toByteOffset: 0, as: UInt32.self)
-            entry.storeBytes(of: UInt32(truncatingIfNeeded: start + nameEnd), toByteOffset: 4, as: UInt32.self)
-            entry.storeBytes(of: UInt32(truncatingIfNeeded: start + valueStart), toByteOffset: 8, as: UInt32.self)
-            entry.storeBytes(of: UInt32(truncatingIfNeeded: start + header.count), toByteOffset: 12, as: UInt32.self)
-            entry.storeBytes(of: UInt32(kind.rawValue), toByteOffset: 16, as: UInt32.self)
+            RecordHeaders.storeHeader(base + 4 * RecordHeaders.entryWords * index, header, at: start)
         }
     }
 
@@ -60,9 +52,7 @@ struct RecordHeaders: Sendable {
         let size = table + 4 * Self.entryWords * count
         // As below: on the stack, then one copy into the array.
         bytes = withUnsafeTemporaryAllocation(byteCount: size, alignment: 4) { out in
-            if let base = out.baseAddress, let source = lines.baseAddress {
-                base.copyMemory(from: source, byteCount: lines.count)
-                if table > lines.count { (base + lines.count).initializeMemory(as: UInt8.self, repeating: 0, count: table - lines.count) }
+            if let base = out.baseAddress, Self.copyLines(lines, to: base, table: table) {
                 (base + table).copyMemory(from: entries.base, byteCount: size - table)
             }
             return [UInt8](UnsafeRawBufferPointer(out))
@@ -93,9 +83,7 @@ struct RecordHeaders: Sendable {
 
     /// `lines` copied into `out`, and the table of their `count` header lines after them, at `table`.
     private static func fill(_ out: UnsafeMutableRawBufferPointer, lines: UnsafeRawBufferPointer, table: Int, count: Int) {
-        guard let base = out.baseAddress, let source = lines.baseAddress else { return }
-        base.copyMemory(from: source, byteCount: lines.count)
-        if table > lines.count { (base + lines.count).initializeMemory(as: UInt8.self, repeating: 0, count: table - lines.count) }
+        guard let base = out.baseAddress, Self.copyLines(lines, to: base, table: table) else { return }
         var entry = base + table
         var lineStart = 0
         var found = 0
@@ -104,13 +92,8 @@ struct RecordHeaders: Sendable {
             let lineEnd = rest.firstIndex(of: 0x0A).map { lineStart + $0 } ?? lines.count
             // A header line: "h " and the header (the decoder counted these).
             if lineEnd - lineStart >= 2 && lines[lineStart] == 0x68 && lines[lineStart + 1] == 0x20 {
-                let nameStart = lineStart + 2
-                let header = ByteRun(base: UnsafeRawBufferPointer(rebasing: lines[nameStart..<lineEnd]))
-                // "h Name value"; "h Name" alone has an empty value.
-                let nameEnd = header.firstSpace().map { nameStart + $0 } ?? lineEnd
-                let valueStart = nameEnd < lineEnd ? nameEnd + 1 : lineEnd
-                let kind = CacheMetadata.HeaderKind(UnsafeRawBufferPointer(rebasing: lines[nameStart..<nameEnd]))
-                Self.storeEntry(entry, name: nameStart..<nameEnd, value: valueStart..<lineEnd, kind: kind)
+                let header = ByteRun(base: UnsafeRawBufferPointer(rebasing: lines[lineStart + 2..<lineEnd]))
+                Self.storeHeader(entry, header, at: lineStart + 2)
                 entry += 4 * Self.entryWords
                 found += 1
             }
@@ -119,13 +102,40 @@ struct RecordHeaders: Sendable {
         precondition(found == count, "the decoder counted \(count) header lines, found \(found)")
     }
 
+    /// `lines` copied to `base`, zero-padded to `table` bytes (the table is 4-byte aligned); false
+    /// when `lines` has no storage.
+    @inline(__always)
+    private static func copyLines(_ lines: UnsafeRawBufferPointer, to base: UnsafeMutableRawPointer, table: Int) -> Bool {
+        guard let source = lines.baseAddress else { return false }
+        base.copyMemory(from: source, byteCount: lines.count)
+        if table > lines.count { (base + lines.count).initializeMemory(as: UInt8.self, repeating: 0, count: table - lines.count) }
+        return true
+    }
+
+    /// The entry at `entry` of `header` ("Name value", or "Name" alone with an
+    /// empty value), whose first byte is at `start` of the copied lines.
+    @inline(__always)
+    static func storeHeader(_ entry: UnsafeMutableRawPointer, _ header: ByteRun, at start: Int) {
+        let nameEnd = header.firstSpace() ?? header.count
+        let valueStart = nameEnd < header.count ? nameEnd + 1 : header.count
+        let kind = CacheMetadata.HeaderKind(UnsafeRawBufferPointer(rebasing: header.base[..<nameEnd]))
+        storeWords(entry, start, start + nameEnd, start + valueStart, start + header.count, kind)
+    }
+
     /// A header's entry of the table, at `entry`: where its name and value are, and its kind.
     @inline(__always)
     static func storeEntry(_ entry: UnsafeMutableRawPointer, name: Range<Int>, value: Range<Int>, kind: CacheMetadata.HeaderKind) {
-        entry.storeBytes(of: UInt32(truncatingIfNeeded: name.lowerBound), toByteOffset: 0, as: UInt32.self)
-        entry.storeBytes(of: UInt32(truncatingIfNeeded: name.upperBound), toByteOffset: 4, as: UInt32.self)
-        entry.storeBytes(of: UInt32(truncatingIfNeeded: value.lowerBound), toByteOffset: 8, as: UInt32.self)
-        entry.storeBytes(of: UInt32(truncatingIfNeeded: value.upperBound), toByteOffset: 12, as: UInt32.self)
+        storeWords(entry, name.lowerBound, name.upperBound, value.lowerBound, value.upperBound, kind)
+    }
+
+    /// The entry's five words (no `Range` made: a hit's decoding writes one per header).
+    @inline(__always)
+    private static func storeWords(_ entry: UnsafeMutableRawPointer, _ nameStart: Int, _ nameEnd: Int, _ valueStart: Int,
+                                   _ valueEnd: Int, _ kind: CacheMetadata.HeaderKind) {
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: nameStart), toByteOffset: 0, as: UInt32.self)
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: nameEnd), toByteOffset: 4, as: UInt32.self)
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: valueStart), toByteOffset: 8, as: UInt32.self)
+        entry.storeBytes(of: UInt32(truncatingIfNeeded: valueEnd), toByteOffset: 12, as: UInt32.self)
         entry.storeBytes(of: UInt32(kind.rawValue), toByteOffset: 16, as: UInt32.self)
     }
 
