@@ -100,6 +100,25 @@ import Testing
         #expect(HostKey(normalizedURL: "http:///path") == nil)
     }
 
+    @Test func aHostKeyReusedForTheNextURLIsTheKeyThatURLWouldGet() {
+        // `HostKey.of(normalizedURL:reusing:)` (a batch's run of URLs): after any URL, any other gets
+        // exactly the key made for it alone: user info, another port, a longer host, '@' after the host.
+        let urls = ["https://img.example.com/a.png", "https://img.example.com", "https://img.example.com?q", "https://img.example.com#f",
+                    "https://img.example.com:8443/a", "https://img.example.com.evil/a", "https://img.example.co/a",
+                    "https://user@img.example.com/a", "https://user:pw@img.example.com/b", "https://img.example.com@evil.com/a",
+                    "http://img.example.com/a", "https://img.example.com/a@b", "https://IMG.example.com/a", "not a url",
+                    "http:///path", "https://"]
+        for previous in urls {
+            for url in urls {
+                let alone = HostKey(normalizedURL: url)
+                let reused = HostKey.of(normalizedURL: url, reusing: HostKey(normalizedURL: previous))
+                #expect(reused == alone, "\(url) after \(previous)")
+                #expect(reused?.origin == alone?.origin && reused?.name == alone?.name, "\(url) after \(previous)")
+            }
+            #expect(HostKey.of(normalizedURL: previous, reusing: nil) == HostKey(normalizedURL: previous))
+        }
+    }
+
     @Test func hostKeysAreFoundInTablesByTheirOwnHashNotOneAnother() throws {
         // `_rawHashValue`: 10,000 hosts (one in 32 of them also with user info) in a
         // set and a dictionary, each found, none merged with another.

@@ -220,9 +220,8 @@ public final class CacheWriter: @unchecked Sendable {
     }
 
     /// `commit`'s work; the caller discards the file.
-    private func publishEntry(_ metadata: consuming CacheMetadata) throws(DiskCacheError) -> CacheEntry {
+    private func publishEntry(_ meta: consuming CacheMetadata) throws(DiskCacheError) -> CacheEntry {
         let info = try file.status()
-        var meta = metadata
         meta.url = CacheKey.recordedURL(meta.url)
         meta.key = key
         meta.hasBody = true
@@ -240,7 +239,10 @@ public final class CacheWriter: @unchecked Sendable {
         if store.placement.mode(store) != .sidecar {
             guard let code = store.setRecord(fd: file.fd, meta) else {
                 try store.publish(file, key: key, path: bodyPath)
-                return CacheEntry(key: key, directory: store.directory, metadata: meta, lastAccess: meta.storedAt,
+                // The record's last use is the entry (it moves in): with `meta.storedAt` read after it in
+                // the call, it was copied whole and the copy destroyed (a retain and release of every string).
+                let storedAt = meta.storedAt
+                return CacheEntry(key: key, directory: store.directory, metadata: consume meta, lastAccess: storedAt,
                                   inode: UInt64(info.st_ino), recordOnBody: true)
             }
             guard code == ENOTSUP || DiskCacheStore.isTooLarge(code) else {
@@ -263,7 +265,8 @@ public final class CacheWriter: @unchecked Sendable {
                 throw error
             }
         }
-        return CacheEntry(key: key, directory: store.directory, metadata: meta, lastAccess: meta.storedAt,
+        let storedAt = meta.storedAt
+        return CacheEntry(key: key, directory: store.directory, metadata: consume meta, lastAccess: storedAt,
                           inode: UInt64(info.st_ino), recordOnBody: false)
     }
 

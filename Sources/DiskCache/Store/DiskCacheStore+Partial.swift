@@ -33,7 +33,8 @@ extension DiskCacheStore {
     /// nil: none, another URL's, or a file whose size is not the recorded one.
     /// The folder of kept parts is looked for once per store: parts kept
     /// after that are for later runs.
-    public func partial(for key: String, url: String) -> PartialBody? {
+    /// `url` is asked for only when a part is found (most loads have none: no scan of the URL).
+    public func partial(for key: String, url: @autoclosure () -> String) -> PartialBody? {
         guard placement.readsRecords, hasPartialFolder, CacheFileName.isKey(key) else { return nil }   // no partial folder (the usual case): no key check either
         let name = Self.partialFolder + "/" + key
         let path = partialDirectory + "/" + key
@@ -44,7 +45,7 @@ extension DiskCacheStore {
             return CacheMetadata.decode(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
         }
         var info = stat()
-        guard let meta, meta.key == key, meta.url == url, fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
+        guard let meta, meta.key == key, meta.url == url(), fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
               (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) == meta.bodyLength else { return nil }
         return PartialBody(key: key, path: path, metadata: meta)
     }

@@ -129,9 +129,12 @@ final class BatchChannel: Sendable {
 
     // MARK: Producer side
 
-    func send(_ event: LoadEvent, urgent: Bool) {
+    func send(_ event: consuming LoadEvent, urgent: Bool) {
+        // Moved into the queue (`take`): appended from the closure's capture, the event was copied
+        // (a retain of each of its strings and boxes) and the caller's destroyed.
+        var event = Optional(event)
         enqueue(urgent: urgent) { state in
-            state.queue.append(event)
+            state.queue.append(event.take()!)
             state.sent += 1
         }
     }
@@ -192,13 +195,15 @@ final class BatchChannel: Sendable {
             guard state.consumerWaitsWithEvents else { return .none }
             // A full backlog stops the producer: wake the consumer now, not after the delay.
             if urgent || state.queue.count >= min(demand.runLength, backlog) {
-                return state.takeConsumer().map { .consumer($0.0, $0.1) } ?? .none
+                if let (consumer, first) = state.takeConsumer() { return .consumer(consumer, first) }   // moved, not copied
+                return .none
             }
             let now = monotonicSeconds()
             if wasEmpty {
                 state.pendingSince = now
             } else if now - state.pendingSince >= demand.latency {
-                return state.takeConsumer().map { .consumer($0.0, $0.1) } ?? .none
+                if let (consumer, first) = state.takeConsumer() { return .consumer(consumer, first) }   // moved, not copied
+                return .none
             }
             switch state.backstop {
             case .ticking, .ended:

@@ -56,6 +56,27 @@ public struct HostKey: Hashable, Sendable, CustomStringConvertible {
         self.init(origin: origin, name: host)
     }
 
+    /// `HostKey(normalizedURL: url)`, or `previous` itself when `url` is of its
+    /// origin: `previous.origin` then `/`, `?`, `#` or the end (so no user info,
+    /// no other port, and the same host to the byte). A batch's URLs mostly share
+    /// a host: made anew, a key cost two strings and a SipHash of the origin
+    /// (~2 k instructions a URL); compared, one scan of the origin's bytes.
+    public static func of(normalizedURL url: String, reusing previous: HostKey?) -> HostKey? {
+        if let previous, url.utf8.withContiguousStorageIfAvailable({ previous.isOrigin(of: $0) }) == true { return previous }
+        return HostKey(normalizedURL: url)
+    }
+
+    /// Whether `url` (its bytes) begins with `origin`, followed by `/`, `?`, `#` or nothing.
+    private func isOrigin(of url: UnsafeBufferPointer<UInt8>) -> Bool {
+        origin.utf8.withContiguousStorageIfAvailable { own in
+            guard url.count >= own.count, own.count > 0 else { return false }
+            for i in 0..<own.count where url[i] != own[i] { return false }
+            guard url.count > own.count else { return true }
+            let next = url[own.count]
+            return next == 0x2F || next == 0x3F || next == 0x23
+        } ?? false
+    }
+
     /// Byte offsets in a URL: its scheme's colon, and its host[:port] after any user info.
     private static func bounds(_ bytes: UnsafeBufferPointer<UInt8>) -> (colon: Int, hostStart: Int, end: Int)? {
         guard let colon = bytes.firstIndex(of: 0x3A), colon + 2 < bytes.count,

@@ -252,6 +252,7 @@ extension ImageLoader {
                                                   _ dispatch: HostDispatch) async {
         var urls = urls
         var seen = DigestSet()
+        var lastHost: HostKey?   // the last load's host: most URLs of a batch share theirs (`HostKey.of`)
         // Loads without a task each start on a transfer loop, at the end of the transfer before them:
         // their conditional requests are made ready here instead (`prepareRevalidation`).
         let prepares = BatchLoads.applies(to: options, delivery: delivery)
@@ -294,14 +295,14 @@ extension ImageLoader {
                             events.append(LoadEvent(url: item.shown, phase: delivered,
                                                     duration: item.duration + monotonicSeconds() - copyStart))
                         case .network(let url, let key, let entry):
-                            loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                            loads.append(HostLoad(host: Self.hostKey(key, url: url, reusing: &lastHost), url: url, key: key, entry: entry,
                                                   request: prepares ? prepareRevalidation(url: url, entry: entry) : nil,
                                                   shown: item.shown, lookup: item.duration, refresh: false))
                         case .revalidateInBackground(let stale, let url, let key, let entry):
                             // Reported at once, like a cache answer; the revalidation then waits for its
                             // host like any transfer, and its outcome follows as a `refreshed` event.
                             events.append(LoadEvent(url: item.shown, phase: deliver(stale, url: item.shown, to: delivery), duration: item.duration))
-                            loads.append(HostLoad(host: Self.hostKey(key, url: url), url: url, key: key, entry: entry,
+                            loads.append(HostLoad(host: Self.hostKey(key, url: url, reusing: &lastHost), url: url, key: key, entry: entry,
                                                   request: prepares ? prepareRevalidation(url: url, entry: entry) : nil,
                                                   shown: item.shown, lookup: 0, refresh: true))
                         }
@@ -315,8 +316,13 @@ extension ImageLoader {
         }
     }
 
-    /// The host a URL is scheduled under (see `HostKey`).
-    static func hostKey(_ key: CacheKey, url: String) -> HostKey {
-        HostKey(normalizedURL: key.normalizedURL) ?? HostKey(origin: url, name: url)
+    /// The host a URL is scheduled under (see `HostKey`): `last` itself when
+    /// the URL is of its origin (`HostKey.of`); `last` becomes the answer.
+    static func hostKey(_ key: CacheKey, url: String, reusing last: inout HostKey?) -> HostKey {
+        guard let host = HostKey.of(normalizedURL: key.normalizedURL, reusing: last) else {
+            return HostKey(origin: url, name: url)
+        }
+        last = host
+        return host
     }
 }
