@@ -35,6 +35,21 @@ import TestSupport
         }
     }
 
+    @Test(arguments: lengths)
+    func theDigestARecordKeepsSpellsTheSameHex(length: Int) throws {
+        // `stored()`: what a download's record keeps, its 16 bytes, which the encoder spells.
+        let body = Self.body(length)
+        let hash = try BodyHash()
+        body.withUnsafeBytes { hash.update($0) }
+        let stored = hash.stored()
+        guard case .digest = stored else {
+            Issue.record("an XXH3 digest is kept as its bytes")
+            return
+        }
+        #expect(stored.text == (try ReferenceDigest.xxh3(body)))
+        #expect(stored.text == hash.hex())
+    }
+
     @Test func aResetDigestStartsOverAndARestoredOneContinues() throws {
         let body = Self.body(5000)
         let hash = try BodyHash()

@@ -61,6 +61,20 @@ final class BodyHash: @unchecked Sendable {
 
     /// Lowercase hex of the digest so far (XXH3 in canonical byte order, as
     /// `xxhsum -H2` prints it; MD5 as `md5sum` does).
+    /// The digest as a record keeps it: an XXH3 digest as its 16 bytes, which the
+    /// encoder spells as hex on the stack (`hex()` made a string per download, then
+    /// freed it), an MD5 as its hex.
+    func stored() -> CacheMetadata.StoredHex {
+        guard let xxh else { return .text(md5?.finalize() ?? "") }
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
+            let raw = UnsafeMutableRawPointer(words.baseAddress!)
+            cxxh_digest(xxh, raw.assumingMemoryBound(to: UInt8.self))
+            // Big-endian words: `MD5.Digest` spells `high` then `low`, most significant byte first.
+            return .digest(MD5.Digest(high: UInt64(bigEndian: raw.load(as: UInt64.self)),
+                                      low: UInt64(bigEndian: raw.load(fromByteOffset: 8, as: UInt64.self))))
+        }
+    }
+
     func hex() -> String {
         guard let xxh else { return md5?.finalize() ?? "" }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digest in

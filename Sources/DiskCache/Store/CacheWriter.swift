@@ -226,7 +226,7 @@ public final class CacheWriter: @unchecked Sendable {
         meta.key = key
         meta.hasBody = true
         meta.bodyLength = Int64(info.st_size)
-        meta.bodyDigest = hash.hex()
+        meta.storedDigest = hash.stored()
         meta.digestAlgorithm = hash.algorithm
         meta.bodyInode = 0
         meta.bodyMtimeNs = nanoseconds(info.st_mtim)
