@@ -180,12 +180,30 @@ import TestSupport
             #expect(result.stdout.isEmpty, "\(command): \(result.stdout)")
         }
         #expect(CacheE2E.files(in: cli.cacheDir) == before, "a refused cache is left as it was")
-        // The sticky bit (as on /tmp) does not make it safe.
-        #expect(chmod(cli.cacheDir, 0o1777) == 0)
-        #expect(try cli.run(["cache", "list"]).status == 2)
         // Fixed as the message says: accepted again.
         #expect(chmod(cli.cacheDir, 0o700) == 0)
         #expect(try cli.run(["cache", "list"]).status == 0)
+    }
+
+    /// The sticky bit (as on /tmp) does not make a directory safe, and it is
+    /// shared by design: the message never says `chmod 700 /tmp` (which root
+    /// may run, and which breaks the machine), but names a folder of this
+    /// user's own inside it, and that folder works.
+    @Test func aSharedStickyDirectoryGetsAFolderOfItsOwnNotAChmod() throws {
+        let cli = try CLI()
+        let shared = cli.cache.path + "/shared"
+        #expect(mkdir(shared, 0o700) == 0 && chmod(shared, 0o1777) == 0)
+        let refused = try cli.run(["cache", "dir", "--cache-dir", shared])
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        #expect(refused.stderr.contains("cache directory \(shared) is writable by other users (mode 1777)"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("chmod"), "\(refused.stderr)")
+        let user = String(cString: getpwuid(geteuid()).pointee.pw_name)
+        let own = shared + "/asyncfetch-" + user
+        #expect(refused.stderr.contains("use a folder of your own in it, made with mode 0700: --cache-dir \(own)"), "\(refused.stderr)")
+        let fixed = try cli.run(["cache", "dir", "--cache-dir", own])
+        #expect(fixed.status == 0 && fixed.stdout == own + "\n", "\(fixed.stdout)\(fixed.stderr)")
+        #expect(CacheE2E.mode(own) == 0o700)
+        #expect(CacheE2E.mode(shared) == 0o1777, "the shared directory is left as it was")
     }
 
     @Test func aGroupWritableCacheDirectoryIsAccepted() throws {

@@ -85,6 +85,22 @@ import TestSupport
         #expect(try cli.run(["--offline"] + urls).status == 1, "the entries themselves are gone")
     }
 
+    /// `prune --max-size 0` empties the cache (docs/http.md): a remembered
+    /// error status, whose file holds no body (0 bytes), goes too. It stayed,
+    /// as "1 entry (0 B) remains", since 0 bytes are within a 0-byte limit.
+    @Test func pruneToZeroBytesRemovesRememberedErrorsToo() throws {
+        let (cli, server, urls) = try filledCache()
+        server.route("/gone.png") { _ in ScriptedResponse(status: 404, headers: [("Cache-Control", "max-age=3600")], body: Array("no".utf8)) }
+        let gone = server.url("/gone.png")
+        #expect(try cli.run([gone]).status == 1)
+        #expect(try cli.run(["cache", "list"]).stdout.contains("HTTP 404"), "the 404 is remembered")
+        let pruned = try cli.run(["cache", "prune", "--max-size", "0"])
+        #expect(pruned.status == 0, "\(pruned.stderr)")
+        #expect(pruned.stdout.hasSuffix("; 0 entries (0 B) remain\n"), "\(pruned.stdout)")
+        #expect(try cli.run(["cache", "list"]).stdout.isEmpty)
+        #expect(try cli.run(["--offline", gone] + urls).stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("empty") })
+    }
+
     @Test func verifyRemovesTruncatedAndCorruptEntriesAndTheNextRunRefetches() throws {
         let (cli, server, urls) = try filledCache()
         let truncated = cli.cacheDir + "/" + (try CacheE2E.key(urls[0]))

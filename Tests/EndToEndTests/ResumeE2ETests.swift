@@ -78,6 +78,11 @@ import TestSupport
         let kept = try partialPath(cli, url)
         let keptSize = (try? FileManager.default.attributesOfItem(atPath: kept)[.size] as? Int) ?? 0
         #expect(keptSize >= 1 << 20 && keptSize <= Self.cut, "the part received is kept (\(keptSize) bytes)")
+        // The failure says the part is kept, so a rerun is seen not to start from nothing.
+        let cutShort = try #require(CLI.jsonLines(first.stdout)?.first { $0["phase"] as? String == "failure" })
+        let message = try #require((cutShort["error"] as? [String: Any])?["message"] as? String)
+        #expect(message.hasSuffix("; \(String(format: "%.1f", Double(keptSize) / 1048576)) MiB kept: the next run asks only for the rest"),
+                "\(message)")
 
         let second = try cli.run(["--json", "--any", url])
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
@@ -89,6 +94,8 @@ import TestSupport
         // The user asked for the whole image and has it: the result reports it as stored, a 200 of the whole size.
         #expect(success["status"] as? Int == 200, "\(second.stdout)")
         #expect(success["bytes"] as? Int == Self.size)
+        // ... and says that only the rest came this time (JSON `resumedFrom`, `-v` "resumed after … kept").
+        #expect(success["resumedFrom"] as? Int == keptSize, "\(second.stdout)")
         let stored = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let whole = stored == Self.body(version: 1)   // a Bool: a failed comparison of 3 MB arrays is slow to print
         #expect(whole, "the completed entry is the whole body")
@@ -97,6 +104,17 @@ import TestSupport
         #expect(meta["status"] == "200")
         #expect(!FileManager.default.fileExists(atPath: kept), "the part is used up")
         #expect(try cli.run(["cache", "verify"]).stdout.contains(" 0 corrupt removed"))
+        let hit = try cli.run(["--json", "--any", url])
+        #expect(!hit.stdout.contains("resumedFrom"), "a hit of the completed entry resumed nothing: \(hit.stdout)")
+    }
+
+    /// `-v` names the resume among the HTTP detail.
+    @Test func verboseSaysTheBodyWasResumed() throws {
+        let (cli, url, server) = try cutOnce()
+        let second = try cli.run(["-v", "--any", url])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(second.stdout.contains(", attempts 1, resumed after 1.5 MiB kept, "), "\(second.stdout)")
+        #expect(server.requests("/big.bin").last?.header("Range") != nil, "the rest was asked for")
     }
 
     @Test func aFileChangedInBetweenStartsOver() throws {
@@ -127,6 +145,7 @@ import TestSupport
         let path = try #require(CLI.jsonLines(second.stdout)?.first { $0["phase"] as? String == "success" }?["path"] as? String)
         let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path))) == Self.body(version: 1)
         #expect(whole, "the 200's whole body, not the part plus the whole")
+        #expect(!second.stdout.contains("resumedFrom"), "started over: nothing was resumed: \(second.stdout)")
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
 

@@ -44,7 +44,8 @@ extension DiskCacheStore {
         }
         for candidate in order {
             let expired = maxAge.map { now - candidate.lastUse > $0 } ?? false
-            let oversize = maxBytes.map { report.remainingBytes > $0 } ?? false
+            // A limit of 0 empties the cache: a remembered error status takes no bytes, yet is an entry.
+            let oversize = maxBytes.map { $0 <= 0 || report.remainingBytes > $0 } ?? false
             guard candidate.broken || expired || oversize else { break }   // sorted: nothing later is older
             switch candidate {
             case .entry(let scanned):

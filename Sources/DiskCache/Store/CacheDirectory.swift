@@ -114,9 +114,34 @@ public enum CacheDirectory {
         }
         if mode & S_IWOTH != 0 {
             throw DiskCacheError(.directory, path: path, message:
-                "\(what) \(path) is writable by other users (mode \(shown)), who could plant files in it; "
-                + "run chmod 700 \(path)")
+                "\(what) \(path) is writable by other users (mode \(shown)), who could plant files in it; " + fix(path, mode, info))
         }
+    }
+
+    /// How to fix a directory others may write to. `chmod 700` only where
+    /// it is this user's to change and not shared by design: a sticky one
+    /// (`/tmp`, `/var/tmp`) is meant for everyone, and `chmod 700 /tmp` (as
+    /// root, who may run it) would break the machine, so it gets a folder of
+    /// its own inside; one another user (root) owns, its owner's chmod.
+    private static func fix(_ path: String, _ mode: mode_t, _ info: stat) -> String {
+        if mode & S_ISVTX != 0 {
+            return "it is a shared directory (as /tmp is), so use a folder of your own in it, made with mode 0700: "
+                + "--cache-dir \(join(path, "asyncfetch-" + userName()))"
+        }
+        if info.st_uid != geteuid() {
+            return "have its owner run chmod 700 \(path), or use a directory of your own (--cache-dir DIR)"
+        }
+        return "run chmod 700 \(path)"
+    }
+
+    /// This user's login name (`getpwuid_r`), else the uid.
+    private static func userName() -> String {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        guard getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name,
+              name.pointee != 0 else { return String(geteuid()) }
+        return String(cString: name)
     }
 
     /// Throws a `.directory` error naming `path` unless this process may

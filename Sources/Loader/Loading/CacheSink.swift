@@ -246,13 +246,18 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// Whether the body received continues a kept partial (a `206`).
     var resumed: Bool { writer?.isResumed == true }
 
+    /// The length of the kept part a resumed body continued (its `Range`
+    /// started there), or nil when the body was received whole.
+    var resumedFrom: Int64? { resumed ? resuming?.value.length : nil }
+
     /// Keeps what a cut-off transfer received, to be resumed by a later run,
     /// when it is at least `minimum` bytes of a 200 or 206 that can be resumed
-    /// (`mayResume`).
-    func keepPartial(_ metadata: CacheMetadata, minimum: Int64) -> Bool {
+    /// (`mayResume`). Returns the length kept, or nil.
+    func keepPartial(_ metadata: CacheMetadata, minimum: Int64) -> Int64? {
         guard let writer, writer.bytesWritten >= minimum, status == 200 || status == 206,
-              Self.mayResume(metadata) else { return false }
-        return (try? writer.keepPartial(metadata)) == true   // best effort: without it the next run starts over
+              Self.mayResume(metadata) else { return nil }
+        let length = writer.bytesWritten
+        return (try? writer.keepPartial(metadata)) == true ? length : nil   // best effort: without it the next run starts over
     }
 
     /// Whether a body with this record can be continued with `Range` and

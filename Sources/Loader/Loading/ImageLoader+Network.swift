@@ -228,10 +228,11 @@ extension ImageLoader {
             if let overLimit = sink.overLimit {
                 return .done(.failure(LoadError(kind: .tooLarge, message: "response too large: " + overLimit, attempts: error.attempts)))
             }
+            var keptPart: Int64?
             if error.kind == .network || error.kind == .timeout {
-                let kept = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
-                                                     responseTime: currentUnixTime())
-                _ = sink.keepPartial(kept, minimum: CacheDefaults.resumeMinimum)
+                let record = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
+                                                       responseTime: currentUnixTime())
+                keptPart = sink.keepPartial(record, minimum: CacheDefaults.resumeMinimum)
             }
             if error.status == 416 || sink.partialRefused, exchange.foundPartial {
                 // The kept part no longer fits the resource (it shrank), or the server's 206 does not
@@ -239,7 +240,13 @@ extension ImageLoader {
                 cache.removePartial(key.hex)
                 return .again(entry: exchange.entry)
             }
-            return .done(failed(error, key: key, entry: exchange.entry, requestTime: requestTime, handedOut: exchange.handedOut))
+            let phase = failed(error, key: key, entry: exchange.entry, requestTime: requestTime, handedOut: exchange.handedOut)
+            guard let kept = keptPart, case .failure(let failure) = phase else { return .done(phase) }
+            // Said, so that the user knows a rerun will not start from nothing (docs/http.md "Resume").
+            return .done(.failure(LoadError(kind: failure.kind, message: failure.message
+                                            + "; \(HumanUnits.bytes(kept)) kept: the next run asks only for the rest",
+                                            status: failure.status, attempts: failure.attempts, source: failure.source,
+                                            effectiveURL: failure.effectiveURL)))
         }
         let responseTime = currentUnixTime()
         if response.status == 304 {
@@ -337,7 +344,9 @@ extension ImageLoader {
         do {
             let entry = try writer.commit(consume meta, keepingBodyOnFailure: true)   // moved in: no copy of the record
             // The check goes in with the rest: set afterwards, it made a second box (a copy of every field).
-            return .success(result(entry, source: .network, response: response, checked: check))
+            var loaded = result(entry, source: .network, response: response, checked: check)
+            if let kept = sink.resumedFrom { loaded.resumedFrom = kept }   // rare: the second box is no cost
+            return .success(loaded)
         } catch {
             // Refused at the last step (a disk that filled up as the record or the name went in):
             // delivered all the same, with the cache's reason as the warning, as a full cache is.

@@ -34,6 +34,13 @@ public struct LoadResult: Sendable {
         get { box.extra?.fields.checked }
         set { changeExtra { $0.checked = newValue } }
     }
+    /// How many bytes of the body a kept partial body gave (SPEC §5,
+    /// resume): this run asked only for the rest (`Range: bytes=N-`), and a
+    /// `206` completed it. Nil when the body came whole. JSON `resumedFrom`.
+    public internal(set) var resumedFrom: Int64? {
+        get { box.extra?.fields.resumedFrom }
+        set { changeExtra { $0.resumedFrom = newValue } }
+    }
     /// HTTP detail for `-v`.
     public var httpVersion: String? { box.extra?.fields.httpVersion }
     public var redirects: Int { box.extra?.fields.redirects ?? 0 }
@@ -96,7 +103,7 @@ public struct LoadResult: Sendable {
                         width: width ?? Core.none, height: height ?? Core.none, reason: nil)
         let extra = Extra(attempts: attempts, checked: checked, httpVersion: httpVersion, redirects: redirects,
                           effectiveURL: effectiveURL, warning: warning, transientBody: transientBody, receipt: nil,
-                          storeFailure: nil)
+                          storeFailure: nil, resumedFrom: nil)
         box = Box(core, extra: extra.isNone ? nil : ExtraBox(extra))
     }
 
@@ -170,7 +177,7 @@ public struct LoadResult: Sendable {
     /// The fields of a download, a delivery or a stale copy served after a failure.
     fileprivate struct Extra: Sendable {
         static let none = Extra(attempts: 0, checked: nil, httpVersion: nil, redirects: 0, effectiveURL: nil, warning: nil,
-                                transientBody: nil, receipt: nil, storeFailure: nil)
+                                transientBody: nil, receipt: nil, storeFailure: nil, resumedFrom: nil)
 
         var attempts: Int
         var checked: ImageCheck?
@@ -181,10 +188,11 @@ public struct LoadResult: Sendable {
         var transientBody: TransientBody?
         var receipt: DeliveryReceipt?
         var storeFailure: String?
+        var resumedFrom: Int64?
 
         var isNone: Bool {
             attempts == 0 && checked == nil && httpVersion == nil && redirects == 0 && effectiveURL == nil
-                && warning == nil && transientBody == nil && receipt == nil && storeFailure == nil
+                && warning == nil && transientBody == nil && receipt == nil && storeFailure == nil && resumedFrom == nil
         }
     }
 

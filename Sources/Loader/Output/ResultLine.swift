@@ -151,6 +151,7 @@ public struct ResultLine: Sendable {
         }
         if let type = result.contentType { http.append(type) }
         if result.attempts > 0 { http.append("attempts \(result.attempts)") }
+        if let kept = result.resumedFrom { http.append("resumed after \(HumanUnits.bytes(kept)) kept") }
         if result.redirects > 0 {
             var text = "redirects \(result.redirects)"
             if let final = result.effectiveURL { text += " to \(redactURL(final))" }
@@ -207,6 +208,7 @@ public struct ResultLine: Sendable {
             line.add("height", result.height)
             line.add("checked", result.checked?.rawValue)
             line.add("attempts", result.attempts)
+            line.add("resumedFrom", result.resumedFrom)
             if result.redirects > 0 { line.add("effectiveUrl", result.effectiveURL.map(redactURL)) }
             line.add("output", result.receipt?.path)
             line.add("outputMethod", result.receipt?.method)
