@@ -24,6 +24,11 @@ import internet  # noqa: E402  (bench/internet.py: the internet-like case, issue
 from internet import png  # noqa: E402  (a real PNG of noise)
 
 
+def count_name(count):
+    """A URL count as the results name it: 10000 is "10k", 500 "0.5k" (not "0k"), 2500 "2.5k"."""
+    return f"{count / 1000:g}k"
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -184,10 +189,10 @@ def run(args, fs, base):
     url = f"http://127.0.0.1:{nginx.port}"
     sets = {
         "1k": [f"{url}/small/s{i:06d}.png" for i in range(min(1000, args.small))],
-        f"{args.small // 1000}k": [f"{url}/small/s{i:06d}.png" for i in range(args.small)],
+        count_name(args.small): [f"{url}/small/s{i:06d}.png" for i in range(args.small)],
         "20x10MiB": [f"{url}/large/l{i:02d}.png" for i in range(20)],
     }
-    small_big = f"{args.small // 1000}k"
+    small_big = count_name(args.small)
     for name, urls in sets.items():
         with open(f"{base}/{name}.txt", "w") as f:
             f.write("\n".join(urls) + "\n")
@@ -430,7 +435,7 @@ def run_remote(args, fs, base):
         f.write("".join(f"http://127.0.0.1:{origin.port}/small/s{i:06d}.png\n" for i in range(args.small)))
     # A new prefix each repetition: deleting objects under nginx's open_file_cache would keep serving them.
     cache = f"{base}/cache"
-    name = f"{args.small // 1000}k"
+    name = count_name(args.small)
 
     def fresh(path):
         shutil.rmtree(path, ignore_errors=True)
@@ -485,7 +490,7 @@ def run_decode(args, fs, base):
             f.write(big)
     nginx = Nginx(f"{base}/www", f"{base}/nginx")
     url = f"http://127.0.0.1:{nginx.port}"
-    sets = {f"{args.small // 1000}k": [f"{url}/small/s{i:06d}.png" for i in range(args.small)],
+    sets = {count_name(args.small): [f"{url}/small/s{i:06d}.png" for i in range(args.small)],
             "20x10MiB": [f"{url}/large/l{i:02d}.png" for i in range(20)]}
     cache = f"{base}/cache"
     lines = [f"--decode on {fs} (cold, empty cache; median wall, min in brackets; CPU; ratio of the medians)"]

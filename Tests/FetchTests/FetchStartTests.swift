@@ -261,17 +261,43 @@ import TestSupport
         let sink = try FileSink(path: temp.file("slow"))
         defer { sink.remove() }
         let handle = FetchHandle()
-        let started = monotonicSeconds()
-        let canceller = Task {
-            try? await Task.sleep(nanoseconds: 200_000_000)
-            handle.cancel()
-        }
+        // Cancelled once the server has the request, from a thread of its own (not a timer
+        // on the test pool, which a busy machine runs late).
+        let canceller = Canceller(handle) { server.requestCount("/slow.png") >= 1 }
         let (completed, calls) = await Self.start(FetchClient(), server.url("/slow.png"), into: sink, handle: handle)
-        await canceller.value
         guard case .failure(let error) = completed.result else { Issue.record("a cancelled fetch succeeded"); return }
         #expect(error.kind == .cancelled)
         #expect(calls == 1)
-        #expect(monotonicSeconds() - started < 5, "the cancel stops the transfer, not the server's 10 s")
+        let after = completed.at - canceller.cancelledAt()
+        #expect(after < 1, "the cancel stops the transfer (\(after) s after it), not the server's 10 s")
+    }
+
+    /// Cancels `handle` from a thread of its own as soon as `ready` holds (or after 10 s): a
+    /// timer on the test pool, which a busy machine runs late, could fire after the transfer ended.
+    final class Canceller: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var at = 0.0
+        /// What `ready` was checked against: the sink's writes when it held, for one.
+        private(set) var seenWhenCancelled = 0
+
+        init(_ handle: FetchHandle, whenSeen seen: @escaping @Sendable () -> Int = { 0 },
+             ready: @escaping @Sendable () -> Bool) {
+            Thread.detachNewThread { [self] in
+                let deadline = monotonicSeconds() + 10
+                while !ready() && monotonicSeconds() < deadline { usleep(1000) }
+                seenWhenCancelled = seen()
+                at = monotonicSeconds()
+                handle.cancel()
+                done.signal()
+            }
+        }
+
+        /// When the handle was cancelled (`monotonicSeconds`), once it was.
+        func cancelledAt() -> Double {
+            done.wait()
+            done.signal()
+            return at
+        }
     }
 
     /// A sink whose first `write` blocks until `release` (or `limit` seconds), as a slow disk would.
@@ -398,7 +424,8 @@ import TestSupport
         let file: FileSink
         let writeDelay: useconds_t
         let failAtWrite: Int?
-        let seen = Locked((threads: Set<String>(), writes: 0, largest: 0))
+        /// `lastEnd`: when the latest write returned (`monotonicSeconds`).
+        let seen = Locked((threads: Set<String>(), writes: 0, largest: 0, lastEnd: 0.0))
 
         init(path: String, writeDelay: useconds_t = 0, failAtWrite: Int? = nil) throws {
             file = try FileSink(path: path)
@@ -420,12 +447,25 @@ import TestSupport
             if count == failAtWrite { throw Refused() }
             if writeDelay > 0 { usleep(writeDelay) }
             try file.write(bytes)
+            seen.withLock { $0.lastEnd = monotonicSeconds() }
         }
 
         func reset() throws { try file.reset() }
     }
 
-    static let large = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+    /// 3 MiB that differ from byte to byte. Made in a plain loop, and compared as `Data` (a
+    /// `memcmp`): in a debug build a `map` and an `Array ==` of 3 M elements each took the
+    /// test pool's thread for seconds on a busy machine, and every test waiting for a pool
+    /// thread with it (a cancelled fetch's completion, which runs on a task).
+    static let large = [UInt8](unsafeUninitializedCapacity: 3 << 20) { buffer, count in
+        for index in 0..<buffer.count { buffer[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
+        count = buffer.count
+    }
+
+    /// Whether the file at `path` holds `large`, byte for byte.
+    static func holdsLarge(_ path: String) throws -> Bool {
+        try Data(contentsOf: URL(fileURLWithPath: path)) == Data(large)
+    }
 
     @Test func aLargeBodyStreamsToACompletionWorkerInOrder() async throws {
         let server = try ScriptedServer()
@@ -441,7 +481,7 @@ import TestSupport
         #expect(threads.count == 1 && threads.allSatisfy { $0.hasPrefix("cache-worker-") },
                 "every write on the transfer's one worker, none on the loop: \(threads)")
         try sink.file.close()
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.file.path))) == Self.large)
+        #expect(try Self.holdsLarge(sink.file.path))
     }
 
     @Test func aSlowSinkPausesTheTransferAndGetsEveryByteInOrder() async throws {
@@ -466,7 +506,7 @@ import TestSupport
         #expect(calls == 1)
         #expect(sink.seen.withLock { $0.writes } > 8, "the body came in many chunks")
         try sink.file.close()
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.file.path))) == Self.large)
+        #expect(try Self.holdsLarge(sink.file.path))
     }
 
     @Test func aLaggingSinkGetsLibcurlsChunksJoinedUpToTheBufferSize() async throws {
@@ -483,7 +523,7 @@ import TestSupport
         #expect(writes < Self.large.count / (32 * 1024), "joined while the sink lagged: \(writes) writes")
         #expect(largest <= Defaults.receiveBufferSize, "no buffer past its size (memory per body): \(largest)")
         try sink.file.close()
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.file.path))) == Self.large)
+        #expect(try Self.holdsLarge(sink.file.path))
     }
 
     @Test func aSinkThatRefusesAStreamedWriteFailsTheFetchWithItsReason() async throws {
@@ -525,16 +565,20 @@ import TestSupport
         let sink = try WatchedSink(path: temp.file("large"), writeDelay: 20_000)   // 20 ms a write: paused most of the time
         defer { sink.file.remove() }
         let handle = FetchHandle()
-        let canceller = Task {
-            try? await Task.sleep(nanoseconds: 150_000_000)
-            handle.cancel()
-            return monotonicSeconds()
-        }
+        // Cancelled once the body streams (two writes in), from a thread of its own: a
+        // timer on a busy test pool could fire after the whole body was written.
+        let canceller = Canceller(handle, whenSeen: { sink.seen.withLock { $0.writes } }) { sink.seen.withLock { $0.writes } >= 2 }
         let (completed, calls) = await Self.start(FetchClient(), server.url("/large.png"), into: sink, handle: handle)
-        let cancelled = await canceller.value
         guard case .failure(let error) = completed.result else { Issue.record("a cancelled fetch succeeded"); return }
         #expect(error.kind == .cancelled)
         #expect(calls == 1)
-        #expect(completed.at - cancelled < 0.1, "answered after the writes already queued (at most 3 × 20 ms), not the body's")
+        let at = canceller.cancelledAt()
+        let writesBefore = canceller.seenWhenCancelled   // read after cancelledAt: set before it returns
+        let (writes, lastEnd) = sink.seen.withLock { ($0.writes, $0.lastEnd) }
+        // Only the buffers already on their way (and the write under way) are written, not the body's ~48.
+        #expect(writes - writesBefore <= Defaults.streamBuffers + 1, "\(writes - writesBefore) writes after the cancel")
+        // Answered as soon as those writes (20 ms each, longer on a busy machine) are done.
+        #expect(completed.at - max(at, lastEnd) < 0.1,
+                "answered \(completed.at - at) s after the cancel, \(completed.at - lastEnd) s after the last write")
     }
 }

@@ -94,6 +94,25 @@ final class OutputCollector: @unchecked Sendable {
     }
 }
 
+/// When a child was last signalled and when its exit was seen (`tsMonotonicNow`).
+final class Moments: @unchecked Sendable {
+    private let lock = TSMutex()
+    private var signalled: Double?
+    private var exited: Double?
+
+    func noteSignal() { lock.withLock { signalled = tsMonotonicNow() } }
+
+    /// Blocks until `pid` has exited (without reaping it: Foundation does) and notes when.
+    func awaitExit(of pid: Int32) {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+        lock.withLock { exited = tsMonotonicNow() }
+    }
+    var fromSignalToExit: Double? {
+        lock.withLock { signalled.flatMap { sent in exited.map { $0 - sent } } }
+    }
+}
+
 /// A running child process started by `startProcess`.
 public final class SpawnedProcess: @unchecked Sendable {
     /// Process id of the child.
@@ -112,6 +131,7 @@ public final class SpawnedProcess: @unchecked Sendable {
     private let waitLock = TSMutex()
     private var threads: [pthread_t] = []
     private var finalResult: ProcessResult?
+    private let moments = Moments()
 
     init(executable: String, arguments: [String], environment: [String: String]?, stdin: [UInt8]?, timeout: Double) throws {
         self.executable = executable
@@ -177,6 +197,8 @@ public final class SpawnedProcess: @unchecked Sendable {
         let outCollector = stdoutCollector
         let errCollector = stderrCollector
         var started: [pthread_t] = []
+        let moments = self.moments, child = pid
+        if let t = tsSpawnThread({ moments.awaitExit(of: child) }) { started.append(t) }
         if let t = tsSpawnThread({ outCollector.drain(outFD) }) { started.append(t) }
         if let t = tsSpawnThread({ errCollector.drain(errFD) }) { started.append(t) }
         if let stdin, let pipe = stdinPipe {
@@ -231,9 +253,15 @@ public final class SpawnedProcess: @unchecked Sendable {
     /// Sends `signal` (e.g. SIGINT, SIGTERM) to the child.
     public func sendSignal(_ signal: Int32) {
         if lock.withLock({ finalResult == nil }) {
+            moments.noteSignal()
             _ = kill(pid, signal)
         }
     }
+
+    /// Seconds from the last `sendSignal` to the child's exit, both noted where they
+    /// happen (the exit by a thread that waits for nothing else, not by whoever awaits
+    /// `wait()`, which a busy test process may resume late); nil before both.
+    public var secondsFromSignalToExit: Double? { moments.fromSignalToExit }
 
     /// Whether the child is still running.
     public var isRunning: Bool { process.isRunning }

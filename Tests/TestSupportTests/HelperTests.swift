@@ -52,6 +52,21 @@ struct HelperTests {
         #expect(t.stdout == "ready\ncaught\n")
     }
 
+    /// `secondsFromSignalToExit` counts from the signal to the exit, however late `wait()` is
+    /// called: a child that takes 0.6 s to exit after SIGINT shows 0.6 s, not the 1.5 s
+    /// before this test waited for it.
+    @Test func secondsFromSignalToExitCountsTheChildsTimeNotTheWaitersDelay() throws {
+        let slow = try startProcess(
+            "/bin/sh", ["-c", "trap 'sleep 0.6; exit 130' INT; echo ready; while :; do sleep 0.02; done"], timeout: 10)
+        #expect(slow.waitForOutput("ready", timeout: 5))
+        #expect(slow.secondsFromSignalToExit == nil)
+        slow.sendSignal(SIGINT)
+        usleep(1_500_000)
+        #expect(slow.wait().status == 130)
+        let seconds = try #require(slow.secondsFromSignalToExit)
+        #expect(seconds >= 0.55 && seconds < 1.4, "\(seconds) s")
+    }
+
     @Test func childrenStartWithNoBlockedSignals() throws {
         // Swift concurrency worker threads block signals; children must not inherit that mask.
         let r = try runProcess("/bin/sh", ["-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"])
