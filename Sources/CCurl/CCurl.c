@@ -79,6 +79,7 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(CURLU *, curl_url, (void)) \
     X(void, curl_url_cleanup, (CURLU *u)) \
     X(CURLUcode, curl_url_set, (CURLU *u, CURLUPart part, const char *content, unsigned int flags)) \
+    X(CURLUcode, curl_url_get, (const CURLU *u, CURLUPart part, char **content, unsigned int flags)) \
     X(int, curl_strequal, (const char *a, const char *b)) \
     X(int, curl_strnequal, (const char *a, const char *b, size_t n)) \
     X(int, curl_mvsnprintf, (char *buffer, size_t max, const char *format, va_list ap)) \
@@ -197,17 +198,145 @@ HIDDEN CURLSH *curl_share_init(void) { return p_curl_share_init(); }
 HIDDEN CURLSHcode curl_share_cleanup(CURLSH *s) { return p_curl_share_cleanup(s); }
 HIDDEN const char *curl_share_strerror(CURLSHcode c) { return loaded ? p_curl_share_strerror(c) : "libcurl not loaded"; }
 
-CURLU *ccurl_url_new(void) { return p_curl_url(); }
-void ccurl_url_free(CURLU *parsed) { if (parsed != NULL) p_curl_url_cleanup(parsed); }
+/* The flags of libcurl 7.88's own parse of CURLOPT_URL (url.c, parseurlandfillconn; no
+ * CURLOPT_DISALLOW_USERNAME_IN_URL or CURLOPT_PATH_AS_IS, which would add theirs, is set). */
+#define LIBCURL_URL_FLAGS (CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME)
 
-CURLcode ccurl_easy_set_url(CURL *handle, CURLU *parsed, const char *url) {
-    CURLcode rc = p_curl_easy_setopt(handle, CURLOPT_URL, url);
-    if (rc != CURLE_OK || parsed == NULL) return rc;
-    /* The flags of libcurl 7.88's own parse of CURLOPT_URL (url.c, parseurlandfillconn; no
-     * CURLOPT_DISALLOW_USERNAME_IN_URL or CURLOPT_PATH_AS_IS, which would add theirs, is set).
-     * A URL it refuses: no parse handed over, libcurl parses it and says why, as ever. */
-    int ok = p_curl_url_set(parsed, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
-    return p_curl_easy_setopt(handle, CURLOPT_CURLU, ok ? parsed : NULL);
+struct ccurl_url {
+    CURLU *parsed;
+    /* The scheme and authority ("http://host:port") of the last URL libcurl parsed whole into
+     * `parsed`, whose parse of them `parsed` still holds; origin_length 0: none. */
+    size_t origin_length;
+    char origin[256];
+};
+
+ccurl_url *ccurl_url_new(void) {
+    ccurl_url *url = calloc(1, sizeof *url);
+    if (url == NULL) return NULL;
+    url->parsed = p_curl_url();
+    if (url->parsed == NULL) {
+        free(url);
+        return NULL;
+    }
+    return url;
+}
+
+void ccurl_url_free(ccurl_url *url) {
+    if (url == NULL) return;
+    p_curl_url_cleanup(url->parsed);
+    free(url);
+}
+
+/* Where `url`'s scheme and authority end, when it starts "http://" or "https://" and a host:
+ * libcurl 7.88's parseurl reads the host (with any user, password and port) up to the first '/',
+ * '?' or '#', and reads all of the scheme and authority from these bytes alone. 0: another shape
+ * (no host, a third slash, another scheme). */
+static size_t origin_end(const char *url) {
+    size_t start = strncmp(url, "http://", 7) == 0 ? 7 : strncmp(url, "https://", 8) == 0 ? 8 : 0;
+    if (start == 0 || url[start] == '\0' || strchr("/?#", url[start]) != NULL) return 0;
+    return start + strcspn(url + start, "/?#");
+}
+
+/* Whether libcurl 7.88's parse would keep `tail` (a path from its '/', maybe a '?' and a query)
+ * byte for byte, as setting the path and the query as parts does: printable ASCII without space
+ * (the parse refuses spaces and controls), no '%' (a part set lowercases a percent-encoding's hex
+ * digits, the parse keeps them), no '#' (a fragment), and no path segment starting with '.' (the
+ * parse removes "." and ".." segments). `path_length`: the path's bytes, before any '?'. */
+static int plain_tail(const char *tail, size_t *path_length) {
+    /* 0: a plain byte; 1: one the parse would not keep as it is; 2: '?'; 3: '/' */
+    static const unsigned char kind[256] = {
+        [0 ... ' '] = 1, ['#'] = 1, ['%'] = 1, [0x7f ... 0xff] = 1, ['?'] = 2, ['/'] = 3,
+    };
+    const unsigned char *p = (const unsigned char *)tail;
+    for (;; p++) {
+        unsigned char k = kind[*p];
+        if (k == 0) continue;
+        if (k == 3 && p[1] != '.') continue;
+        if (k != 2 && *p != '\0') return 0;
+        break;
+    }
+    *path_length = (size_t)(p - (const unsigned char *)tail);
+    if (*p == '\0') return 1;
+    for (p++; kind[*p] != 1; p++) {}
+    return *p == '\0';
+}
+
+/* `tail` (plain_tail's) set as the path, the query and no fragment of `parsed`, which holds the
+ * parse of a URL of the same scheme and authority: what parsing the whole URL would leave. */
+static int set_tail(CURLU *parsed, const char *tail, size_t path_length) {
+    char copy[2048];
+    const char *path = tail, *query = tail[path_length] == '?' ? tail + path_length + 1 : NULL;
+    if (query != NULL) {
+        if (path_length >= sizeof copy) return 0;
+        memcpy(copy, tail, path_length);
+        copy[path_length] = '\0';
+        path = copy;
+    }
+    /* The parse leaves no path for "/" (libcurl reads none as "/"). */
+    return p_curl_url_set(parsed, CURLUPART_PATH, path_length > 1 ? path : NULL, 0) == CURLUE_OK
+        && p_curl_url_set(parsed, CURLUPART_QUERY, query, 0) == CURLUE_OK
+        && p_curl_url_set(parsed, CURLUPART_FRAGMENT, NULL, 0) == CURLUE_OK;
+}
+
+int ccurl_url_parse(ccurl_url *url, const char *text) {
+    size_t length = url->origin_length, path_length;
+    if (length > 0 && strncmp(text, url->origin, length) == 0 && text[length] == '/'
+        && plain_tail(text + length, &path_length) && set_tail(url->parsed, text + length, path_length)) return 2;
+    /* Parsed whole (a URL it refuses leaves `parsed` as it was). */
+    int ok = p_curl_url_set(url->parsed, CURLUPART_URL, text, LIBCURL_URL_FLAGS) == CURLUE_OK;
+    size_t end = ok ? origin_end(text) : 0;
+    url->origin_length = end < sizeof url->origin ? end : 0;
+    memcpy(url->origin, text, url->origin_length);
+    return ok;
+}
+
+CURLcode ccurl_easy_set_url(CURL *handle, ccurl_url *url, const char *text) {
+    CURLcode rc = p_curl_easy_setopt(handle, CURLOPT_URL, text);
+    if (rc != CURLE_OK || url == NULL) return rc;
+    /* A URL libcurl refuses: no parse handed over, libcurl parses it and says why, as ever. */
+    return p_curl_easy_setopt(handle, CURLOPT_CURLU, ccurl_url_parse(url, text) != 0 ? url->parsed : NULL);
+}
+
+/* Whether two parses answer every part alike (each part with each flag libcurl's transfers and
+ * redirects read it with). */
+static int same_parts(const CURLU *first, const CURLU *second) {
+    static const CURLUPart parts[] = {
+        CURLUPART_URL, CURLUPART_SCHEME, CURLUPART_USER, CURLUPART_PASSWORD, CURLUPART_OPTIONS,
+        CURLUPART_HOST, CURLUPART_ZONEID, CURLUPART_PORT, CURLUPART_PATH, CURLUPART_QUERY, CURLUPART_FRAGMENT,
+    };
+    static const unsigned int flags[] = {
+        0, CURLU_DEFAULT_PORT, CURLU_NO_DEFAULT_PORT, CURLU_URLDECODE, CURLU_URLENCODE, CURLU_PUNYCODE,
+    };
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+            char *a = NULL, *b = NULL;
+            CURLUcode rc_a = p_curl_url_get(first, parts[p], &a, flags[f]);
+            CURLUcode rc_b = p_curl_url_get(second, parts[p], &b, flags[f]);
+            int same = rc_a == rc_b && (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
+            free(a);
+            free(b);
+            if (!same) return 0;
+        }
+    }
+    return 1;
+}
+
+int ccurl_url_reparse_check(const char *first, const char *next) {
+    if (ccurl_global_init() != CURLE_OK) return -1;
+    ccurl_url *reused = ccurl_url_new();
+    CURLU *whole = p_curl_url();
+    int result = -1;
+    if (reused != NULL && whole != NULL) {
+        (void)ccurl_url_parse(reused, first);
+        int how = ccurl_url_parse(reused, next);
+        int whole_ok = p_curl_url_set(whole, CURLUPART_URL, next, LIBCURL_URL_FLAGS) == CURLUE_OK;
+        if ((how != 0) != whole_ok) result = 0;
+        else if (!whole_ok) result = 1;   /* both refused */
+        else result = same_parts(reused->parsed, whole) ? how : 0;
+    }
+    ccurl_url_free(reused);
+    if (whole != NULL) p_curl_url_cleanup(whole);
+    return result;
 }
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {

@@ -27,8 +27,6 @@ public final class FetchClient: Sendable {
     /// made once: every transfer shares this array, and an easy handle that
     /// holds it keeps its libcurl header list (`CurlEasy`).
     private let plainGetLines: [String]
-    /// The User-Agent as a header line of ours (`userAgentLine`), made once; nil: libcurl's or none.
-    private let userAgentLine: String?
     /// Why the configuration's headers cannot be sent (`FetchConfiguration.validate`):
     /// then every request fails with it, before any I/O.
     private let configurationProblem: (name: String, problem: HeaderProblem)?
@@ -40,8 +38,7 @@ public final class FetchClient: Sendable {
         configuration.environmentNamesProxy = ProxyEnvironment.namesProxy()
         self.configuration = configuration
         loops = TransferLoops(configuration: configuration)
-        userAgentLine = Self.userAgentLine(configuration)
-        plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration, userAgent: userAgentLine)
+        plainGetLines = Self.headerLines(for: FetchRequest(url: ""), configuration)
         configurationProblem = configuration.headerProblem
     }
 
@@ -74,7 +71,7 @@ public final class FetchClient: Sendable {
                 throw FetchError(header: name, problem, url: request.url)
             }
             lines = .success(request.method == .get && request.headers.isEmpty
-                ? plainGetLines : Self.headerLines(for: request, configuration, userAgent: userAgentLine))
+                ? plainGetLines : Self.headerLines(for: request, configuration))
         } catch {
             lines = .failure(error)
         }
@@ -249,16 +246,12 @@ public final class FetchClient: Sendable {
     /// libcurl's CURLOPT_HTTPHEADER reads "Name:" (nothing after the colon)
     /// as "do not send Name, not even libcurl's own": an empty value is
     /// written "Name;" (sent as "Name:"), a removed header "Name:".
-    /// `userAgent` (`userAgentLine`) goes first, unless the request has a User-Agent of its own.
-    private static func headerLines(for request: FetchRequest, _ configuration: FetchConfiguration,
-                                    userAgent: String?) -> [String] {
-        let ownAgent = userAgent.flatMap { request.headers["User-Agent"] == nil ? $0 : nil }
+    private static func headerLines(for request: FetchRequest, _ configuration: FetchConfiguration) -> [String] {
         if request.method == .put {
             // "Expect:" turns off 100-continue (one round trip per upload), except
             // when signing: libcurl 7.88 signs the empty header it does not send.
             // The type is not a form's.
-            var lines = ownAgent.map { [$0] } ?? []
-            lines += configuration.headers.map(line)
+            var lines = configuration.headers.map(line)
             lines += request.headers.map(line)
             lines += removals(configuration, except: [configuration.headers, request.headers])
             lines.append("Content-Type: application/octet-stream")
@@ -269,8 +262,7 @@ public final class FetchClient: Sendable {
         // last), written in one pass into an array made once: a batch does this for every revalidation.
         let own = configuration.headers.fields, given = request.headers.fields
         var lines: [String] = []
-        lines.reserveCapacity(own.count + given.count + 2)
-        if let ownAgent { lines.append(ownAgent) }
+        lines.reserveCapacity(own.count + given.count + 1)
         var offersCodings = false
         for field in own where !given.contains(where: { asciiCaseInsensitiveEqual($0.name, field.name) }) {
             offersCodings = offersCodings || asciiCaseInsensitiveEqual(field.name, "Accept-Encoding")
@@ -315,17 +307,6 @@ public final class FetchClient: Sendable {
     }
 
     private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
-
-    /// The User-Agent as a header line of ours (`FetchConfiguration.userAgentAsLine`), unless the
-    /// configuration sets or removes that name. libcurl writes it after its own `Accept: */*`
-    /// (CURLOPT_USERAGENT went before): the one change in the request's bytes, the order of two
-    /// fields of different names, which HTTP leaves free.
-    private static func userAgentLine(_ configuration: FetchConfiguration) -> String? {
-        guard configuration.userAgentAsLine, configuration.headers["User-Agent"] == nil,
-              !configuration.removedHeaders.contains(where: { asciiCaseInsensitiveEqual($0, "User-Agent") })
-        else { return nil }
-        return "User-Agent: " + configuration.userAgent
-    }
 
     /// `deliver` of what `FetchAttempts.delivery(after:)` returned, as the fetch's result.
     private static func delivered(

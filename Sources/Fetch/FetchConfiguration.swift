@@ -75,15 +75,6 @@ public struct FetchConfiguration: Sendable {
     /// Whether a variable of the environment may name a proxy (`ProxyEnvironment`), as
     /// `FetchClient` read it once for all of its transfers. True until then: libcurl reads them.
     var environmentNamesProxy = true
-
-    /// The User-Agent goes as a request header line of ours (`FetchClient`), not as libcurl's
-    /// CURLOPT_USERAGENT, which libcurl 7.88 formats anew for every transfer, a character at a
-    /// time, before it is copied into the request (~3 k instructions on the transfer loop).
-    /// Not when a proxy may be used: a tunnel's CONNECT carries CURLOPT_USERAGENT and none of
-    /// our lines. Not when signing (AWS SigV4 signs every line of ours), nor for a blank value.
-    var userAgentAsLine: Bool {
-        !environmentNamesProxy && awsSigV4 == nil && userAgent.utf8.contains { $0 != 0x20 && $0 != 0x09 }
-    }
     /// Sign every request with AWS Signature V4 (CURLOPT_AWS_SIGV4, e.g.
     /// "aws:amz:us-east-1:s3") using `userPassword` as access key and secret.
     public var awsSigV4: String?

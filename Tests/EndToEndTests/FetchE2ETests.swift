@@ -240,8 +240,8 @@ extension CLI {
         ])
         #expect(result.status == 1)
         #expect(proxy.requests("images.example.invalid:443").first?.method == "CONNECT")
-        // The tunnel's CONNECT names the tool: under a proxy variable the User-Agent is libcurl's
-        // CURLOPT_USERAGENT, not a request line of ours (`FetchConfiguration.userAgentAsLine`).
+        // The tunnel's CONNECT names the tool: the User-Agent is libcurl's CURLOPT_USERAGENT, which
+        // the CONNECT carries (a request line of ours would not be there).
         let agent = proxy.requests("images.example.invalid:443").first?.headerValues("User-Agent") ?? []
         #expect(agent.count == 1 && agent[0].hasPrefix("asyncfetch/"), "\(agent)")
         let error = try #require(Self.error(result, url), "\(result.stdout)")

@@ -16,8 +16,9 @@ final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER: libcurl writes its sentence here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
-    /// CURLOPT_CURLU: libcurl's parse of the running transfer's URL (`prepare`; nil: out of memory,
-    /// then libcurl parses CURLOPT_URL itself). Freed after the handle.
+    /// CURLOPT_CURLU: libcurl's parse of the running transfer's URL, and what it was last parsed
+    /// from whole (`ccurl_url`, `prepare`; nil: out of memory, then libcurl parses CURLOPT_URL
+    /// itself). Freed after the handle.
     private let parsedURL: OpaquePointer?
     /// CURLOPT_HTTPHEADER as set now, and the lines it was built from.
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -97,9 +98,13 @@ final class CurlEasy {
         // No CURLOPT_MAXFILESIZE: it refuses an error status or a coded body by its Content-Length.
         // The header callback refuses a 2xx body in no coding (`CurlTransfer.acceptsDeclaredLength`);
         // the write callback counts the decoded bytes of the others.
-        if !config.userAgentAsLine {
-            check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
-        }
+        // libcurl's own User-Agent field (a tunnel's CONNECT carries it too): libcurl 7.88 formats
+        // "User-Agent: %s\r\n" for every transfer with `curl_maprintf`, the executable's since
+        // session 19 (~0.4 k instructions), and copies it in the request's one formatting call. As a
+        // request line of ours (sessions 17-19) it cost ~0.5 k more on the transfer loop: a call of
+        // the format engine of its own and a walk of the custom-field checks (bench/README "Session 20:
+        // the loop's request set-up").
+        check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
         // Content codings are undone by `ContentDecoder` (in the write callback),
         // which, unlike libcurl 7.88, knows a stream cut before its end; the
         // offer is a request header (`FetchClient.headerLines`). libcurl must
@@ -172,7 +177,10 @@ final class CurlEasy {
         // thread per transfer), to keep as the transfer's URL. With a parse handed over it copies
         // the parse and keeps CURLOPT_URL as given: the same parts, the same request, the same
         // redirects (resolved against the parse); only CURLINFO_EFFECTIVE_URL, which is read after
-        // a redirect alone, would show the URL unnormalised.
+        // a redirect alone, would show the URL unnormalised. A URL of the scheme and authority this
+        // handle last parsed whole, with a plain path and query (most of a batch's), only has those
+        // two set in the parse it holds (`ccurl_url_parse`: the same parts for ~0.5 k instructions
+        // against ~5 k).
         check("URL", url.withCString { ccurl_easy_set_url(handle, parsedURL, $0) })
         if maxRedirects != currentMaxRedirects {
             check("MAXREDIRS", ccurl_easy_setopt_long(handle, CURLOPT_MAXREDIRS, maxRedirects))
