@@ -126,12 +126,15 @@ public final class FetchClient: Sendable {
         }
         // Released by `CurlTransfer.finish` as it calls it (the handle holds the transfer meanwhile).
         // It holds the attempts (which hold the URL, the gate and the sink), not the request as well.
+        // What the answer needs of the attempts, captured apart: read through the captured
+        // attempts, the whole struct was copied (a retain and release per field) per fetch.
+        let url = attempts.url, gate = attempts.gate
         transfer.completion = { [self] outcome in
             guard let delivery = attempts.delivery(after: outcome) else {
                 var attempts = attempts
                 return goOn(attempts.next(after: outcome), attempts, sink: sink, handle: handle, completion: completion)
             }
-            attempts.gate?.answered(status: delivery.response.status)
+            gate?.answered(status: delivery.response.status)
             // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
             // A 304 has no body for the sink, and its completion runs here: it may start the
             // next fetches here and hand the rest over (`FetchHandle.handOff`). Neither needs
@@ -139,9 +142,8 @@ public final class FetchClient: Sendable {
             // Any other answer joins its loop's round, which goes to a worker in one batch
             // (`CurlLoop.handOff`; issue 22).
             if transfer.handoff != nil || delivery.response.status == 304 {
-                return completion(Self.delivered(delivery, url: attempts.url, to: sink))
+                return completion(Self.delivered(delivery, url: url, to: sink))
             }
-            let url = attempts.url
             let deliver: @Sendable () -> Void = { completion(Self.delivered(delivery, url: url, to: sink)) }
             if let loop = transfer.placement?.loop {
                 loop.handOff(deliver)   // the loop that ran it: its round

@@ -45,6 +45,27 @@ import Testing
                 == "Content-Length \"99999999999999999999\" is out of range")
     }
 
+    /// The two fields are read whatever their case and spacing; a name that
+    /// only starts like one of them, or has a space before its colon, is another field.
+    @Test func theTwoFieldsAreReadInEveryForm() {
+        let lengths: [(String, Int64?)] = [
+            ("Content-Length: 12420", 12420), ("CONTENT-LENGTH:12420", 12420), ("content-length: \t 7 \t", 7),
+            ("Content-Length: 000000000000000000012", 12), ("Content-Length: 999999999999999999", 999_999_999_999_999_999),
+            ("Content-Length: 0", 0), ("Content-Length : 5", nil), ("Content-Lengths: 5", nil), ("Content-Type: 5", nil),
+            ("Connection: keep-alive", nil), ("c: 5", nil), ("Content-Lengt: 5", nil), ("Content_Length: 5", nil),
+        ]
+        for (line, expected) in lengths {
+            let (check, verdicts) = Self.feed("HTTP/1.1 200 OK\r\n\(line)\r\n\r\n")
+            #expect(check.isComplete && !verdicts.contains(.malformed), "\(line)")
+            #expect(check.contentLength == expected, "\(line)")
+        }
+        #expect(Self.feed("HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000000\r\n\r\n").0.problem
+                == "Content-Length \"1000000000000000000\" is out of range")
+        let (coded, _) = Self.feed("HTTP/1.1 200 OK\r\nCONTENT-ENCODING:  gzip \r\ncontent-encoding:br\r\nContent-Encodings: x\r\n\r\n")
+        #expect(coded.contentEncoding == "gzip, br")
+        #expect(Self.feed("HTTP/1.1 200 OK\r\nContent-Encoding : gzip\r\n\r\n").0.contentEncoding == nil)
+    }
+
     @Test func malformedStatusLinesAreRefused() {
         for line in ["HTTP/1.1 2000 OK", "HTTP/1.2 200 OK", "ICY 200 OK", "HTTP/1.1 20 OK", "HTTP/1.1 099 x",
                      "HTTP/1.1 600 x", "HTTP/1.1 200OK", "hello", "\u{0}\u{1}"] {

@@ -58,10 +58,11 @@ final class CurlLoop: @unchecked Sendable {
     /// The thread's name, "curl-loop-N" (N: the loop's index), as `top -H` and `perf` show it.
     private let threadName: String
 
-    // Loop-thread state.
-    private var active: [ObjectIdentifier: CurlTransfer] = [:]
-    private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private var idleHandles: [CurlEasy] = []
+    // Loop-thread state. Read and changed on the loop thread only, a few times
+    // per transfer: no dynamic exclusivity check (a `swift_beginAccess` each time).
+    @exclusivity(unchecked) private var active: [ObjectIdentifier: CurlTransfer] = [:]
+    @exclusivity(unchecked) private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    @exclusivity(unchecked) private var idleHandles: [CurlEasy] = []
     private let maxIdleHandles: Int
     private let shares: TLSSessionShares
     private let certificates: CertificateStore
@@ -88,7 +89,7 @@ final class CurlLoop: @unchecked Sendable {
     private var thread = pthread_t()
     private var threadStarted = false
     /// Completions handed off during this round, given to a worker at its end (`handOff`).
-    private var roundCompletions: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var roundCompletions: [@Sendable () -> Void] = []
     /// The workers' backlog (`CompletionWorkers.totalPending`) as this round's first
     /// `handOffBounded` read it: one look per round, not a lock per 304. Within a round
     /// the workers only shrink it; this round's own jobs are counted in `roundCompletions`.

@@ -9,8 +9,9 @@ import Glibc
 /// keeps the chunk for later (`StreamHandoff`: no buffer free).
 let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
     guard let userdata, let data else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata)._withUnsafeGuaranteedRef {
+        $0.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+    }
 }
 
 /// CURLOPT_HEADERFUNCTION: keeps the raw lines of the latest response (a
@@ -22,24 +23,32 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
 /// or `errorBodySkipped`).
 let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
     guard let userdata, let data else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    let line = UnsafeRawBufferPointer(start: data, count: size * count)
-    switch transfer.head.accept(line) {
-    case .status:
-        transfer.gate?.responding(status: transfer.head.status)
-        transfer.keepConnectionForRetry()
-        transfer.rawHeaders.removeAll(keepingCapacity: true)
-        // One allocation for a usual header block, not a growth per few lines.
-        if transfer.rawHeaders.capacity == 0 { transfer.rawHeaders.reserveCapacity(Defaults.headerBlockCapacity) }
-        transfer.bodyStatusChecked = false
-    case .field:
-        // The blank line that ends a header block: is the body its Content-Length announces wanted?
-        if transfer.head.isComplete && !transfer.acceptsDeclaredLength() { return 0 }
-    case .trailer: return line.count
-    case .malformed: return 0
+    // The transfer is alive for the whole call (its loop holds it): borrowed, not retained and released per line.
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata)._withUnsafeGuaranteedRef {
+        $0.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count))
     }
-    transfer.rawHeaders.append(contentsOf: line)
-    return line.count
+}
+
+extension CurlTransfer {
+    /// One line for the header callback (`curlHeaderCallback`); returns the bytes consumed (fewer aborts).
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
+        switch head.accept(line) {
+        case .status:
+            gate?.responding(status: head.status)
+            keepConnectionForRetry()
+            rawHeaders.removeAll(keepingCapacity: true)
+            // One allocation for a usual header block, not a growth per few lines.
+            if rawHeaders.capacity == 0 { rawHeaders.reserveCapacity(Defaults.headerBlockCapacity) }
+            bodyStatusChecked = false
+        case .field:
+            // The blank line that ends a header block: is the body its Content-Length announces wanted?
+            if head.isComplete && !acceptsDeclaredLength() { return 0 }
+        case .trailer: return line.count
+        case .malformed: return 0
+        }
+        rawHeaders.append(contentsOf: line)
+        return line.count
+    }
 }
 
 /// CURLOPT_PREREQFUNCTION: the connection is ready and the request about to
@@ -191,7 +200,7 @@ extension CurlTransfer {
         }
         if !streaming {
             if bufferedBody.count + chunk.count <= Defaults.bufferedBodyLimit {
-                if bufferedBody.isEmpty { bufferedBody.reserveCapacity(min(Defaults.bufferedBodyLimit, max(chunk.count, 16 * 1024))) }
+                if bufferedBody.isEmpty { bufferedBody.reserveCapacity(heldCapacity(first: chunk.count)) }
                 bufferedBody.append(contentsOf: chunk)
                 bodyBytes += Int64(chunk.count)
                 return .kept
@@ -231,6 +240,16 @@ extension CurlTransfer {
         }
         bodyBytes += Int64(chunk.count)
         return .kept
+    }
+
+    /// The room to hold a body in, from its first chunk: the `Content-Length`
+    /// of a body in no content coding (never above `spec.maxSize`:
+    /// `acceptsDeclaredLength`) up to what is ever held; 16 KiB for any other.
+    /// A body held whole is then one allocation and one copy: it does not
+    /// grow 16 → 32 → 64 KiB, copying itself each time (issue 22).
+    private func heldCapacity(first: Int) -> Int {
+        let expected = decoder == nil ? head.contentLength ?? 16 * 1024 : 16 * 1024
+        return Int(min(Int64(Defaults.bufferedBodyLimit), max(Int64(first), expected)))
     }
 
     /// Whether pausing the transfer's receiving is safe: HTTP/1, not HTTP/2,

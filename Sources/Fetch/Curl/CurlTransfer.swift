@@ -161,8 +161,9 @@ final class CurlTransfer: @unchecked Sendable {
     var bodyStatusChecked = false
     var deliverBody = false
     var streaming = false
-    var bufferedBody: [UInt8] = []
-    var bodyBytes: Int64 = 0
+    // Changed in place by the write callback, on the loop thread only: no dynamic exclusivity check.
+    @exclusivity(unchecked) var bufferedBody: [UInt8] = []
+    @exclusivity(unchecked) var bodyBytes: Int64 = 0
     var exceededMaxSize = false
     /// A 2xx body's `Content-Length` above the limit: refused at the end of its header block.
     var declaredTooLarge: Int64?
