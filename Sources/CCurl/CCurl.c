@@ -80,6 +80,7 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(void, curl_url_cleanup, (CURLU *u)) \
     X(CURLUcode, curl_url_set, (CURLU *u, CURLUPart part, const char *content, unsigned int flags)) \
     X(CURLUcode, curl_url_get, (const CURLU *u, CURLUPart part, char **content, unsigned int flags)) \
+    X(void, curl_free, (void *p)) \
     X(int, curl_strequal, (const char *a, const char *b)) \
     X(int, curl_strnequal, (const char *a, const char *b, size_t n)) \
     X(int, curl_mvsnprintf, (char *buffer, size_t max, const char *format, va_list ap)) \
@@ -295,6 +296,56 @@ CURLcode ccurl_easy_set_url(CURL *handle, ccurl_url *url, const char *text) {
     if (rc != CURLE_OK || url == NULL) return rc;
     /* A URL libcurl refuses: no parse handed over, libcurl parses it and says why, as ever. */
     return p_curl_easy_setopt(handle, CURLOPT_CURLU, ccurl_url_parse(url, text) != 0 ? url->parsed : NULL);
+}
+
+/*
+ * libcurl's curl_url_get, in the executable's place as well (exported: Package.swift). libcurl
+ * 7.88 calls it through the PLT 8 times at every transfer's start (parseurlandfillconn), once for
+ * the path with CURLU_URLENCODE: a copy written a byte at a time through its dynbuf
+ * (urlencode_str, ~1.5 k instructions for an 18-byte path) that only turns a space into "%20" and
+ * a byte past ASCII into its %XX. A non-empty path of printable ASCII without space comes out of
+ * it as it went in: that one is answered with libcurl's plain copy (the same call without the
+ * flag, ~0.2 k). Every other call goes to libcurl's own, as it was made. A second libcurl in the
+ * process (libcurl-gnutls, which libvips loads) may bind to this one as well: it loads ours, of
+ * the same version (7.88.1, the same URL handle).
+ */
+__attribute__((visibility("default")))
+CURLUcode curl_url_get(CURLU *url, CURLUPart what, char **part, unsigned int flags) {
+    if (pthread_once(&load_once, load_libcurl) != 0 || !loaded) return CURLUE_OUT_OF_MEMORY;
+    if (what != CURLUPART_PATH || flags != CURLU_URLENCODE) return p_curl_url_get(url, what, part, flags);
+    CURLUcode rc = p_curl_url_get(url, CURLUPART_PATH, part, 0);
+    if (rc != CURLUE_OK || *part == NULL) return rc;
+    const unsigned char *p = (const unsigned char *)*part;
+    while (*p > ' ' && *p < 0x7f) p++;
+    if (*p == '\0' && p != (const unsigned char *)*part) return CURLUE_OK;
+    p_curl_free(*part);
+    *part = NULL;
+    return p_curl_url_get(url, what, part, flags);
+}
+
+int ccurl_url_get_mismatches(const char *text, const char *path) {
+    if (ccurl_global_init() != CURLE_OK) return -1;
+    CURLU *url = p_curl_url();
+    if (url == NULL) return -1;
+    int mismatches = -1;
+    if (p_curl_url_set(url, CURLUPART_URL, text, LIBCURL_URL_FLAGS) == CURLUE_OK
+        && (path == NULL || p_curl_url_set(url, CURLUPART_PATH, path, 0) == CURLUE_OK)) {
+        static const CURLUPart parts[] = { CURLUPART_URL, CURLUPART_HOST, CURLUPART_PATH, CURLUPART_QUERY };
+        static const unsigned int flags[] = { 0, CURLU_URLENCODE, CURLU_URLDECODE, CURLU_URLENCODE | CURLU_URLDECODE };
+        mismatches = 0;
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+                char *ours = NULL, *theirs = NULL;
+                CURLUcode rc_ours = curl_url_get(url, parts[p], &ours, flags[f]);
+                CURLUcode rc_theirs = p_curl_url_get(url, parts[p], &theirs, flags[f]);
+                if (rc_ours != rc_theirs || (ours == NULL) != (theirs == NULL) || (ours != NULL && strcmp(ours, theirs) != 0)) mismatches++;
+                p_curl_free(ours);
+                p_curl_free(theirs);
+            }
+        }
+    }
+    p_curl_url_cleanup(url);
+    return mismatches;
 }
 
 /* Whether two parses answer every part alike (each part with each flag libcurl's transfers and

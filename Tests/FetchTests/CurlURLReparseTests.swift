@@ -77,4 +77,23 @@ import Testing
         }
         #expect(mismatches.isEmpty, "\(mismatches.count): \(mismatches.prefix(8))")
     }
+
+    /// The executable's `curl_url_get` (CCurl.c), which libcurl calls for every transfer's parts,
+    /// answers as libcurl's own for every part and flag: a plain path without the byte-at-a-time
+    /// encoding copy, any other path (a space, a byte past ASCII, empty) as libcurl does.
+    @Test func theExecutablesPartsAreLibcurls() throws {
+        try #require(ccurl_global_init() == CURLE_OK)
+        var mismatches: [String] = []
+        for origin in ["http://127.0.0.1:8080", "https://u:p@h.example", "http://[::1]"] {
+            for tail in Self.tails where ccurl_url_get_mismatches(origin + tail, nil) > 0 {
+                mismatches.append(origin + tail)
+            }
+        }
+        // Paths the whole parse never leaves, set as parts: spaces, controls, bytes past ASCII, none.
+        for path in ["", "/", "a", "/a b", " ", "/a\tb", "/\u{e9}", "/a?b", "/%41 %", "/a+b", "/\u{7f}", "/~!$&'()*+,;=:@"]
+        where ccurl_url_get_mismatches("http://h/x", path) != 0 {
+            mismatches.append("path \(path)")
+        }
+        #expect(mismatches.isEmpty, "\(mismatches)")
+    }
 }

@@ -47,6 +47,10 @@ CURLcode ccurl_easy_set_url(CURL *handle, ccurl_url *url, const char *text);
 /// 2: the same, path and query set; 1: the same (parsed whole, or both refused); 0: they differ;
 /// -1: libcurl missing or out of memory.
 int ccurl_url_reparse_check(const char *first, const char *next);
+/// For tests: parses `text` (and sets `path` as its path, unless NULL) and compares every part
+/// with each encoding flag as the executable's curl_url_get answers it (the one libcurl binds to)
+/// and as libcurl's own does. The count of differences; -1 when libcurl refuses or is missing.
+int ccurl_url_get_mismatches(const char *text, const char *path);
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
