@@ -172,6 +172,14 @@ ssize_t cdisk_getxattrat(int dirfd, const char *directory, const char *name, con
     return lgetxattr(path, attribute, value, size);
 }
 
+/* Not zeroed per use (Swift has no uninitialised stack buffer: it zeroed
+ * 2 KiB on every hit); static storage of each thread starts zeroed once. */
+static __thread unsigned char thread_buffer[CDISK_THREAD_BUFFER_SIZE];
+
+void *cdisk_thread_buffer(size_t size) {
+    return size <= sizeof thread_buffer ? thread_buffer : NULL;
+}
+
 int cdisk_fsetxattr(int fd, const char *name, const void *value, size_t size) {
     return fsetxattr(fd, name, value, size, 0);
 }

@@ -108,6 +108,22 @@ import TestSupport
         #expect(store.lookup(entry.key, url: url) == nil, "an unknown digest algorithm")
     }
 
+    /// The first read's buffer is the thread's own and is not cleared between
+    /// reads: a record cut short, read right after the whole one (longest cut
+    /// first, all on this thread), must not be completed by the bytes left
+    /// from that read.
+    @Test func aRecordCutShortAfterTheWholeOneIsStillAMiss() throws {
+        let url = "https://x.test/again.png"
+        let entry = try put(url, Array(repeating: 3, count: 300))
+        let whole = try #require(getRecordBytes(entry.bodyPath))
+        for cut in (0..<(whole.count - 1)).reversed() {
+            #expect(setRecordBytes(entry.bodyPath, whole))
+            #expect(store.lookup(entry.key, url: url) != nil)
+            #expect(setRecordBytes(entry.bodyPath, Array(whole.prefix(cut))))
+            #expect(store.lookup(entry.key, url: url) == nil, "a record cut at \(cut) bytes")
+        }
+    }
+
     /// The cache never serves a body that does not match its metadata: a
     /// body grown, shrunk or touched since the record was written is a miss.
     @Test func aBodyThatNoLongerMatchesItsRecordIsAMiss() throws {

@@ -29,6 +29,13 @@ void ccrypto_md5_free(ccrypto_md5_ctx *ctx);
 ssize_t cdisk_getxattrat(int dirfd, const char *directory, const char *name, const char *attribute, void *value, size_t size);
 /// From now on cdisk_getxattrat uses lgetxattr, as on a kernel without getxattrat (for tests).
 void cdisk_refuse_getxattrat(void);
+/// The size of the calling thread's buffer (`cdisk_thread_buffer`).
+#define CDISK_THREAD_BUFFER_SIZE 2048
+/// The calling thread's buffer of CDISK_THREAD_BUFFER_SIZE bytes (NULL when
+/// `size` is larger): for reads whose bytes are used up before the thread
+/// runs anything else (a hit's record, decoded at once). Its bytes are
+/// whatever the thread's last use left.
+void *cdisk_thread_buffer(size_t size);
 /// fsetxattr(2) and lsetxattr(2) (flags 0): 0, or -1 with errno set.
 int cdisk_fsetxattr(int fd, const char *name, const void *value, size_t size);
 int cdisk_lsetxattr(const char *path, const char *name, const void *value, size_t size);

@@ -29,7 +29,7 @@ extension DiskCacheStore {
     /// bytes). The kernel allocates and zeroes as many bytes as asked for
     /// on every call, so the full capacity is asked for only when this
     /// does not fit (ERANGE).
-    static let attributeFirstRead = 2048   // the size of `readRecord`'s stack buffer
+    static let attributeFirstRead = Int(CDISK_THREAD_BUFFER_SIZE)   // `readRecord`'s buffer: the thread's own
 
     /// The record on `key`'s body, `DIR/<key>` (a symlink is never followed:
     /// it has no such attribute), whatever key and URL it names.
@@ -54,16 +54,15 @@ extension DiskCacheStore {
 
     private func readRecord(name: UnsafePointer<CChar>, cDirectory: UnsafePointer<CChar>, capacity: Int,
                             key: MD5.Digest?, url: String?, answerOnly: Bool) -> CacheMetadata.Decoded {
-        guard capacity == Self.attributeFirstRead else {
-            return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
-                readRecord(name: name, cDirectory: cDirectory, into: buffer, key: key, url: url, answerOnly: answerOnly)
-            }
+        // The first read's buffer is the thread's own (the record is decoded before this
+        // thread runs anything else): `withUnsafeTemporaryAllocation` puts more than 1 KiB
+        // on the heap (a `posix_memalign` and a `free` per hit, ~400 instructions), and a
+        // buffer on the stack (`InlineArray(repeating: 0)`) was zeroed on every hit (~130).
+        if capacity == Self.attributeFirstRead, let first = cdisk_thread_buffer(capacity) {
+            return readRecord(name: name, cDirectory: cDirectory, into: UnsafeMutableRawBufferPointer(start: first, count: capacity),
+                              key: key, url: url, answerOnly: answerOnly)
         }
-        // The first read's buffer is on the stack: `withUnsafeTemporaryAllocation`
-        // puts more than 1 KiB on the heap (a `posix_memalign` and a `free`
-        // per hit, ~400 instructions).
-        var first = InlineArray<2048, UInt8>(repeating: 0)
-        return withUnsafeMutableBytes(of: &first) { buffer in
+        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
             readRecord(name: name, cDirectory: cDirectory, into: buffer, key: key, url: url, answerOnly: answerOnly)
         }
     }

@@ -8,8 +8,8 @@ struct PlannedURL: Sendable {
     let identity: MD5.Digest
     /// The URL as given, with any password removed.
     let shown: String
-    /// Nil when the batch was cancelled before the lookup.
-    let plan: ImageLoader.Plan?
+    /// Nil when the batch was cancelled before the lookup (and once the batch has taken it).
+    var plan: ImageLoader.Plan?
     /// How long the lookup took (seconds).
     let duration: Double
 }

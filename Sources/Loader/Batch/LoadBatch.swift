@@ -255,6 +255,8 @@ extension ImageLoader {
         // Loads without a task each start on a transfer loop, at the end of the transfer before them:
         // their conditional requests are made ready here instead (`prepareRevalidation`).
         let prepares = BatchLoads.applies(to: options, delivery: delivery)
+        // Asked once: `guard let delivery` in the loop copied the optional for every cache answer.
+        let delivers = delivery != nil
         do {
             while !channel.isAbandoned {
                 let room = await channel.waitForRoom()
@@ -271,21 +273,25 @@ extension ImageLoader {
                 for index in parts.indices {
                     var planned: [PlannedURL] = []
                     swap(&planned, &parts[index])
-                    planned.reverse()
-                    while let item = planned.popLast() {
+                    // Reversed through its buffer: each swap moves two answers (`Array.reverse`
+                    // copied and destroyed each answer it swapped, ~350 instructions a URL).
+                    planned.withUnsafeMutableBufferPointer { $0.reverse() }
+                    while var item = planned.popLast() {
                         guard seen.insert(item.identity) else {
                             duplicates += 1
                             continue
                         }
                         distinct += 1
-                        guard let plan = item.plan, !Task.isCancelled else {
+                        // Taken out of the item, and the plan's answer moved into its event (binding
+                        // `item.plan` copied the plan, and the item's end released it again).
+                        guard let plan = item.plan.take(), !Task.isCancelled else {
                             events.append(LoadEvent(url: item.shown, phase: .empty(.cancelled), duration: 0))
                             continue
                         }
-                        switch plan {
+                        switch consume plan {
                         case .done(let phase):
                             // A cache answer has no transient body: only `-o` needs `deliver` (its copy counts in the duration).
-                            guard let delivery else {
+                            guard delivers else {
                                 events.append(LoadEvent(url: item.shown, phase: phase, duration: item.duration))
                                 continue
                             }
