@@ -56,7 +56,7 @@ struct FetchOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print only the URLs that did not succeed (failure, empty).")
     var quiet = false
 
-    @Flag(name: .shortAndLong, help: "Add HTTP detail (status, version, attempts, timings).")
+    @Flag(name: .shortAndLong, help: "Add HTTP detail (status, version, attempts, a resumed download, timings).")
     var verbose = false
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(

@@ -97,6 +97,10 @@ import TestSupport
             let error = try #require(Self.error(result, url), "\(result.stdout)")
             #expect(error["kind"] as? String == "unsupported-scheme")
             #expect(error["message"] as? String == "unsupported scheme: redirect to \(target) (only http and https are allowed)")
+            // effectiveUrl names where it failed, the refused target, for every scheme: for `data:` and
+            // `javascript:` (no `//`) it named the redirecting URL, while `ftp:` named its target.
+            let line = try #require(CLI.jsonLines(result.stdout)?.first { $0["url"] as? String == url && $0["phase"] as? String == "failure" })
+            #expect(line["effectiveUrl"] as? String == target, "\(line)")
         }
     }
 

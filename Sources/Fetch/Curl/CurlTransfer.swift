@@ -257,7 +257,9 @@ final class CurlTransfer: @unchecked Sendable {
             var failure = error(for: code, easy: easy)
             failure.responseStarted = head.status != 0
             failure.closedBeforeAnswer = closedBeforeAnswer(code, easy: easy)
-            if redirects > 0, let reached = easy.string(CURLINFO_EFFECTIVE_URL) { failure.effectiveURL = redactURL(reached) }
+            if redirects > 0, failure.effectiveURL == nil, let reached = easy.string(CURLINFO_EFFECTIVE_URL) {
+                failure.effectiveURL = redactURL(reached)
+            }
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }
@@ -357,8 +359,11 @@ final class CurlTransfer: @unchecked Sendable {
             // is a refused redirect only when the last response redirects to
             // another scheme; the message then names that target.
             if let target = refusedRedirectTarget() {
-                return FetchError(.unsupportedScheme, url: spec.url, curlCode: curlCode, curlMessage: text,
-                                  detail: "redirect to \(redactURL(target))")
+                var refused = FetchError(.unsupportedScheme, url: spec.url, curlCode: curlCode, curlMessage: text,
+                                         detail: "redirect to \(redactURL(target))")
+                // Where it failed, whatever libcurl's effective URL says (it keeps the last hop's for a `data:` target).
+                refused.effectiveURL = redactURL(target)
+                return refused
             }
             return FetchError(malformed: lowercasingFirst(text), url: spec.url, curlCode: curlCode, curlMessage: text)
         }
