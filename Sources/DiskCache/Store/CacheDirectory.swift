@@ -93,7 +93,7 @@ public enum CacheDirectory {
                 throw DiskCacheError(.directory, path: inner, message:
                     "cache folder \(inner) is a symbolic link, so files would go wherever it points; remove it (rm \(inner))")
             }
-            try checkTrusted(inner, innerInfo, what: "cache folder")
+            try checkTrusted(inner, innerInfo, what: "cache folder", insideTheCache: true)
         }
     }
 
@@ -102,8 +102,9 @@ public enum CacheDirectory {
     /// other users (`o+w`, sticky or not) or owned by another user is refused,
     /// with how to fix it. Group-writable is not refused, but a cache is one
     /// user's (entries are 0600; another user's directory is refused): a team
-    /// shares through the remote tier.
-    static func checkTrusted(_ path: String, _ info: stat, what: String) throws(DiskCacheError) {
+    /// shares through the remote tier. `insideTheCache`: a folder of the
+    /// cache's own (`.tmp`, `.partial`), never one to use as a cache.
+    static func checkTrusted(_ path: String, _ info: stat, what: String, insideTheCache: Bool = false) throws(DiskCacheError) {
         let mode = info.st_mode & 0o7777
         let octal = String(mode, radix: 8)
         let shown = String(repeating: "0", count: max(0, 4 - octal.count)) + octal
@@ -114,7 +115,8 @@ public enum CacheDirectory {
         }
         if mode & S_IWOTH != 0 {
             throw DiskCacheError(.directory, path: path, message:
-                "\(what) \(path) is writable by other users (mode \(shown)), who could plant files in it; " + fix(path, mode, info))
+                "\(what) \(path) is writable by other users (mode \(shown)), who could plant files in it; "
+                + fix(path, mode, info, insideTheCache: insideTheCache))
         }
     }
 
@@ -122,9 +124,10 @@ public enum CacheDirectory {
     /// it is this user's to change and not shared by design: a sticky one
     /// (`/tmp`, `/var/tmp`) is meant for everyone, and `chmod 700 /tmp` (as
     /// root, who may run it) would break the machine, so it gets a folder of
-    /// its own inside; one another user (root) owns, its owner's chmod.
-    private static func fix(_ path: String, _ mode: mode_t, _ info: stat) -> String {
-        if mode & S_ISVTX != 0 {
+    /// its own inside; one another user (root) owns, its owner's chmod. A
+    /// folder inside the cache is this user's to `chmod`, sticky or not.
+    private static func fix(_ path: String, _ mode: mode_t, _ info: stat, insideTheCache: Bool) -> String {
+        if mode & S_ISVTX != 0 && !insideTheCache {
             return "it is a shared directory (as /tmp is), so use a folder of your own in it, made with mode 0700: "
                 + "--cache-dir \(join(path, "asyncfetch-" + userName()))"
         }
