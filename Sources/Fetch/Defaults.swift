@@ -83,6 +83,9 @@ public enum Defaults {
     /// for `FetchClient.start`); a larger one streams. Memory held at most:
     /// this times the fetches started whose completion has not run.
     public static let bufferedBodyLimit = 64 * 1024
+    /// The room first given to a held body whose length is not known ahead (no
+    /// `Content-Length`, or a content coding): it grows from there, by doubling.
+    public static let heldBodyStartCapacity = 16 * 1024
     /// Bytes reserved for a response's header block as its status line arrives (more grow it):
     /// with the array's 32-byte header, a request glibc's malloc serves from its per-thread
     /// cache (at most 1,032 bytes), and frees there; 1,024 took its slow path on the transfer

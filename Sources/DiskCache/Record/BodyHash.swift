@@ -59,8 +59,6 @@ final class BodyHash: @unchecked Sendable {
         if let xxh { _ = cxxh_reset(xxh) } else { md5?.reset() }
     }
 
-    /// Lowercase hex of the digest so far (XXH3 in canonical byte order, as
-    /// `xxhsum -H2` prints it; MD5 as `md5sum` does).
     /// The digest as a record keeps it: an XXH3 digest as its 16 bytes, which the
     /// encoder spells as hex on the stack (`hex()` made a string per download, then
     /// freed it), an MD5 as its hex.
@@ -75,6 +73,8 @@ final class BodyHash: @unchecked Sendable {
         }
     }
 
+    /// Lowercase hex of the digest so far (XXH3 in canonical byte order, as
+    /// `xxhsum -H2` prints it; MD5 as `md5sum` does).
     func hex() -> String {
         guard let xxh else { return md5?.finalize() ?? "" }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digest in

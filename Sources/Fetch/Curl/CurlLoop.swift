@@ -90,6 +90,10 @@ final class CurlLoop: @unchecked Sendable {
     private var threadStarted = false
     /// Completions handed off during this round, given to a worker at its end (`handOff`).
     @exclusivity(unchecked) private var roundCompletions: [@Sendable () -> Void] = []
+    /// The round's completions as `handOffRound` gives them away (swapped in: no allocation per
+    /// round). Jobs that run here, on this thread (no worker could take them), may hand off
+    /// more: those join `roundCompletions`, never the array being given away.
+    @exclusivity(unchecked) private var handingOff: [@Sendable () -> Void] = []
     /// The workers' backlog (`CompletionWorkers.totalPending`) as this round's first
     /// `handOffBounded` read it: one look per round, not a lock per 304. Within a round
     /// the workers only shrink it; this round's own jobs are counted in `roundCompletions`.
@@ -274,8 +278,10 @@ final class CurlLoop: @unchecked Sendable {
     /// Gives the round's completions to the least busy worker, in the order handed off.
     private func handOffRound() {
         roundBacklog = nil
-        guard !roundCompletions.isEmpty else { return }
-        workers.run(taking: &roundCompletions)   // left empty: what the jobs hold is freed on the worker
+        while !roundCompletions.isEmpty {
+            swap(&roundCompletions, &handingOff)
+            workers.run(taking: &handingOff)   // left empty: what the jobs hold is freed on the worker
+        }
     }
 
     /// A peer that closes a socket mid-write must be an error (EPIPE), not the

@@ -244,11 +244,12 @@ extension CurlTransfer {
 
     /// The room to hold a body in, from its first chunk: the `Content-Length`
     /// of a body in no content coding (never above `spec.maxSize`:
-    /// `acceptsDeclaredLength`) up to what is ever held; 16 KiB for any other.
+    /// `acceptsDeclaredLength`) up to what is ever held; `Defaults.heldBodyStartCapacity` for any other.
     /// A body held whole is then one allocation and one copy: it does not
     /// grow 16 → 32 → 64 KiB, copying itself each time (issue 22).
     private func heldCapacity(first: Int) -> Int {
-        let expected = decoder == nil ? head.contentLength ?? 16 * 1024 : 16 * 1024
+        let unknown = Int64(Defaults.heldBodyStartCapacity)
+        let expected = decoder == nil ? head.contentLength ?? unknown : unknown
         return Int(min(Int64(Defaults.bufferedBodyLimit), max(Int64(first), expected)))
     }
 
