@@ -73,19 +73,27 @@ public struct VaryRequest: Sendable {
     public func matches(_ stored: CacheMetadata) -> Bool {
         let fields = stored.headers.filter { $0.name.lowercased() == "vary" }
         guard !fields.isEmpty else { return true }
-        for name in Self.names(fields.map(\.value).joined(separator: ",")) {
-            if name == "*" { return false }
-            let then = stored.varyRequest.first { $0.name.lowercased() == name }?.value ?? ""
-            if Self.credentialHeaders.contains(name) {
-                if recorded(name) == then { continue }
-                return false
-            }
-            let now = value(name)
-            if now == VaryNormalization.normalize(then, name: name) { continue }
-            if name == "accept-language", let language = stored.header("Content-Language"),
-               VaryNormalization.firstChoice(ofAcceptLanguage: now, is: language) { continue }
-            return false
-        }
-        return true
+        return Self.names(fields.map(\.value).joined(separator: ",")).allSatisfy { matches(stored, on: $0) }
+    }
+
+    /// The names (lowercased) of the headers `stored`'s `Vary` lists that this
+    /// request sends differently, `*` for `Vary: *`; empty when it matches.
+    /// What a miss says (`--offline`: stored, but for other request headers).
+    public func mismatches(_ stored: CacheMetadata) -> [String] {
+        let fields = stored.headers.filter { $0.name.lowercased() == "vary" }
+        return Self.names(fields.map(\.value).joined(separator: ",")).filter { !matches(stored, on: $0) }
+    }
+
+    /// Whether this request's header `name` (lowercased) is what `stored` was
+    /// selected by (`matches`).
+    private func matches(_ stored: CacheMetadata, on name: String) -> Bool {
+        if name == "*" { return false }
+        let then = stored.varyRequest.first { $0.name.lowercased() == name }?.value ?? ""
+        if Self.credentialHeaders.contains(name) { return recorded(name) == then }
+        let now = value(name)
+        if now == VaryNormalization.normalize(then, name: name) { return true }
+        if name == "accept-language", let language = stored.header("Content-Language"),
+           VaryNormalization.firstChoice(ofAcceptLanguage: now, is: language) { return true }
+        return false
     }
 }

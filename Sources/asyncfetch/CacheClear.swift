@@ -7,8 +7,14 @@ extension CacheCommand {
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove every entry (files that are not the cache's own are kept).",
-            discussion: "Temporary files of downloads still running in other processes are kept too.")
+            discussion: """
+                Temporary files of downloads still running in other processes are kept too. --json \
+                prints one line, {"summary":{...}}: cache prune's fields and dir.
+                """)
         @OptionGroup var cache: CacheOptions
+
+        @Flag(help: "Print one JSON object: {\"summary\":{...}}.")
+        var json = false
 
         func run() throws {
             let store = try cache.openStore(writable: true)
@@ -18,7 +24,8 @@ extension CacheCommand {
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            print(CacheReportLine.cleared(report, directory: store.directory))
+            print(json ? CacheReportLine.clearedJSON(report, directory: store.directory)
+                       : CacheReportLine.cleared(report, directory: store.directory))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }
     }

@@ -12,7 +12,9 @@ extension CacheCommand {
                 recently used first, until the cache's files take at most --max-size. \
                 Broken entries and leftovers of killed runs go first. A use is a hit or a \
                 download (recorded to the minute). Entries this user may not read are kept \
-                and counted, and the exit status is then 1 (cache verify names them).
+                and counted, and the exit status is then 1 (cache verify names them). --json prints \
+                one line, {"summary":{...}} with removed, removedBytes, partials, partialBytes, remaining, \
+                remainingBytes, unreadable, swept, sweptBytes, temporaryKept and failures.
                 """)
         @OptionGroup var cache: CacheOptions
 
@@ -23,6 +25,9 @@ extension CacheCommand {
         @Option(name: .customLong("max-age"), parsing: .unconditional, help: ArgumentHelp(
             "Remove entries not used for longer than this. (default: no age limit)", valueName: "duration"))
         var maxAge: DurationValue?
+
+        @Flag(help: "Print one JSON object: {\"summary\":{...}}.")
+        var json = false
 
         func validate() throws {
             if maxSize == nil && maxAge == nil { throw ValidationError("give --max-size, --max-age or both") }
@@ -36,7 +41,7 @@ extension CacheCommand {
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            print(CacheReportLine.pruned(report))
+            print(json ? CacheReportLine.prunedJSON(report) : CacheReportLine.pruned(report))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
             if report.unreadable > 0 { throw ExitCode(1) }   // as `verify`: entries it could not judge remain
         }

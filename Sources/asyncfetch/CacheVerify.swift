@@ -15,9 +15,15 @@ extension CacheCommand {
                 left alone, and so is an entry whose files this user may not read (a mode-000 file): it \
                 cannot be judged, so it is named ('unreadable') and kept. Prints one line per removed \
                 entry, then a summary. Exit status 1 if something could not be removed or checked. With --decode, every stored image libvips reads is \
-                also decoded, and one the decoder refuses is removed.
+                also decoded, and one the decoder refuses is removed. --json prints JSON Lines: one object \
+                per entry named (action removed, unreadable or kept; key, url, path, reason, bytes), then \
+                {"summary":{...}} with checked, intact, removed, removedBytes, changed, unreadable, kept, \
+                straySidecars, swept, sweptBytes, temporaryKept and failures.
                 """)
         @OptionGroup var cache: CacheOptions
+
+        @Flag(help: "Print JSON Lines: one object per entry removed or kept, then a summary object.")
+        var json = false
 
         @Flag(help: "Also decode every pixel of each stored image (libvips); remove the ones that do not decode.")
         var decode = false
@@ -31,10 +37,14 @@ extension CacheCommand {
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            for removal in report.removed { print(CacheReportLine.removed(removal)) }
-            for path in report.unowned { print(CacheReportLine.unowned(path)) }
-            for entry in report.unreadable { print(CacheReportLine.unreadable(entry, path: store.directory + "/" + entry.key)) }
-            print(CacheReportLine.verified(report))
+            if json {
+                for line in CacheReportLine.verifiedJSON(report, directory: store.directory) { print(line) }
+            } else {
+                for removal in report.removed { print(CacheReportLine.removed(removal)) }
+                for path in report.unowned { print(CacheReportLine.unowned(path)) }
+                for entry in report.unreadable { print(CacheReportLine.unreadable(entry, path: store.directory + "/" + entry.key)) }
+                print(CacheReportLine.verified(report))
+            }
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
             if !report.unreadable.isEmpty { throw ExitCode(1) }   // not every entry could be checked
         }

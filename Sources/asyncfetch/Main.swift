@@ -1,6 +1,7 @@
 import ArgumentParser
 import Loader
 import struct Support.ThreadStartError
+import func Support.textPercentEncodingInvalidUTF8
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,13 +13,14 @@ enum Main {
     static func main() async {
         useUTF8Characters()
         guard StandardStreams.reserved else { end(2) }   // not reached: the C corner has ended the process
-        let (root, arguments) = route(Array(CommandLine.arguments.dropFirst()))
+        let given = givenArguments()
+        let (root, arguments) = route(given)
         // Only a fetch run reports a signal; anything else is killed by it (`EarlySignals`).
         if root != AsyncFetch.self { EarlySignals.giveBack() }
         let status: Int32
         do {
             if root != CompletionRoot.self {
-                try checkHelpTopic(Array(CommandLine.arguments.dropFirst()))
+                try checkHelpTopic(given)
                 try ArgumentCheck.check(arguments)
             }
             if root == AsyncFetch.self, let settings = QuickParse.parse(arguments) {
@@ -46,6 +48,19 @@ enum Main {
             status = exitStatus(for: error, root: root)
         }
         end(flushOutput(status))
+    }
+
+    /// The arguments after the program's name, as `CommandLine.arguments`
+    /// but with a byte that is not UTF-8 written `%XX` rather than U+FFFD
+    /// (`textPercentEncodingInvalidUTF8`): a URL argument then names the
+    /// bytes given, as the same line of an `--input` list does.
+    static func givenArguments() -> [String] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return "" }
+            return argument.withMemoryRebound(to: UInt8.self, capacity: 1) {
+                textPercentEncodingInvalidUTF8(UnsafeBufferPointer(start: $0, count: strlen(argument)))
+            }
+        }
     }
 
     /// Reads the bytes handed to C as UTF-8, which Swift strings are,

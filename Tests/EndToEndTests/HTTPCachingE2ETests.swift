@@ -141,6 +141,29 @@ import TestSupport
         #expect(try source([]) == "network")
     }
 
+    /// An `--offline` miss because of `Vary` says what is true: a copy is
+    /// stored, for other request headers (those `Vary` names that differ).
+    /// Still `empty`, JSON `reason` still `not-cached` (scripts that handle
+    /// offline misses are unchanged), and `vary` names the headers.
+    @Test func anOfflineVaryMissSaysACopyIsStoredForOtherHeaders() throws {
+        let server = try ScriptedServer()
+        server.route("/negotiated.png", .ok(Self.png, headers: [("Vary", "Accept, Accept-Encoding"), ("Cache-Control", "max-age=3600")]))
+        let cli = try CLI()
+        let url = server.url("/negotiated.png")
+        #expect(try cli.run([url, "-H", "Accept: image/webp"]).status == 0)
+        let human = try cli.run([url, "--offline", "-H", "Accept: image/avif"])
+        #expect(human.status == 1)
+        #expect(human.stdout.contains("empty    \(url)  not cached for these request headers: stored for others (Vary: accept)"),
+                "\(human.stdout)")
+        let json = try Self.json(try cli.run([url, "--offline", "--json"]))
+        let empty = try #require(json.first { $0["url"] as? String == url })
+        #expect(empty["phase"] as? String == "empty" && empty["reason"] as? String == "not-cached")
+        #expect(empty["vary"] as? [String] == ["accept"], "\(empty)")
+        let unknown = try cli.run([server.url("/other.png"), "--offline"])
+        #expect(unknown.stdout.contains("  not cached\n"), "no entry at all is still plain 'not cached': \(unknown.stdout)")
+        #expect(try cli.run([url, "--offline", "-H", "Accept: image/webp"]).status == 0)
+    }
+
     /// docs/cache.md: passwords are never stored. A `Vary: Authorization`
     /// (or `Cookie`) response kept the credential sent (`-H 'Authorization:
     /// Basic …'` is a password in base64) in the entry's metadata as sent;

@@ -134,7 +134,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
         var lines: [String] = []
         let failed = LineSplitter.readAll(fd) { line in
             switch line {
-            case .text(let bytes): lines.append(String(decoding: bytes, as: UTF8.self))
+            case .text(let bytes): lines.append(textPercentEncodingInvalidUTF8(bytes))
             case .overlong(let number): lines.append(overlong(number))
             }
         }
@@ -256,7 +256,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
     private func push(_ line: LineSplitter.Line) {
         let text: String
         switch line {
-        case .text(let bytes): text = String(decoding: bytes, as: UTF8.self)
+        case .text(let bytes): text = textPercentEncodingInvalidUTF8(bytes)
         case .overlong(let number):
             text = "<line \(number) of \(name): longer than \(HumanUnits.bytes(Int64(Defaults.inputMaxLineBytes)))>"
         }

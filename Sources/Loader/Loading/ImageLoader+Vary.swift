@@ -14,4 +14,10 @@ extension ImageLoader {
         guard entry.metadata.hasHeader(.vary) else { return true }   // the usual case: no copies
         return varyRequest.matches(entry.metadata)
     }
+
+    /// Why an `--offline` query that found `entry` (intact, but not matching
+    /// this request's headers) is `empty`: the headers its `Vary` names that differ.
+    func offlineVaryMiss(_ entry: CacheEntry) -> EmptyReason {
+        .storedForOtherHeaders(vary: varyRequest.mismatches(entry.metadata))
+    }
 }

@@ -75,9 +75,11 @@ public final class ImageLoader: Sendable {
         // (it is not a use), and only answers (no validator, no digest read).
         // Bound once: each `if let` of an optional entry was a copy of it (a
         // `memcpy` of its 257 bytes, three a hit).
-        guard let entry = cache.lookup(key, accessTime: !options.offline, answerOnly: options.offline),
-              varyMatches(entry) else {
+        guard let entry = cache.lookup(key, accessTime: !options.offline, answerOnly: options.offline) else {
             return options.offline ? .done(.empty(.notCached)) : .network(url: url, key: key, entry: nil)
+        }
+        guard varyMatches(entry) else {
+            return options.offline ? .done(.empty(offlineVaryMiss(entry))) : .network(url: url, key: key, entry: nil)
         }
         if options.offline {
             let fresh = options.freshness.isFresh(entry.metadata, now: now)

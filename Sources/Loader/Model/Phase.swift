@@ -15,11 +15,25 @@ public enum Source: String, Sendable {
 }
 
 /// Why a URL ended in `empty`.
-public enum EmptyReason: String, Sendable {
+public enum EmptyReason: Sendable, Equatable {
     /// `--offline` and no intact stored entry.
-    case notCached = "not-cached"
+    case notCached
+    /// `--offline`, and an intact entry is stored, but for other request
+    /// headers: those its `Vary` names that this request sends differently
+    /// (lowercased; `*` for `Vary: *`, which no request matches).
+    case storedForOtherHeaders(vary: [String])
     /// A cancellation stopped the work before this URL started.
     case cancelled
+
+    /// JSON `reason`: `not-cached` (a copy stored for other request headers
+    /// is not cached for this request either: a script that handles offline
+    /// misses handles it unchanged; JSON `vary` names the headers), or `cancelled`.
+    public var rawValue: String {
+        switch self {
+        case .notCached, .storedForOtherHeaders: "not-cached"
+        case .cancelled: "cancelled"
+        }
+    }
 }
 
 /// The phase of one URL: `empty → loading → success | failure` (SPEC §2).

@@ -96,6 +96,94 @@ public enum CacheReportLine {
         return line.rendered
     }
 
+    // MARK: - JSON (`--json` of verify, prune and clear)
+
+    /// `cache verify --json`: one object per entry acted on or named, then
+    /// the summary. An entry: `action` (`removed`: corrupt, and gone;
+    /// `unreadable`: not checked, kept; `kept`: a file without metadata,
+    /// not the cache's), `key` (absent for `kept`), `url` when its record
+    /// could be read, `path`, `reason`, and `bytes` for a removal. The last
+    /// line is `{"summary":{…}}`: `checked`, `intact`, `removed`, `changed`,
+    /// `unreadable`, `kept`, `straySidecars`, the sweep's fields and `failures`.
+    public static func verifiedJSON(_ report: DiskCacheStore.VerifyReport, directory: String) -> [String] {
+        var lines: [String] = []
+        for removal in report.removed { lines.append(entryJSON("removed", removal, directory: directory, bytes: removal.bytes)) }
+        for entry in report.unreadable { lines.append(entryJSON("unreadable", entry, directory: directory, bytes: nil)) }
+        for path in report.unowned {
+            var line = JSONLine()
+            line.add("action", "kept")
+            line.add("path", path)
+            line.add("reason", "no metadata: not written by asyncfetch")
+            lines.append(line.rendered)
+        }
+        var summary = JSONLine()
+        summary.add("checked", report.checked)
+        summary.add("intact", report.intact)
+        summary.add("removed", report.removed.count)
+        summary.add("removedBytes", report.removed.reduce(Int64(0)) { $0 + $1.bytes })
+        summary.add("changed", report.changed)
+        summary.add("unreadable", report.unreadable.count)
+        summary.add("kept", report.unowned.count)
+        summary.add("straySidecars", report.straySidecars)
+        addSweep(report.sweep, failures: report.failures.count, to: &summary)
+        lines.append(wrapped(summary))
+        return lines
+    }
+
+    /// `cache prune --json`: one line, `{"summary":{…}}` with `removed`,
+    /// `removedBytes`, `partials`, `partialBytes`, `remaining`,
+    /// `remainingBytes`, `unreadable`, the sweep's fields and `failures`.
+    public static func prunedJSON(_ report: DiskCacheStore.PruneReport) -> String {
+        wrapped(pruneSummary(report))
+    }
+
+    /// `cache clear --json`: `prunedJSON`'s line with `dir`.
+    public static func clearedJSON(_ report: DiskCacheStore.PruneReport, directory: String) -> String {
+        var summary = pruneSummary(report)
+        summary.add("dir", directory)
+        return wrapped(summary)
+    }
+
+    private static func pruneSummary(_ report: DiskCacheStore.PruneReport) -> JSONLine {
+        var summary = JSONLine()
+        summary.add("removed", report.removed)
+        summary.add("removedBytes", report.removedBytes)
+        summary.add("partials", report.partials)
+        summary.add("partialBytes", report.partialBytes)
+        summary.add("remaining", report.remaining)
+        summary.add("remainingBytes", report.remainingBytes)
+        summary.add("unreadable", report.unreadable)
+        addSweep(report.sweep, failures: report.failures.count, to: &summary)
+        return summary
+    }
+
+    private static func entryJSON(_ action: String, _ entry: DiskCacheStore.VerifyReport.Removal,
+                                  directory: String, bytes: Int64?) -> String {
+        var line = JSONLine()
+        line.add("action", action)
+        line.add("key", entry.key)
+        line.add("url", entry.url.map(redactURL))
+        line.add("path", directory + "/" + entry.key)
+        line.add("reason", entry.reason)
+        line.add("bytes", bytes)
+        return line.rendered
+    }
+
+    /// `swept`, `sweptBytes`, `temporaryKept` (still being written) and
+    /// `failures` (files that should have gone but could not be removed; stderr names them).
+    private static func addSweep(_ sweep: DiskCacheStore.SweepReport, failures: Int, to line: inout JSONLine) {
+        line.add("swept", sweep.removed)
+        line.add("sweptBytes", sweep.removedBytes)
+        line.add("temporaryKept", sweep.kept)
+        line.add("failures", failures + sweep.failures.count)
+    }
+
+    private static func wrapped(_ summary: JSONLine) -> String {
+        var line = JSONLine()
+        line.add("summary", object: summary)
+        return line.rendered
+    }
+
     /// "; swept 3 leftover temporary files (1.2 MiB)", or "" when there were none.
     static func swept(_ sweep: DiskCacheStore.SweepReport) -> String {
         var text = ""

@@ -51,6 +51,17 @@ struct JSONFields<Sink: ByteSink> {
         sink.append(literal: value ? "true" : "false")
     }
 
+    /// An array of strings, `["a","b"]`.
+    mutating func add(_ name: StaticString, _ values: [String]) {
+        key(name)
+        sink.append(0x5B)   // [
+        for (index, value) in values.enumerated() {
+            if index > 0 { sink.append(0x2C) }
+            Self.appendQuoted(value, to: &sink)
+        }
+        sink.append(0x5D)   // ]
+    }
+
     /// Milliseconds with one decimal.
     mutating func add(_ name: StaticString, milliseconds seconds: Double) {
         key(name)

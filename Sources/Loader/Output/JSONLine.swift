@@ -28,6 +28,7 @@ public struct JSONLine: Sendable {
     public mutating func add(_ name: StaticString, _ value: Int?) { fields.add(name, value) }
     public mutating func add(_ name: StaticString, _ value: Int64?) { fields.add(name, value) }
     public mutating func add(_ name: StaticString, _ value: Bool) { fields.add(name, value) }
+    public mutating func add(_ name: StaticString, _ values: [String]) { fields.add(name, values) }
 
     /// Milliseconds with one decimal.
     public mutating func add(_ name: StaticString, milliseconds seconds: Double) { fields.add(name, milliseconds: seconds) }

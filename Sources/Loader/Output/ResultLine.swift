@@ -44,7 +44,14 @@ public struct ResultLine: Sendable {
         case .empty(let reason):
             paint("empty  ", "33", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            line.append(literal: reason == .notCached ? "not cached" : "cancelled before it started")
+            switch reason {
+            case .notCached: line.append(literal: "not cached")
+            case .storedForOtherHeaders(let vary):
+                line.append(literal: "not cached for these request headers: stored for others (Vary: ")
+                line.appendShown(vary.joined(separator: ", "))
+                line.append(literal: ")")
+            case .cancelled: line.append(literal: "cancelled before it started")
+            }
         case .failure(let error) where event.refreshed:
             if quiet { return false }
             paint("refresh", "33", into: &line)
@@ -196,6 +203,7 @@ public struct ResultLine: Sendable {
             break
         case .empty(let reason):
             line.add("reason", reason.rawValue)
+            if case .storedForOtherHeaders(let vary) = reason { line.add("vary", vary) }
         case .success(let result):
             line.add("source", result.source.rawValue)
             line.add("reason", result.reason)
