@@ -11,4 +11,10 @@ extension Defaults {
     /// together well under the second SPEC §6 allows.
     static let blockedOutputLook: Double = 0.4
     static let blockedOutputWait: Double = 0.2
+    /// glibc malloc's thresholds for the process (`MallocPolicy`): blocks of
+    /// this size and more are mapped on their own, and a heap's free top is
+    /// given back to the kernel only past the trim threshold (glibc pairs
+    /// them so: twice the mmap threshold).
+    static let mallocMmapThreshold = 1 << 20
+    static let mallocTrimThreshold = 2 << 20
 }

@@ -11,6 +11,7 @@ import Glibc
 @main
 enum Main {
     static func main() async {
+        MallocPolicy.apply()
         useUTF8Characters()
         guard StandardStreams.reserved else { end(2) }   // not reached: the C corner has ended the process
         let given = givenArguments()

@@ -1,0 +1,20 @@
+import CStartup
+import enum Fetch.Defaults
+
+/// glibc malloc's thresholds for the whole process, fixed at its start
+/// (`Sources/CStartup/MallocPolicy.c`). With glibc's defaults a cold batch
+/// gave the top of the transfer loop's heap back to the kernel hundreds to
+/// thousands of times per 10,000 URLs (libcurl frees each transfer's 64 KiB
+/// receive buffer, workers free the bodies the loop held) and faulted the
+/// same pages in again at the next transfer: about one `madvise` per ten URLs
+/// and one to three page faults per URL (bench/README "Session 21: system
+/// calls per cold URL"). Blocks below `Defaults.mallocMmapThreshold` come
+/// from the heap, and a heap's free top is kept up to
+/// `Defaults.mallocTrimThreshold`: the state glibc's own dynamic rule reaches
+/// once the process has freed a mapped block of that size.
+enum MallocPolicy {
+    static func apply() {
+        // A refusal leaves glibc's defaults: slower, not wrong. Nothing to report.
+        _ = cstartup_malloc_thresholds(Defaults.mallocTrimThreshold, Defaults.mallocMmapThreshold)
+    }
+}
