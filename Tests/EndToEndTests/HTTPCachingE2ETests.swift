@@ -164,6 +164,38 @@ import TestSupport
         #expect(try cli.run([url, "--offline", "-H", "Accept: image/webp"]).status == 0)
     }
 
+    /// An `--offline` miss where `cache list` shows an entry says why that
+    /// entry answers nothing: a remembered 404 gone stale (never served
+    /// stale, SPEC §5), a body cut short (broken, as `cache list` says). Still
+    /// `empty` with JSON `reason` `not-cached`; `staleStatus` and `broken` say why.
+    @Test func anOfflineMissSaysWhyAStoredEntryDoesNotAnswer() throws {
+        let server = try ScriptedServer()
+        server.route("/dead.png", .status(404, headers: [("Cache-Control", "max-age=1")], body: "gone"))
+        server.route("/cut.png", .ok(Self.png, headers: [("Cache-Control", "max-age=3600")]))
+        let cli = try CLI()
+        let dead = server.url("/dead.png"), cut = server.url("/cut.png")
+        #expect(try cli.run([dead, cut]).status == 1)
+        #expect(truncate(cli.cacheDir + "/" + (try CLI.md5sum(cut)), 10) == 0)
+        usleep(1_200_000)   // the 404's max-age=1 runs out
+        #expect(try cli.run(["cache", "list"]).stdout.contains(dead))
+        let human = try cli.run([dead, cut, "--offline"])
+        #expect(human.status == 1)
+        #expect(human.stdout.contains("empty    \(dead)  not cached: a remembered 404 is stale, and an error is never served stale"),
+                "\(human.stdout)")
+        #expect(human.stdout.contains("empty    \(cut)  not cached: its entry is broken (a body that is not the one "
+                                      + "its metadata describes); cache verify removes it"), "\(human.stdout)")
+        let json = try Self.json(try cli.run([dead, cut, "--offline", "--json"]))
+        let stale = try #require(json.first { $0["url"] as? String == dead })
+        #expect(stale["phase"] as? String == "empty" && stale["reason"] as? String == "not-cached")
+        #expect(stale["staleStatus"] as? Int == 404, "\(stale)")
+        let broken = try #require(json.first { $0["url"] as? String == cut })
+        #expect(broken["phase"] as? String == "empty" && broken["reason"] as? String == "not-cached")
+        #expect(broken["broken"] as? String == "a body that is not the one its metadata describes", "\(broken)")
+        #expect(try cli.run(["cache", "verify"]).status == 0)
+        let verified = try cli.run([cut, "--offline"])
+        #expect(verified.stdout.contains("empty    \(cut)  not cached\n"), "removed: plain 'not cached': \(verified.stdout)")
+    }
+
     /// docs/cache.md: passwords are never stored. A `Vary: Authorization`
     /// (or `Cookie`) response kept the credential sent (`-H 'Authorization:
     /// Basic …'` is a password in base64) in the entry's metadata as sent;

@@ -26,14 +26,14 @@ import TestSupport
         let line: Int
     }
 
-    /// The ```sh and ```console blocks of a Markdown text, in order.
-    static func blocks(_ markdown: String) -> [Block] {
+    /// The ```sh and ```console blocks (or those of `languages`) of a Markdown text, in order.
+    static func blocks(_ markdown: String, languages: Set<String> = ["sh", "console"]) -> [Block] {
         var blocks: [Block] = []
         var open: (language: String, line: Int, lines: [String])?
         for (index, line) in markdown.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if var current = open {
                 if line == "```" {
-                    if ["sh", "console"].contains(current.language) {
+                    if languages.contains(current.language) {
                         blocks.append(Block(language: current.language, text: current.lines.joined(separator: "\n"), line: current.line))
                     }
                     open = nil
@@ -65,6 +65,47 @@ import TestSupport
     /// (the URLs differ) and the times (`1.2 ms`, or `1.25 s` on a slow day).
     static func shape(_ line: String) -> String {
         line.replacing(/[0-9a-f]{32}/, with: "<md5>").replacing(/\b[0-9]+\.[0-9]+ m?s\b/, with: "<time>")
+    }
+
+    /// Every ```swift block of the README type-checks against the library
+    /// modules this build made, as an app importing them would (no
+    /// `@testable`, Swift 6 mode): an example that stopped compiling fails
+    /// here, not in a user's editor. A block without `import` lines goes on
+    /// from the one before (its `loader`); what a README leaves to the reader
+    /// (a UI's `show`, `showError`, the `body` to store) is declared for it.
+    @Test func everySwiftExampleInTheReadmeCompiles() throws {
+        let readme = try String(contentsOfFile: Paths.packageRoot + "/README.md", encoding: .utf8)
+        var programs: [(line: Int, text: String)] = []
+        for block in Self.blocks(readme, languages: ["swift"]) {
+            if !block.text.contains("import "), let last = programs.popLast() {
+                programs.append((last.line, last.text + "\n" + block.text))
+            } else {
+                programs.append((block.line, block.text))
+            }
+        }
+        #expect(programs.count >= 4, "the loader's, Fetch's, DiskCache's and ImageFormats' examples")
+        let products = Paths.buildProductsDirectory
+        let moduleMaps = try FileManager.default.contentsOfDirectory(atPath: products)
+            .map { products + "/" + $0 + "/module.modulemap" }
+            .filter { FileManager.default.fileExists(atPath: $0) }
+        let temp = try TempDirectory(prefix: "asyncfetch-readme-swift")
+        for (index, program) in programs.enumerated() {
+            let file = temp.file("example\(index)/main.swift")   // a main file: top-level code, as in the README
+            try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try (Self.readerDeclarations(for: program.text) + program.text).write(toFile: file, atomically: true, encoding: .utf8)
+            let arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", products + "/Modules"]
+                + moduleMaps.flatMap { ["-Xcc", "-fmodule-map-file=" + $0] } + [file]
+            let result = try runProcess("/usr/bin/env", arguments, timeout: 300)
+            #expect(result.status == 0, "README.md line \(program.line):\n\(result.stderr)")
+        }
+    }
+
+    /// What the README's Swift examples leave to the reader's app.
+    static func readerDeclarations(for program: String) -> String {
+        var lines = ["func show(_ path: String?) {}", "func showPlaceholder() {}", "func showError(_ message: String) {}"]
+        if program.contains("(body)") && !program.contains("let body") { lines.append("let body: [UInt8] = []") }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     @Test func everyCommandExampleInTheReadmeRunsAsWritten() throws {

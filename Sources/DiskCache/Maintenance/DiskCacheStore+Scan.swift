@@ -98,6 +98,17 @@ extension DiskCacheStore {
         return scan
     }
 
+    /// Why `key`'s entry is broken, in `cache list`'s words ("a body that is
+    /// not the one its metadata describes"), or nil when it is intact, absent
+    /// or not the cache's: what an `--offline` miss says of a URL `cache
+    /// list` shows. Only for a lookup that missed (two `fstatat` when nothing is there).
+    package func brokenProblem(_ key: CacheKey) -> String? {
+        let hex = key.hex
+        guard let scanned = scanEntry(hex), scanned.entry == nil,
+              scanned.snapshot.metadata.isRegular || scanned.snapshot.body.isRegular else { return nil }
+        return scanned.problem
+    }
+
     /// nil: a body without any metadata, not the cache's own (`Scan.unowned`).
     func scanEntry(_ key: String) -> ScannedEntry? {
         let snapshot = FileSnapshot(directoryFD: directoryFD, key: key)

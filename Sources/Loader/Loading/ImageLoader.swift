@@ -76,7 +76,7 @@ public final class ImageLoader: Sendable {
         // Bound once: each `if let` of an optional entry was a copy of it (a
         // `memcpy` of its 257 bytes, three a hit).
         guard let entry = cache.lookup(key, accessTime: !options.offline, answerOnly: options.offline) else {
-            return options.offline ? .done(.empty(.notCached)) : .network(url: url, key: key, entry: nil)
+            return options.offline ? .done(.empty(offlineMiss(key))) : .network(url: url, key: key, entry: nil)
         }
         guard varyMatches(entry) else {
             return options.offline ? .done(.empty(offlineVaryMiss(entry))) : .network(url: url, key: key, entry: nil)
@@ -84,7 +84,7 @@ public final class ImageLoader: Sendable {
         if options.offline {
             let fresh = options.freshness.isFresh(entry.metadata, now: now)
             // A remembered error is never served stale, not even offline.
-            guard fresh || entry.metadata.hasBody else { return .done(.empty(.notCached)) }
+            guard fresh || entry.metadata.hasBody else { return .done(.empty(.staleError(status: entry.metadata.status))) }
             var phase = hitPhase(entry, source: fresh ? .cache : .stale)
             if !fresh, case .success(var result) = phase {
                 result.reason = Self.offlineReason
@@ -105,6 +105,13 @@ public final class ImageLoader: Sendable {
             }
         }
         return .network(url: url, key: key, entry: entry)
+    }
+
+    /// Why an `--offline` query that found no intact entry for `key` is
+    /// `empty`: a broken entry is named as `cache list` names it (a body cut
+    /// short is stored, but answers nothing); otherwise nothing is stored.
+    private func offlineMiss(_ key: CacheKey) -> EmptyReason {
+        cache.brokenProblem(key).map { .broken(problem: $0) } ?? .notCached
     }
 
     /// Loads one URL to its terminal phase. `onLoading` runs once if the

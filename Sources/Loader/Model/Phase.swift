@@ -22,15 +22,24 @@ public enum EmptyReason: Sendable, Equatable {
     /// headers: those its `Vary` names that this request sends differently
     /// (lowercased; `*` for `Vary: *`, which no request matches).
     case storedForOtherHeaders(vary: [String])
+    /// `--offline`, and a remembered error status (`status`, no body) is
+    /// stored but stale: an error is never served stale (SPEC §5).
+    case staleError(status: Int)
+    /// `--offline`, and the URL's entry is there but broken (`problem`, as
+    /// `cache list` words it: a body cut short or edited, a record that
+    /// cannot be read), so it answers nothing until `cache verify` removes it.
+    case broken(problem: String)
     /// A cancellation stopped the work before this URL started.
     case cancelled
 
     /// JSON `reason`: `not-cached` (a copy stored for other request headers
     /// is not cached for this request either: a script that handles offline
-    /// misses handles it unchanged; JSON `vary` names the headers), or `cancelled`.
+    /// misses handles it unchanged; JSON `vary` names the headers; so is a
+    /// stale remembered error, JSON `staleStatus`, and a broken entry, JSON
+    /// `broken`), or `cancelled`.
     public var rawValue: String {
         switch self {
-        case .notCached, .storedForOtherHeaders: "not-cached"
+        case .notCached, .storedForOtherHeaders, .staleError, .broken: "not-cached"
         case .cancelled: "cancelled"
         }
     }

@@ -37,6 +37,26 @@ public struct ResultLine: Sendable {
         LineBytes.build(into: &line) { human(event, urlColumn: &urlColumn, into: &$0) }
     }
 
+    /// Why a URL is `empty`, for people: what is (or is not) stored.
+    private static func appendWhy(_ reason: EmptyReason, to line: inout LineBytes) {
+        switch reason {
+        case .notCached: line.append(literal: "not cached")
+        case .storedForOtherHeaders(let vary):
+            line.append(literal: "not cached for these request headers: stored for others (Vary: ")
+            line.appendShown(vary.joined(separator: ", "))
+            line.append(literal: ")")
+        case .staleError(let status):
+            line.append(literal: "not cached: a remembered ")
+            line.append(String(status))
+            line.append(literal: " is stale, and an error is never served stale")
+        case .broken(let problem):
+            line.append(literal: "not cached: its entry is broken (")
+            line.appendShown(problem)
+            line.append(literal: "); cache verify removes it")
+        case .cancelled: line.append(literal: "cancelled before it started")
+        }
+    }
+
     private func human(_ event: LoadEvent, urlColumn: inout Int, into line: inout LineBytes) -> Bool {
         switch event.phase {
         case .loading:
@@ -44,14 +64,7 @@ public struct ResultLine: Sendable {
         case .empty(let reason):
             paint("empty  ", "33", into: &line)
             appendURLColumn(event.url, column: &urlColumn, to: &line)
-            switch reason {
-            case .notCached: line.append(literal: "not cached")
-            case .storedForOtherHeaders(let vary):
-                line.append(literal: "not cached for these request headers: stored for others (Vary: ")
-                line.appendShown(vary.joined(separator: ", "))
-                line.append(literal: ")")
-            case .cancelled: line.append(literal: "cancelled before it started")
-            }
+            Self.appendWhy(reason, to: &line)
         case .failure(let error) where event.refreshed:
             if quiet { return false }
             paint("refresh", "33", into: &line)
@@ -203,7 +216,12 @@ public struct ResultLine: Sendable {
             break
         case .empty(let reason):
             line.add("reason", reason.rawValue)
-            if case .storedForOtherHeaders(let vary) = reason { line.add("vary", vary) }
+            switch reason {
+            case .storedForOtherHeaders(let vary): line.add("vary", vary)
+            case .staleError(let status): line.add("staleStatus", status)
+            case .broken(let problem): line.add("broken", problem)
+            case .notCached, .cancelled: break
+            }
         case .success(let result):
             line.add("source", result.source.rawValue)
             line.add("reason", result.reason)
