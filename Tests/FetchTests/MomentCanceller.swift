@@ -120,28 +120,3 @@ final class MomentCanceller: @unchecked Sendable {
         }
     }
 }
-
-/// The cooperative pool's lag while it runs: a thread of its own starts a
-/// task every 5 ms and notes how late each began. Under a loaded machine the
-/// pool runs a ready task hundreds of milliseconds (seconds, at a load of 40
-/// on 2 cores) late; a fetch's answer, resumed on that pool, is as late.
-final class PoolLagProbe: Sendable {
-    private let worst = Locked(0.0)
-    private let stopped = Locked(false)
-
-    init() {
-        let (worst, stopped) = (worst, stopped)
-        Thread.detachNewThread {
-            while !stopped.withLock({ $0 }) {
-                let at = monotonicSeconds()
-                Task.detached { let lag = monotonicSeconds() - at; worst.withLock { $0 = max($0, lag) } }
-                usleep(5_000)
-            }
-        }
-    }
-
-    /// The longest a task waited to begin so far.
-    var worstLag: Double { worst.withLock { $0 } }
-
-    func stop() { stopped.withLock { $0 = true } }
-}

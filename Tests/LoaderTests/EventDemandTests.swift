@@ -37,6 +37,8 @@ import TestSupport
         h.server.route("/fast.png", .ok(LoaderHarness.png))
         h.server.route("/slow.png", .ok(LoaderHarness.png).delayed(3))
         let loader = h.loader { $0.jobs = 1; $0.jobsPerHost = 1 }
+        let probe = PoolLagProbe()   // the consumer resumes on the cooperative pool, late on a busy machine
+        defer { probe.stop() }
         let started = monotonicSeconds()
         let batch = loader.batch([h.server.url("/fast.png"), h.server.url("/slow.png")], demand: demand)
         var waited: Double?
@@ -51,7 +53,7 @@ import TestSupport
         }
         #expect(ends == 2)
         let delay = try #require(waited)
-        #expect(delay < 0.5, "the first result waited \(delay) s in the queue")
+        #expect(delay < 0.5 + probe.worstLag, "the first result waited \(delay) s in the queue (pool lag \(probe.worstLag) s)")
     }
 
     /// The tool's reporter asks for `loading` only for `--json` (human

@@ -24,7 +24,14 @@ public final class NginxServer: @unchecked Sendable {
     ///   - tls: serve HTTPS (HTTP/2 offered by ALPN) with a fresh self-signed certificate.
     ///   - extraConfig: lines added inside `server { }` (e.g. `location /x { add_header Cache-Control "max-age=1"; }`).
     ///   - http2: offer HTTP/2 by ALPN with `tls` (false: HTTPS over HTTP/1.1 only).
-    public init(root: String, tls: Bool = false, extraConfig: String = "", http2: Bool = true) throws {
+    ///   - firstPort: the port tried first (the tests of this helper pass one that is taken);
+    ///     otherwise, and on each retry, a free one.
+    ///
+    /// Started means this nginx holds the listening socket (`ListenerOwner`): a free port
+    /// can be taken by another test's server before nginx binds it; then nginx logs the
+    /// failed bind, is stopped, and the next attempt takes another port.
+    public init(root: String, tls: Bool = false, extraConfig: String = "", http2: Bool = true,
+                firstPort: Int? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else {
             throw TestSupportError.message("nginx is not installed (run `make deps`)")
         }
@@ -47,8 +54,8 @@ public final class NginxServer: @unchecked Sendable {
         }
         certificatePath = certificate
         var lastError = ""
-        for _ in 0..<5 {
-            let port = try Self.freePort()
+        for attempt in 0..<5 {
+            let port = try attempt == 0 ? firstPort ?? Self.freePort() : Self.freePort()
             let listen = tls ? "listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");" : "listen 127.0.0.1:\(port);"
             let config = """
                 worker_processes 1;
@@ -80,15 +87,20 @@ public final class NginxServer: @unchecked Sendable {
             process.arguments = ["-p", work.path, "-c", work.file("nginx.conf")]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
+            let errorLog = work.file("logs/error.log")
+            try? FileManager.default.removeItem(atPath: errorLog)
             try process.run()
-            if Self.waitForPort(port, timeout: 5) {
+            let started = ListenerOwner.waitFor(pid: process.processIdentifier, port: port, timeout: 10) {
+                !process.isRunning || ((try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "").contains("bind() to")
+            }
+            if started {
                 self.port = port
                 self.process = process
                 return
             }
             process.terminate()
             process.waitUntilExit()
-            lastError = (try? String(contentsOfFile: work.file("logs/error.log"), encoding: .utf8)) ?? ""
+            lastError = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
         }
         throw TestSupportError.message("nginx did not start: \(lastError)")
     }
@@ -135,23 +147,5 @@ public final class NginxServer: @unchecked Sendable {
         }
         guard named == 0 else { throw TestSupportError.posix("getsockname", errno) }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func waitForPort(_ port: Int, timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            close(fd)
-            if connected == 0 { return true }
-            usleep(20_000)
-        }
-        return false
     }
 }

@@ -25,20 +25,30 @@ public final class S3Server: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw TestSupportError.message("moto_server is not installed at \(Self.executable) (run `make deps`)")
         }
-        port = try NginxServer.freePort()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
-        var environment = ProcessInfo.processInfo.environment
-        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard NginxServer.waitForPort(port, timeout: 20) else {
-            stop()
-            throw TestSupportError.message("moto_server did not start on port \(port)")
+        // Started means this moto_server holds the listening socket: another test's server may take
+        // the free port before moto binds it (then moto exits, and the next attempt takes another).
+        var started: (port: Int, process: Process)?
+        for _ in 0..<3 where started == nil {
+            let port = try NginxServer.freePort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.executable)
+            process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
+            var environment = ProcessInfo.processInfo.environment
+            environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if ListenerOwner.waitFor(pid: process.processIdentifier, port: port, timeout: 20, gaveUp: { !process.isRunning }) {
+                started = (port, process)
+            } else if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
         }
+        guard let started else { throw TestSupportError.message("moto_server did not start (3 ports tried)") }
+        port = started.port
+        process = started.process
         try provision()
     }
 
