@@ -162,9 +162,12 @@ struct FetchAttempts: Sendable {
 
     /// `error` as the fetch's when it came before the next attempt could run
     /// (its transfer could not be placed, or the fetch was cancelled first).
-    func beforeAttempt(_ error: FetchError) -> FetchError {
+    func beforeAttempt(_ error: FetchError) -> FetchError { Self.beforeAttempt(error, url: url, made: attempt) }
+
+    /// `beforeAttempt` of the attempts to `url` after `made` of them, for an owner that gave its attempts away.
+    static func beforeAttempt(_ error: FetchError, url: String, made: Int) -> FetchError {
         FetchError(error.kind, url: url, curlCode: error.curlCode, curlMessage: error.curlMessage, detail: error.detail,
-                   attempts: attempt + 1)
+                   attempts: made + 1)
     }
 
     /// The error of a sink that could not start over.

@@ -128,8 +128,10 @@ public final class FetchClient: Sendable {
         // It holds the attempts (which hold the URL, the gate and the sink), not the request as well.
         // What the answer needs of the attempts, captured apart: read through the captured
         // attempts, the whole struct was copied (a retain and release per field) per fetch.
-        let url = attempts.url, gate = attempts.gate
-        transfer.completion = { [self] outcome in
+        // The attempts are moved into the callback (`consume`): captured as a copy, they were
+        // copied field by field and the local destroyed (~0.6 k instructions per fetch).
+        let url = attempts.url, gate = attempts.gate, made = attempts.attempt
+        transfer.completion = { [self, attempts = consume attempts] outcome in
             guard let delivery = attempts.delivery(after: outcome) else {
                 var attempts = attempts
                 return goOn(attempts.next(after: outcome), attempts, sink: sink, handle: handle, completion: completion)
@@ -153,7 +155,7 @@ public final class FetchClient: Sendable {
         }
         guard handle.register(transfer, on: loops) else {
             // Cancelled first: the transfer is answered (its placement given back), the fetch fails.
-            let error = attempts.beforeAttempt(FetchError(.cancelled, url: attempts.url))
+            let error = FetchAttempts.beforeAttempt(FetchError(.cancelled, url: url), url: url, made: made)
             transfer.completion = { _ in }   // answered here, so that its placement is given back
             transfer.finish(.failure(error))
             return handle.continueOnTask { completion(.failure(error)) }

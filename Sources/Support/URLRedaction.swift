@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Removes the password from a URL's userinfo (`https://user:secret@host/`
 /// becomes `https://user:***@host/`), so that no output ever shows it.
 ///
@@ -5,9 +11,11 @@
 /// (nearly all of them) is returned as is after one pass.
 public func redactURL(_ url: String) -> String {
     let bytes = url.utf8
-    // In place for a native string: the generic `contains` was a visible
-    // share of a batch of cache hits.
-    let hasAt = bytes.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "@")) } ?? bytes.contains(UInt8(ascii: "@"))
+    // In place for a native string, by `memchr`: the generic `contains` was a visible share of a
+    // batch of cache hits, and its byte loop (~6 instructions a byte) ~170 instructions per cold URL, twice.
+    let hasAt = bytes.withContiguousStorageIfAvailable { text in
+        text.baseAddress.map { memchr($0, 0x40, text.count) != nil } ?? false
+    } ?? bytes.contains(UInt8(ascii: "@"))
     guard hasAt, let schemeEnd = schemeSeparator(in: url) else { return url }
     let afterScheme = bytes[schemeEnd.upperBound...]
     let authorityEnd = afterScheme.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })

@@ -45,6 +45,30 @@ import TestSupport
         #expect(!record.isEmpty && !record.contains("secret"))
     }
 
+    /// The loader's way (a writer made for the key itself, its record's URL the key's `storedURL`,
+    /// said so at the commit) stores what the hex and the URL as given store: the same entry, the
+    /// same record but for its times.
+    @Test func aWriterMadeForAKeyStoresWhatOneMadeForItsHexStores() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-api")
+        let key = try CacheKey(url: Self.url)
+        var records: [String] = []
+        for loaderWay in [false, true] {
+            let store = try DiskCacheStore(directory: temp.path + (loaderWay ? "/loader" : "/hex"))
+            let writer = try loaderWay ? store.makeWriter(for: key, hex: key.hex) : store.makeWriter(for: key.hex)
+            try writer.append([1, 2, 3])
+            let meta = CacheMetadata(url: loaderWay ? key.storedURL : Self.url, status: 200, requestTime: 1, responseTime: 2,
+                                     headers: [.init("ETag", "\"a\"")])
+            let entry = try writer.commit(meta, urlIsStored: loaderWay)
+            #expect(entry.metadata.url == "https://alice@x.test/p.png" && entry.key == key.hex)
+            let found = try #require(store.lookup(key.hex, url: key.storedURL))
+            #expect(found.bodyPath == entry.bodyPath && found.metadata.bodyLength == 3)
+            records.append(String(decoding: Self.recordBytes(entry.bodyPath), as: UTF8.self)
+                .split(separator: "\n").filter { !$0.hasPrefix("stored-time") && !$0.hasPrefix("body-mtime-ns") }
+                .joined(separator: "\n"))
+        }
+        #expect(records[0] == records[1] && records[0].contains("url https://alice@x.test/p.png"))
+    }
+
     @Test func aRememberedStatusStoredWithTheURLAsGivenIsRecordedTheSameWay() throws {
         let temp = try TempDirectory(prefix: "asyncfetch-api")
         let store = try DiskCacheStore(directory: temp.path + "/cache")

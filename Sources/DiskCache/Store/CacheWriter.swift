@@ -56,6 +56,8 @@ import Glibc
 /// transfer runs, the awaiting task before and after).
 public final class CacheWriter: @unchecked Sendable {
     public let key: String
+    /// `key` as its digest: what the committed entry is named by (not read back from `key`).
+    private let keyDigest: MD5.Digest
     private let store: DiskCacheStore
     private let file: TemporaryFile
     private let hash: BodyHash
@@ -69,9 +71,11 @@ public final class CacheWriter: @unchecked Sendable {
     /// Whether this writer continues a kept partial body.
     public var isResumed: Bool { resumed != nil }
 
-    init(store: DiskCacheStore, key: String) throws(DiskCacheError) {
+    /// `key` is a checked key (`DiskCacheStore.validate`), `keyDigest` its digest.
+    init(store: DiskCacheStore, key: String, keyDigest: MD5.Digest) throws(DiskCacheError) {
         self.store = store
         self.key = key
+        self.keyDigest = keyDigest
         file = try store.createTemporaryFile(for: key)
         resumed = nil
         do { hash = try BodyHash() } catch {
@@ -82,9 +86,10 @@ public final class CacheWriter: @unchecked Sendable {
 
     /// Continues `partial`: its bytes are hashed (one read of the kept part)
     /// and its head kept; new bytes are appended.
-    init(store: DiskCacheStore, key: String, resuming partial: PartialBody) throws(DiskCacheError) {
+    init(store: DiskCacheStore, key: String, keyDigest: MD5.Digest, resuming partial: PartialBody) throws(DiskCacheError) {
         self.store = store
         self.key = key
+        self.keyDigest = keyDigest
         let taken = try store.takePartial(partial)
         file = taken
         do throws(DiskCacheError) {
@@ -208,9 +213,12 @@ public final class CacheWriter: @unchecked Sendable {
     /// stays readable (`read`, `readablePath`) until `abandon` (a full disk
     /// at this last step must not lose a body the caller still delivers);
     /// else it is gone with the failure.
-    public func commit(_ metadata: consuming CacheMetadata, keepingBodyOnFailure: Bool = false) throws(DiskCacheError) -> CacheEntry {
+    /// `urlIsStored`: `metadata.url` is a key's `CacheKey.storedURL` already (every record
+    /// the loader writes), so it is not normalised again (two scans of the URL per download).
+    public func commit(_ metadata: consuming CacheMetadata, keepingBodyOnFailure: Bool = false,
+                       urlIsStored: Bool = false) throws(DiskCacheError) -> CacheEntry {
         do throws(DiskCacheError) {
-            let entry = try publishEntry(metadata)
+            let entry = try publishEntry(metadata, urlIsStored: urlIsStored)
             file.discard()
             return entry
         } catch {
@@ -220,9 +228,13 @@ public final class CacheWriter: @unchecked Sendable {
     }
 
     /// `commit`'s work; the caller discards the file.
-    private func publishEntry(_ meta: consuming CacheMetadata) throws(DiskCacheError) -> CacheEntry {
+    private func publishEntry(_ meta: consuming CacheMetadata, urlIsStored: Bool) throws(DiskCacheError) -> CacheEntry {
         let info = try file.status()
-        meta.url = CacheKey.recordedURL(meta.url)
+        if urlIsStored {
+            assert(CacheKey.recordedURL(meta.url) == meta.url, "'\(meta.url)' is not a stored URL")
+        } else {
+            meta.url = CacheKey.recordedURL(meta.url)
+        }
         meta.key = key
         meta.hasBody = true
         meta.bodyLength = Int64(info.st_size)
@@ -235,20 +247,22 @@ public final class CacheWriter: @unchecked Sendable {
             throw DiskCacheError(.io, path: file.displayPath,
                                  message: "\(file.displayPath) holds \(meta.bodyLength) bytes, \(bytesWritten) were written")
         }
-        let bodyPath = store.bodyPath(key)
+        // The body's path is built where it is used (a sidecar, an error): a record on the body is
+        // published by name in the cache's directory (`linkat`), and the result builds the path it shows.
         if store.placement.mode(store) != .sidecar {
             guard let code = store.setRecord(fd: file.fd, meta) else {
-                try store.publish(file, key: key, path: bodyPath)
+                try store.publish(file, key: key)
                 // The record's last use is the entry (it moves in): with `meta.storedAt` read after it in
                 // the call, it was copied whole and the copy destroyed (a retain and release of every string).
                 let storedAt = meta.storedAt
-                return CacheEntry(key: key, directory: store.directory, metadata: consume meta, lastAccess: storedAt,
+                return CacheEntry(key: keyDigest, directory: store.directory, metadata: consume meta, lastAccess: storedAt,
                                   inode: UInt64(info.st_ino), recordOnBody: true)
             }
             guard code == ENOTSUP || DiskCacheStore.isTooLarge(code) else {
-                throw DiskCacheError.system("cannot record metadata for", path: bodyPath, errno: code)
+                throw DiskCacheError.system("cannot record metadata for", path: store.bodyPath(key), errno: code)
             }
         }
+        let bodyPath = store.bodyPath(key)
         meta.bodyInode = UInt64(info.st_ino)
         let metaFile = try store.writeTemporaryMetadata(meta.encoded(), key: key)
         defer { metaFile.discard() }
@@ -266,7 +280,7 @@ public final class CacheWriter: @unchecked Sendable {
             }
         }
         let storedAt = meta.storedAt
-        return CacheEntry(key: key, directory: store.directory, metadata: consume meta, lastAccess: storedAt,
+        return CacheEntry(key: keyDigest, directory: store.directory, metadata: consume meta, lastAccess: storedAt,
                           inode: UInt64(info.st_ino), recordOnBody: false)
     }
 

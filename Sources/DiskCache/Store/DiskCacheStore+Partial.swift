@@ -63,8 +63,7 @@ extension DiskCacheStore {
     /// A writer that continues `partial`: its bytes are hashed (read once)
     /// and the rest is appended. Committing publishes the whole body.
     public func makeWriter(for key: String, resuming partial: PartialBody) throws(DiskCacheError) -> CacheWriter {
-        try Self.validate(key)
-        return try CacheWriter(store: self, key: key, resuming: partial)
+        try CacheWriter(store: self, key: key, keyDigest: Self.digest(ofKey: key), resuming: partial)
     }
 
     /// Removes `key`'s partial body, if any (a 200 replaced it, it was

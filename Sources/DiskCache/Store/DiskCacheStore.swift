@@ -134,8 +134,14 @@ public final class DiskCacheStore: Sendable {
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
     public func makeWriter(for key: String) throws(DiskCacheError) -> CacheWriter {
-        try Self.validate(key)
-        return try CacheWriter(store: self, key: key)
+        try CacheWriter(store: self, key: key, keyDigest: Self.digest(ofKey: key))
+    }
+
+    /// `makeWriter(for: key.hex)`, where `hex` is `key.hex` made already: a key's digest needs no
+    /// check, and its entry is named by the digest, not by parsing the hex again (per download).
+    public func makeWriter(for key: CacheKey, hex: String) throws(DiskCacheError) -> CacheWriter {
+        assert(hex == key.hex, "'\(hex)' is not the key's hex")
+        return try CacheWriter(store: self, key: hex, keyDigest: key.digest)
     }
 
     /// Records a bodiless entry (a remembered error status), replacing any
@@ -162,7 +168,7 @@ public final class DiskCacheStore: Sendable {
                     throw DiskCacheError.system("cannot record metadata for", path: bodyPath(key), errno: code)
                 }
             } else {
-                try publish(file, key: key, path: bodyPath(key))
+                try publish(file, key: key)
                 return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: meta.storedAt,
                                   inode: UInt64(try file.status().st_ino), recordOnBody: true)
             }
@@ -388,9 +394,17 @@ public final class DiskCacheStore: Sendable {
     }
 
     static func validate(_ key: String) throws(DiskCacheError) {
-        guard CacheFileName.isKey(key) else {
-            throw DiskCacheError(.invalidURL, path: "", message: "'\(key)' is not a cache key (32 lowercase hex digits)")
-        }
+        guard CacheFileName.isKey(key) else { throw notAKey(key) }
+    }
+
+    /// `validate`, for a caller that needs the key's digest too: the same keys pass.
+    static func digest(ofKey key: String) throws(DiskCacheError) -> MD5.Digest {
+        guard let digest = MD5.Digest(hex: key) else { throw notAKey(key) }   // 32 lowercase hex digits only
+        return digest
+    }
+
+    private static func notAKey(_ key: String) -> DiskCacheError {
+        DiskCacheError(.invalidURL, path: "", message: "'\(key)' is not a cache key (32 lowercase hex digits)")
     }
 
     /// The file is the body the metadata describes: a regular file of the
@@ -477,10 +491,11 @@ public final class DiskCacheStore: Sendable {
     /// entry's name when there is none yet (one `linkat`); otherwise it gets a
     /// name in `.tmp` and one `rename` replaces the old entry. `path` is
     /// `bodyPath(key)`, which the caller has made already.
-    func publish(_ file: TemporaryFile, key: String, path: String) throws(DiskCacheError) {
-        if try file.linkIfAbsent(directoryFD: directoryFD, name: key, path: path) { return }
+    func publish(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
+        // The path only when linking by name did not do (or for its error): not built per download.
+        if try file.linkIfAbsent(directoryFD: directoryFD, name: key, path: bodyPath(key)) { return }
         _ = try name(file, key: key)
-        try file.publish(as: path)
+        try file.publish(as: bodyPath(key))
     }
 
     func ensureTemporaryDirectory() throws(DiskCacheError) {

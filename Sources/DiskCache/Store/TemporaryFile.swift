@@ -117,14 +117,14 @@ final class TemporaryFile: @unchecked Sendable {
     /// Links an unnamed file to `name` in `directoryFD` (`path` for
     /// messages) if nothing has that name: true when it is now published
     /// there. False for a named file, or when the name is taken (EEXIST).
-    func linkIfAbsent(directoryFD: Int32, name: String, path: String) throws(DiskCacheError) -> Bool {
+    func linkIfAbsent(directoryFD: Int32, name: String, path: @autoclosure () -> String) throws(DiskCacheError) -> Bool {
         guard self.path == nil else { return false }
         // `withCString`: no copy of the name into a new array, as the implicit conversion makes.
         if name.withCString({ cdisk_link_tmpfile(fd, directoryFD, $0) }) == 0 {
             published = true
             return true
         }
-        guard errno == EEXIST else { throw DiskCacheError.system("cannot publish", path: path) }
+        guard errno == EEXIST else { throw DiskCacheError.system("cannot publish", path: path()) }
         return false
     }
 

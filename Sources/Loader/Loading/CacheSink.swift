@@ -27,6 +27,8 @@ import Synchronization
 /// finished the transfer).
 final class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
+    /// The URL's key, and as text (made once by the caller: the entry's file name).
+    private let cacheKey: CacheKey
     private let key: String
     /// The kept partial body this transfer may continue. Boxed, as `keptStructure`: most
     /// sinks resume nothing, and a nil reference is freed with no value witness (a nil
@@ -59,9 +61,11 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// Why a resumed body, its kept part included, was refused as past `limit` (the load is `too-large`).
     private(set) var overLimit: String?
 
-    init(cache: DiskCacheStore, key: String, partial: PartialBody? = nil, checkStructure: Bool, limit: Int64 = .max) {
+    init(cache: DiskCacheStore, key: CacheKey, hex: String, partial: PartialBody? = nil, checkStructure: Bool,
+         limit: Int64 = .max) {
         self.cache = cache
-        self.key = key
+        cacheKey = key
+        self.key = hex
         resuming = partial.map(Box.init)
         self.limit = limit
         structure = ImageStructure()
@@ -233,7 +237,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         if let writer { return writer }
         if let spool { return spool }
         do {
-            let created = try cache.makeWriter(for: key)
+            let created = try cache.makeWriter(for: cacheKey, hex: key)   // no check of the key, nor hex read back
             writer = created
             return created
         } catch where error.kind == .io {

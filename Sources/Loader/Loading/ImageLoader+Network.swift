@@ -77,7 +77,7 @@ extension ImageLoader {
                         _ completion: @escaping @Sendable (Phase, _ slotGivenBack: Bool) -> Void) {
         let end = complete(exchange, with: fetched, updatesInPlace: slotGivenBack)
         exchange.sink.abandon()
-        switch end {
+        switch consume end {   // the phase is moved out: it was copied, and the end destroyed, per URL
         case .done(let phase):
             completion(phase, slotGivenBack)
         case .again(let entry):
@@ -188,7 +188,7 @@ extension ImageLoader {
                 }
                 made = .plain(request)
             }
-            let sink = CacheSink(cache: loader.cache, key: hex, partial: partial?.validator == nil ? nil : partial,
+            let sink = CacheSink(cache: loader.cache, key: key, hex: hex, partial: partial?.validator == nil ? nil : partial,
                                  checkStructure: !loader.options.acceptAnyContent,
                                  limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
             return (NetworkExchange(sink: sink, key: key, entry: entry, foundPartial: partial != nil, handedOut: handedOut), made)
@@ -347,7 +347,8 @@ extension ImageLoader {
                                       requestTime: requestTime, responseTime: responseTime,
                                       format: info?.format.name, width: info?.width, height: info?.height)
         do {
-            let entry = try writer.commit(consume meta, keepingBodyOnFailure: true)   // moved in: no copy of the record
+            // Moved in: no copy of the record. Its URL is the key's `storedURL`: not normalised again.
+            let entry = try writer.commit(consume meta, keepingBodyOnFailure: true, urlIsStored: true)
             // The check goes in with the rest: set afterwards, it made a second box (a copy of every field).
             var loaded = result(entry, source: .network, response: response, checked: check)
             if let kept = sink.resumedFrom { loaded.resumedFrom = kept }   // rare: the second box is no cost
