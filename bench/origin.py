@@ -395,6 +395,10 @@ class Simulator:
         if args.tls:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.load_cert_chain(args.cert, args.key)
+            if not args.server_cipher_order:
+                # The client's order picks the suite, as nginx's default (`ssl_prefer_server_ciphers off`);
+                # Python's default context takes its own (AES-256-GCM first).
+                ctx.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
             ctx.set_alpn_protocols(["h2", "http/1.1"])
             self.tls = ctx
         self.events = []          # the trace: (seconds since the last reset, host index, code, connection)
@@ -456,6 +460,8 @@ def main():
     ap.add_argument("--counters", help="write the counters here on SIGTERM")
     ap.add_argument("--tls", action="store_true", help="HTTPS on :443 (HTTP/2 or HTTP/1.1 by ALPN)")
     ap.add_argument("--cert"); ap.add_argument("--key")
+    ap.add_argument("--server-cipher-order", action="store_true",
+                    help="TLS: pick the cipher suite by the server's order, not the client's")
     ap.add_argument("--no-dns", action="store_true",
                     help="no NXDOMAIN responder (another simulator of the same hosts answers on 127.0.0.53)")
     args = ap.parse_args()

@@ -592,8 +592,10 @@ void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx) {
  * store again, and SSL_new copies the settings into the connection. What an
  * SSL reads from its context later (the CA store, the new-session and keylog
  * callbacks) is the same for every connection of a loop. What libcurl sets
- * only for options we never give (client certificates, cipher lists, curves,
- * SRP) is not put back. Other threads, and a loop thread before it asks, get
+ * only for options we never give (client certificates, TLS 1.2 cipher lists,
+ * curves, SRP) is not put back; the TLS 1.3 suites (CURLOPT_TLS13_CIPHERS)
+ * every transfer gives the same list (Defaults.tls13CipherSuites), which
+ * libcurl sets on each connection's context. Other threads, and a loop thread before it asks, get
  * a new context. A loop asks only when its client has a CA store of its own
  * (CurlLoop): an SSL verifies with its context's store as it is at that
  * moment, so every connection sharing the context must get the same store

@@ -22,6 +22,16 @@ import TestSupport
         }
     }
 
+    /// Header `name` of a 200 from `server` (request `n`), over HTTP/2 or HTTP/1.1 as `http2` says.
+    static func header(_ name: String, of client: FetchClient, _ server: NginxServer, _ n: Int, http2: Bool) async throws -> String? {
+        let temp = try TempDirectory()
+        let request = FetchRequest(url: server.url(Self.path + "?n=\(n)"))
+        let response = try await client.fetch(request, into: try FileSink(path: temp.file("body")))
+        #expect(response.status == 200)
+        #expect(response.httpVersion.hasPrefix(http2 ? "2" : "1.1"), "\(response.httpVersion)")
+        return response.headers[name]
+    }
+
     /// One transfer loop, no retries, trusting `servers`' certificates (`--cacert`, a file in `folder`).
     static func oneLoopTrusting(_ servers: [NginxServer], in folder: TempDirectory) throws -> FetchConfiguration {
         let pems = try servers.map { try String(contentsOfFile: try #require($0.certificatePath), encoding: .utf8) }
@@ -163,12 +173,7 @@ import TestSupport
         let config = try Self.oneLoopTrusting([a1, a2] + others, in: cas)
         let client = FetchClient(configuration: config)
         func resumed(_ server: NginxServer, _ n: Int) async throws -> String? {
-            let temp = try TempDirectory()
-            let request = FetchRequest(url: server.url(Self.path + "?n=\(n)"))
-            let response = try await client.fetch(request, into: try FileSink(path: temp.file("body")))
-            #expect(response.status == 200)
-            #expect(response.httpVersion.hasPrefix(server === a2 ? "2" : "1.1"), "\(response.httpVersion)")
-            return response.headers["X-TLS-Resumed"]
+            try await Self.header("X-TLS-Resumed", of: client, server, n, http2: server === a2)
         }
 
         // Each of the other servers closes every connection too: each fetch stores a new session.
@@ -222,6 +227,37 @@ import TestSupport
         // 12 connections on the verifying client's loop and 4 on the insecure one's (the untrusted
         // server keeps its connection alive): the verifying loop makes one context and hands it out again.
         #expect(after.reused - before.reused >= 10, "contexts made \(after.made - before.made), reused \(after.reused - before.reused)")
+    }
+
+    /// TLS 1.3 suites are offered in browsers' order, AES-128-GCM first
+    /// (`Defaults.tls13CipherSuites`; OpenSSL 3.0's own order puts AES-256-GCM
+    /// first): a server that takes the client's order, as nginx does by
+    /// default, agrees on `TLS_AES_128_GCM_SHA256` over HTTP/1.1 and HTTP/2,
+    /// on each new connection of the loop's shared context. A server with an
+    /// order of its own still picks by it, and one that allows only ChaCha20
+    /// still connects (no suite is dropped); all of them verified.
+    @Test func tls13SuitesAreOfferedInBrowsersOrder() async throws {
+        let cipher = "keepalive_timeout 0;\nssl_protocols TLSv1.3;\nadd_header X-TLS-Cipher $ssl_cipher always;\n"
+        let h1 = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: cipher, http2: false)
+        let h2 = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: cipher, http2: true)
+        let ownOrder = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: cipher + """
+            ssl_prefer_server_ciphers on;
+            ssl_conf_command Ciphersuites TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256;
+            """, http2: false)
+        let chacha = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: cipher + """
+            ssl_conf_command Ciphersuites TLS_CHACHA20_POLY1305_SHA256;
+            """, http2: false)
+        let cas = try TempDirectory()
+        let client = FetchClient(configuration: try Self.oneLoopTrusting([h1, h2, ownOrder, chacha], in: cas))
+        func suite(_ server: NginxServer, _ n: Int) async throws -> String? {
+            try await Self.header("X-TLS-Cipher", of: client, server, n, http2: server === h2)
+        }
+        for n in 0..<2 {
+            #expect(try await suite(h1, n) == "TLS_AES_128_GCM_SHA256")
+            #expect(try await suite(h2, n) == "TLS_AES_128_GCM_SHA256")
+            #expect(try await suite(ownOrder, n) == "TLS_AES_256_GCM_SHA384")
+            #expect(try await suite(chacha, n) == "TLS_CHACHA20_POLY1305_SHA256")
+        }
     }
 
     /// An `--insecure` client's loop (no CA store of its own: libcurl fills a

@@ -133,6 +133,10 @@ final class CurlEasy {
         } else if let caInfo = certificates.caInfo {
             check("CAINFO", ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caInfo))
         }
+        // TLS 1.3 suites in browsers' order (`Defaults.tls13CipherSuites`); a libcurl built on
+        // another TLS library than OpenSSL has no such option and keeps its own order.
+        let suites = ccurl_easy_setopt_string(easy, CURLOPT_TLS13_CIPHERS, Defaults.tls13CipherSuites)
+        if suites != CURLE_NOT_BUILT_IN { check("TLS13_CIPHERS", suites) }
         if config.insecure {
             check("SSL_VERIFYPEER", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
             check("SSL_VERIFYHOST", ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
