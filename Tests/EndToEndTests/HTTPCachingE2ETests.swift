@@ -191,6 +191,13 @@ import TestSupport
         let broken = try #require(json.first { $0["url"] as? String == cut })
         #expect(broken["phase"] as? String == "empty" && broken["reason"] as? String == "not-cached")
         #expect(broken["broken"] as? String == "a body that is not the one its metadata describes", "\(broken)")
+        let path = try cli.run(["cache", "path", cut])
+        #expect(path.status == 1 && path.stdout == "-\n", "\(path.stdout)")
+        #expect(path.stderr.contains("\(cut): not cached: its entry is broken (a body that is not the one its metadata "
+                                     + "describes); cache verify removes it"), "\(path.stderr)")
+        let pathJSON = try Self.json(try cli.run(["cache", "path", cut, "--json"]))
+        #expect(pathJSON.first?["cached"] as? Bool == false && pathJSON.first?["reason"] as? String == "not-cached")
+        #expect(pathJSON.first?["broken"] as? String == "a body that is not the one its metadata describes", "\(pathJSON)")
         #expect(try cli.run(["cache", "verify"]).status == 0)
         let verified = try cli.run([cut, "--offline"])
         #expect(verified.stdout.contains("empty    \(cut)  not cached\n"), "removed: plain 'not cached': \(verified.stdout)")

@@ -43,6 +43,30 @@ import Testing
         }
     }
 
+    /// A stored entry's result (`hitPhase`: the record's format name, no
+    /// request) reads back as the general initializer's with the format
+    /// made of that name: every format, a name of none, none; and a blank
+    /// `Content-Type` is none, whatever its first byte.
+    @Test func aStoredEntrysResultReadsBackAsTheGeneralOne() {
+        let key = MD5.digest("http://a.test/x.png")
+        for name in ImageFormat.all.map(\.name) + ["PNG", "pn", "pngx", "", nil] as [String?] {
+            for contentType in ["image/png", " image/png", "\timage/x", "", " ", " \t ", nil] as [String?] {
+                let stored = LoadResult(stored: .entry(directory: "/c", key: key), source: .stale, bytes: 7, status: 203,
+                                        contentType: contentType, formatName: name, width: 5, height: nil)
+                let general = LoadResult(stored: .entry(directory: "/c", key: key), source: .stale, bytes: 7, status: 203,
+                                         contentType: contentType, format: name.flatMap(ImageFormat.init(name:)), width: 5,
+                                         height: nil, attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil)
+                #expect(stored.format == general.format && stored.contentType == general.contentType)
+                #expect(stored.format?.name == (ImageFormat.all.contains { $0.name == name } ? name : nil))
+                #expect(stored.path == general.path && stored.source == .stale && stored.bytes == 7 && stored.status == 203)
+                #expect(stored.width == 5 && stored.height == nil && stored.attempts == 0 && stored.redirects == 0)
+                #expect(stored.httpVersion == nil && stored.effectiveURL == nil && stored.checked == nil && stored.reason == nil)
+            }
+        }
+        #expect(LoadResult(stored: .entry(directory: "/c", key: key), source: .cache, bytes: 1, status: 200,
+                           contentType: " \t", formatName: "gif", width: nil, height: nil).contentType == nil)
+    }
+
     @Test func aDownloadsFieldsReadBackAndChangesKeepTheRest() {
         var result = LoadResult(path: "/tmp/out.gif", source: .network, bytes: 9, status: 206, contentType: nil, format: .gif,
                                 width: 3, height: 4, attempts: 2, httpVersion: "1.1", redirects: 1,

@@ -444,7 +444,7 @@ extension ImageLoader {
         LoadResult(
             stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: entry.metadata.bodyLength,
             status: response.wholeStatus, contentType: entry.metadata.header("Content-Type"),
-            format: entry.metadata.format.flatMap(ImageFormat.init(name:)), width: entry.metadata.width, height: entry.metadata.height,
+            formatName: entry.metadata.format, width: entry.metadata.width, height: entry.metadata.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL, checked: checked)
     }

@@ -1,7 +1,6 @@
 import DiskCache
 import Fetch
 import HTTPCaching
-import ImageFormats
 import Support
 
 /// Joins the fetch engine and the disk cache and reports phases.
@@ -225,7 +224,6 @@ public final class ImageLoader: Sendable {
         }
         return .success(LoadResult(
             stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: meta.bodyLength, status: meta.status,
-            contentType: meta.header(.contentType), format: meta.format.flatMap(ImageFormat.init(name:)), width: meta.width, height: meta.height,
-            attempts: 0, httpVersion: nil, redirects: 0, effectiveURL: nil))
+            contentType: meta.header(.contentType), formatName: meta.format, width: meta.width, height: meta.height))
     }
 }

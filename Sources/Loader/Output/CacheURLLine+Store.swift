@@ -4,10 +4,13 @@ import Fetch
 /// The outcomes of `cache path` and `cache rm` for one URL, from the store.
 extension CacheURLLine {
     /// The URL's body path when it has an intact entry with a body; the
-    /// status when the entry is a remembered error (no body).
+    /// status when the entry is a remembered error (no body); why, when
+    /// the entry is there but broken (what `cache list` shows for it).
     public static func path(of url: String, in store: DiskCacheStore) -> CacheURLLine {
         guard let key = key(of: url) else { return CacheURLLine(url: url, outcome: .invalid) }
-        guard let entry = store.lookup(key.hex) else { return CacheURLLine(url: url, outcome: .notCached) }
+        guard let entry = store.lookup(key.hex) else {
+            return CacheURLLine(url: url, outcome: store.brokenProblem(key).map { .broken(problem: $0) } ?? .notCached)
+        }
         guard entry.metadata.hasBody else { return CacheURLLine(url: url, outcome: .withoutBody(status: entry.metadata.status)) }
         return CacheURLLine(url: url, outcome: .cached(path: entry.bodyPath))
     }

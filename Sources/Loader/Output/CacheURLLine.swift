@@ -14,6 +14,10 @@ public struct CacheURLLine: Sendable, Equatable {
         /// `cache path`: a remembered error status (SPEC §5), stored without
         /// a body: there is an answer, but no path to give.
         case withoutBody(status: Int)
+        /// `cache path`: the URL's entry is there but broken (`problem`, as
+        /// `cache list` says it): no body to give until `cache verify`
+        /// removes it and a run fetches it again.
+        case broken(problem: String)
         /// `cache rm`: the entry is gone.
         case removed
         case notCached
@@ -33,7 +37,7 @@ public struct CacheURLLine: Sendable, Equatable {
     /// No body (not cached, only a remembered error, or not a URL): the command exits 1.
     public var isMissing: Bool {
         switch outcome {
-        case .notCached, .invalid, .withoutBody: true
+        case .notCached, .invalid, .withoutBody, .broken: true
         case .cached, .removed, .failed: false
         }
     }
@@ -46,13 +50,15 @@ public struct CacheURLLine: Sendable, Equatable {
         case .invalid: "asyncfetch: \(shownURL): invalid URL"
         case .withoutBody(let status):
             "asyncfetch: \(shownURL): cached as HTTP \(status) \(HTTPStatus.reason(status)), no body"
+        case .broken(let problem):
+            "asyncfetch: \(shownURL): not cached: its entry is broken (\(ShownText.of(problem))); cache verify removes it"
         case .cached, .removed, .failed: nil
         }
     }
 
     /// `cache path`: the body's path, or `-`; JSON `{"url","cached","path"}`
-    /// (`cached`: a body is there) with a `reason` when not, and the `status`
-    /// of a remembered error.
+    /// (`cached`: a body is there) with a `reason` when not, the `status`
+    /// of a remembered error, and why a broken entry is (`broken`).
     public func pathLine(json: Bool) -> String {
         let path: String? = if case .cached(let path) = outcome { path } else { nil }
         guard json else { return path ?? "-" }
@@ -61,6 +67,7 @@ public struct CacheURLLine: Sendable, Equatable {
             line.add("path", path)
             if path == nil { line.add("reason", reason) }
             if case .withoutBody(let status) = outcome { line.add("status", status) }
+            if case .broken(let problem) = outcome { line.add("broken", problem) }
         }
     }
 
@@ -77,7 +84,7 @@ public struct CacheURLLine: Sendable, Equatable {
         }
         let word = switch outcome {
         case .removed, .cached, .withoutBody: "removed"
-        case .notCached: "absent "
+        case .notCached, .broken: "absent "
         case .invalid: "invalid"
         case .failed: "failed "
         }
@@ -117,7 +124,7 @@ public struct CacheURLLine: Sendable, Equatable {
 
     private var reason: String {
         switch outcome {
-        case .cached, .removed, .notCached: "not-cached"
+        case .cached, .removed, .notCached, .broken: "not-cached"
         case .invalid: "invalid-url"
         case .withoutBody: "no-body"
         case .failed: "io"

@@ -38,7 +38,7 @@ extension Reporter {
         while true {
             await run.events.next(into: &events, limit: Self.eventsPerReport)
             if events.isEmpty { break }
-            report(contentsOf: events)
+            report(taking: &events)
             if !stopped && outputBroken && outputError == EPIPE {
                 stopped = true
                 run.stop()
