@@ -58,8 +58,10 @@ enum Main {
     static func givenArguments() -> [String] {
         (1..<Int(CommandLine.argc)).map { index in
             guard let argument = CommandLine.unsafeArgv[index] else { return "" }
-            return argument.withMemoryRebound(to: UInt8.self, capacity: 1) {
-                textPercentEncodingInvalidUTF8(UnsafeBufferPointer(start: $0, count: strlen(argument)))
+            // Rebound for all of its bytes (the terminating NUL left out), not only the first.
+            let length = strlen(argument)
+            return argument.withMemoryRebound(to: UInt8.self, capacity: length) {
+                textPercentEncodingInvalidUTF8(UnsafeBufferPointer(start: $0, count: length))
             }
         }
     }

@@ -10,6 +10,9 @@ import TestSupport
 /// back the top of the transfer loop's heap dozens of times (`madvise(MADV_DONTNEED)`).
 @Suite struct HeapTrimE2ETests {
     @Test func aColdBatchGivesNoHeapMemoryBack() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
+            throw TestSupportError.message("strace is not installed (run `make deps`: the Makefile's TEST_PACKAGES)")
+        }
         let site = try TempDirectory(prefix: "asyncfetch-heaptrim")
         defer { site.remove() }
         let count = 3000

@@ -124,7 +124,9 @@ final class TemporaryFile: @unchecked Sendable {
             published = true
             return true
         }
-        guard errno == EEXIST else { throw DiskCacheError.system("cannot publish", path: path()) }
+        // errno read before `path()` runs: building the path allocates, which may set errno.
+        let code = errno
+        guard code == EEXIST else { throw DiskCacheError.system("cannot publish", path: path(), errno: code) }
         return false
     }
 
