@@ -1,4 +1,7 @@
 import CStartup
+#if canImport(Glibc)
+import Glibc
+#endif
 import enum Fetch.Defaults
 
 /// glibc malloc's thresholds for the whole process, fixed at its start
@@ -12,9 +15,19 @@ import enum Fetch.Defaults
 /// from the heap, and a heap's free top is kept up to
 /// `Defaults.mallocTrimThreshold`: the state glibc's own dynamic rule reaches
 /// once the process has freed a mapped block of that size.
+/// A user who tunes malloc through the environment (`MALLOC_TRIM_THRESHOLD_`,
+/// `MALLOC_MMAP_THRESHOLD_`, or a `glibc.malloc.` tunable in `GLIBC_TUNABLES`)
+/// keeps those settings: the policy is then not applied.
 enum MallocPolicy {
     static func apply() {
+        guard !userTunesMalloc() else { return }
         // A refusal leaves glibc's defaults: slower, not wrong. Nothing to report.
         _ = cstartup_malloc_thresholds(Defaults.mallocTrimThreshold, Defaults.mallocMmapThreshold)
+    }
+
+    private static func userTunesMalloc() -> Bool {
+        if getenv("MALLOC_TRIM_THRESHOLD_") != nil || getenv("MALLOC_MMAP_THRESHOLD_") != nil { return true }
+        guard let tunables = getenv("GLIBC_TUNABLES") else { return false }
+        return String(cString: tunables).contains("glibc.malloc.")
     }
 }

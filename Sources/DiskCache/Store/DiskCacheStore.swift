@@ -139,7 +139,9 @@ public final class DiskCacheStore: Sendable {
 
     /// `makeWriter(for: key.hex)`, where `hex` is `key.hex` made already: a key's digest needs no
     /// check, and its entry is named by the digest, not by parsing the hex again (per download).
-    public func makeWriter(for key: CacheKey, hex: String) throws(DiskCacheError) -> CacheWriter {
+    /// Package-only: a `hex` that is not the key's would name the file by one and the entry by the
+    /// other, and only the loader, which made both from one key, may skip the check.
+    package func makeWriter(for key: CacheKey, hex: String) throws(DiskCacheError) -> CacheWriter {
         assert(hex == key.hex, "'\(hex)' is not the key's hex")
         return try CacheWriter(store: self, key: hex, keyDigest: key.digest)
     }
