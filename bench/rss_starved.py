@@ -2,7 +2,7 @@
 """Peak RSS of the revalidate case (10,000 stale entries, all 304, one nginx on
 tmpfs) while the completion workers are starved: a busy loop pinned to core 0
 and every `cache-worker-*` thread moved there with SCHED_IDLE as it appears, so
-finished 304s wait for them (bench/README "Session 16: peak RSS of the
+finished 304s wait for them (bench/history/revalidate.md "Session 16: peak RSS of the
 revalidate case"). Three runs of each binary, alternating; peak RSS from wait4.
 
   python3 bench/rss_starved.py BINARY [BINARY ...]     (root: SCHED_IDLE of another process's threads)

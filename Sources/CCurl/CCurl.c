@@ -577,7 +577,7 @@ void ccurl_ssl_ctx_keep_sessions(void *ssl_ctx) {
  * TLS connection, and OpenSSL 3.0's SSL_CTX_new fetches its ciphers, digests,
  * groups and signature algorithms from the provider and builds its cipher
  * lists each time: about 1.2 M instructions, 11 % of all the instructions of
- * the HTTPS bench run (bench/README, "Session 18: HTTPS CPU").
+ * the HTTPS bench run (bench/history/internet.md, "Session 18: HTTPS CPU").
  *
  * How: the executable defines SSL_CTX_new and exports it (Package.swift:
  * --export-dynamic-symbol), so libcurl's calls come here. On a thread that
@@ -708,7 +708,7 @@ long ccurl_usable_cores(void) {
  * `checkprefix` of each response header line against each field it knows,
  * `Curl_checkheaders` over the request's fields, scheme and host names), and
  * they call an out-of-line Curl_raw_toupper twice a character: about 7.5 k
- * instructions a transfer on the loop thread, ~100 calls (bench/README,
+ * instructions a transfer on the loop thread, ~100 calls (bench/history/cold.md,
  * "Session 19: the loop thread"). These give the same answer for every input
  * (strcase.c: only a-z fold, no locale, NULL pointers as there), and fold
  * only bytes that differ. Self-contained, so a second libcurl in the process
@@ -762,7 +762,7 @@ int ccurl_libcurl_strnequal(const char *first, const char *second, size_t max) {
  * "Connection #%ld to host %s left intact" (written at every transfer's end
  * whether or not anything shows it), the request's "Host: %s%s%s:%d\r\n", a
  * URL's port ("%ld") and IPv4 address ("%u.%u.%u.%u"): ~7.8 k instructions
- * a transfer on the loop thread (bench/README, "Session 19: the loop
+ * a transfer on the loop thread (bench/history/cold.md, "Session 19: the loop
  * thread"). Here a format of text and up to 64 plain %s (not NULL), %d, %u,
  * %ld and %lu, whose output fits 512 bytes, is written directly, exactly as
  * libcurl's engine writes it (decimal digits, a '-' before a negative number;

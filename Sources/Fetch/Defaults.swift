@@ -103,7 +103,7 @@ public enum Defaults {
     /// order (nginx's default, `ssl_prefer_server_ciphers off`) then agrees on
     /// it: a key schedule over SHA-256 and 10 AES rounds a block, not SHA-384
     /// and 14, about 2 % of the instructions of the bench's HTTPS run
-    /// (bench/README "Session 21: HTTPS CPU"). A server with an order of its
+    /// (bench/history/internet.md "Session 21: HTTPS CPU"). A server with an order of its
     /// own still picks by it; TLS 1.2's list is OpenSSL's default, untouched.
     static let tls13CipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
     /// Hosts a transfer loop remembers as failing to complete a connection,

@@ -90,9 +90,9 @@ public final class FetchClient: Sendable {
     /// A first attempt's 304 has no body, and its `completion` runs on the
     /// loop's thread: handing all of it to a worker cost more CPU than the
     /// work, per transfer and in a round's batch alike, mostly for the next
-    /// fetches it starts (issue 22; bench/README "Session 9: batch hand-off").
+    /// fetches it starts (issue 22; bench/history/revalidate.md "Session 9: batch hand-off").
     /// Such a completion may start those there and hand the rest of its work
-    /// to the round's batch with `handle.handOff` (bench/README "Session 11: revalidate").
+    /// to the round's batch with `handle.handOff` (bench/history/revalidate.md "Session 11: revalidate").
     /// `completion` may do file work and start other
     /// fetches, but should not wait long: the worker's later
     /// jobs wait behind it (`CompletionWorkers`). Any other course (a retry, a resumed

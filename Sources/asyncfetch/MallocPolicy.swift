@@ -10,7 +10,7 @@ import enum Fetch.Defaults
 /// thousands of times per 10,000 URLs (libcurl frees each transfer's 64 KiB
 /// receive buffer, workers free the bodies the loop held) and faulted the
 /// same pages in again at the next transfer: about one `madvise` per ten URLs
-/// and one to three page faults per URL (bench/README "Session 21: system
+/// and one to three page faults per URL (bench/history/cold.md "Session 21: system
 /// calls per cold URL"). Blocks below `Defaults.mallocMmapThreshold` come
 /// from the heap, and a heap's free top is kept up to
 /// `Defaults.mallocTrimThreshold`: the state glibc's own dynamic rule reaches

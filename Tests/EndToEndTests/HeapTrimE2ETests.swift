@@ -5,7 +5,7 @@ import TestSupport
 
 /// A cold batch keeps its heap: no free memory is given back to the kernel
 /// in the middle of a run, to be faulted in again by the next transfer
-/// (`MallocPolicy`; bench/README "Session 21: system calls per cold URL").
+/// (`MallocPolicy`; bench/history/cold.md "Session 21: system calls per cold URL").
 /// With glibc's default thresholds a cold run of 3,000 URLs under strace gave
 /// back the top of the transfer loop's heap dozens of times (`madvise(MADV_DONTNEED)`).
 @Suite struct HeapTrimE2ETests {

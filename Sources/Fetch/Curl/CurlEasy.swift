@@ -102,7 +102,7 @@ final class CurlEasy {
         // "User-Agent: %s\r\n" for every transfer with `curl_maprintf`, the executable's since
         // session 19 (~0.4 k instructions), and copies it in the request's one formatting call. As a
         // request line of ours (sessions 17-19) it cost ~0.5 k more on the transfer loop: a call of
-        // the format engine of its own and a walk of the custom-field checks (bench/README "Session 20:
+        // the format engine of its own and a walk of the custom-field checks (bench/history/cold.md "Session 20:
         // the loop's request set-up").
         check("USERAGENT", ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, config.userAgent))
         // Content codings are undone by `ContentDecoder` (in the write callback),
@@ -152,7 +152,7 @@ final class CurlEasy {
         }
         // Proxies come from the environment, as curl reads them (docs/http.md). libcurl 7.88 reads
         // five of these variables at every transfer (`getenv` and a copy each, about 1.5 k
-        // instructions on the loop per URL: bench/README "Session 12: revalidate"). When none is
+        // instructions on the loop per URL: bench/history/revalidate.md "Session 12: revalidate"). When none is
         // set (`ProxyEnvironment`, read once by `FetchClient`), saying "no proxy" once here is the same answer.
         // A proxy's answer to CONNECT is not the origin's response: the header callback must not
         // take its status line (a refused tunnel was reported as the origin's "HTTP 0").

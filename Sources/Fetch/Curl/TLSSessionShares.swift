@@ -7,7 +7,7 @@
 /// 8 https hosts resumed nothing: by the time a host reconnected, 8 other
 /// hosts had stored theirs. A resumed TLS 1.3 handshake skips the server's certificate: its
 /// parse (OpenSSL 3.0 builds a decoder for its key each time) and its
-/// verification, nearly half of the CPU a new connection costs (bench/README,
+/// verification, nearly half of the CPU a new connection costs (bench/history/internet.md,
 /// "Session 10: HTTPS CPU").
 ///
 /// How: each transfer's easy handle is pointed at its host's share before the
