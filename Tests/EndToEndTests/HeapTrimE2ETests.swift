@@ -28,32 +28,21 @@ import TestSupport
         // Whether a run trims depends on how its transfers interleave: two cold runs, each into a
         // new cache (with glibc's defaults one run in four or so of this size did not trim).
         for _ in 0..<2 {
-            let trims = try Self.heapTrims(list: list, environment: [:])
+            let cli = try CLI()
+            let trace = cli.cache.path + "/madvise.txt"
+            let result = try runProcess("/usr/bin/strace", ["-f", "-qq", "-e", "trace=madvise", "-o", trace, CLI.binary,
+                                                            "--jobs", "32", "--jobs-per-host", "32", "--input", list],
+                                        environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 120)
+            #expect(result.status == 0, "\(result.stdout.prefix(600))\(result.stderr)")
+            let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            // "PID madvise(0x7f…, LENGTH, MADV_DONTNEED) = 0". A thread's stack given back when
+            // it ends (glibc, ~8 MiB) is not the heap's: only lengths under 1 MiB count.
+            let trims = lines.filter { line in
+                guard line.contains("MADV_DONTNEED"), let length = line.split(separator: ",").dropFirst().first
+                    .flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else { return false }
+                return length < 1 << 20
+            }
             #expect(trims.isEmpty, "\(trims.count) heap trims: \(trims.prefix(5))")
-        }
-        // A user's own malloc tuning wins (docs/layout.md): a trim threshold of 0 in the
-        // environment trims at nearly every free, which the policy would have prevented.
-        let tuned = try Self.heapTrims(list: list, environment: ["MALLOC_TRIM_THRESHOLD_": "0"])
-        #expect(tuned.count > 10, "MALLOC_TRIM_THRESHOLD_=0 was overridden: \(tuned.count) heap trims")
-    }
-
-    /// The heap trims (`madvise(MADV_DONTNEED)` of less than 1 MiB) of one cold run of `list`
-    /// into a new cache, under strace.
-    static func heapTrims(list: String, environment: [String: String]) throws -> [Substring] {
-        let cli = try CLI()
-        let trace = cli.cache.path + "/madvise.txt"
-        let result = try runProcess("/usr/bin/strace", ["-f", "-qq", "-e", "trace=madvise", "-o", trace, CLI.binary,
-                                                        "--jobs", "32", "--jobs-per-host", "32", "--input", list],
-                                    environment: environment.merging(["ASYNCFETCH_CACHE_DIR": cli.cacheDir]) { $1 },
-                                    timeout: 120)
-        #expect(result.status == 0, "\(result.stdout.prefix(600))\(result.stderr)")
-        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
-        // "PID madvise(0x7f…, LENGTH, MADV_DONTNEED) = 0". A thread's stack given back when
-        // it ends (glibc, ~8 MiB) is not the heap's: only lengths under 1 MiB count.
-        return lines.filter { line in
-            guard line.contains("MADV_DONTNEED"), let length = line.split(separator: ",").dropFirst().first
-                .flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else { return false }
-            return length < 1 << 20
         }
     }
 
