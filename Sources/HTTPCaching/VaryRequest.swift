@@ -71,17 +71,21 @@ public struct VaryRequest: Sendable {
     /// `Content-Language` (the language the server would select). `Vary: *`
     /// never matches.
     public func matches(_ stored: CacheMetadata) -> Bool {
-        let fields = stored.headers.filter { $0.name.lowercased() == "vary" }
-        guard !fields.isEmpty else { return true }
-        return Self.names(fields.map(\.value).joined(separator: ",")).allSatisfy { matches(stored, on: $0) }
+        Self.varyNames(stored).allSatisfy { matches(stored, on: $0) }
     }
 
     /// The names (lowercased) of the headers `stored`'s `Vary` lists that this
     /// request sends differently, `*` for `Vary: *`; empty when it matches.
     /// What a miss says (`--offline`: stored, but for other request headers).
     public func mismatches(_ stored: CacheMetadata) -> [String] {
+        Self.varyNames(stored).filter { !matches(stored, on: $0) }
+    }
+
+    /// The header names (lowercased) of all of `stored`'s `Vary` fields; none without one.
+    private static func varyNames(_ stored: CacheMetadata) -> [String] {
         let fields = stored.headers.filter { $0.name.lowercased() == "vary" }
-        return Self.names(fields.map(\.value).joined(separator: ",")).filter { !matches(stored, on: $0) }
+        guard !fields.isEmpty else { return [] }
+        return names(fields.map(\.value).joined(separator: ","))
     }
 
     /// Whether this request's header `name` (lowercased) is what `stored` was

@@ -37,6 +37,12 @@ public enum EmptyReason: Sendable, Equatable {
     /// misses handles it unchanged; JSON `vary` names the headers; so is a
     /// stale remembered error, JSON `staleStatus`, and a broken entry, JSON
     /// `broken`), or `cancelled`.
+    /// What people are told of a broken entry (`problem`, as `cache list` words
+    /// it): one sentence for `--offline`'s `empty` line and `cache path`.
+    static func brokenSentence(_ problem: String) -> String {
+        "not cached: its entry is broken (\(problem)); cache verify removes it"
+    }
+
     public var rawValue: String {
         switch self {
         case .notCached, .storedForOtherHeaders, .staleError, .broken: "not-cached"

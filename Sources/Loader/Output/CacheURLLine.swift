@@ -51,7 +51,7 @@ public struct CacheURLLine: Sendable, Equatable {
         case .withoutBody(let status):
             "asyncfetch: \(shownURL): cached as HTTP \(status) \(HTTPStatus.reason(status)), no body"
         case .broken(let problem):
-            "asyncfetch: \(shownURL): not cached: its entry is broken (\(ShownText.of(problem))); cache verify removes it"
+            "asyncfetch: \(shownURL): " + ShownText.of(EmptyReason.brokenSentence(problem))
         case .cached, .removed, .failed: nil
         }
     }

@@ -49,10 +49,7 @@ public struct ResultLine: Sendable {
             line.append(literal: "not cached: a remembered ")
             line.append(String(status))
             line.append(literal: " is stale, and an error is never served stale")
-        case .broken(let problem):
-            line.append(literal: "not cached: its entry is broken (")
-            line.appendShown(problem)
-            line.append(literal: "); cache verify removes it")
+        case .broken(let problem): line.appendShown(EmptyReason.brokenSentence(problem))
         case .cancelled: line.append(literal: "cancelled before it started")
         }
     }
