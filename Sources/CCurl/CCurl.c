@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,8 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void);
 __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) { return 1; }
 
 #define CCURL_SYMBOLS(X) \
-    X(CURLcode, curl_global_init, (long flags)) \
+    X(CURLcode, curl_global_init_mem, (long flags, curl_malloc_callback m, curl_free_callback f, \
+        curl_realloc_callback r, curl_strdup_callback s, curl_calloc_callback c)) \
     X(curl_version_info_data *, curl_version_info, (CURLversion v)) \
     X(CURLcode, curl_easy_setopt, (CURL *h, CURLoption o, ...)) \
     X(CURLcode, curl_easy_getinfo, (CURL *h, CURLINFO i, ...)) \
@@ -151,9 +153,41 @@ static void load_libcurl(void) {
     openssl_loaded = 1;
 }
 
+/*
+ * libcurl's memory functions (curl_global_init_mem): glibc's, with two changes for the small
+ * blocks libcurl 7.88 makes at every transfer on the loop thread (bench/history/cold.md,
+ * "Session 22: cold"). Every block is still glibc's own: libcurl's free, realloc and strdup of
+ * it, and libcurl freeing a block made elsewhere (curl_maprintf's below), work as before.
+ * - calloc is malloc and memset. glibc's calloc never takes a block from the thread's cache
+ *   (tcache) and always goes through the arena; libcurl callocs ~11 blocks a transfer (one per
+ *   response field in Curl_headers_push, the temporary connection, the URL handle's copy).
+ * - realloc of no block (how a libcurl dynbuf makes its first block, of 32 bytes) makes a block
+ *   of at least LIBCURL_FIRST_BLOCK bytes, and realloc of a block to a size it already has room
+ *   for keeps it: the request's dynbuf grew 32 -> 64 -> 128 -> 256 bytes, each growth a new
+ *   block and a copy. libcurl keeps its own count of the room it asked for.
+ */
+enum { LIBCURL_FIRST_BLOCK = 256 };
+
+static void *libcurl_calloc(size_t count, size_t size) {
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes)) return NULL;
+    void *block = malloc(bytes);
+    /* Hides the block's origin from the compiler, which would make malloc and memset a calloc. */
+    __asm__("" : "+r"(block));
+    if (block != NULL) memset(block, 0, bytes);
+    return block;
+}
+
+static void *libcurl_realloc(void *block, size_t size) {
+    if (block == NULL) return malloc(size < LIBCURL_FIRST_BLOCK ? LIBCURL_FIRST_BLOCK : size);
+    if (size != 0 && size <= malloc_usable_size(block)) return block;
+    return realloc(block, size);
+}
+
 CURLcode ccurl_global_init(void) {
     if (pthread_once(&load_once, load_libcurl) != 0 || !loaded) return CURLE_FAILED_INIT;
-    return p_curl_global_init(CURL_GLOBAL_ALL);
+    /* glibc's own malloc, free and strdup: a function between would cost each call (~100 frees a transfer). */
+    return p_curl_global_init_mem(CURL_GLOBAL_ALL, malloc, free, libcurl_realloc, strdup, libcurl_calloc);
 }
 
 const char *ccurl_load_error(void) {
