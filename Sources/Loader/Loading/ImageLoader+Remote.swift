@@ -2,7 +2,6 @@ import DiskCache
 import Fetch
 import HTTPCaching
 import ImageDecoding
-import ImageFormats
 import RemoteCache
 import Support
 
@@ -68,8 +67,8 @@ extension ImageLoader {
     /// is (SPEC §5: only what decodes is stored): one the decoder refuses is
     /// dropped from the local cache and the origin is asked instead.
     private func tierObjectDecodes(_ entry: CacheEntry, key: CacheKey) -> Bool {
-        guard options.decode, let format = entry.metadata.format.flatMap(ImageFormat.init(name:)),
-              ImageDecoding.decode(path: entry.bodyPath, format: format).refusal != nil else { return true }
+        guard options.decode,
+              ImageDecoding.decode(path: entry.bodyPath, formatName: entry.metadata.format).refusal != nil else { return true }
         _ = try? cache.remove(key.hex)   // best effort: it was just written here; the origin's answer replaces it
         return false
     }
