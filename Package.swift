@@ -44,7 +44,9 @@ let package = Package(
         // C corner: CRC-32 (ISA-L) for the PNG chunk check. Only Sources/ImageFormats/Common/CRC32.swift imports it.
         .target(name: "CCRC", linkerSettings: [.linkedLibrary("isal")]),
         // C corner: runs before every library's initialiser (.preinit_array) to keep descriptors
-        // 0-2 taken when the tool starts with one closed. Only Sources/asyncfetch/StandardStreams.swift imports it.
+        // 0-2 taken when the tool starts with one closed and to catch SIGINT and SIGTERM from the
+        // start; and malloc's thresholds. Only Sources/asyncfetch/StandardStreams.swift,
+        // EarlySignals.swift and MallocPolicy.swift import it.
         .target(name: "CStartup"),
         // C corner: open a body with libvips (libvips-dev), read its declared size, decode every
         // pixel once. Only Sources/ImageDecoding/VipsDecoder.swift imports it; its public header

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -141,13 +142,24 @@ static int openssl_loaded = 0;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int loaded = 0;
+/* Why libcurl could not be loaded (ccurl_load_error): dlopen's own words, or the symbol missing. */
+static char load_error[512] = "could not load libcurl.so.4 (install libcurl4)";
 
 static void load_libcurl(void) {
     void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) return;
+    if (lib == NULL) {
+        const char *why = dlerror();
+        if (why != NULL) snprintf(load_error, sizeof load_error, "could not load libcurl.so.4 (install libcurl4): %s", why);
+        return;
+    }
+    /* A libcurl without one of CCURL_SYMBOLS is unusable (load_error says which); one without an
+     * OpenSSL symbol is used without the shared CA store (openssl_loaded stays 0). */
 #define RESOLVE(ret, name, args) \
     p_##name = (ret (*) args)dlsym(lib, #name); \
-    if (p_##name == NULL) return;
+    if (p_##name == NULL) { \
+        if (!loaded) snprintf(load_error, sizeof load_error, "libcurl.so.4 has no %s (libcurl 7.88 or later is needed)", #name); \
+        return; \
+    }
     CCURL_SYMBOLS(RESOLVE)
     loaded = 1;
     CCURL_OPENSSL_SYMBOLS(RESOLVE)
@@ -160,7 +172,7 @@ CURLcode ccurl_global_init(void) {
 }
 
 const char *ccurl_load_error(void) {
-    return loaded ? NULL : "could not load libcurl.so.4 (install libcurl4)";
+    return loaded ? NULL : load_error;
 }
 
 const char *ccurl_version(void) {
@@ -367,8 +379,8 @@ static int same_parts(const CURLU *first, const CURLU *second) {
             CURLUcode rc_a = p_curl_url_get(first, parts[p], &a, flags[f]);
             CURLUcode rc_b = p_curl_url_get(second, parts[p], &b, flags[f]);
             int same = rc_a == rc_b && (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
-            free(a);
-            free(b);
+            p_curl_free(a);
+            p_curl_free(b);
             if (!same) return 0;
         }
     }

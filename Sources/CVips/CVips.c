@@ -146,13 +146,13 @@ cvips_image *cvips_open(const char *path, const char *loader, int fail_on_warnin
     if (vips_call(loader, path, &image, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", level, NULL) != 0 || image == NULL) {
         failed(alone, "the decoder could not open the image", error, error_len);
         if (image) g_object_unref(image);
-        pthread_rwlock_unlock(&decode_lock);
+        (void)pthread_rwlock_unlock(&decode_lock);   // fails only for a lock this thread does not hold
         return NULL;
     }
     cvips_image *opened = g_try_malloc0(sizeof *opened);
     if (opened == NULL) {
         g_object_unref(image);
-        pthread_rwlock_unlock(&decode_lock);
+        (void)pthread_rwlock_unlock(&decode_lock);
         if (error && error_len) snprintf(error, error_len, "%s", "out of memory");
         return NULL;
     }
@@ -183,5 +183,5 @@ void cvips_close(cvips_image *image) {
     if (image == NULL) return;
     g_object_unref(image->image);
     g_free(image);
-    pthread_rwlock_unlock(&decode_lock);
+    (void)pthread_rwlock_unlock(&decode_lock);   // taken by cvips_open on this thread
 }

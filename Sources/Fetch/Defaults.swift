@@ -1,5 +1,3 @@
-import CCurl
-
 /// The transfer limits of asyncfetch, in one place. The command line, the
 /// loader and the fetch engine all start from these values. The cache
 /// policy's defaults live with their owners: `CachingDefaults`
@@ -142,7 +140,7 @@ public enum Defaults {
     /// libcurl's work is not bound to one core (issue 22). At most
     /// `maxTransferLoops`: past a few cores the loops are idle while the
     /// per-loop costs (a thread, a CA store, a connection pool) remain.
-    public static let transferLoops: Int = min(maxTransferLoops, max(1, ccurl_usable_cores()))
+    public static let transferLoops: Int = min(maxTransferLoops, CurlGlobal.usableCores)
     /// The most transfer loops a client starts, whatever the configuration asks.
     public static let maxTransferLoops = 8
     /// Completion workers of a `FetchClient` (`FetchConfiguration.completionWorkers`):
@@ -151,7 +149,7 @@ public enum Defaults {
     /// caller's completion: for a cache load the validation, commit and
     /// result) off the transfer loop, which a busy host keeps to itself
     /// (issue 22). At most `maxCompletionWorkers`.
-    public static let completionWorkers: Int = min(maxCompletionWorkers, max(1, ccurl_usable_cores()))
+    public static let completionWorkers: Int = min(maxCompletionWorkers, CurlGlobal.usableCores)
     /// The most completion workers a client starts, whatever the configuration asks.
     public static let maxCompletionWorkers = 8
     /// Jobs waiting for the completion workers (all of them together) above

@@ -24,7 +24,7 @@ extension ImageDecoding {
     public static func decode(path: String, format: ImageFormat,
                               maximumPixels: Int64 = DecodeLimits.maximumPixels) -> DecodeVerdict {
         guard let loader = loaders[format.name] else { return .notSupported }
-        var error = [CChar](repeating: 0, count: 512)
+        var error = [CChar](repeating: 0, count: DecodeLimits.messageBytes)
         guard cvips_start(&error, error.count) == 0 else { return .refused("libvips could not start: \(message(error))") }
         guard cvips_has_loader(loader) != 0 else { return .notSupported }
         let beside = decode(path: path, loader: loader, format: format, maximumPixels: maximumPixels, alone: false)
@@ -39,7 +39,7 @@ extension ImageDecoding {
     /// One decode; not `alone`, a refusal by the decoder is `.refused("")` (its message unknown).
     private static func decode(path: String, loader: String, format: ImageFormat, maximumPixels: Int64,
                                alone: Bool) -> DecodeVerdict {
-        var error = [CChar](repeating: 0, count: 512)
+        var error = [CChar](repeating: 0, count: DecodeLimits.messageBytes)
         func message() -> String { Self.message(error) }
         guard let image = cvips_open(path, loader, format == .jpeg ? 1 : 0, alone ? 1 : 0, &error, error.count) else {
             return .refused(message())

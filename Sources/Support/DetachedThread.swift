@@ -21,11 +21,18 @@ public func startDetachedThread(name: String, _ body: @escaping @Sendable () -> 
         let name: String
         init(_ body: @escaping @Sendable () -> Void, name: String) { self.body = body; self.name = name }
     }
-    let box = Unmanaged.passRetained(Box(body, name: name)).toOpaque()
+    func refusal(_ rc: Int32) -> ThreadStartError {
+        ThreadStartError(description: "cannot start the \(name) thread: \(String(cString: strerror(rc)))")
+    }
     var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    defer { pthread_attr_destroy(&attributes) }
-    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    let initialised = pthread_attr_init(&attributes)
+    guard initialised == 0 else { throw refusal(initialised) }
+    defer { _ = pthread_attr_destroy(&attributes) }   // fails only for attributes never initialised
+    let detached = pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    guard detached == 0 else { throw refusal(detached) }
+    // Retained for the thread, which takes the reference back (`takeRetainedValue`) as it starts;
+    // released here instead when no thread starts.
+    let box = Unmanaged.passRetained(Box(body, name: name)).toOpaque()
     var thread = pthread_t()
     let rc = pthread_create(&thread, &attributes, { argument in
         let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
@@ -35,7 +42,7 @@ public func startDetachedThread(name: String, _ body: @escaping @Sendable () -> 
     }, box)
     if rc != 0 {
         Unmanaged<Box>.fromOpaque(box).release()
-        throw ThreadStartError(description: "cannot start the \(name) thread: \(String(cString: strerror(rc)))")
+        throw refusal(rc)
     }
 }
 

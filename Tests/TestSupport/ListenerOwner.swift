@@ -35,7 +35,7 @@ public enum ListenerOwner {
 
     /// Inodes of the sockets in state LISTEN (0A) on `port` of 127.0.0.1 or 0.0.0.0.
     static func listeningInodes(port: Int) -> Set<String> {
-        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return [] }
+        guard let table = wholeFile("/proc/net/tcp") else { return [] }
         let suffix = ":" + String(format: "%04X", port)
         var inodes: Set<String> = []
         // "sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ..."
@@ -46,5 +46,23 @@ public enum ListenerOwner {
             inodes.insert(String(fields[9]))
         }
         return inodes
+    }
+
+    /// All of a file of /proc, read until its end. `String(contentsOfFile:)` reads
+    /// such a file (its size is 0) once, one page: /proc/net/tcp past about 26
+    /// sockets was cut there, and a listener further down was never found.
+    static func wholeFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = close(fd) }   // read-only: nothing to lose
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return nil }
+            if n == 0 { return String(decoding: bytes, as: UTF8.self) }
+            bytes += chunk[..<n]
+        }
     }
 }

@@ -1,8 +1,7 @@
-// The C that the Loader needs: CRC-32 (the PNG chunk check) from Intel's
+// The C that ImageFormats needs: CRC-32 (the PNG chunk check) from Intel's
 // ISA-L, which folds with PCLMULQDQ where the CPU has it (about 25 GB/s
 // here, against zlib's 4 GB/s), then clears the vector state it leaves (see
-// CCRC.c). Only Sources/Loader/ImageStructure+CRC.swift
-// imports it.
+// CCRC.c). Only Sources/ImageFormats/Common/CRC32.swift imports it.
 #ifndef ASYNCFETCH_CCRC_H
 #define ASYNCFETCH_CCRC_H
 

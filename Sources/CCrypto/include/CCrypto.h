@@ -1,7 +1,8 @@
 // The C that DiskCache needs: MD5 through OpenSSL (its low-level MD5() and
-// MD5_Init/Update/Final, which need no provider set-up),
-// and the extended-attribute calls of <sys/xattr.h>, which Swift's Glibc
-// module does not bring. Only DiskCache imports it.
+// MD5_Init/Update/Final, which need no provider set-up), and the calls
+// Swift's Glibc module does not bring: the extended-attribute calls of
+// <sys/xattr.h> (and getxattrat), O_TMPFILE and linkat's AT_EMPTY_PATH
+// (_GNU_SOURCE), and syncfs. Only DiskCache imports it.
 #ifndef ASYNCFETCH_CCRYPTO_H
 #define ASYNCFETCH_CCRYPTO_H
 

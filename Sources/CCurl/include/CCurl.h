@@ -20,7 +20,7 @@ typedef int (*ccurl_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_
 /// Loads libcurl (dlopen, once) and runs curl_global_init. CURLE_FAILED_INIT
 /// when libcurl.so.4 or one of its symbols is missing (see ccurl_load_error).
 CURLcode ccurl_global_init(void);
-/// Why loading failed, or NULL.
+/// Why loading failed (dlopen's words, or the symbol libcurl.so.4 lacks), or NULL.
 const char *ccurl_load_error(void);
 const char *ccurl_version(void);
 

@@ -1,5 +1,5 @@
 // The C that body digests need: XXH3-128 from libxxhash (Debian's
-// libxxhash-dev), streaming. Only Sources/DiskCache/BodyHash.swift imports it.
+// libxxhash-dev), streaming. Only Sources/DiskCache/Record/BodyHash.swift imports it.
 #ifndef ASYNCFETCH_CXXHASH_H
 #define ASYNCFETCH_CXXHASH_H
 

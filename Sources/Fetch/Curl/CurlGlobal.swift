@@ -20,6 +20,13 @@ enum CurlGlobal {
         return .success(())
     }()
 
+    /// Cores this process may run on (its CPU affinity: a cpuset or `taskset`
+    /// counts, not the machine's), at least 1 (`Defaults.transferLoops`,
+    /// `Defaults.completionWorkers`). Asked through CCurl, the C corner of
+    /// this module (`sched_getaffinity` needs _GNU_SOURCE), so that only this
+    /// folder imports it; libcurl is not loaded for it.
+    static let usableCores = max(1, Int(ccurl_usable_cores()))
+
     /// libcurl's version string, e.g. "7.88.1".
     static var version: String { String(cString: ccurl_version()) }
 

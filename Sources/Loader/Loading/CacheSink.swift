@@ -160,7 +160,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         do {
             var offset: Int64 = 0
             while offset < refused.bytesWritten {
-                let chunk = try refused.read(at: offset, count: Int(min(256 * 1024, refused.bytesWritten - offset)))
+                let chunk = try refused.read(at: offset, count: Int(min(Int64(Defaults.keptPartReadBytes), refused.bytesWritten - offset)))
                 guard !chunk.isEmpty else { throw error }   // shorter than written: nothing sound to move
                 try chunk.withUnsafeBytes { try moved.write($0) }
                 offset += Int64(chunk.count)
@@ -219,7 +219,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         var walked = ImageStructure()
         var offset: Int64 = 0
         while offset < length {
-            let chunk = try resumed.read(at: offset, count: Int(min(256 * 1024, length - offset)))
+            let chunk = try resumed.read(at: offset, count: Int(min(Int64(Defaults.keptPartReadBytes), length - offset)))
             if chunk.isEmpty { break }
             chunk.withUnsafeBytes { walked.feed($0) }
             offset += Int64(chunk.count)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DiskCache
+import enum Fetch.Defaults
 import func Support.writeAll
 
 extension ImageLoader {
@@ -38,8 +39,8 @@ extension ImageLoader {
 
     struct DeliveryError: Error { let message: String }
 
-    /// Streams `source` to the destination in 64 KiB blocks (memory stays
-    /// flat). Copying a file onto itself (`-o` naming the cache path) is a no-op.
+    /// Streams `source` to the destination in blocks of
+    /// `Defaults.deliveryCopyBytes` (memory stays flat). Copying a file onto itself (`-o` naming the cache path) is a no-op.
     /// A regular file that could not be written whole is removed.
     static func copy(from source: String, to delivery: Delivery) throws(DeliveryError) {
         func failure(_ what: String, _ path: String) -> DeliveryError {
@@ -60,7 +61,7 @@ extension ImageLoader {
             output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard output >= 0 else { throw failure("write", path) }
         }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var buffer = [UInt8](repeating: 0, count: Defaults.deliveryCopyBytes)
         var failed: DeliveryError?
         while true {
             let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }

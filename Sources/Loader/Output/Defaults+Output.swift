@@ -21,4 +21,10 @@ extension Defaults {
     /// (`Reporter.demand`): fewer wake-ups of the reporter, which nobody
     /// watching a terminal would see.
     static let resultLatencyOffTerminal: Double = 0.025
+    /// Bytes of result lines a `LineOutput` reserves, and how many waiting
+    /// make it send them: a line that crosses the threshold still fits the
+    /// reserved room (one write per buffer, no regrowth), unless it is longer
+    /// than the difference (a very long URL; the buffer then grows).
+    static let outputBufferBytes = 64 * 1024
+    static let outputFlushBytes = 60 * 1024
 }

@@ -1,3 +1,5 @@
+import enum Fetch.Defaults
+
 /// A buffered line writer for one file descriptor; `flush` sends it. It
 /// owns the buffer of result lines and the memory of a write that failed,
 /// and erases a progress bar drawn on stderr before it writes. The buffer
@@ -20,14 +22,14 @@ public final class LineOutput {
 
     public init(fd: Int32) {
         writer = WholeLineWriter(fd: fd)
-        buffer.reserveCapacity(64 * 1024)
+        buffer.reserveCapacity(Defaults.outputBufferBytes)
     }
 
-    /// `text` and a newline, buffered (sent once 60 KiB are waiting).
+    /// `text` and a newline, buffered (sent once `Defaults.outputFlushBytes` are waiting).
     public func line(_ text: String) {
         buffer.append(contentsOf: text.utf8)
         buffer.append(0x0A)
-        if buffer.count >= 60 * 1024 { flush() }
+        if buffer.count >= Defaults.outputFlushBytes { flush() }
     }
 
     /// One line written straight into the buffer by `build` (which returns
@@ -46,7 +48,7 @@ public final class LineOutput {
             return false
         }
         buffer.append(0x0A)
-        return buffer.count >= 60 * 1024
+        return buffer.count >= Defaults.outputFlushBytes
     }
 
     func eraseBar() {
