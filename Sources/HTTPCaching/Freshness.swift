@@ -23,9 +23,6 @@ public struct Freshness: Sendable {
         self.heuristic = heuristic
     }
 
-    /// The fraction of `Date − Last-Modified` a heuristic lifetime is (§4.2.2's "10%").
-    public static let heuristicFraction = 0.1
-
     /// The stored response's `Cache-Control` directives.
     public static func cacheControl(_ meta: CacheMetadata) -> CacheControl {
         StoredFields(meta).cacheControl(meta)
@@ -121,7 +118,7 @@ public struct Freshness: Sendable {
         }
         if heuristic, StatusCacheability.isHeuristicallyCacheable(meta.status) || cc.isPublic,
            let modified = StoredFields.date(meta, fields.lastModified) {
-            return (max(0, dateValue() - modified) * Self.heuristicFraction, false)
+            return (max(0, dateValue() - modified) * CachingDefaults.heuristicFraction, false)
         }
         // The default lifetime is for stored images: a remembered error needs freshness from the server.
         return (meta.hasBody ? defaultTTL : 0, false)

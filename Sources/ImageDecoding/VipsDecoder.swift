@@ -32,6 +32,15 @@ extension ImageDecoding {
         return decode(path: path, loader: loader, format: format, maximumPixels: maximumPixels, alone: true)
     }
 
+    /// Decodes a stored body by the format its record names (an `ImageFormat`
+    /// name, as `CacheMetadata.format` keeps it): `.notSupported` when it names
+    /// none this module reads. What `cache verify --decode` and a remote
+    /// tier's object under `--decode` are judged by.
+    public static func decode(path: String, formatName: String?) -> DecodeVerdict {
+        guard let format = formatName.flatMap(ImageFormat.init(name:)) else { return .notSupported }
+        return decode(path: path, format: format)
+    }
+
     private static func message(_ error: [CChar]) -> String {
         String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

@@ -13,17 +13,11 @@
 ///
 /// Per byte the work is small: payloads are passed over by their length
 /// (CRC-32 by ISA-L for PNG), JPEG scan data is searched with `memchr`, and
-/// only headers are gathered (bounded; see `ImageStructure.gatherLimit`).
+/// only headers are gathered (bounded; see `FormatLimits.gatherBytes`).
 ///
 /// A value (`Sendable`): a body checked on one task may hand its structure
 /// to another, e.g. as a detached task's result.
 public struct ImageStructure: Sendable {
-    /// Bytes gathered before a walker is chosen: enough for every signature.
-    static let signatureLength = 16
-    /// The most one `need` may gather (an ISO BMFF `meta` box, a TIFF's
-    /// strip table): past it the body passes undecided rather than grow memory.
-    static let gatherLimit = 4 << 20
-
     /// The verdict on the bytes fed so far, read once the body has ended.
     public enum Verdict: Equatable, Sendable {
         /// The structure ended, at this offset; what follows is trailing data.
@@ -55,15 +49,15 @@ public struct ImageStructure: Sendable {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         var chunk = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         length += Int64(chunk.count)
-        if !hasWalker, signature.isEmpty, chunk.count >= Self.signatureLength {
+        if !hasWalker, signature.isEmpty, chunk.count >= FormatLimits.signatureBytes {
             // The first chunk holds the signature (a body held whole, always): the walker is
             // chosen from it in place and walks the chunk from its first byte, with no copy.
-            choose(from: UnsafeBufferPointer(rebasing: chunk.prefix(Self.signatureLength)))
+            choose(from: UnsafeBufferPointer(rebasing: chunk.prefix(FormatLimits.signatureBytes)))
         } else if !hasWalker {
-            let take = min(Self.signatureLength - signature.count, chunk.count)
+            let take = min(FormatLimits.signatureBytes - signature.count, chunk.count)
             signature.append(contentsOf: chunk.prefix(take))
             chunk = UnsafeBufferPointer(rebasing: chunk.dropFirst(take))
-            guard signature.count == Self.signatureLength else { return }
+            guard signature.count == FormatLimits.signatureBytes else { return }
             choose()
         }
         run(chunk)
@@ -158,14 +152,14 @@ public struct ImageStructure: Sendable {
     /// bytes, and the walk reads each chunk in place, where a negative count
     /// would trap or step before the chunk: the walkers check their
     /// arithmetic, and this stands behind them. A negative length is a
-    /// broken structure; a `need` past `gatherLimit` passes undecided.
+    /// broken structure; a `need` past `FormatLimits.gatherBytes` passes undecided.
     static func checked(_ step: WalkStep) -> WalkStep {
         switch step {
         case .need(let count) where count < 0:
             return .failed("the structure gives a negative length (\(count) bytes)")
         case .skip(let count, _) where count < 0:
             return .failed("the structure gives a negative length (\(count) bytes)")
-        case .need(let count) where count > gatherLimit:
+        case .need(let count) where count > FormatLimits.gatherBytes:
             return .undecidable
         default:
             return step

@@ -4,6 +4,14 @@ public enum RemoteDefaults {
     /// Transfers at once of `cache pull`: all go to the one tier, which the
     /// per-host scheduling of a fetch run does not cover.
     public static let pullJobs = 8
+    /// Reads from the tier at once in a batch (each in a slot of its `--jobs`,
+    /// in a lane of its own rather than its URL's origin's: `--jobs-per-host`
+    /// when larger). 32, not 6 as an origin: every URL with nothing stored
+    /// locally asks the tier first, whatever its origin, and a tier far away
+    /// answers as many at once as this per round trip. Not `--jobs` (256):
+    /// on 127.0.0.1 a warm run of 10,000 URLs took 48 MiB with 256 at once,
+    /// 25 MiB with 32, and no less time.
+    public static let reads = 32
     /// Uploads running at once, on the tier's own transfer thread (each in a slot of
     /// the run's `--jobs` too, when the caller lends them: `UploadSlots`).
     public static let uploads = 4

@@ -1,7 +1,6 @@
 import ArgumentParser
 import DiskCache
 import ImageDecoding
-import ImageFormats
 import enum Loader.CacheReportLine
 
 extension CacheCommand {
@@ -32,7 +31,9 @@ extension CacheCommand {
             let store = try cache.openStore(writable: true)
             let report: DiskCacheStore.VerifyReport
             do {
-                let bodyCheck: ((CacheEntry) -> String?)? = decode ? { Self.decodeCheck($0) } : nil
+                // The decoder's refusal of a stored image; nil: decoded, or a format it does not read.
+                let bodyCheck: ((CacheEntry) -> String?)? = decode
+                    ? { ImageDecoding.decode(path: $0.bodyPath, formatName: $0.metadata.format).refusal } : nil
                 report = try store.verify(bodyCheck: bodyCheck)
             } catch {
                 throw RuntimeFailure(error.message)
@@ -47,12 +48,6 @@ extension CacheCommand {
             }
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
             if !report.unreadable.isEmpty { throw ExitCode(1) }   // not every entry could be checked
-        }
-
-        /// The decoder's refusal of a stored image, or nil (decoded, or a format it does not read).
-        static func decodeCheck(_ entry: CacheEntry) -> String? {
-            guard let format = entry.metadata.format.flatMap(ImageFormat.init(name:)) else { return nil }
-            return ImageDecoding.decode(path: entry.bodyPath, format: format).refusal
         }
     }
 }

@@ -279,12 +279,12 @@ import TestSupport
             }
             #expect(message.hasPrefix("the structure gives a negative length ("), "\(message)")
         }
-        guard case .undecidable = ImageStructure.checked(.need(ImageStructure.gatherLimit + 1)) else {
+        guard case .undecidable = ImageStructure.checked(.need(FormatLimits.gatherBytes + 1)) else {
             Issue.record("a need past the gather limit passes undecided")
             return
         }
         guard case .need(0) = ImageStructure.checked(.need(0)), case .skip(0, nil) = ImageStructure.checked(.skip(0, crcSeed: nil)),
-              case .need(ImageStructure.gatherLimit) = ImageStructure.checked(.need(ImageStructure.gatherLimit)) else {
+              case .need(FormatLimits.gatherBytes) = ImageStructure.checked(.need(FormatLimits.gatherBytes)) else {
             Issue.record("lengths from 0 to the limit are followed as given")
             return
         }

@@ -137,6 +137,31 @@ import Testing
 
     // MARK: Limits
 
+    /// The remote tier's lane (`HostPolicy.lane`) is no host to probe: it runs its own limit
+    /// from the first item (a host never connected runs one), within `jobs`, and the summary
+    /// does not count it as a host.
+    @Test func theLaneRunsItsLimitAtOnceAndIsNoHost() {
+        let lane = HostKey(origin: "remote-cache:", name: "remote cache")
+        var policy = HostPolicy(jobs: 20, jobsPerHost: 6)
+        policy.lane = lane
+        policy.laneLimit = 32
+        #expect(policy.laneLimit == 32)
+        var scheduler = Scheduler(policy: policy)
+        func starts(_ actions: [Scheduler.Action], on host: HostKey) -> Int {
+            actions.filter { if case .start(_, let key, _) = $0 { key == host } else { false } }.count
+        }
+        var started = 0
+        for item in 0..<40 { started += starts(scheduler.enqueue(item, host: lane, now: 0), on: lane) }
+        #expect(started == 20, "the lane runs up to jobs (20) at once, not one")
+        var other = 0
+        for item in 40..<44 { other += starts(scheduler.enqueue(item, host: Self.a, now: 0), on: Self.a) }
+        #expect(other == 0, "jobs bounds the lane and the hosts together")
+        #expect(starts(scheduler.finished(host: lane, now: 0), on: Self.a) == 1, "a freed slot goes to a host in turn")
+        #expect(scheduler.counts.hosts == 1)
+        policy.laneLimit = 2
+        #expect(policy.laneLimit == 6, "never below jobsPerHost")
+    }
+
     @Test func limitsAreNeverExceededUnderRandomOutcomes() {
         var random = SeededGenerator(seed: 21)
         var harness = Harness(jobs: 10, perHost: 3)

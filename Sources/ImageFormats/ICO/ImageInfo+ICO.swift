@@ -7,7 +7,7 @@ extension ImageInfo {
               let firstOffset = b.u32le(6 + 12), firstOffset >= 6 + 16 * count,
               let planes = b.u16le(6 + 4), planes <= 1 else { return nil }
         var best: (w: Int, h: Int)?
-        for n in 0..<min(count, 256) {
+        for n in 0..<min(count, FormatLimits.icoEntries) {
             let entry = 6 + n * 16
             guard let rawW = b.at(entry), let rawH = b.at(entry + 1) else { break }
             let w = rawW == 0 ? 256 : Int(rawW), h = rawH == 0 ? 256 : Int(rawH)

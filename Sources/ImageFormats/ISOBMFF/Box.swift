@@ -59,7 +59,7 @@ struct Box {
     static func overrun(_ b: Bytes, from: Int, to: Int, parent: String, depth: Int = 0) -> String? {
         var offset = from
         var count = 0
-        while count < 512, to - offset >= 8 {
+        while count < FormatLimits.isobmffBoxesPerLevel, to - offset >= 8 {
             count += 1
             guard let header = Header(b, at: offset) else {   // a largesize the box around it cannot hold
                 return Header.hasLargeSize(b.dropFirst(offset)) ? "its \(Header.type(b, at: offset)) box's largesize runs past the \(parent) box around it" : nil
@@ -71,7 +71,7 @@ struct Box {
             }
             guard claimed >= header.length else { return nil }     // malformed: the walk and the sniff stop there
             let box = Box(type: header.type, start: offset + header.length, end: offset + claimed)
-            if depth < 8, let inner = childrenStart(of: box, in: b), inner <= box.end,
+            if depth < FormatLimits.isobmffDepth, let inner = childrenStart(of: box, in: b), inner <= box.end,
                let problem = overrun(b, from: inner, to: box.end, parent: box.type, depth: depth + 1) {
                 return problem
             }
@@ -85,7 +85,7 @@ struct Box {
     static func boxes(_ b: Bytes, from: Int, to: Int) -> [Box] {
         var out: [Box] = []
         var offset = from
-        while out.count < 512, offset + 8 <= to, let header = Header(b, at: offset) {
+        while out.count < FormatLimits.isobmffBoxesPerLevel, offset + 8 <= to, let header = Header(b, at: offset) {
             let size = header.size ?? to - offset
             guard size >= header.length else { break }
             let end = size > to - offset ? to : offset + size

@@ -64,7 +64,7 @@ struct BoxWalker: StructureWalker {
         boxEnd = boxStart.addingReportingOverflow(size).overflow ? Int64.max : boxStart + size
         let content = size - Int64(header.length)
         if type == "meta" && !isJXL {
-            guard content <= Int64(ImageStructure.gatherLimit) else {
+            guard content <= Int64(FormatLimits.gatherBytes) else {
                 // Passed over, not gathered: a body that ends inside it was cut (a size of
                 // 0xFFFFFFFF or a largesize of 2^64-1 on a short body); a whole one passes.
                 state = .hugeMeta

@@ -76,7 +76,7 @@ extension ImageInfo {
               let entryCount = b.u32be(ipma.start + 4) else { return [] }
         let wideIndex = flags & 1 == 1
         var offset = ipma.start + 8
-        for _ in 0..<min(entryCount, 4096) {
+        for _ in 0..<min(entryCount, FormatLimits.ipmaEntries) {
             guard let id = version < 1 ? b.u16be(offset) : b.u32be(offset) else { return [] }
             offset += version < 1 ? 2 : 4
             guard let count = b.at(offset) else { return [] }

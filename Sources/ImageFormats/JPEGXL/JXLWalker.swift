@@ -1,11 +1,9 @@
 /// A bare JPEG XL codestream (`FF 0A`): its headers are gathered as they
-/// stream (at most `headerLimit` bytes per frame) and read with
+/// stream (at most `FormatLimits.jxlHeaderBytes` per frame) and read with
 /// `JXLHeaders`; each frame's data is passed over by the length its TOC
 /// gives, and the image ends after the frame marked last. What the headers
 /// cannot tell without entropy decoding passes undecided.
 struct JXLWalker: StructureWalker {
-    static let headerLimit = 256 << 10
-
     private var buffer: [UInt8] = []
     private var image: JXLHeaders.Image?
     private var frames = 0
@@ -44,7 +42,7 @@ struct JXLWalker: StructureWalker {
             buffer.removeAll()
             return (used, .skip(frame.dataLength, crcSeed: nil))
         case .failure(.needMore):
-            return (chunk.count, buffer.count > Self.headerLimit ? .undecidable : nil)
+            return (chunk.count, buffer.count > FormatLimits.jxlHeaderBytes ? .undecidable : nil)
         case .failure(.unsupported):
             return (chunk.count, .undecidable)
         }

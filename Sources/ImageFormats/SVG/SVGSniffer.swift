@@ -4,7 +4,7 @@
 /// or, failing that, the `viewBox`.
 enum SVGSniffer {
     static func sniff(_ b: Bytes) -> ImageInfo? {
-        let limit = min(b.count, 4096)
+        let limit = min(b.count, FormatLimits.svgSniffBytes)
         var text = String(decoding: b.slice(0, limit), as: UTF8.self)
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         var rest = Substring(text)

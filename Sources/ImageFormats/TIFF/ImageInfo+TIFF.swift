@@ -6,7 +6,7 @@ extension ImageInfo {
         func u32(_ i: Int) -> Int? { little ? b.u32le(i) : b.u32be(i) }
         guard let ifd = u32(4), let count = u16(ifd) else { return ImageInfo(format: .tiff) }
         var width: Int?, height: Int?
-        for n in 0..<min(count, 1024) {
+        for n in 0..<min(count, FormatLimits.tiffSniffEntries) {
             let entry = ifd + 2 + n * 12
             guard let tag = u16(entry), let type = u16(entry + 2) else { break }
             let value = type == 3 ? u16(entry + 8) : type == 4 ? u32(entry + 8) : nil
@@ -25,7 +25,7 @@ extension ImageInfo {
         guard u16(4) == 8 else { return nil }
         guard let ifd = u64(8), ifd < Int.max / 2, let count = u64(ifd) else { return ImageInfo(format: .tiff) }
         var width: Int?, height: Int?
-        for n in 0..<min(count, 1024) {
+        for n in 0..<min(count, FormatLimits.tiffSniffEntries) {
             let entry = ifd + 8 + n * 20
             guard let tag = u16(entry), let type = u16(entry + 2) else { break }
             let value = type == 3 ? u16(entry + 12) : type == 4 ? u32(entry + 12) : type == 16 ? u64(entry + 12) : nil

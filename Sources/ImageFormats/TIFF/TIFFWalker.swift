@@ -28,9 +28,6 @@ struct TIFFWalker: StructureWalker {
     private var captured = 0
     private(set) var size: (width: Int, height: Int)?
 
-    static let maxDirectories = 256
-    static let maxCaptured = 4 << 20
-
     mutating func start() -> WalkStep { .need(8) }
 
     mutating func advance(_ bytes: Bytes, at offset: Int64, crc: UInt32) -> WalkStep {
@@ -45,7 +42,7 @@ struct TIFFWalker: StructureWalker {
             break
         }
         captured += bytes.count
-        guard captured <= Self.maxCaptured else { return .undecidable }
+        guard captured <= FormatLimits.tiffCapturedBytes else { return .undecidable }
         switch current.purpose {
         case .header:
             little = bytes.at(0) == 0x49
@@ -60,7 +57,7 @@ struct TIFFWalker: StructureWalker {
             schedule(u64(bytes, 0), .count(ifd: 0))
         case .count(let ifd):
             let count = big ? u64(bytes, 0) : u16(bytes, 0)
-            guard count > 0, count <= 4096 else { return .failed("TIFF directory \(ifd + 1) has \(count) entries") }
+            guard count > 0, count <= FormatLimits.tiffDirectoryEntries else { return .failed("TIFF directory \(ifd + 1) has \(count) entries") }
             let entry = big ? 20 : 12, link = big ? 8 : 4
             let entries = Read(offset: offset + Int64(bytes.count), length: Int(count) * entry + link,
                                purpose: .entries(ifd: ifd, count: Int(count)))
@@ -137,7 +134,7 @@ struct TIFFWalker: StructureWalker {
         }
         if ifd == 0, let width, let height { size = (width, height) }
         let link = big ? u64(b, count * entry) : u32(b, count * entry)
-        if link != 0 && directories < Self.maxDirectories { schedule(link, .count(ifd: ifd + 1)) }
+        if link != 0 && directories < FormatLimits.tiffDirectories { schedule(link, .count(ifd: ifd + 1)) }
     }
 
     private mutating func table(_ values: [Int64], ifd: Int, offsets isOffsets: Bool) {

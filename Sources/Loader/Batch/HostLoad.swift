@@ -42,6 +42,9 @@ struct HostLoad: Sendable {
     var hostQueued: Bool?
     /// A `stale-while-revalidate` refresh: the URL already has its report.
     var refresh: Bool { fixed.refresh }
+    /// The remote tier was asked already (`host` is the URL's origin now):
+    /// what is left is the origin's transfer (`afterTier`).
+    var tierAsked: Bool { fixed.tierAsked }
     private let fixed: Fixed
 
     private final class Fixed: Sendable {
@@ -51,19 +54,21 @@ struct HostLoad: Sendable {
         let shown: String
         let lookup: Double
         let refresh: Bool
+        let tierAsked: Bool
         let hasEntry: Bool
         /// `entry` and `request`, boxed: a `CacheEntry` is about 250 bytes
         /// inline, and most queued loads (cold URLs) have none; the read-ahead holds thousands.
         let storedEntry: StoredEntry
 
         init(host: HostKey, url: String, key: CacheKey, shown: String, lookup: Double, refresh: Bool,
-             storedEntry: StoredEntry) {
+             tierAsked: Bool = false, storedEntry: StoredEntry) {
             self.host = host
             self.url = url
             self.key = key
             self.shown = shown
             self.lookup = lookup
             self.refresh = refresh
+            self.tierAsked = tierAsked
             self.storedEntry = storedEntry
             if case .some = storedEntry { hasEntry = true } else { hasEntry = false }
         }
@@ -79,4 +84,14 @@ struct HostLoad: Sendable {
         fixed = Fixed(host: host, url: url, key: key, shown: shown, lookup: lookup, refresh: refresh,
                       storedEntry: entry.map { .some($0, request) } ?? .none)
     }
+
+    /// This load after the remote tier's lane (`ImageLoader.tierLane`) did not answer it: the same
+    /// URL, queued for its origin `host` with what the tier gave (`entry`: a stale object, to be
+    /// revalidated), `elapsed` seconds of its time spent already (lookup, wait, tier read).
+    func afterTier(host: HostKey, entry: CacheEntry?, elapsed: Double) -> HostLoad {
+        HostLoad(fixed: Fixed(host: host, url: url, key: key, shown: shown, lookup: elapsed, refresh: refresh,
+                              tierAsked: true, storedEntry: entry.map { .some($0, nil) } ?? .none))
+    }
+
+    private init(fixed: Fixed) { self.fixed = fixed }
 }

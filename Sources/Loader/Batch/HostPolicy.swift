@@ -23,6 +23,19 @@ public struct HostPolicy: Sendable, Equatable {
     public var growAfter: Int = Defaults.hostGrowAfter
     /// Transfers at once to a host that has connected but not yet answered.
     public var unansweredLimit: Int = Defaults.hostUnansweredLimit
+    /// A lane that is not a host to probe: the remote tier's reads
+    /// (`ImageLoader.tierLane`), which `RemoteCache` watches itself (its
+    /// failures never fail a URL). It starts known (no one-at-a-time
+    /// start while a name resolves) with `laneLimit`, and is not counted
+    /// as a host. Nil: none.
+    public var lane: HostKey?
+    /// Transfers at once in `lane` (`jobs` bounds it too); never below
+    /// `jobsPerHost`, so it is never a reduced limit that grows back.
+    public var laneLimit: Int {
+        get { max(jobsPerHost, ownLaneLimit) }
+        set { ownLaneLimit = newValue }
+    }
+    private var ownLaneLimit = 1
 
     public init(jobs: Int = Defaults.jobs, jobsPerHost: Int = Defaults.jobsPerHost) {
         self.jobs = max(1, jobs)

@@ -101,13 +101,15 @@ public struct HostScheduler<Item> {
     /// Queues an item for its host; it starts at once if a slot is free, or
     /// fails at once if the host was given up on.
     public mutating func enqueue(_ item: Item, host: HostKey, now: Double) -> [Action] {
-        if seen.insert(host.hashValue).inserted { counts.hosts += 1 }
         if let failure = hosts.read(host, { $0.givenUp }) ?? nil { return [.fail(item, host, failure)] }
         order += 1
         if let position = hosts.position(of: host) {
             hosts.modify(at: position) { $0.append(item, now: now) }
         } else {
-            var state = HostState<Item>(limit: policy.jobsPerHost, served: order)
+            let lane = host == policy.lane
+            if !lane, seen.insert(host.hashValue).inserted { counts.hosts += 1 }
+            var state = HostState<Item>(limit: lane ? policy.laneLimit : policy.jobsPerHost, served: order)
+            if lane { state.heardFrom() }
             state.append(item, now: now)
             hosts[host] = state
         }
@@ -349,11 +351,11 @@ public struct HostScheduler<Item> {
 
     public func isPaused(_ host: HostKey, now: Double) -> Bool { hosts.read(host) { $0.isPaused(at: now) } ?? false }
 
-    /// Hosts with a transfer running, and hosts paused now (the progress display).
+    /// Hosts with a transfer running, and hosts paused now (the progress display; `policy.lane` is no host).
     public func activity(now: Double) -> (active: Int, paused: Int) {
         var active = 0, paused = 0
         for position in hosts.states.indices {
-            if hosts.states[position].running > 0 { active += 1 }
+            if hosts.states[position].running > 0 && hosts.keys[position] != policy.lane { active += 1 }
             if hosts.states[position].isPaused(at: now) && hosts.states[position].givenUp == nil { paused += 1 }
         }
         return (active, paused)

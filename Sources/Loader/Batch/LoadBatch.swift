@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import RemoteCache
 import Support
 
 /// A batch run: the events of many URLs as each changes phase, with at most
@@ -137,6 +138,24 @@ extension ImageLoader {
         batch(ArraySequence(urls), deliverTo: delivery, hostNotes: hostNotes, demand: demand)
     }
 
+    /// The remote tier's reads, as the batch's scheduler knows them
+    /// (`HostPolicy.lane`): a URL with nothing stored locally asks the tier
+    /// in this lane, then waits for its origin's slot only if the tier did
+    /// not answer it. In its origin's slot instead, a run the tier answered
+    /// read one object at a time: an origin never contacted never resolves,
+    /// and an unresolved host runs one transfer (`HostPolicy.startLimit`).
+    static let tierLane = HostKey(origin: "remote-cache:", name: "remote cache")
+
+    /// `--jobs`, `--jobs-per-host`, and the tier's lane when there is a tier.
+    private var hostPolicy: HostPolicy {
+        var policy = HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost)
+        if options.remote != nil {
+            policy.lane = Self.tierLane
+            policy.laneLimit = RemoteDefaults.reads
+        }
+        return policy
+    }
+
     /// The batch's host scheduler, and what becomes of a URL it fails or
     /// cancels without starting.
     private func hostDispatch(backlog: Int, delivery: Delivery?, channel: BatchChannel,
@@ -145,7 +164,7 @@ extension ImageLoader {
         var onNote: (@Sendable (HostNote) -> Void)?
         if notes != nil { onNote = { note in channel.send(note: note) } }
         return HostDispatch(
-            policy: HostPolicy(jobs: options.jobs, jobsPerHost: options.jobsPerHost),
+            policy: hostPolicy,
             // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
             queueLimit: max(backlog, LoadBatch.queueLimit, min(options.jobs, Int.max / 2) * 2),
             onNote: onNote,
@@ -167,7 +186,7 @@ extension ImageLoader {
                 // at once and not urgent: the consumer is woken by the run of events or its latency.
                 var events: [LoadEvent] = []
                 events.reserveCapacity(loads.count)
-                for load in loads where !load.refresh {
+                for load in loads where !load.refresh && !load.tierAsked {   // reported when the tier's lane started it
                     events.append(LoadEvent(url: load.shown, phase: .loading(storedCopy(load.entry)), duration: 0))
                 }
                 channel.send(contentsOf: &events, distinct: 0, duplicates: 0)
@@ -230,8 +249,14 @@ extension ImageLoader {
                     // The URL's time: its lookup, its own wait for a slot (first in its host's line), its transfer.
                     let start = now - load.lookup - load.waited
                     group.addTask {
-                        let loaded = await self.tiered(url: load.url, key: load.key, entry: load.entry, gate: gate,
-                                                       handedOut: load.refresh, uploadSlots: dispatch)
+                        let loaded: Phase
+                        if let remote = self.options.remote {
+                            guard let answer = await self.tierLoad(load, remote, gate, dispatch, since: start) else { return }
+                            loaded = answer
+                        } else {
+                            loaded = await self.network(url: load.url, key: load.key, entry: load.entry, gate: gate,
+                                                        handedOut: load.refresh)
+                        }
                         let phase = self.deliver(loaded, url: load.shown, to: load.refresh ? nil : delivery)
                         dispatch.finished(gate: gate)
                         // Not urgent: the consumer is woken once per run of events (or after the flush delay).
@@ -240,6 +265,28 @@ extension ImageLoader {
                     }
                 }
             }
+        }
+    }
+
+    /// A load of a batch with a remote tier: in the tier's lane, the tier is
+    /// asked; what it does not answer is queued for its origin (nil: the load
+    /// reports later, from there), where the origin's answer is uploaded.
+    private func tierLoad(_ load: HostLoad, _ remote: RemoteCache, _ gate: HostAttemptGate, _ dispatch: HostDispatch,
+                          since start: Double) async -> Phase? {
+        guard load.host == Self.tierLane else {
+            return await afterTier(remote, url: load.url, key: load.key, entry: load.entry, gate: gate,
+                                   handedOut: load.refresh, uploadSlots: dispatch)
+        }
+        switch await askTier(remote, key: load.key) {
+        case .answered(let phase):
+            return phase
+        case .origin(let stale):
+            var last: HostKey?
+            let origin = Self.hostKey(load.key, url: load.url, reusing: &last)
+            // Queued before the lane's slot is given back: the batch is never seen idle in between.
+            dispatch.enqueue([load.afterTier(host: origin, entry: stale, elapsed: monotonicSeconds() - start)])
+            dispatch.finished(gate: gate)
+            return nil
         }
     }
 
@@ -258,6 +305,7 @@ extension ImageLoader {
         let prepares = BatchLoads.applies(to: options, delivery: delivery)
         // Asked once: `guard let delivery` in the loop copied the optional for every cache answer.
         let delivers = delivery != nil
+        let asksTier = options.remote != nil
         do {
             while !channel.isAbandoned {
                 let room = await channel.waitForRoom()
@@ -301,7 +349,9 @@ extension ImageLoader {
                             events.append(LoadEvent(url: item.shown, phase: delivered,
                                                     duration: item.duration + monotonicSeconds() - copyStart))
                         case .network(let url, let key, let entry):
-                            loads.append(HostLoad(host: Self.hostKey(key, url: url, reusing: &lastHost), url: url, key: key, entry: entry,
+                            // Nothing stored locally: the tier's lane first, when there is a tier.
+                            let host = entry == nil && asksTier ? Self.tierLane : Self.hostKey(key, url: url, reusing: &lastHost)
+                            loads.append(HostLoad(host: host, url: url, key: key, entry: entry,
                                                   request: prepares ? prepareRevalidation(url: url, entry: entry) : nil,
                                                   shown: item.shown, lookup: item.duration, refresh: false))
                         case .revalidateInBackground(let stale, let url, let key, let entry):

@@ -2,7 +2,6 @@ import DiskCache
 import Fetch
 import HTTPCaching
 import ImageDecoding
-import ImageFormats
 import RemoteCache
 import Support
 
@@ -20,14 +19,41 @@ extension ImageLoader {
             return await network(url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
         }
         var base = entry
-        if base == nil, case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched),
-           tierObjectDecodes(fetched, key: key) {
-            if !options.refresh, options.freshness.isFresh(fetched.metadata, now: currentUnixTime()) {
-                return hitPhase(fetched, source: .remote)
+        if base == nil {
+            switch await askTier(remote, key: key) {
+            case .answered(let phase): return phase
+            case .origin(let stale): base = stale
             }
-            base = fetched
         }
-        let phase = await network(url: url, key: key, entry: base, gate: gate, handedOut: handedOut)
+        return await afterTier(remote, url: url, key: key, entry: base, gate: gate, handedOut: handedOut, uploadSlots: uploadSlots)
+    }
+
+    /// What the remote tier did for a URL with nothing stored locally.
+    enum TierAnswer: Sendable {
+        /// An intact, fresh object: the URL's answer (source `remote`).
+        case answered(Phase)
+        /// The origin is to be asked, revalidating the tier's stale object if there is one.
+        case origin(CacheEntry?)
+    }
+
+    /// Asks the tier for `key` (a URL with nothing stored locally). A batch
+    /// does this in the tier's own lane of its scheduler (`ImageLoader.tierLane`),
+    /// then queues what the tier did not answer for its origin (`afterTier`).
+    func askTier(_ remote: RemoteCache, key: CacheKey) async -> TierAnswer {
+        guard case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched),
+              tierObjectDecodes(fetched, key: key) else { return .origin(nil) }
+        if !options.refresh, options.freshness.isFresh(fetched.metadata, now: currentUnixTime()) {
+            return .answered(hitPhase(fetched, source: .remote))
+        }
+        return .origin(fetched)
+    }
+
+    /// The origin's part of a tiered load (the tier asked already): what the
+    /// origin sends (a download, a 304) is then uploaded in the background,
+    /// unless it must not be shared (`TierSharing`).
+    func afterTier(_ remote: RemoteCache, url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)?,
+                   handedOut: Bool, uploadSlots: (any UploadSlots)?) async -> Phase {
+        let phase = await network(url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
         if case .success(let result) = phase, result.source == .network || result.source == .revalidated,
            result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
             if let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false), TierSharing.shareable(stored.metadata) {
@@ -41,8 +67,8 @@ extension ImageLoader {
     /// is (SPEC §5: only what decodes is stored): one the decoder refuses is
     /// dropped from the local cache and the origin is asked instead.
     private func tierObjectDecodes(_ entry: CacheEntry, key: CacheKey) -> Bool {
-        guard options.decode, let format = entry.metadata.format.flatMap(ImageFormat.init(name:)),
-              ImageDecoding.decode(path: entry.bodyPath, format: format).refusal != nil else { return true }
+        guard options.decode,
+              ImageDecoding.decode(path: entry.bodyPath, formatName: entry.metadata.format).refusal != nil else { return true }
         _ = try? cache.remove(key.hex)   // best effort: it was just written here; the origin's answer replaces it
         return false
     }
