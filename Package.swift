@@ -99,13 +99,15 @@ let package = Package(
                              // curl_strequal, curl_strnequal, curl_msnprintf and curl_maprintf take the place
                              // of libcurl's own, which handle a character at a time through a function call
                              // (bench/README, session 19); its curl_url_get answers a plain path without
-                             // libcurl's byte-at-a-time encoding copy (session 20).
+                             // libcurl's byte-at-a-time encoding copy (session 20); its __isoc99_sscanf
+                             // reads libcurl's status line without glibc's scanf engine (session 22).
                              .unsafeFlags(["-Xlinker", "--export-dynamic-symbol=SSL_CTX_new",
                                            "-Xlinker", "--export-dynamic-symbol=curl_strequal",
                                            "-Xlinker", "--export-dynamic-symbol=curl_strnequal",
                                            "-Xlinker", "--export-dynamic-symbol=curl_msnprintf",
                                            "-Xlinker", "--export-dynamic-symbol=curl_maprintf",
-                                           "-Xlinker", "--export-dynamic-symbol=curl_url_get"])]
+                                           "-Xlinker", "--export-dynamic-symbol=curl_url_get",
+                                           "-Xlinker", "--export-dynamic-symbol=__isoc99_sscanf"])]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
@@ -121,7 +123,8 @@ let package = Package(
                                                    "-Xlinker", "--export-dynamic-symbol=curl_strnequal",
                                                    "-Xlinker", "--export-dynamic-symbol=curl_msnprintf",
                                                    "-Xlinker", "--export-dynamic-symbol=curl_maprintf",
-                                           "-Xlinker", "--export-dynamic-symbol=curl_url_get"])]),
+                                           "-Xlinker", "--export-dynamic-symbol=curl_url_get",
+                                           "-Xlinker", "--export-dynamic-symbol=__isoc99_sscanf"])]),
         .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),
         .testTarget(

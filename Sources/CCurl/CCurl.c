@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,8 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void);
 __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) { return 1; }
 
 #define CCURL_SYMBOLS(X) \
-    X(CURLcode, curl_global_init, (long flags)) \
+    X(CURLcode, curl_global_init_mem, (long flags, curl_malloc_callback m, curl_free_callback f, \
+        curl_realloc_callback r, curl_strdup_callback s, curl_calloc_callback c)) \
     X(curl_version_info_data *, curl_version_info, (CURLversion v)) \
     X(CURLcode, curl_easy_setopt, (CURL *h, CURLoption o, ...)) \
     X(CURLcode, curl_easy_getinfo, (CURL *h, CURLINFO i, ...)) \
@@ -166,9 +168,41 @@ static void load_libcurl(void) {
     openssl_loaded = 1;
 }
 
+/*
+ * libcurl's memory functions (curl_global_init_mem): glibc's, with two changes for the small
+ * blocks libcurl 7.88 makes at every transfer on the loop thread (bench/history/cold.md,
+ * "Session 22: cold"). Every block is still glibc's own: libcurl's free, realloc and strdup of
+ * it, and libcurl freeing a block made elsewhere (curl_maprintf's below), work as before.
+ * - calloc is malloc and memset. glibc's calloc never takes a block from the thread's cache
+ *   (tcache) and always goes through the arena; libcurl callocs ~11 blocks a transfer (one per
+ *   response field in Curl_headers_push, the temporary connection, the URL handle's copy).
+ * - realloc of no block (how a libcurl dynbuf makes its first block, of 32 bytes) makes a block
+ *   of at least LIBCURL_FIRST_BLOCK bytes, and realloc of a block to a size it already has room
+ *   for keeps it: the request's dynbuf grew 32 -> 64 -> 128 -> 256 bytes, each growth a new
+ *   block and a copy. libcurl keeps its own count of the room it asked for.
+ */
+enum { LIBCURL_FIRST_BLOCK = 256 };
+
+static void *libcurl_calloc(size_t count, size_t size) {
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes)) return NULL;
+    void *block = malloc(bytes);
+    /* Hides the block's origin from the compiler, which would make malloc and memset a calloc. */
+    __asm__("" : "+r"(block));
+    if (block != NULL) memset(block, 0, bytes);
+    return block;
+}
+
+static void *libcurl_realloc(void *block, size_t size) {
+    if (block == NULL) return malloc(size < LIBCURL_FIRST_BLOCK ? LIBCURL_FIRST_BLOCK : size);
+    if (size != 0 && size <= malloc_usable_size(block)) return block;
+    return realloc(block, size);
+}
+
 CURLcode ccurl_global_init(void) {
     if (pthread_once(&load_once, load_libcurl) != 0 || !loaded) return CURLE_FAILED_INIT;
-    return p_curl_global_init(CURL_GLOBAL_ALL);
+    /* glibc's own malloc, free and strdup: a function between would cost each call (~100 frees a transfer). */
+    return p_curl_global_init_mem(CURL_GLOBAL_ALL, malloc, free, libcurl_realloc, strdup, libcurl_calloc);
 }
 
 const char *ccurl_load_error(void) {
@@ -995,5 +1029,96 @@ int ccurl_printf_mismatches(void) {
     COMPARE_PRINTF(trailing, 1);
     COMPARE_PRINTF(bare_long, 1L);
     COMPARE_PRINTF("%lld %llu", -5LL, 5ULL);
+    return mismatches;
+}
+
+/*
+ * glibc's sscanf (the ISO C99 one every library built against glibc 2.7 or later calls), in the
+ * executable's place (exported: Package.swift) for the status line libcurl 7.88 reads at every
+ * HTTP/1 response: sscanf(line, " HTTP/%1d.%1d%c%3d%c", &major, &minor, &separator, &code,
+ * &digit4), ~2.3 k instructions a response in glibc's engine on the loop thread (bench/history/
+ * cold.md, "Session 22: cold"). A line of that format that starts "HTTP/", a digit, '.', a digit,
+ * any character, three digits and any character (as "HTTP/1.1 200 OK\r\n") is read here as glibc
+ * reads it: the five assigned, 5 returned. Any other line, and any other format (of libcurl or of
+ * any library in the process), goes to glibc's own with the arguments untouched.
+ */
+extern int __isoc99_vsscanf(const char *text, const char *format, va_list ap);
+
+static const char libcurl_status_format[] = " HTTP/%1d.%1d%c%3d%c";
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Whether `line` is read the short way: what glibc's engine does with it is then plain. */
+static int plain_status_line(const char *line) {
+    return strncmp(line, "HTTP/", 5) == 0 && is_digit(line[5]) && line[6] == '.' && is_digit(line[7])
+        && line[8] != '\0' && is_digit(line[9]) && is_digit(line[10]) && is_digit(line[11]) && line[12] != '\0';
+}
+
+__attribute__((visibility("default"))) int __isoc99_sscanf(const char *text, const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    int assigned;
+    if (strcmp(format, libcurl_status_format) == 0 && plain_status_line(text)) {
+        *va_arg(ap, int *) = text[5] - '0';
+        *va_arg(ap, int *) = text[7] - '0';
+        *va_arg(ap, char *) = text[8];
+        *va_arg(ap, int *) = (text[9] - '0') * 100 + (text[10] - '0') * 10 + (text[11] - '0');
+        *va_arg(ap, char *) = text[12];
+        assigned = 5;
+    } else {
+        assigned = __isoc99_vsscanf(text, format, ap);
+    }
+    va_end(ap);
+    return assigned;
+}
+
+/* glibc's own, for ccurl_sscanf_mismatches. */
+static int glibc_sscanf(const char *text, const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    int assigned = __isoc99_vsscanf(text, format, ap);
+    va_end(ap);
+    return assigned;
+}
+
+/* Whether ours and glibc's read `line` alike with libcurl's status-line format. */
+static int status_line_mismatch(const char *line) {
+    int major[2] = {-7, -7}, minor[2] = {-7, -7}, code[2] = {-7, -7};
+    char separator[2] = {'?', '?'}, digit4[2] = {'?', '?'};
+    int ours = __isoc99_sscanf(line, libcurl_status_format, &major[0], &minor[0], &separator[0], &code[0], &digit4[0]);
+    int theirs = glibc_sscanf(line, libcurl_status_format, &major[1], &minor[1], &separator[1], &code[1], &digit4[1]);
+    return ours != theirs || major[0] != major[1] || minor[0] != minor[1] || separator[0] != separator[1]
+        || code[0] != code[1] || digit4[0] != digit4[1];
+}
+
+int ccurl_sscanf_mismatches(void) {
+    static const char *const lines[] = {
+        "HTTP/1.1 200 OK\r\n", "HTTP/1.0 404 Not Found\r\n", "HTTP/1.1 200", "HTTP/1.1 200 ", "HTTP/1.1 2000 x",
+        "HTTP/1.1 20", "HTTP/1.1 20 x", "HTTP/1.1", "HTTP/1.1 ", "HTTP/1.", "HTTP/", "HTTP", "", " HTTP/1.1 200 OK",
+        "\r\nHTTP/1.1 200 OK", "http/1.1 200 OK", "HTTP/2 200\r\n", "HTTP/2.0 200 OK", "HTTP/1.1 -20 x",
+        "HTTP/1.1 +20 x", "HTTP/1.1 099 x", "HTTP/a.1 200 OK", "HTTP/1.x 200 OK", "HTTP/1.1\t200 OK",
+        "HTTP/1.1  200 OK", "HTTP/1.12 200 OK", "HTTP/11.1 200 OK", "HTTP/ 1.1 200 OK", "HTTP/1. 1 200 OK",
+        "HTTP/1.1 2 00 OK", "HTTP/9.9 999\n", "HTTP/0.0 000\0hidden",
+    };
+    int mismatches = 0;
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) mismatches += status_line_mismatch(lines[i]);
+    /* Every byte at every place of a usual line, and the line cut at every length. */
+    const char usual[] = "HTTP/1.1 200 OK\r\n";
+    char line[sizeof usual];
+    for (size_t at = 0; at + 1 < sizeof usual; at++) {
+        for (int byte = 1; byte < 256; byte++) {
+            memcpy(line, usual, sizeof usual);
+            line[at] = (char)byte;
+            mismatches += status_line_mismatch(line);
+        }
+        memcpy(line, usual, sizeof usual);
+        line[at] = '\0';
+        mismatches += status_line_mismatch(line);
+    }
+    /* Another format goes to glibc's engine. */
+    int a = 0, b = 0;
+    char word[2][8] = {"", ""};
+    if (__isoc99_sscanf("HTTP/2 301", " HTTP/%1[23] %d", word[0], &a) != glibc_sscanf("HTTP/2 301", " HTTP/%1[23] %d", word[1], &b)
+        || a != b || strcmp(word[0], word[1]) != 0) mismatches++;
     return mismatches;
 }

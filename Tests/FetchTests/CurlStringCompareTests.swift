@@ -7,7 +7,7 @@ import Testing
 /// the request's `Host` line and the connection cache's keys go through them.
 /// They must answer exactly as libcurl's do: for every byte (only ASCII
 /// letters fold, with no locale), every length and NULL; every format, and
-/// every size of buffer.
+/// every size of buffer. Its `sscanf` reads libcurl's status line.
 @Suite struct CurlStringCompareTests {
     private static func libcurlLoaded() -> Bool { ccurl_global_init() == CURLE_OK }
 
@@ -67,5 +67,12 @@ import Testing
     /// left to libcurl's engine (flags, widths, "%%", NULL, output past 512 bytes).
     @Test func formatsAreWrittenAsLibcurlWritesThem() {
         #expect(ccurl_printf_mismatches() == 0)
+    }
+
+    /// The executable's `sscanf` reads libcurl's status line (`" HTTP/%1d.%1d%c%3d%c"`) as
+    /// glibc's does: usual lines, every byte of one changed, the line cut at every length; and
+    /// leaves another format to glibc's.
+    @Test func theStatusLineIsReadAsGlibcReadsIt() {
+        #expect(ccurl_sscanf_mismatches() == 0)
     }
 }

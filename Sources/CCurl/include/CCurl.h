@@ -119,6 +119,12 @@ int ccurl_libcurl_strnequal(const char *first, const char *second, size_t max);
 /// 0 to 700 bytes; -1 when libcurl is not loaded: for tests.
 int ccurl_printf_mismatches(void);
 
+/// How many of a table of status lines (usual ones, every byte of a usual
+/// one changed, the line cut at every length) the executable's sscanf
+/// (CCurl.c) reads unlike glibc's with libcurl's status-line format, plus
+/// one other format: for tests.
+int ccurl_sscanf_mismatches(void);
+
 /// Cores this process may run on (sched_getaffinity: a cpuset or `taskset`
 /// counts, not the machine's), else the online cores; at least 1.
 long ccurl_usable_cores(void);
