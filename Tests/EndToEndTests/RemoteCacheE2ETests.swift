@@ -362,6 +362,32 @@ import TestSupport
         #expect(most >= 4, "the tier saw at most \(most) GETs at once for \(urls.count) URLs")
     }
 
+    /// Ctrl-C while the tier's lane reads: each URL it started (`loading` sent, its GET at the
+    /// tier) was in flight, and is cancelled as a transfer is (`failure`, kind `cancelled`), not
+    /// `empty` "cancelled before it started" (SPEC §6); still within a second, no origin asked.
+    @Test func sigintDuringTierReadsCancelsThoseURLsAsInFlight() async throws {
+        let (origin, urls) = try #require(Self.origin(count: 3))
+        let tier = try ScriptedServer()
+        for url in urls { tier.route("/cache/" + (try CLI.md5sum(url)), ScriptedResponse.status(404).delayed(20)) }
+        let cli = try CLI()
+        let child = try startProcess(CLI.binary, ["--json", "--remote-cache", tier.url("/cache/")] + urls,
+                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        for _ in 0..<500 where tier.totalRequests < urls.count { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(tier.totalRequests == urls.count, "the tier was asked for every URL")
+        child.sendSignal(SIGINT)
+        let result = try await child.finish()
+        #expect(result.status == 130, "\(result.stderr)")
+        let seconds = try #require(child.secondsFromSignalToExit)
+        #expect(seconds < 1, "exited \(seconds) s after SIGINT")
+        let terminal = try Self.json(result).filter { $0["phase"] != nil && $0["phase"] as? String != "loading" }
+        #expect(terminal.count == urls.count && Set(terminal.compactMap { $0["url"] as? String }) == Set(urls), "\(result.stdout)")
+        let inFlight = terminal.filter {
+            $0["phase"] as? String == "failure" && ($0["error"] as? [String: Any])?["kind"] as? String == "cancelled"
+        }
+        #expect(inFlight.count == urls.count, "\(result.stdout)")
+        #expect(origin.totalRequests == 0)
+    }
+
     @Test func aStaleRemoteEntryIsRevalidatedAndTheRefreshGoesBack() throws {
         let store = try Store()
         let origin = try ScriptedServer()

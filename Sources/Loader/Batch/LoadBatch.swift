@@ -193,7 +193,11 @@ extension ImageLoader {
             },
             onCancelled: { load in
                 // A refresh's URL has its report already; the refresh is not made.
-                if !load.refresh { channel.send(LoadEvent(url: load.shown, phase: .empty(.cancelled), duration: 0), urgent: false) }
+                if load.refresh { return }
+                // One the tier's lane started (its `loading` sent, the tier asked) was in flight: it is
+                // cancelled as a transfer is (SPEC §6), not "before it started".
+                let phase: Phase = load.tierAsked ? .failure(LoadError(kind: .cancelled, message: "cancelled")) : .empty(.cancelled)
+                channel.send(LoadEvent(url: load.shown, phase: phase, duration: load.tierAsked ? load.lookup : 0), urgent: false)
             })
     }
 
