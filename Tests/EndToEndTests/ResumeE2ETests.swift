@@ -281,6 +281,24 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)))
     }
 
+    /// `Cache-Control: no-store` (RFC 9111 §5.2.2.5: no part of the response is stored; SPEC §5
+    /// "never stored") holds for a cut-off body too: nothing is kept in `.partial`, and the next
+    /// run asks for the whole body. The part was kept with its record, as any other's.
+    @Test(arguments: ["no-store", "max-age=60, no-store"])
+    func aNoStoreTransferCutOffKeepsNoPart(cacheControl: String) throws {
+        let body = Self.body(version: 1)
+        let headers = [("ETag", "\"n\""), ("Cache-Control", cacheControl), ("Content-Type", "application/octet-stream")]
+        let server = try Self.cutServer("/private.bin", headers: headers, body: body) { _ in nil }
+        let cli = try CLI()
+        let url = server.url("/private.bin")
+        let cut = try cli.run(["--any", "--retries", "0", url])
+        #expect(cut.status == 1, "\(cut.stdout)")
+        #expect(!cut.stdout.contains("kept"), "\(cut.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: try partialPath(cli, url)), "a no-store body's part is kept")
+        #expect(try cli.run(["--any", "--retries", "0", url]).status == 0)
+        #expect(server.requests("/private.bin").allSatisfy { $0.header("Range") == nil }, "no rest asked for")
+    }
+
     @Test func aSmallCutIsNotKept() throws {
         let server = try ScriptedServer()
         var response = ScriptedResponse(status: 200, headers: [("ETag", "\"s\""), ("Content-Type", "application/octet-stream")],

@@ -230,8 +230,10 @@ extension ImageLoader {
             }
             var keptPart: Int64?
             // Cut off by the network, a timeout, or the user (Ctrl-C, a cancelled task): the part is
-            // kept alike, so that the next run asks only for the rest (docs/http.md "Resume").
-            if error.kind == .network || error.kind == .timeout || error.kind == .cancelled {
+            // kept alike, so that the next run asks only for the rest (docs/http.md "Resume"). Not
+            // of a response that may not be stored (`no-store`: no part of it, RFC 9111 §5.2.2.5).
+            if error.kind == .network || error.kind == .timeout || error.kind == .cancelled,
+               Storability.mayStore(status: 200, CacheControl(sink.headers)) {
                 let record = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
                                                        responseTime: currentUnixTime())
                 keptPart = sink.keepPartial(record, minimum: CacheDefaults.resumeMinimum)
