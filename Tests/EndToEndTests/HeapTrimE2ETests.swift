@@ -10,20 +10,11 @@ import TestSupport
 /// back the top of the transfer loop's heap dozens of times (`madvise(MADV_DONTNEED)`).
 @Suite struct HeapTrimE2ETests {
     @Test func aColdBatchGivesNoHeapMemoryBack() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
-            throw TestSupportError.message("strace is not installed (run `make deps`: the Makefile's TEST_PACKAGES)")
-        }
-        let site = try TempDirectory(prefix: "asyncfetch-heaptrim")
-        defer { site.remove() }
+        try Self.requireStrace()
         let count = 3000
-        let body = Self.png(size: 12_420)
-        for i in 0..<count { try site.write("www/\(i).png", body) }
-        // nginx's worker runs as another user.
-        _ = chmod(site.path, 0o755)
-        _ = chmod(site.file("www"), 0o755)
-        let nginx = try NginxServer(root: site.file("www"))
+        let (site, nginx, list) = try Self.serve(count: count)
+        defer { site.remove() }
         defer { nginx.stop() }
-        let list = try site.write("urls.txt", Array((0..<count).map { nginx.url("/\($0).png") + "\n" }.joined().utf8))
 
         // Whether a run trims depends on how its transfers interleave: two cold runs, each into a
         // new cache (with glibc's defaults one run in four or so of this size did not trim).
@@ -43,6 +34,66 @@ import TestSupport
                 return length < 1 << 20
             }
             #expect(trims.isEmpty, "\(trims.count) heap trims: \(trims.prefix(5))")
+        }
+    }
+
+    /// A user's own malloc tuning wins over the policy's (`MallocPolicy`), whichever way it is
+    /// given: with an mmap threshold of 4 KiB, libcurl's 64 KiB receive buffer, allocated when a
+    /// transfer starts and freed when it ends, is a mapping of its own each time, `munmap`ped
+    /// about once per transfer; under the policy's 1 MiB threshold it comes from the heap and no block
+    /// of 64 KiB–1 MiB is ever unmapped. (glibc maps every block over a fixed threshold, so the
+    /// count does not depend on the heap's layout, as trims do.)
+    @Test(arguments: [["MALLOC_MMAP_THRESHOLD_": "4096"], ["GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=4096"]])
+    func aUsersOwnMallocTuningIsKept(_ tuning: [String: String]) throws {
+        try Self.requireStrace()
+        let count = 20
+        let (site, nginx, list) = try Self.serve(count: count)
+        defer { site.remove() }
+        defer { nginx.stop() }
+        let cli = try CLI()
+        let trace = cli.cache.path + "/munmap.txt"
+        let result = try runProcess("/usr/bin/strace", ["-f", "-qq", "-e", "trace=munmap", "-o", trace, CLI.binary, "--input", list],
+                                    environment: tuning.merging(["ASYNCFETCH_CACHE_DIR": cli.cacheDir]) { $1 }, timeout: 120)
+        #expect(result.status == 0, "\(result.stdout.prefix(600))\(result.stderr)")
+        let lengths = Self.munmapLengths(try String(contentsOfFile: trace, encoding: .utf8))
+        let buffers = lengths.filter { (64 << 10..<1 << 20).contains($0) }
+        // About one per transfer (19 of 20 here: a buffer may still be held when the process ends).
+        #expect(buffers.count >= count / 2, "\(tuning) was overridden: \(buffers.count) unmapped blocks of 64 KiB–1 MiB for \(count) transfers (all lengths: \(lengths))")
+    }
+
+    static func requireStrace() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
+            throw TestSupportError.message("strace is not installed (run `make deps`: the Makefile's TEST_PACKAGES)")
+        }
+    }
+
+    /// `count` PNGs of 12,420 bytes (the bench's bodies are ~12 KB) served by nginx, and the file
+    /// listing their URLs.
+    static func serve(count: Int) throws -> (site: TempDirectory, nginx: NginxServer, list: String) {
+        let site = try TempDirectory(prefix: "asyncfetch-heaptrim")
+        do {
+            let body = png(size: 12_420)
+            for i in 0..<count { try site.write("www/\(i).png", body) }
+            // nginx's worker runs as another user.
+            _ = chmod(site.path, 0o755)
+            _ = chmod(site.file("www"), 0o755)
+            let nginx = try NginxServer(root: site.file("www"))
+            let list = try site.write("urls.txt", Array((0..<count).map { nginx.url("/\($0).png") + "\n" }.joined().utf8))
+            return (site, nginx, list)
+        } catch {
+            site.remove()
+            throw error
+        }
+    }
+
+    /// The lengths of the `munmap` calls in an strace output: "PID munmap(0x7f…, 69632) = 0",
+    /// or "PID munmap(0x7f…, 69632 <unfinished ...>" when another thread's call came between.
+    static func munmapLengths(_ trace: String) -> [Int] {
+        trace.split(separator: "\n").compactMap { line in
+            guard let call = line.range(of: "munmap(") else { return nil }
+            let arguments = line[call.upperBound...].prefix { $0 != ")" && $0 != "<" }.split(separator: ",")
+            guard arguments.count == 2 else { return nil }
+            return Int(arguments[1].trimmingCharacters(in: .whitespaces))
         }
     }
 

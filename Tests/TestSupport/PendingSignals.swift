@@ -3,13 +3,17 @@ import Glibc
 
 /// Runs `executable` with `signals` already pending when its own code starts:
 /// the child starts with SIGINT and SIGTERM blocked (the mask a child
-/// inherits; their dispositions the default), each of `signals` is sent as
-/// soon as the child exists, and waits, pending, until a thread of the child
-/// takes it. That is the earliest moment a signal can reach a program, and it
-/// does not depend on timing. Foundation's `Process` always starts a child
-/// with an empty mask, hence `posix_spawn` here. Standard output and error go
-/// to files in `directory`; standard input is /dev/null. The child is killed
-/// (SIGKILL) after `timeout` seconds, and `timedOut` is then true.
+/// inherits; their dispositions the default) as a one-line Perl wrapper
+/// (`/usr/bin/perl`, Debian's essential perl-base) that sends itself each of
+/// `signals` and then execs `executable`. A blocked signal stays pending
+/// through `execve`, so it waits there until a thread of `executable` takes
+/// it: the earliest moment a signal can reach a program, whatever the load.
+/// (Sent by this process after `posix_spawn` returned, a signal came late
+/// when this thread was descheduled: the child had begun its run by then.)
+/// Foundation's `Process` always starts a child with an empty mask, hence
+/// `posix_spawn` here. Standard output and error go to files in `directory`;
+/// standard input is /dev/null. The child is killed (SIGKILL) after `timeout`
+/// seconds, and `timedOut` is then true.
 public func runWithSignalsPending(_ executable: String, _ arguments: [String], environment: [String: String],
                                   signals: [Int32], directory: String, timeout: Double = 30) throws -> ProcessResult {
     let outPath = directory + "/pending-\(UUID().uuidString).out"
@@ -37,12 +41,15 @@ public func runWithSignalsPending(_ executable: String, _ arguments: [String], e
 
     var merged = ProcessInfo.processInfo.environment
     merged.merge(environment) { _, new in new }
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    // `perl -e SCRIPT SIGNALS EXECUTABLE ARGUMENTS...`: exec's first argument is the program, the
+    // list its argv (its argv[0] the executable's path, as a direct spawn gave).
+    let script = "kill $_, $$ for split /,/, shift; exec { $ARGV[0] } @ARGV; die \"exec $ARGV[0]: $!\\n\""
+    let wrapped = ["perl", "-e", script, signals.map(String.init).joined(separator: ","), executable] + arguments
+    let argv = wrapped.map { strdup($0) } + [nil]
     let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { (argv + envp).forEach { free($0) } }
     var pid: pid_t = 0
-    try check("posix_spawn", posix_spawn(&pid, executable, &actions, &attributes, argv, envp))
-    for signal in signals { _ = kill(pid, signal) }
+    try check("posix_spawn", posix_spawn(&pid, "/usr/bin/perl", &actions, &attributes, argv, envp))
 
     let deadline = Date().addingTimeInterval(timeout)
     var status: Int32 = 0
