@@ -21,4 +21,10 @@ public enum CacheDefaults {
     /// A transfer cut off after at least this much (1 MiB) of its body keeps
     /// it, to be resumed with `Range` by a later run (SPEC §5).
     public static let resumeMinimum: Int64 = 1 << 20
+    /// Bytes `cache verify` reads at a time while it rehashes a body.
+    static let verifyReadBytes = 256 * 1024
+    /// Room for this user's passwd entry (`getpwuid_r`: the home directory
+    /// when `HOME` is unset, the login name a message suggests); an entry that
+    /// does not fit is read as none (no home; the uid for the name).
+    static let passwdBufferBytes = 16 * 1024
 }

@@ -141,7 +141,7 @@ public enum CacheDirectory {
     private static func userName() -> String {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        var buffer = [CChar](repeating: 0, count: CacheDefaults.passwdBufferBytes)
         guard getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name,
               name.pointee != 0 else { return String(geteuid()) }
         return String(cString: name)
@@ -198,7 +198,7 @@ public enum CacheDirectory {
     private static func passwdHome() -> String? {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        var buffer = [CChar](repeating: 0, count: CacheDefaults.passwdBufferBytes)
         let status = getpwuid_r(getuid(), &entry, &buffer, buffer.count, &found)
         guard status == 0, found != nil, let dir = entry.pw_dir else { return nil }
         let home = String(cString: dir)
