@@ -110,6 +110,9 @@ typedef int (*ccurl_new_session_callback)(SSL *ssl, SSL_SESSION *session);
     X(int, OPENSSL_sk_num, (const OPENSSL_STACK *st)) \
     X(void *, OPENSSL_sk_value, (const OPENSSL_STACK *st, int i)) \
     X(X509 *, X509_OBJECT_get0_X509, (const X509_OBJECT *o)) \
+    X(X509_CRL *, X509_OBJECT_get0_X509_CRL, (const X509_OBJECT *o)) \
+    X(int, X509_STORE_add_cert, (X509_STORE *s, X509 *x)) \
+    X(int, X509_STORE_add_crl, (X509_STORE *s, X509_CRL *x)) \
     X(X509_OBJECT *, X509_OBJECT_new, (void)) \
     X(void, X509_OBJECT_free, (X509_OBJECT *o)) \
     X(int, X509_OBJECT_up_ref_count, (X509_OBJECT *o)) \
@@ -509,49 +512,68 @@ int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
  * OpenSSL asks a directory lookup only for subjects its store holds no
  * certificate of, so a CA of `extra` named like a system CA would hide that
  * CA (with a bundle file both are in the store, and both are tried). The
- * directory's certificates with the subjects of `extra`'s are therefore
- * loaded into the store first. 1, or 0 when `extra` cannot be read.
+ * directory's certificates with the subjects of `extra`'s (already read into
+ * `extras`) are therefore loaded into the store first. 1, or 0 on a failure.
  */
-static int load_namesakes(X509_LOOKUP *directory, const char *extra) {
-    X509_STORE *scratch = p_X509_STORE_new();
-    if (scratch == NULL) return 0;
-    int ok = p_X509_STORE_load_file(scratch, extra) == 1;
-    STACK_OF(X509_OBJECT) *objects = ok ? p_X509_STORE_get0_objects(scratch) : NULL;
+static int load_namesakes(X509_LOOKUP *directory, X509_STORE *extras) {
+    STACK_OF(X509_OBJECT) *objects = p_X509_STORE_get0_objects(extras);
     int count = objects != NULL ? p_OPENSSL_sk_num((const OPENSSL_STACK *)objects) : 0;
-    for (int i = 0; ok && i < count; i++) {
+    for (int i = 0; i < count; i++) {
         X509 *cert = p_X509_OBJECT_get0_X509(p_OPENSSL_sk_value((const OPENSSL_STACK *)objects, i));
         if (cert == NULL) continue;   /* a CRL */
         X509_OBJECT *found = p_X509_OBJECT_new();
-        if (found == NULL) {
-            ok = 0;
-            break;
-        }
+        if (found == NULL) return 0;
         /* 0: the directory has no such subject, nothing to load (and nothing to tell apart from a
          * failure). 1: loaded into the store, and `found` borrows the store's certificate (OpenSSL
          * 3.0's by_dir takes no reference for it), so one is taken for X509_OBJECT_free to drop. */
         if (p_X509_LOOKUP_by_subject(directory, X509_LU_X509, p_X509_get_subject_name(cert), found) == 1 &&
             p_X509_OBJECT_up_ref_count(found) != 1) {
-            ok = 0;   /* `found` still borrows: freeing it would drop the store's reference */
-            break;
+            return 0;   /* `found` still borrows: freeing it would drop the store's reference */
         }
         p_X509_OBJECT_free(found);
     }
-    p_X509_STORE_free(scratch);
-    return ok;
+    return 1;
 }
 
+/*
+ * Adds every certificate and CRL of `extras` to `store`, each with its own
+ * reference: what X509_STORE_load_file of the same file would add (it reads
+ * the file into such objects and adds them one by one), without reading and
+ * parsing the file a second time. 1, or 0 on a failure.
+ */
+static int add_all(X509_STORE *store, X509_STORE *extras) {
+    STACK_OF(X509_OBJECT) *objects = p_X509_STORE_get0_objects(extras);
+    int count = objects != NULL ? p_OPENSSL_sk_num((const OPENSSL_STACK *)objects) : 0;
+    for (int i = 0; i < count; i++) {
+        const X509_OBJECT *object = p_OPENSSL_sk_value((const OPENSSL_STACK *)objects, i);
+        X509 *cert = p_X509_OBJECT_get0_X509(object);
+        X509_CRL *crl = cert == NULL ? p_X509_OBJECT_get0_X509_CRL(object) : NULL;
+        if (cert != NULL && p_X509_STORE_add_cert(store, cert) != 1) return 0;
+        if (crl != NULL && p_X509_STORE_add_crl(store, crl) != 1) return 0;
+    }
+    return 1;
+}
+
+/*
+ * `extra` (--cacert) is read once, into a store of its own, whatever the
+ * system's CAs are: a pipe (`--cacert <(…)`) can be read only once, and a
+ * second parse of a bundle costs as much as the first.
+ */
 void *ccurl_ca_store_new(const char *system, const char *extra, const char **why) {
     *why = NULL;
     if (ccurl_global_init() != CURLE_OK || !openssl_loaded) {
         *why = "libcurl's OpenSSL functions were not found";
         return NULL;
     }
-    X509_STORE *store = p_X509_STORE_new();
-    if (store == NULL) {
-        *why = "X509_STORE_new failed";
-        return NULL;
+    X509_STORE *extras = NULL;
+    if (extra != NULL && ((extras = p_X509_STORE_new()) == NULL || p_X509_STORE_load_file(extras, extra) != 1)) {
+        *why = "could not load the CA file";
     }
-    if (p_X509_STORE_set_flags(store, X509_V_FLAG_TRUSTED_FIRST | X509_V_FLAG_PARTIAL_CHAIN) != 1) {
+    X509_STORE *store = *why == NULL ? p_X509_STORE_new() : NULL;
+    if (*why == NULL && store == NULL) {
+        *why = "X509_STORE_new failed";
+    }
+    if (*why == NULL && p_X509_STORE_set_flags(store, X509_V_FLAG_TRUSTED_FIRST | X509_V_FLAG_PARTIAL_CHAIN) != 1) {
         *why = "X509_STORE_set_flags failed";
     }
     struct stat info;
@@ -561,17 +583,18 @@ void *ccurl_ca_store_new(const char *system, const char *extra, const char **why
         X509_LOOKUP *lookup = p_X509_STORE_add_lookup(store, p_X509_LOOKUP_hash_dir());
         if (lookup == NULL || p_X509_LOOKUP_ctrl(lookup, X509_L_ADD_DIR, system, X509_FILETYPE_PEM, NULL) != 1) {
             *why = "could not add the system's CA directory";
-        } else if (extra != NULL && !load_namesakes(lookup, extra)) {
+        } else if (extras != NULL && !load_namesakes(lookup, extras)) {
             *why = "could not load the CA file";
         }
     } else if (*why == NULL && system != NULL && p_X509_STORE_load_file(store, system) != 1) {
         *why = "could not load the system's CA bundle";
     }
-    if (*why == NULL && extra != NULL && p_X509_STORE_load_file(store, extra) != 1) {
+    if (*why == NULL && extras != NULL && !add_all(store, extras)) {
         *why = "could not load the CA file";
     }
+    if (extras != NULL) p_X509_STORE_free(extras);   /* the store holds its own references */
     if (*why != NULL) {
-        p_X509_STORE_free(store);
+        if (store != NULL) p_X509_STORE_free(store);
         p_ERR_clear_error();   /* the reason is in *why; later handshakes on this thread must not see it */
         return NULL;
     }

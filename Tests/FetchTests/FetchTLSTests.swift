@@ -126,6 +126,39 @@ import TestSupport
         #expect(refused.message.contains("certificate"), "\(refused.message)")
     }
 
+    /// `--cacert <(…)`: a CA file that is a pipe can be read only once. With
+    /// the system's CAs in a hashed directory the file was read twice (once
+    /// for the directory's certificates of the same subjects, once into the
+    /// store), so the second read found the pipe empty and every https URL
+    /// failed ("error setting certificate file"). It is read once now, and
+    /// verification is as strict as before.
+    @Test func aCacertThatIsAPipeIsReadOnceAndTrusted() async throws {
+        let server = try NginxServer(root: Paths.fixtures, tls: true, extraConfig: "keepalive_timeout 0;", http2: false)
+        let untrusted = try NginxServer(root: Paths.fixtures, tls: true)
+        let pem = try String(contentsOfFile: try #require(server.certificatePath), encoding: .utf8)
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let written = Array(pem.utf8).withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
+        close(ends[1])   // the reader sees the certificate, then the end of the file
+        try #require(written == pem.utf8.count)
+
+        let system = try TempDirectory()   // a hashed directory with no CA in it
+        var config = FetchConfiguration()
+        config.retries = 0
+        config.systemCABundle = system.path
+        config.caFile = "/dev/fd/\(ends[0])"
+        let client = FetchClient(configuration: config)
+        for n in 0..<3 {   // a new connection each (keepalive 0), each verified by the one store
+            #expect(try await Self.fetch(client, server.url(Self.path + "?n=\(n)")).get() == 200)
+        }
+        guard case .failure(let refused) = await Self.fetch(client, untrusted.url(Self.path)) else {
+            Issue.record("a server the pipe's CA does not vouch for was accepted")
+            return
+        }
+        #expect(refused.kind == .tls)
+    }
+
     /// With the system's own CAs (the default, read lazily) a self-signed
     /// server fails as `tls` with libcurl's readable reason, with and without
     /// a `--cacert` that does not vouch for it.

@@ -75,8 +75,8 @@ CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long valu
 
 /// A new OpenSSL X509_STORE (loads libcurl first) trusting `system` (a
 /// directory of certificates by subject hash, read lazily, or a bundle file;
-/// NULL: none) and the certificates of `extra` (a PEM file; NULL: none).
-/// NULL on failure, with the step that failed in `*why`.
+/// NULL: none) and the certificates of `extra` (a PEM file, read once, so a
+/// pipe serves too; NULL: none). NULL on failure, with the step that failed in `*why`.
 void *ccurl_ca_store_new(const char *system, const char *extra, const char **why);
 /// Drops the caller's reference to a store from ccurl_ca_store_new (NULL: nothing).
 void ccurl_ca_store_free(void *store);

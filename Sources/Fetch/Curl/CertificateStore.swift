@@ -20,7 +20,8 @@ import Glibc
 /// for, and keeps them in the store; a host signed by no system CA costs one
 /// `stat`. A bundle file there (tests use one) is loaded whole, once.
 /// `--cacert FILE`'s certificates are added to the same store, so both are
-/// trusted, as when libcurl's CA path supplied the system's.
+/// trusted, as when libcurl's CA path supplied the system's. The file is read
+/// once, whatever the system's CAs are: a pipe (`--cacert <(…)`) serves too.
 ///
 /// libcurl 7.88 still sets up the store of each new connection *after* the
 /// callback (`Curl_ssl_setup_x509_store`): with CURLOPT_CAINFO and
