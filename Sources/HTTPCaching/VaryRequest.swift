@@ -22,8 +22,9 @@ public struct VaryRequest: Sendable {
     }
 
     /// The value sent for request header `name`, normalised: every line of
-    /// that name combined, else "" when it is removed, else what libcurl
-    /// sends by default (`User-Agent`, `Accept: */*`), else "" (not sent).
+    /// that name combined, else "" when it is removed, else what is sent by
+    /// default (`User-Agent`, libcurl's `Accept: */*`, Fetch's offer of
+    /// content codings in `Accept-Encoding`), else "" (not sent).
     /// An empty value sent (`-H 'Name;'`) and no header are both "": the
     /// record keeps one value per name (RFC 9111 §4.1 would tell them apart;
     /// a server rarely does).
@@ -34,9 +35,14 @@ public struct VaryRequest: Sendable {
         switch name.lowercased() {
         case "user-agent": return userAgent
         case "accept": return "*/*"
+        case "accept-encoding": return Self.defaultAcceptEncoding
         default: return ""
         }
     }
+
+    /// The `Accept-Encoding` every request offers unless `-H` replaces it
+    /// (`Fetch.Defaults.acceptEncoding`), normalised as a `Vary` compares it.
+    static let defaultAcceptEncoding = VaryNormalization.normalize(Defaults.acceptEncoding, name: "accept-encoding")
 
     /// Request headers that carry credentials. A `Vary` naming one stores the
     /// MD5 of the value sent, never the value (docs/cache.md: passwords are

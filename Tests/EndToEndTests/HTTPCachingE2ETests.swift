@@ -11,6 +11,11 @@ import TestSupport
         try #require(CLI.jsonLines(result.stdout), "stdout: \(result.stdout)")
     }
 
+    /// The `source` of `url`'s success in a `--json` run with `extra` arguments (nil when it did not succeed).
+    static func source(_ cli: CLI, _ url: String, _ extra: [String]) throws -> String? {
+        try json(try cli.run([url, "--json"] + extra)).first { $0["phase"] as? String == "success" }?["source"] as? String
+    }
+
     static func summary(_ lines: [[String: Any]]) -> [String: Any] {
         (lines.last?["summary"] as? [String: Any]) ?? [:]
     }
@@ -124,9 +129,7 @@ import TestSupport
         server.route("/negotiated.png", .ok(Self.png, headers: [("Vary", "Accept"), ("Cache-Control", "max-age=3600")]))
         let cli = try CLI()
         let url = server.url("/negotiated.png")
-        func source(_ extra: [String]) throws -> String? {
-            try Self.json(try cli.run([url, "--json"] + extra)).first { $0["phase"] as? String == "success" }?["source"] as? String
-        }
+        func source(_ extra: [String]) throws -> String? { try Self.source(cli, url, extra) }
         #expect(try source(["-H", "Accept: image/webp"]) == "network")
         #expect(try source(["-H", "Accept: image/webp"]) == "cache")
         #expect(try source(["-H", "Accept: image/avif"]) == "network")
@@ -139,6 +142,29 @@ import TestSupport
         #expect(server.requests("/negotiated.png").last.map { $0.headerValues("Accept") } == [])
         #expect(try source(["-H", "Accept;"]) == "cache", "an empty Accept records as no Accept (one value per name)")
         #expect(try source([]) == "network")
+    }
+
+    /// `Vary: Accept-Encoding` (nginx's `gzip_vary`, most CDNs) compares what
+    /// was sent: every request offers `deflate, gzip, br, zstd` unless `-H`
+    /// replaces it. The offer was recorded as "no Accept-Encoding", so a
+    /// request sending none (`-H 'Accept-Encoding:'`) reused the copy chosen
+    /// for the offer, and one naming the very offer did not.
+    @Test func varyAcceptEncodingComparesTheOfferEveryRequestSends() throws {
+        let server = try ScriptedServer()
+        server.route("/coded.png", .ok(Self.png, headers: [("Vary", "Accept-Encoding"), ("Cache-Control", "max-age=3600")]))
+        let cli = try CLI()
+        let url = server.url("/coded.png")
+        func source(_ extra: [String]) throws -> String? { try Self.source(cli, url, extra) }
+        #expect(try source([]) == "network")
+        #expect(try source(["-H", "Accept-Encoding: deflate, gzip, br, zstd"]) == "cache", "the offer sent by default")
+        #expect(try source(["-H", "Accept-Encoding: ZSTD, br, gzip, deflate"]) == "cache", "in another order and case")
+        #expect(try source(["-H", "Accept-Encoding:"]) == "network", "no Accept-Encoding at all is another request")
+        #expect(server.requests("/coded.png").last.map { $0.headerValues("Accept-Encoding") } == [])
+        #expect(try source(["-H", "Accept-Encoding:"]) == "cache")
+        #expect(try source([]) == "network")
+        #expect(try source([]) == "cache")
+        let offline = try cli.run([url, "--offline", "-H", "Accept-Encoding: gzip"])
+        #expect(offline.stdout.contains("stored for others (Vary: accept-encoding)"), "\(offline.stdout)")
     }
 
     /// An `--offline` miss because of `Vary` says what is true: a copy is

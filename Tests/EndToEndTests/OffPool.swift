@@ -45,7 +45,7 @@ extension SpawnedProcess {
     }
 
     /// `waitForOutput` off the cooperative pool.
-    func awaitOutput(_ text: String, timeout: Double) async throws -> Bool {
-        try await offPool { self.waitForOutput(text, timeout: timeout) }
+    func awaitOutput(_ text: String, inStderr: Bool = false, timeout: Double) async throws -> Bool {
+        try await offPool { self.waitForOutput(text, inStderr: inStderr, timeout: timeout) }
     }
 }

@@ -108,6 +108,48 @@ import TestSupport
         #expect(!hit.stdout.contains("resumedFrom"), "a hit of the completed entry resumed nothing: \(hit.stdout)")
     }
 
+    /// Ctrl-C during a download past 1 MiB keeps the part, as a connection
+    /// cut by the network does (`curl -C -`, `wget -c`: what docs/habits.md
+    /// says `-C` becomes). The interrupted run dropped it, and the next run
+    /// downloaded the whole body again.
+    @Test func anInterruptedTransferKeepsItsPartForTheNextRun() async throws {
+        let body = Self.body(version: 1)
+        let server = try ScriptedServer()
+        server.route("/big.bin") { request in
+            let headers = [("ETag", "\"v1\""), ("Content-Type", "application/octet-stream")]
+            if let range = request.header("Range"), request.header("If-Range") == "\"v1\"", range.hasPrefix("bytes="),
+               let first = Int(range.dropFirst(6).prefix { $0 != "-" }), first < body.count {
+                return ScriptedResponse(status: 206, headers: headers + [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)")],
+                                        body: Array(body[first...]))
+            }
+            // The first part, then silence with the connection open: a slow download the user stops.
+            var response = ScriptedResponse(status: 200, headers: headers, body: Array(body[..<Self.cut]))
+            response.declaredLength = body.count
+            response.stallAfterBody = 30
+            return response
+        }
+        let cli = try CLI()
+        let url = server.url("/big.bin")
+        let child = try startProcess(CLI.binary, ["--any", "--progress", url], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir],
+                                     timeout: 30)
+        #expect(try await child.awaitOutput("1.5 MiB", inStderr: true, timeout: 10), "the part arrived: \(child.stderrSoFar)")
+        child.sendSignal(SIGINT)
+        let interrupted = try await child.finish()
+        #expect(interrupted.status == 130, "\(interrupted.stderr)")
+        #expect(interrupted.stdout.contains("cancelled; 1.5 MiB kept: the next run asks only for the rest"), "\(interrupted.stdout)")
+        let kept = try partialPath(cli, url)
+        #expect((try? FileManager.default.attributesOfItem(atPath: kept)[.size] as? Int) == Self.cut, "the part is kept")
+
+        let next = try await cli.run(["--json", "--any", url])
+        #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
+        #expect(server.requests("/big.bin").last?.header("Range") == "bytes=\(Self.cut)-")
+        let success = try #require(CLI.jsonLines(next.stdout)?.first { $0["phase"] as? String == "success" })
+        #expect(success["resumedFrom"] as? Int == Self.cut, "\(next.stdout)")
+        let stored = Array(try Data(contentsOf: URL(fileURLWithPath: try #require(success["path"] as? String))))
+        let whole = stored == body   // a Bool: a failed comparison of 3 MB arrays is slow to print
+        #expect(whole, "the completed entry is the whole body")
+    }
+
     /// `-v` names the resume among the HTTP detail.
     @Test func verboseSaysTheBodyWasResumed() throws {
         let (cli, url, server) = try cutOnce()

@@ -229,7 +229,9 @@ extension ImageLoader {
                 return .done(.failure(LoadError(kind: .tooLarge, message: "response too large: " + overLimit, attempts: error.attempts)))
             }
             var keptPart: Int64?
-            if error.kind == .network || error.kind == .timeout {
+            // Cut off by the network, a timeout, or the user (Ctrl-C, a cancelled task): the part is
+            // kept alike, so that the next run asks only for the rest (docs/http.md "Resume").
+            if error.kind == .network || error.kind == .timeout || error.kind == .cancelled {
                 let record = Storability.partialRecord(url: key.storedURL, headers: sink.headers, requestTime: requestTime,
                                                        responseTime: currentUnixTime())
                 keptPart = sink.keepPartial(record, minimum: CacheDefaults.resumeMinimum)

@@ -46,7 +46,7 @@ public struct CacheURLLine: Sendable, Equatable {
     /// `cached as HTTP 404 Not Found, no body`); nil when the body was there.
     public var complaint: String? {
         switch outcome {
-        case .notCached: "asyncfetch: \(shownURL): not cached"
+        case .notCached: "asyncfetch: \(shownURL): not cached" + (Self.namesUserWithoutPassword(url) ? Self.passwordHint : "")
         case .invalid: "asyncfetch: \(shownURL): invalid URL"
         case .withoutBody(let status):
             "asyncfetch: \(shownURL): cached as HTTP \(status) \(HTTPStatus.reason(status)), no body"
@@ -89,6 +89,21 @@ public struct CacheURLLine: Sendable, Equatable {
         case .failed: "failed "
         }
         return word + "  " + shownURL
+    }
+
+    /// Why a URL as `cache list` shows it (`http://user@host/…`: the
+    /// password is never stored) may find nothing: an entry fetched with a
+    /// password is keyed by the whole URL, password included (docs/cache.md).
+    static let passwordHint = " (an entry fetched with a password is kept under the URL with its password, "
+        + "which cache list does not show: name the URL with it)"
+
+    /// Whether `url` names a user without a password (`http://user@host/…`).
+    static func namesUserWithoutPassword(_ url: String) -> Bool {
+        guard let scheme = schemeSeparator(in: url) else { return false }
+        let rest = url[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return false }
+        return !authority[..<at].contains(":")
     }
 
     /// The URL as a person's line shows it: password removed, control
