@@ -10,13 +10,18 @@
 // for SSE2) then pays a state-transition penalty on every instruction: it ran
 // four times slower in a measurement here. VZEROUPPER clears that state; it
 // exists only where the CPU (and the OS, via OSXSAVE) support AVX.
+// The answer is kept in a relaxed atomic: threads that check at once compute
+// the same value, and a plain int read beside another thread's write is a
+// data race (Thread Sanitizer reports it when two bodies are checked at once).
 static int ccrc_has_avx(void) {
     static int known = -1;
-    if (known < 0) {
+    int answer = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (answer < 0) {
         unsigned a, b, c, d;
-        known = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 27)) && (c & (1u << 28));
+        answer = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 27)) && (c & (1u << 28));
+        __atomic_store_n(&known, answer, __ATOMIC_RELAXED);
     }
-    return known;
+    return answer;
 }
 
 __attribute__((target("avx"))) static void ccrc_clear_upper(void) { _mm256_zeroupper(); }
