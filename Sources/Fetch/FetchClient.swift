@@ -51,7 +51,7 @@ public final class FetchClient: Sendable {
     /// configuration allows. Returns for 2xx and 304; throws `FetchError`
     /// for everything else, `.cancelled` when the task is cancelled.
     public func fetch(_ request: FetchRequest, into sink: BodySink) async throws -> FetchResponse {
-        let attempts = try attempts(for: prepare(request), into: sink)
+        let attempts = try attempts(for: request, urlChecked: false, into: sink)
         return try await drive(attempts, from: attempts.start(), gate: request.gate, sink)
     }
 
@@ -64,18 +64,21 @@ public final class FetchClient: Sendable {
     /// `urlChecked`: the caller has had `validate` accept this very URL
     /// already (a batch's plan does, for every URL it loads): not checked twice.
     public func prepare(_ request: FetchRequest, urlChecked: Bool = false) -> PreparedRequest {
-        let lines: Result<[String], FetchError>
+        PreparedRequest(request: request, lines: lines(of: request, urlChecked: urlChecked), origin: TransferOrigin(url: request.url))
+    }
+
+    /// `request`'s header lines, or why it cannot be fetched (`prepare`).
+    private func lines(of request: FetchRequest, urlChecked: Bool) -> Result<[String], FetchError> {
         do throws(FetchError) {
             if !urlChecked { try Self.validate(request.url) }
             if let (name, problem) = configurationProblem ?? request.headers.firstProblem() {
                 throw FetchError(header: name, problem, url: request.url)
             }
-            lines = .success(request.method == .get && request.headers.isEmpty
+            return .success(request.method == .get && request.headers.isEmpty
                 ? plainGetLines : Self.headerLines(for: request, configuration))
         } catch {
-            lines = .failure(error)
+            return .failure(error)
         }
-        return PreparedRequest(request: request, lines: lines, origin: TransferOrigin(url: request.url))
     }
 
     /// Starts `request` without a Swift task, and calls `completion` exactly
@@ -108,18 +111,31 @@ public final class FetchClient: Sendable {
     /// engine does not bound how many wait: the caller does, by the fetches
     /// it lets run until their completions have run. A batch gives a load's
     /// slot back in its completion, so at most `--jobs` bodies wait.
-    public func start(_ request: FetchRequest, into sink: BodySink, handle: FetchHandle,
+    /// `urlChecked`: as `prepare`'s. Made ready here, on this thread: no `PreparedRequest`
+    /// (its box, made and freed per cold URL of a batch, ~0.5 k instructions).
+    public func start(_ request: FetchRequest, urlChecked: Bool = false, into sink: BodySink, handle: FetchHandle,
                       completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
-        start(prepare(request), into: sink, handle: handle, completion: completion)
+        start(into: sink, handle: handle, completion: completion) { () throws(FetchError) in
+            try attempts(for: request, urlChecked: urlChecked, into: sink, streamsOnWorker: true)
+        }
     }
 
     /// `start` of a request `prepare` made ready (by this client).
     public func start(_ prepared: PreparedRequest, into sink: BodySink, handle: FetchHandle,
                       completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
+        start(into: sink, handle: handle, completion: completion) { () throws(FetchError) in
+            try attempts(for: prepared, into: sink, streamsOnWorker: true)
+        }
+    }
+
+    /// `start`'s fetch of the attempts `makeAttempts` makes (or fails).
+    private func start(into sink: BodySink, handle: FetchHandle,
+                       completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void,
+                       _ makeAttempts: () throws(FetchError) -> FetchAttempts) {
         let attempts: FetchAttempts
         let transfer: CurlTransfer
         do throws(FetchError) {
-            attempts = try self.attempts(for: prepared, into: sink, streamsOnWorker: true)
+            attempts = try makeAttempts()
             do { transfer = try loops.makeTransfer(attempts.firstAttempt()) } catch { throw attempts.beforeAttempt(error) }
         } catch {
             return handle.continueOnTask { completion(.failure(error)) }
@@ -198,16 +214,30 @@ public final class FetchClient: Sendable {
 
     /// The state machine of a new fetch's attempts.
     private func attempts(for prepared: PreparedRequest, into sink: BodySink,
-                          streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
+                          streamsOnWorker: Bool) throws(FetchError) -> FetchAttempts {
         // The request's fields are read in place: `prepared.request` copied the whole request and destroyed it.
-        let url = prepared.url
-        let lines = try prepared.lines.get()
+        try attempts(url: prepared.url, lines: prepared.lines.get(), method: prepared.method, body: prepared.body,
+                     bodyFile: prepared.bodyFile, gate: prepared.gate, origin: prepared.origin, into: sink,
+                     streamsOnWorker: streamsOnWorker)
+    }
+
+    /// The attempts of `request`, made ready now (what `prepare` would make, unboxed).
+    private func attempts(for request: FetchRequest, urlChecked: Bool, into sink: BodySink,
+                          streamsOnWorker: Bool = false) throws(FetchError) -> FetchAttempts {
+        try attempts(url: request.url, lines: lines(of: request, urlChecked: urlChecked).get(), method: request.method,
+                     body: request.body, bodyFile: request.bodyFile, gate: request.gate,
+                     origin: TransferOrigin(url: request.url), into: sink, streamsOnWorker: streamsOnWorker)
+    }
+
+    private func attempts(url: String, lines: [String], method: FetchRequest.Method, body: [UInt8],
+                          bodyFile: FetchRequest.BodyFile?, gate: (any FetchAttemptGate)?, origin: TransferOrigin,
+                          into sink: BodySink, streamsOnWorker: Bool) -> FetchAttempts {
         let policy = RetryPolicy(retries: configuration.retries,
                                  baseDelay: configuration.retryBaseDelay, maxDelay: configuration.retryMaxDelay)
         let firstSpec = TransferSpec(url: url, headerLines: lines, maxSize: configuration.bodyLimit,
                                      maxRedirects: configuration.maxRedirects, sink: sink, progress: configuration.progress,
-                                     method: prepared.method, body: prepared.body, bodyFile: prepared.bodyFile,
-                                     gate: prepared.gate, streamsOnWorker: streamsOnWorker, origin: prepared.origin)
+                                     method: method, body: body, bodyFile: bodyFile,
+                                     gate: gate, streamsOnWorker: streamsOnWorker, origin: origin)
         return FetchAttempts(url: url, firstSpec: firstSpec, policy: policy, maxRedirects: configuration.maxRedirects)
     }
 

@@ -66,7 +66,7 @@ extension ImageLoader {
         switch consume made {
         case .prepared(let prepared): client.start(prepared, into: exchange.sink, handle: handle, completion: end)
         // `url` is a plan's `.network` (or `.revalidateInBackground`): `plan` validated it.
-        case .plain(let request): client.start(client.prepare(request, urlChecked: true), into: exchange.sink, handle: handle, completion: end)
+        case .plain(let request): client.start(request, urlChecked: true, into: exchange.sink, handle: handle, completion: end)
         }
     }
 
