@@ -43,6 +43,9 @@ final class HostDispatch: UploadSlots, Sendable {
         var queuedWithEntry = 0
         var timer: Task<Void, Never>?
         var timerDue: Double?
+        /// The scheduler's actions of the step under way (`step`): one array for every
+        /// step, emptied by each (its storage kept), where each URL's end made one and freed it.
+        var actions: [Scheduler.Action] = []
 
         /// Whether the batch is over: the reader is done and nothing is ready, running or queued.
         /// (A method, read in place: a static function taking the state copied all of it.)
@@ -159,7 +162,9 @@ final class HostDispatch: UploadSlots, Sendable {
             if let outcome { step { $0.scheduler.report(outcome, host: gate.host, now: $1) } }
             return []
         }
-        return step(handOut: handOut) { $0.scheduler.finished(host: gate.host, after: outcome, now: $1) }
+        return step(handOut: handOut) { state, now, actions in
+            state.scheduler.finished(host: gate.host, after: outcome, now: now, into: &actions)
+        }
     }
 
     /// `finished(gate:handOut:)` of several loads at once (a transfer loop's
@@ -274,17 +279,22 @@ final class HostDispatch: UploadSlots, Sendable {
     /// started, its other actions, whether the batch was cancelled, and
     /// whom to wake (when no load was started; else after they are reported).
     private struct Stepped {
-        var started: [HostLoad] = []
-        var actions: [Scheduler.Action] = []
-        var cancelled = false
-        var wake = Wake()
+        var started: [HostLoad]
+        var actions: [Scheduler.Action]
+        var cancelled: Bool
+        var wake: Wake
 
-        init(_ actions: [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false,
-             onNote: (@Sendable (HostNote) -> Void)?) {
-            for action in actions {
+        /// `actions` are taken, each moved out (it is left empty, its storage kept): read in
+        /// place they were copied through their value witnesses, and destroyed with the array.
+        static func take(_ actions: inout [Scheduler.Action], _ state: inout State, queueLimit: Int, handOut: Bool = false,
+                         onNote: (@Sendable (HostNote) -> Void)?) -> Stepped {
+            var started: [HostLoad] = []
+            var others: [Scheduler.Action] = []
+            actions.reverse()   // popped from the end, in order
+            while let action = actions.popLast() {
                 // Every way a load leaves the queue (started, failed at once; `cancel` drains the rest)
                 // counts it out of `queuedWithEntry`. One match per action: each copies the load out of its box.
-                switch action {
+                switch consume action {
                 case .start(.load(var load), let host, let waited):
                     if load.hasEntry { state.queuedWithEntry -= 1 }
                     load.waited = waited
@@ -292,18 +302,19 @@ final class HostDispatch: UploadSlots, Sendable {
                     load.hostKnown = facts.known
                     load.hostQueued = facts.queued
                     started.append(load)
-                case .fail(.load(let load), _, _):
+                case .fail(.load(let load), let host, let failure):
                     if load.hasEntry { state.queuedWithEntry -= 1 }
-                    self.actions.append(action)
+                    others.append(.fail(.load(load), host, failure))
                 case .note(let note):
                     onNote?(note)
-                    self.actions.append(action)
-                default:
-                    self.actions.append(action)
+                    others.append(.note(note))
+                case let other:
+                    others.append(other)
                 }
             }
-            cancelled = state.cancelled
-            if started.isEmpty || cancelled || handOut { wake = HostDispatch.takeWaiters(&state, queueLimit) }
+            let cancelled = state.cancelled
+            let wake = started.isEmpty || cancelled || handOut ? HostDispatch.takeWaiters(&state, queueLimit) : Wake()
+            return Stepped(started: started, actions: others, cancelled: cancelled, wake: wake)
         }
     }
 
@@ -323,8 +334,18 @@ final class HostDispatch: UploadSlots, Sendable {
     /// With `handOut` the loads the call itself started are returned instead.
     @discardableResult
     private func step(handOut: Bool = false, _ body: (inout State, Double) -> [Scheduler.Action]) -> [HostLoad] {
+        step(handOut: handOut) { state, now, actions in actions += body(&state, now) }
+    }
+
+    /// `step`, the scheduler call appending its actions to the state's kept array (`State.actions`).
+    @discardableResult
+    private func step(handOut: Bool = false, _ body: (inout State, Double, inout [Scheduler.Action]) -> Void) -> [HostLoad] {
         var stepped = state.withLock { state in
-            Stepped(body(&state, monotonicSeconds()), &state, queueLimit: queueLimit, handOut: handOut, onNote: onNote)
+            var actions: [Scheduler.Action] = []
+            swap(&actions, &state.actions)   // out of the state while `body` changes it
+            defer { swap(&actions, &state.actions) }
+            body(&state, monotonicSeconds(), &actions)
+            return Stepped.take(&actions, &state, queueLimit: queueLimit, handOut: handOut, onNote: onNote)
         }
         var handedOut: [HostLoad] = []
         if handOut && !stepped.cancelled && !stepped.started.isEmpty {
@@ -373,8 +394,8 @@ final class HostDispatch: UploadSlots, Sendable {
             // Slots given straight back may start others: one more round, as above.
             stepped = state.withLock { state in
                 let now = monotonicSeconds()
-                return Stepped(released.flatMap { state.scheduler.finished(host: $0, now: now) }, &state,
-                               queueLimit: queueLimit, onNote: onNote)
+                var actions = released.flatMap { state.scheduler.finished(host: $0, now: now) }
+                return Stepped.take(&actions, &state, queueLimit: queueLimit, onNote: onNote)
             }
         }
     }

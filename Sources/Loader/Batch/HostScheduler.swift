@@ -199,9 +199,16 @@ public struct HostScheduler<Item> {
     /// on meanwhile.
     public mutating func finished(host: HostKey, after outcome: Outcome? = nil, requeue: Item? = nil, now: Double) -> [Action] {
         var actions: [Action] = []
+        finished(host: host, after: outcome, requeue: requeue, now: now, into: &actions)
+        return actions
+    }
+
+    /// `finished(host:after:requeue:now:)`, its actions appended to `actions`: an owner that
+    /// keeps one array for every step's actions makes none per URL.
+    public mutating func finished(host: HostKey, after outcome: Outcome? = nil, requeue: Item? = nil, now: Double,
+                                  into actions: inout [Action]) {
         release(host: host, after: outcome, requeue: requeue, now: now, into: &actions)
         fill(now: now, into: &actions)
-        return actions
     }
 
     /// `finished(host:after:)` of several items at once, in order: each
