@@ -149,12 +149,18 @@ final class BatchLoads: Sendable {
         // The completion captures the gate alone (no context to allocate and free per URL); the
         // gate holds what the end needs (`End`).
         // A load without an entry (a cold URL) passes a plain nil: the entry copied out of the load,
-        // even nil, is a copy and a destroy through `CacheEntry?`'s value witnesses.
-        let stored = load.hasEntry ? load.entryAndRequest : (entry: nil, request: nil)
-        loader.startNetwork(url: load.url, key: load.key, entry: stored.entry, prepared: stored.request, gate: gate,
-                            handedOut: load.refresh, handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
+        // even nil, is a copy and a destroy through `CacheEntry?`'s value witnesses (and so was a
+        // `(nil, nil)` pair standing in for the entry and its request, ~0.14 k instructions per URL).
+        let completion: @Sendable (Phase, Bool) -> Void = { [gate] loaded, slotGivenBack in
             BatchLoads.ended(gate, loaded, slotGivenBack: slotGivenBack)
         }
+        guard load.hasEntry else {
+            return loader.startNetwork(url: load.url, key: load.key, entry: nil, gate: gate, handedOut: load.refresh,
+                                       handle: handle, giveSlotBack: giveSlotBack, completion: completion)
+        }
+        let stored = load.entryAndRequest
+        loader.startNetwork(url: load.url, key: load.key, entry: stored.entry, prepared: stored.request, gate: gate,
+                            handedOut: load.refresh, handle: handle, giveSlotBack: giveSlotBack, completion: completion)
     }
 
     /// A load's end (`start`'s completion): its report, its slot, its place in `running`.
