@@ -38,7 +38,7 @@ extension DiskCacheStore {
         guard placement.readsRecords, hasPartialFolder, CacheFileName.isKey(key) else { return nil }   // no partial folder (the usual case): no key check either
         let name = Self.partialFolder + "/" + key
         let path = partialDirectory + "/" + key
-        let meta = withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> CacheMetadata? in
+        let meta = withUnsafeTemporaryAllocation(byteCount: CacheDefaults.maxRecordAttributeSize, alignment: 1) { buffer -> CacheMetadata? in
             guard let base = buffer.baseAddress else { return nil }
             let count = cdisk_getxattrat(directoryFD, directory, name, Self.metadataAttribute, base, buffer.count)
             guard count > 0 else { return nil }
