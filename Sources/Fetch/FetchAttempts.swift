@@ -77,11 +77,12 @@ struct FetchAttempts: Sendable {
             error.attempts = attempt
             return .askGate(error)
         }
-        if let delivery = delivery(after: outcome) {
+        if case .response(let response) = outcome, Self.delivers(response) {
+            let delivery = self.delivery
             attempt += 1
             counted += 1
             retrying = nil
-            return .deliver(delivery.response, attempts: delivery.attempts, redirectsBefore: delivery.redirectsBefore,
+            return .deliver(response, attempts: delivery.attempts, redirectsBefore: delivery.redirectsBefore,
                             resumedAt: delivery.resumedAt)
         }
         attempt += 1
@@ -124,16 +125,17 @@ struct FetchAttempts: Sendable {
         return error.kind == .cancelled ? .fail(error) : .askGate(error)
     }
 
-    /// What `next(after:)` says for an outcome the fetch returns (a 2xx or
-    /// 304 response), without changing the state: for an owner whose fetch
-    /// ends there (`FetchClient.start`'s callback, on the loop thread), which
-    /// then need not copy the attempts (two `TransferSpec`s) to change them.
-    /// nil for any other outcome.
-    func delivery(after outcome: AttemptOutcome)
-        -> (response: AttemptResponse, attempts: Int, redirectsBefore: Int, resumedAt: String)? {
-        guard case .response(let response) = outcome, (200..<300).contains(response.status) || response.status == 304
-        else { return nil }
-        return (response, attempt + 1, redirectsBefore, resumedAt)
+    /// What `next(after:)` counts for an answer the fetch returns (`delivers`),
+    /// without changing the state: for an owner whose fetch ends there
+    /// (`FetchClient.start`'s callback, on the loop thread), which then need
+    /// not copy the attempts (two `TransferSpec`s) to change them.
+    /// The response is not part of it: the owner keeps its own (`delivers`), and a copy
+    /// returned here was one more per fetch, on the loop thread.
+    var delivery: (attempts: Int, redirectsBefore: Int, resumedAt: String) { (attempt + 1, redirectsBefore, resumedAt) }
+
+    /// Whether `response` is an answer the fetch returns (a 2xx or 304: `next(after:)` delivers it).
+    static func delivers(_ response: AttemptResponse) -> Bool {
+        (200..<300).contains(response.status) || response.status == 304
     }
 
     /// What follows the gate's verdict on a failed attempt's `error`.

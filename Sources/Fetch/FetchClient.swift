@@ -147,22 +147,32 @@ public final class FetchClient: Sendable {
         // The attempts are moved into the callback (`consume`): captured as a copy, they were
         // copied field by field and the local destroyed (~0.6 k instructions per fetch).
         let url = attempts.url, gate = attempts.gate, made = attempts.attempt
-        transfer.completion = { [self, attempts = consume attempts] outcome in
-            guard let delivery = attempts.delivery(after: outcome) else {
+        // The outcome is taken (`consuming`) and its response moved on: read out of a borrowed
+        // outcome, the response (its header block, its body, its strings) was copied twice per
+        // fetch on the loop thread, into a tuple and into `deliver`, and the outcome destroyed.
+        transfer.completion = { [self, attempts = consume attempts] (outcome: consuming AttemptOutcome) in
+            let response: AttemptResponse
+            switch consume outcome {
+            case .response(let answer) where FetchAttempts.delivers(answer):
+                response = answer
+            case let other:
                 var attempts = attempts
-                return goOn(attempts.next(after: outcome), attempts, sink: sink, handle: handle, completion: completion)
+                return goOn(attempts.next(after: other), attempts, sink: sink, handle: handle, completion: completion)
             }
-            gate?.answered(status: delivery.response.status)
+            let delivery = attempts.delivery
+            gate?.answered(status: response.status)
             // A body that streamed to a worker is answered on it already (`CurlTransfer.finish`).
             // A 304 has no body for the sink, and its completion runs here: it may start the
             // next fetches here and hand the rest over (`FetchHandle.handOff`). Neither needs
             // a closure to run later (one context to allocate and free, per revalidation).
             // Any other answer joins its loop's round, which goes to a worker in one batch
             // (`CurlLoop.handOff`; issue 22).
-            if transfer.handoff != nil || delivery.response.status == 304 {
-                return completion(Self.delivered(delivery, url: url, to: sink))
+            if transfer.handoff != nil || response.status == 304 {
+                return completion(Self.delivered(response, delivery, url: url, to: sink))
             }
-            let deliver: @Sendable () -> Void = { completion(Self.delivered(delivery, url: url, to: sink)) }
+            let deliver: @Sendable () -> Void = { [response = consume response] in
+                completion(Self.delivered(response, delivery, url: url, to: sink))
+            }
             if let loop = transfer.loop {
                 loop.handOff(deliver)   // the loop that ran it: its round
             } else {
@@ -342,13 +352,13 @@ public final class FetchClient: Sendable {
 
     private static let acceptEncodingLine = "Accept-Encoding: " + Defaults.acceptEncoding
 
-    /// `deliver` of what `FetchAttempts.delivery(after:)` returned, as the fetch's result.
+    /// `deliver` of an answer and what `FetchAttempts.delivery` counted, as the fetch's result.
     private static func delivered(
-        _ delivery: (response: AttemptResponse, attempts: Int, redirectsBefore: Int, resumedAt: String), url: String,
+        _ response: AttemptResponse, _ delivery: (attempts: Int, redirectsBefore: Int, resumedAt: String), url: String,
         to sink: BodySink
     ) -> Result<FetchResponse, FetchError> {
         Result { () throws(FetchError) in
-            try deliver(delivery.response, url: url, to: sink, attempts: delivery.attempts,
+            try deliver(response, url: url, to: sink, attempts: delivery.attempts,
                         redirectsBefore: delivery.redirectsBefore, resumedAt: delivery.resumedAt)
         }
     }

@@ -136,7 +136,7 @@ final class CurlTransfer: @unchecked Sendable {
     private let placedLoop = AtomicLazyReference<CurlLoop>()
     /// Called once with the outcome (`finish`): resumes the awaiting task's
     /// continuation, or is `FetchClient.start`'s callback. Released as it is called.
-    var completion: (@Sendable (AttemptOutcome) -> Void)?
+    var completion: (@Sendable (consuming AttemptOutcome) -> Void)?
     /// Set (once) by `CurlLoop.cancel`, read by the loop before it starts the
     /// transfer: a cancel that overtakes the `add` still stops it.
     let cancelRequested = Atomic<Bool>(false)
@@ -216,7 +216,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// its placement took first (`TransferLoops.finished`). A body that
     /// streamed to a worker is answered there, after its last write, and fails
     /// if the sink refused one the loop did not hear of in time.
-    func finish(_ outcome: AttemptOutcome) {
+    func finish(_ outcome: consuming AttemptOutcome) {
         if let length = progressLength {
             spec.progress?.bodyEnded(length: length, received: bodyBytes)
             progressLength = nil
@@ -225,10 +225,10 @@ final class CurlTransfer: @unchecked Sendable {
         self.completion = nil
         loops.finished(self)
         guard let handoff else { return completion(outcome) }
-        let url = spec.url
+        let url = spec.url, answered = consume outcome   // a `let`, for the closure to capture
         let answer: @Sendable () -> Void = {
-            guard let failure = handoff.failure, case .response(let response) = outcome, (200..<300).contains(response.status) else {
-                return completion(outcome)
+            guard let failure = handoff.failure, case .response(let response) = answered, (200..<300).contains(response.status) else {
+                return completion(answered)
             }
             completion(.failure(Self.writeFailed(failure, url: url, curlMessage: nil)))
         }
