@@ -32,7 +32,7 @@ enum FetchRun {
         let folder = try options.outputDir.map { try outputDirectory($0, options, names: names, cacheDirectory: store.directory) }
         let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
         let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names, shard: options.shard)
-        let mode = Reporter.ProgressMode(requested: options.progress)
+        let mode = Reporter.ProgressMode(requested: options.progress, quiet: options.quiet)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
         if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
