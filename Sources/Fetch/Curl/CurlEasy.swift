@@ -132,6 +132,8 @@ final class CurlEasy {
         // libcurl that has no such hook (another TLS library) reports at CURLOPT_PREREQFUNCTION alone.
         let hooked = ccurl_easy_setopt_ssl_ctx_callback(easy, curlSSLContextCallback)
         if hooked == CURLE_OK {
+            // Unretained: the handle is this object's own and `deinit` cleans it up first, so
+            // libcurl never calls `curlSSLContextCallback` with this object gone.
             check("SSL_CTX_DATA", ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, Unmanaged.passUnretained(self).toOpaque()))
         }
         if certificates.store != nil {
