@@ -62,9 +62,8 @@ public final class CacheWriter: @unchecked Sendable {
     private let file: TemporaryFile
     private let hash: BodyHash
     public private(set) var bytesWritten: Int64 = 0
-    /// The first `headLimit` bytes, kept for image sniffing without rereading the file.
+    /// The first `CacheDefaults.headLimit` bytes, kept for image sniffing without rereading the file.
     public private(set) var head: [UInt8] = []
-    public static let headLimit = 64 * 1024
     /// Where a resumed body starts over on `reset` (a retried attempt): the
     /// kept part, its digest so far and its head.
     private let resumed: (length: Int64, hash: BodyHash, head: [UInt8])?
@@ -97,10 +96,10 @@ public final class CacheWriter: @unchecked Sendable {
             var prefix: [UInt8] = []
             var offset: Int64 = 0
             while true {
-                let chunk = try taken.read(at: offset, count: 256 * 1024)
+                let chunk = try taken.read(at: offset, count: CacheDefaults.rehashReadBytes)
                 if chunk.isEmpty { break }
                 chunk.withUnsafeBytes { digest.update($0) }
-                if prefix.count < Self.headLimit { prefix += chunk.prefix(Self.headLimit - prefix.count) }
+                if prefix.count < CacheDefaults.headLimit { prefix += chunk.prefix(CacheDefaults.headLimit - prefix.count) }
                 offset += Int64(chunk.count)
             }
             guard offset == partial.length else {
@@ -120,8 +119,8 @@ public final class CacheWriter: @unchecked Sendable {
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        if head.count < Self.headLimit {
-            let take = min(Self.headLimit - head.count, bytes.count)
+        if head.count < CacheDefaults.headLimit {
+            let take = min(CacheDefaults.headLimit - head.count, bytes.count)
             head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
         }
         try file.write(bytes)
@@ -132,7 +131,7 @@ public final class CacheWriter: @unchecked Sendable {
     /// Appends bytes held in an array. When they are the body's first bytes
     /// and fit the head, the array itself becomes the head (shared, not copied).
     public func append(_ bytes: [UInt8]) throws(DiskCacheError) {
-        guard head.isEmpty, bytes.count <= Self.headLimit, !bytes.isEmpty else {
+        guard head.isEmpty, bytes.count <= CacheDefaults.headLimit, !bytes.isEmpty else {
             var failure: DiskCacheError?
             bytes.withUnsafeBytes { raw in
                 do throws(DiskCacheError) { try append(raw) } catch { failure = error }

@@ -132,12 +132,8 @@ struct TransferOrigin: Sendable {
 final class CurlTransfer: @unchecked Sendable {
     let spec: TransferSpec
     let loops: TransferLoops
-    /// The loop that runs it, and what `loops` counted when it chose that
-    /// loop. Set once, before the transfer is handed to that loop: when
-    /// made, or for a client with a transfer limit when granted a slot
-    /// (under the lock of `loops`, which `cancel` takes to read it).
-    /// Nil for a transfer answered before it was placed.
-    var placement: TransferPlacement?
+    /// The loop that runs it (`loop`), chosen by `loops` (`place(on:)`).
+    private let placedLoop = AtomicLazyReference<CurlLoop>()
     /// Called once with the outcome (`finish`): resumes the awaiting task's
     /// continuation, or is `FetchClient.start`'s callback. Released as it is called.
     var completion: (@Sendable (AttemptOutcome) -> Void)?
@@ -200,6 +196,20 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         if uploadFD >= 0 { _ = close(uploadFD) }   // read-only: nothing to report
+    }
+
+    /// The loop that runs it; nil for a transfer answered before it was
+    /// placed. Set once (`place(on:)`), before the transfer is handed to that
+    /// loop: when made, or for a client with a transfer limit when granted a
+    /// slot. Any thread may read it: a write-once atomic reference, so no
+    /// lock guards it (`TransferLoops.cancel` reads it under its own lock
+    /// only to see it together with its queue of waiting transfers).
+    var loop: CurlLoop? { placedLoop.load() }
+
+    /// Places the transfer on `loop` (`TransferLoops`); once only.
+    func place(on loop: CurlLoop) {
+        let placed = placedLoop.storeIfNil(loop)
+        precondition(placed === loop, "a transfer placed twice")
     }
 
     /// Answers the attempt (`completion`); a second call is a no-op. Gives back what
