@@ -12,10 +12,10 @@ import TestSupport
     @Test func childrenStartWhileManyDescriptorsAreOpenOnFourThreads() throws {
         let descriptors = 1_500, threads = 4, childrenPerThread = 400
         var limit = rlimit()
-        try #require(getrlimit(RLIMIT_NOFILE, &limit) == 0)
+        try #require(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0)
         if limit.rlim_cur < rlim_t(descriptors + 500) && limit.rlim_max >= rlim_t(descriptors + 500) {
             limit.rlim_cur = rlim_t(descriptors + 500)
-            try #require(setrlimit(RLIMIT_NOFILE, &limit) == 0)
+            try #require(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0)
         }
         try #require(limit.rlim_cur >= rlim_t(descriptors + 500), "RLIMIT_NOFILE \(limit.rlim_cur)")
         var open: [Int32] = []
