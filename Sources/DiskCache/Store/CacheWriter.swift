@@ -65,6 +65,10 @@ public final class CacheWriter: @unchecked Sendable {
     /// The first `headLimit` bytes, kept for image sniffing without rereading the file.
     public private(set) var head: [UInt8] = []
     public static let headLimit = 64 * 1024
+    /// Whether `append` keeps the `head`: a writer whose head nobody reads
+    /// (the remote tier's, whose record names the format) keeps none, one
+    /// copy of up to `headLimit` bytes less per body.
+    public var keepsHead = true
     /// Where a resumed body starts over on `reset` (a retried attempt): the
     /// kept part, its digest so far and its head.
     private let resumed: (length: Int64, hash: BodyHash, head: [UInt8])?
@@ -120,7 +124,7 @@ public final class CacheWriter: @unchecked Sendable {
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        if head.count < Self.headLimit {
+        if keepsHead && head.count < Self.headLimit {
             let take = min(Self.headLimit - head.count, bytes.count)
             head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
         }
