@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import func Support.writeAll
+import func Support.bestEffort
 
 /// Where a transfer's body goes, chunk by chunk, so that no body is ever held
 /// whole in memory.
@@ -90,8 +91,8 @@ public final class FileSink: BodySink, @unchecked Sendable {
 
     /// Closes and deletes the file (after a failure or cancellation).
     public func remove() {
-        try? close()
-        unlink(path)
+        bestEffort("none: the file is deleted next, and what it held with it") { try close() }
+        unlink(path)   // ENOENT when it is gone already; nothing else to report of a file thrown away
     }
 }
 

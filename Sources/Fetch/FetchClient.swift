@@ -147,7 +147,7 @@ public final class FetchClient: Sendable {
                 return completion(Self.delivered(delivery, url: url, to: sink))
             }
             let deliver: @Sendable () -> Void = { completion(Self.delivered(delivery, url: url, to: sink)) }
-            if let loop = transfer.placement?.loop {
+            if let loop = transfer.loop {
                 loop.handOff(deliver)   // the loop that ran it: its round
             } else {
                 loops.workers.run([deliver])

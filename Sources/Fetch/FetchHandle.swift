@@ -49,7 +49,7 @@ public final class FetchHandle: Sendable {
     /// `Defaults.completionBacklogLimit` jobs pending, or when the fetch never
     /// reached a loop, `work` runs here, now. Exactly once either way.
     public func handOff(_ work: @escaping @Sendable () -> Void) {
-        guard let loop = state.withLock({ $0.transfer?.placement?.loop }) else { return work() }
+        guard let loop = state.withLock({ $0.transfer?.loop }) else { return work() }
         loop.handOffBounded(work)
     }
 
@@ -65,7 +65,7 @@ public final class FetchHandle: Sendable {
     /// here, now, with `item` alone.
     public func atRoundEnd(for owner: AnyObject, with item: any AnyObject & Sendable,
                            _ work: @escaping @Sendable ([any AnyObject & Sendable]) -> Void) {
-        guard let loop = state.withLock({ $0.transfer?.placement?.loop }) else { return work([item]) }
+        guard let loop = state.withLock({ $0.transfer?.loop }) else { return work([item]) }
         loop.atRoundEnd(for: ObjectIdentifier(owner), with: item, work)
     }
 

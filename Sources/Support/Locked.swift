@@ -21,8 +21,9 @@ public struct Locked<Value>: @unchecked Sendable {
     /// The value as the header, the mutex as the one tail element.
     @usableFromInline final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
-            // EBUSY only for one held for good (`acquireForever`).
-            _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
+            let rc = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
+            // EBUSY only for one held for good (`acquireForever`), on a process's way to `_exit`.
+            if rc != 0 && rc != EBUSY { threadingCallFailed("pthread_mutex_destroy", rc) }
         }
     }
 
@@ -37,7 +38,7 @@ public struct Locked<Value>: @unchecked Sendable {
             mutex.initialize(to: pthread_mutex_t())
             return pthread_mutex_init(mutex, nil)
         }
-        precondition(rc == 0, "pthread initialisation failed: \(rc)")
+        if rc != 0 { threadingCallFailed("pthread_mutex_init", rc) }
     }
 
     /// Runs `body` with exclusive access to the value. No dynamic exclusivity
@@ -45,11 +46,18 @@ public struct Locked<Value>: @unchecked Sendable {
     /// per `withLock`, ~20 per cold URL, had nothing to add). Inlinable: a
     /// caller in another module gets it specialised for its value, not the
     /// generic call it was (~15 per cold URL, ~45 instructions each).
+    /// A lock or unlock that fails (a mutex never initialised, or given back
+    /// by a thread that does not hold it) is a programming error: it stops
+    /// the process with the call and the system's words (`threadingCallFailed`).
     @inlinable @inline(__always)
     public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         try storage.withUnsafeMutablePointers { (value, mutex) throws(E) -> T in
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            let locked = pthread_mutex_lock(mutex)
+            if locked != 0 { threadingCallFailed("pthread_mutex_lock", locked) }
+            defer {
+                let unlocked = pthread_mutex_unlock(mutex)
+                if unlocked != 0 { threadingCallFailed("pthread_mutex_unlock", unlocked) }
+            }
             return try body(&value.pointee)
         }
     }
@@ -58,13 +66,16 @@ public struct Locked<Value>: @unchecked Sendable {
     /// the value, and never gives the lock back; true when taken. Only for a
     /// process on its way to `_exit` (the reporter's second Ctrl-C), so that
     /// it never exits halfway through a line another thread is writing.
+    /// (False only when the wait times out: any other failure is a programming error.)
     public func acquireForever(within seconds: Double, _ last: (inout Value) -> Void = { _ in }) -> Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let nanos = Int(now.tv_nsec) + Int(seconds * 1e9)
         var deadline = timespec(tv_sec: now.tv_sec + nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
         return storage.withUnsafeMutablePointers { value, mutex in
-            guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return false }
+            let rc = pthread_mutex_timedlock(mutex, &deadline)
+            if rc == ETIMEDOUT { return false }
+            if rc != 0 { threadingCallFailed("pthread_mutex_timedlock", rc) }
             last(&value.pointee)
             return true
         }
@@ -74,10 +85,15 @@ public struct Locked<Value>: @unchecked Sendable {
     fileprivate func waitingWithLock<T>(_ condition: UnsafeMutablePointer<pthread_cond_t>, _ ready: (inout Value) -> Bool,
                                         _ body: (inout Value) -> T) -> T {
         storage.withUnsafeMutablePointers { value, mutex in
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            let locked = pthread_mutex_lock(mutex)
+            if locked != 0 { threadingCallFailed("pthread_mutex_lock", locked) }
+            defer {
+                let unlocked = pthread_mutex_unlock(mutex)
+                if unlocked != 0 { threadingCallFailed("pthread_mutex_unlock", unlocked) }
+            }
             while !ready(&value.pointee) {
-                pthread_cond_wait(condition, mutex)
+                let rc = pthread_cond_wait(condition, mutex)
+                if rc != 0 { threadingCallFailed("pthread_cond_wait", rc) }
             }
             return body(&value.pointee)
         }
@@ -103,15 +119,26 @@ extension Locked where Value == Void {
 public final class LockCondition: @unchecked Sendable {
     fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
 
+    /// The condition lives at a fixed address (it must not move).
     public init() {
-        condition = makePthreadObject(pthread_cond_t()) { pthread_cond_init($0, nil) }
+        condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        let rc = pthread_cond_init(condition, nil)
+        if rc != 0 { threadingCallFailed("pthread_cond_init", rc) }
     }
 
-    deinit { freePthreadObject(condition) { pthread_cond_destroy($0) } }
+    deinit {
+        let rc = pthread_cond_destroy(condition)
+        // EBUSY only for a condition a thread still waits on, on a process's way to `_exit` (`acquireForever`).
+        if rc != 0 && rc != EBUSY { threadingCallFailed("pthread_cond_destroy", rc) }
+        condition.deinitialize(count: 1)
+        condition.deallocate()
+    }
 
     /// Wakes one thread waiting on this condition.
     public func signal() {
-        pthread_cond_signal(condition)
+        let rc = pthread_cond_signal(condition)
+        if rc != 0 { threadingCallFailed("pthread_cond_signal", rc) }
     }
 }
 
@@ -125,18 +152,12 @@ extension Locked {
     }
 }
 
-/// A pthread condition at a fixed address (it must not move),
-/// initialised by `initialise`, which must succeed.
-private func makePthreadObject<T>(_ blank: T, _ initialise: (UnsafeMutablePointer<T>) -> Int32) -> UnsafeMutablePointer<T> {
-    let object = UnsafeMutablePointer<T>.allocate(capacity: 1)
-    object.initialize(to: blank)
-    let rc = initialise(object)
-    precondition(rc == 0, "pthread initialisation failed: \(rc)")
-    return object
-}
-
-private func freePthreadObject<T>(_ object: UnsafeMutablePointer<T>, _ destroy: (UnsafeMutablePointer<T>) -> Int32) {
-    _ = destroy(object)   // EBUSY only for one held for good (`acquireForever`)
-    object.deinitialize(count: 1)
-    object.deallocate()
+/// A pthread or semaphore call that failed where it can only fail through a
+/// programming error (an object never initialised, or used by a thread that
+/// does not own it): stops the process, naming the call and the system's
+/// words for `code` (an errno value). Out of line, so that the checks inlined
+/// into every `withLock` stay a compare and a branch.
+@usableFromInline @inline(never)
+func threadingCallFailed(_ call: StaticString, _ code: Int32) -> Never {
+    fatalError("\(call) failed: \(String(cString: strerror(code))) (errno \(code))")
 }

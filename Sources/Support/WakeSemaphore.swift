@@ -20,22 +20,27 @@ public final class WakeSemaphore: @unchecked Sendable {
 
     public init() {
         semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-        let rc = sem_init(semaphore, 0, 0)
-        precondition(rc == 0, "sem_init failed: \(errno)")
+        if sem_init(semaphore, 0, 0) != 0 { threadingCallFailed("sem_init", errno) }
     }
 
+    /// Each call below fails only through a programming error (a semaphore
+    /// never made, or posted past SEM_VALUE_MAX when there is one post per
+    /// noted sleep): that stops the process, naming the call (`threadingCallFailed`).
     deinit {
-        _ = sem_destroy(semaphore)   // fails only for an invalid semaphore
+        if sem_destroy(semaphore) != 0 { threadingCallFailed("sem_destroy", errno) }
         semaphore.deallocate()
     }
 
     /// Wakes the thread in `wait`, or lets its next `wait` return at once.
     public func post() {
-        _ = sem_post(semaphore)   // fails only past SEM_VALUE_MAX: one post per noted sleep
+        if sem_post(semaphore) != 0 { threadingCallFailed("sem_post", errno) }
     }
 
     /// Sleeps until a `post` (returns at once if one came already).
     public func wait() {
-        while sem_wait(semaphore) != 0 && errno == EINTR {}
+        while sem_wait(semaphore) != 0 {
+            let code = errno
+            if code != EINTR { threadingCallFailed("sem_wait", code) }
+        }
     }
 }

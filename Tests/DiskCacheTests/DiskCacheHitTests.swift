@@ -154,7 +154,7 @@ import TestSupport
         let url = "https://x.test/long.png"
         let entry = try put(url, Array(repeating: 7, count: 300), headers: headers)
         let size = try #require(getRecordBytes(entry.bodyPath)).count
-        #expect(size > DiskCacheStore.attributeFirstRead && size < DiskCacheStore.attributeCapacity)
+        #expect(size > DiskCacheStore.attributeFirstRead && size < CacheDefaults.maxRecordAttributeSize)
         let hit = try #require(store.lookup(entry.key, url: url))
         #expect(hit.recordOnBody && hit.metadata == entry.metadata && hit.metadata.headers.count == 25)
         #expect(store.lookup(entry.key, url: "https://x.test/long.pn") == nil)

@@ -5,7 +5,7 @@ import TestSupport
 /// A camera JPEG's frame header can lie far into the body: behind a 64 KiB
 /// EXIF segment (its thumbnail) and an ICC profile in several APP2 segments.
 extension ImageStructureTests {
-    /// Streamed, with the 64 KiB head the loader keeps (`CacheWriter.headLimit`):
+    /// Streamed, with the 64 KiB head the loader keeps (`CacheDefaults.headLimit`):
     /// the size came only from the head, so a frame header past it left the
     /// JPEG without one ("jpeg" with no size in the tool's line). The walk
     /// now reads it on the way; cut inside it, the body is told so.

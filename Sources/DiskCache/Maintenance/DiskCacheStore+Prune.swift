@@ -88,7 +88,7 @@ extension DiskCacheStore {
     public func clear() throws(DiskCacheError) -> PruneReport {
         var report = PruneReport()
         report.sweep = sweepTemporaryFiles()
-        report.partials = removeAllPartials()
+        report.partials = try removeAllPartials()
         let scan = try scan()
         report.start(scan)
         for scanned in scan.entries {

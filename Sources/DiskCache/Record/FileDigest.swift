@@ -13,7 +13,7 @@ enum FileDigest {
     }
 
     /// Streams the file at `path` through `algorithm` with a fixed buffer of
-    /// `CacheDefaults.verifyReadBytes` (memory stays flat however large the body).
+    /// `CacheDefaults.rehashReadBytes` (memory stays flat however large the body).
     static func digest(path: String, _ algorithm: DigestAlgorithm) throws(DiskCacheError) -> Result {
         let fd = path.withCString { openWithoutAccessTime(at: AT_FDCWD, $0, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { throw DiskCacheError.system("cannot read", path: path) }
@@ -25,7 +25,7 @@ enum FileDigest {
         }
         let digest = try BodyHash(algorithm)
         var length: Int64 = 0
-        try withUnsafeTemporaryAllocation(byteCount: CacheDefaults.verifyReadBytes, alignment: 16) { buffer throws(DiskCacheError) in
+        try withUnsafeTemporaryAllocation(byteCount: CacheDefaults.rehashReadBytes, alignment: 16) { buffer throws(DiskCacheError) in
             guard let base = buffer.baseAddress else { return }
             while true {
                 let n = read(fd, base, buffer.count)

@@ -62,12 +62,11 @@ public final class CacheWriter: @unchecked Sendable {
     private let file: TemporaryFile
     private let hash: BodyHash
     public private(set) var bytesWritten: Int64 = 0
-    /// The first `headLimit` bytes, kept for image sniffing without rereading the file.
+    /// The first `CacheDefaults.headLimit` bytes, kept for image sniffing without rereading the file.
     public private(set) var head: [UInt8] = []
-    public static let headLimit = 64 * 1024
     /// Whether `append` keeps the `head`: a writer whose head nobody reads
     /// (the remote tier's, whose record names the format) keeps none, one
-    /// copy of up to `headLimit` bytes less per body.
+    /// copy of up to `CacheDefaults.headLimit` bytes less per body.
     public var keepsHead = true
     /// Where a resumed body starts over on `reset` (a retried attempt): the
     /// kept part, its digest so far and its head.
@@ -101,10 +100,10 @@ public final class CacheWriter: @unchecked Sendable {
             var prefix: [UInt8] = []
             var offset: Int64 = 0
             while true {
-                let chunk = try taken.read(at: offset, count: 256 * 1024)
+                let chunk = try taken.read(at: offset, count: CacheDefaults.rehashReadBytes)
                 if chunk.isEmpty { break }
                 chunk.withUnsafeBytes { digest.update($0) }
-                if prefix.count < Self.headLimit { prefix += chunk.prefix(Self.headLimit - prefix.count) }
+                if prefix.count < CacheDefaults.headLimit { prefix += chunk.prefix(CacheDefaults.headLimit - prefix.count) }
                 offset += Int64(chunk.count)
             }
             guard offset == partial.length else {
@@ -124,8 +123,8 @@ public final class CacheWriter: @unchecked Sendable {
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        if keepsHead && head.count < Self.headLimit {
-            let take = min(Self.headLimit - head.count, bytes.count)
+        if keepsHead && head.count < CacheDefaults.headLimit {
+            let take = min(CacheDefaults.headLimit - head.count, bytes.count)
             head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
         }
         try file.write(bytes)
@@ -136,7 +135,7 @@ public final class CacheWriter: @unchecked Sendable {
     /// Appends bytes held in an array. When they are the body's first bytes
     /// and fit the head, the array itself becomes the head (shared, not copied).
     public func append(_ bytes: [UInt8]) throws(DiskCacheError) {
-        guard head.isEmpty, bytes.count <= Self.headLimit, !bytes.isEmpty else {
+        guard head.isEmpty, bytes.count <= CacheDefaults.headLimit, !bytes.isEmpty else {
             var failure: DiskCacheError?
             bytes.withUnsafeBytes { raw in
                 do throws(DiskCacheError) { try append(raw) } catch { failure = error }

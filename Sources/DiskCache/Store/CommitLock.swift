@@ -36,13 +36,13 @@ final class CommitLock: Sendable {
     private func acquire() -> Bool {
         guard directoryFD >= 0 else { return false }
         let deadline = monotonicSeconds() + CacheDefaults.commitLockTimeout
-        var pause: UInt32 = 100
+        var pause = CacheDefaults.commitLockFirstPause
         while true {
             if flock(directoryFD, LOCK_EX | LOCK_NB) == 0 { return true }
             if errno == EINTR { continue }
             guard errno == EWOULDBLOCK, monotonicSeconds() < deadline else { return false }
             usleep(pause)
-            pause = min(pause * 2, 10_000)
+            pause = min(pause * 2, CacheDefaults.commitLockLongestPause)
         }
     }
 }

@@ -23,11 +23,9 @@ import Synchronization
 /// that entry alone.
 extension DiskCacheStore {
     static let metadataAttribute = "user.asyncfetch.meta"
-    /// The largest record a hit reads; a larger one is not ours.
-    static let attributeCapacity = 8192
     /// What a hit asks for first: every ordinary record fits (about 500
     /// bytes). The kernel allocates and zeroes as many bytes as asked for
-    /// on every call, so the full capacity is asked for only when this
+    /// on every call, so the full `CacheDefaults.maxRecordAttributeSize` is asked for only when this
     /// does not fit (ERANGE).
     static let attributeFirstRead = Int(CDISK_THREAD_BUFFER_SIZE)   // `readRecord`'s buffer: the thread's own
 
@@ -73,8 +71,8 @@ extension DiskCacheStore {
         let capacity = buffer.count
         let count = Self.metadataAttribute.withCString { cdisk_getxattrat(directoryFD, cDirectory, name, $0, base, capacity) }
         guard count > 0 else {
-            if count < 0 && errno == ERANGE && capacity < Self.attributeCapacity {
-                return readRecord(name: name, cDirectory: cDirectory, capacity: Self.attributeCapacity, key: key, url: url,
+            if count < 0 && errno == ERANGE && capacity < CacheDefaults.maxRecordAttributeSize {
+                return readRecord(name: name, cDirectory: cDirectory, capacity: CacheDefaults.maxRecordAttributeSize, key: key, url: url,
                                   answerOnly: answerOnly)
             }
             if count < 0 && errno == ENOENT { return .noFile }

@@ -80,7 +80,7 @@ extension DiskCacheStore {
         let fd = withMetadataName(key) { openWithoutAccessTime(at: directoryFD, $0, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         defer { _ = close(fd) }
-        let capacity = 4096
+        let capacity = CacheDefaults.sidecarFirstRead
         return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> SmallRead? in
             guard let base = buffer.baseAddress else { return nil }
             // One read: a short read of a regular file is its end (the cache

@@ -38,7 +38,7 @@ extension DiskCacheStore {
         guard placement.readsRecords, hasPartialFolder, CacheFileName.isKey(key) else { return nil }   // no partial folder (the usual case): no key check either
         let name = Self.partialFolder + "/" + key
         let path = partialDirectory + "/" + key
-        let meta = withUnsafeTemporaryAllocation(byteCount: Self.attributeCapacity, alignment: 1) { buffer -> CacheMetadata? in
+        let meta = withUnsafeTemporaryAllocation(byteCount: CacheDefaults.maxRecordAttributeSize, alignment: 1) { buffer -> CacheMetadata? in
             guard let base = buffer.baseAddress else { return nil }
             let count = cdisk_getxattrat(directoryFD, directory, name, Self.metadataAttribute, base, buffer.count)
             guard count > 0 else { return nil }
@@ -85,9 +85,10 @@ extension DiskCacheStore {
         return unlinkat(directoryFD, name, 0) == 0
     }
 
-    /// Removes every partial body (`cache clear`); returns how many.
-    func removeAllPartials() -> Int {
-        guard let names = try? DirectoryListing.names(in: partialDirectory) else { return 0 }
+    /// Removes every partial body (`cache clear`); returns how many. A
+    /// folder that cannot be listed is an error (none at all: nothing to remove).
+    func removeAllPartials() throws(DiskCacheError) -> Int {
+        guard let names = try DirectoryListing.names(in: partialDirectory) else { return 0 }
         var removed = 0
         for name in names where CacheFileName.isKey(name) {
             if unlinkat(directoryFD, Self.partialFolder + "/" + name, 0) == 0 { removed += 1 }
@@ -105,7 +106,8 @@ extension DiskCacheStore {
             let taken = makeTemporaryName(for: partial.key)
             if rename(partial.path, taken) == 0 {
                 let file = try TemporaryFile(resuming: taken)
-                guard (try? file.status()).map({ Int64($0.st_size) == partial.length }) == true else {
+                // An fstat failure throws; `file` is then discarded by its deinit.
+                guard try Int64(file.status().st_size) == partial.length else {
                     file.discard()
                     throw DiskCacheError(.io, path: partial.path, message: "\(partial.path) changed before it could be resumed")
                 }

@@ -464,7 +464,7 @@ public final class DiskCacheStore: Sendable {
                 return try TemporaryFile(path: path)
             } catch where error.errno == ENOENT && attempt <= 2 {
                 try ensureTemporaryDirectory()
-            } catch where error.errno == EEXIST && attempt <= 1000 {
+            } catch where error.errno == EEXIST && attempt <= CacheDefaults.temporaryNameAttempts {
                 continue
             }
         }
@@ -482,7 +482,7 @@ public final class DiskCacheStore: Sendable {
                 return try file.name { makeTemporaryName(for: key) + suffix }
             } catch where error.errno == ENOENT && attempt <= 2 {
                 try ensureTemporaryDirectory()
-            } catch where error.errno == EEXIST && attempt <= 1000 {
+            } catch where error.errno == EEXIST && attempt <= CacheDefaults.temporaryNameAttempts {
                 continue
             }
         }

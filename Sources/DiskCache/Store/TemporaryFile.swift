@@ -46,9 +46,10 @@ final class TemporaryFile: @unchecked Sendable {
         directory = ""
         // Best effort: where locks are unsupported, the sweep falls back to pid and age.
         var attempts = 0
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EINTR || (errno == EWOULDBLOCK && attempts < 100)) {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0
+                && (errno == EINTR || (errno == EWOULDBLOCK && attempts < CacheDefaults.temporaryLockTries)) {
             // A sweep holds it for an instant to look at it; it sees the file is fresh and lets go.
-            if errno == EWOULDBLOCK { attempts += 1; usleep(100) }
+            if errno == EWOULDBLOCK { attempts += 1; usleep(CacheDefaults.temporaryLockPause) }
         }
     }
 

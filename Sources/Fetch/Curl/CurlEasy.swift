@@ -13,6 +13,13 @@ import Glibc
 ///
 /// Threading: created, used and destroyed only on the loop thread.
 final class CurlEasy {
+    /// CURLOPT_DNS_CACHE_TIMEOUT on a new handle: libcurl's own default, 60 s
+    /// (https://curl.se/libcurl/c/CURLOPT_DNS_CACHE_TIMEOUT.html). A fact of
+    /// libcurl, not a choice of ours (that is `Defaults.dnsAnswerLifetime`,
+    /// equal today): `dnsCacheTimeout` must say what the handle holds, or an
+    /// option that differs would never be set.
+    private static let libcurlDNSCacheTimeout = 60
+
     let handle: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER: libcurl writes its sentence here when a transfer fails.
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -27,7 +34,7 @@ final class CurlEasy {
     private var changedMethod = false
     private var currentMaxRedirects: Int
     /// CURLOPT_DNS_CACHE_TIMEOUT as set now (libcurl's default until `setConnectionPolicy`).
-    private(set) var dnsCacheTimeout = 60
+    private(set) var dnsCacheTimeout = CurlEasy.libcurlDNSCacheTimeout
     /// CURLOPT_FORBID_REUSE as set now.
     private var forbidsReuse = false
     /// CURLOPT_CONNECTTIMEOUT_MS and CURLOPT_TIMEOUT_MS as configured (0: none).
@@ -125,6 +132,8 @@ final class CurlEasy {
         // libcurl that has no such hook (another TLS library) reports at CURLOPT_PREREQFUNCTION alone.
         let hooked = ccurl_easy_setopt_ssl_ctx_callback(easy, curlSSLContextCallback)
         if hooked == CURLE_OK {
+            // Unretained: the handle is this object's own and `deinit` cleans it up first, so
+            // libcurl never calls `curlSSLContextCallback` with this object gone.
             check("SSL_CTX_DATA", ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, Unmanaged.passUnretained(self).toOpaque()))
         }
         if certificates.store != nil {

@@ -264,7 +264,7 @@ extension CurlTransfer {
     /// A handoff to the least busy completion worker, which resumes this
     /// transfer through its loop; nil when no worker runs.
     private func makeHandoff() -> StreamHandoff? {
-        guard let loop = placement?.loop, let worker = loops.workers.leastBusy() else { return nil }
+        guard let loop, let worker = loops.workers.leastBusy() else { return nil }
         return StreamHandoff(worker: worker, sink: spec.sink) { [weak self] in
             if let self { loop.resume(self) }
         }

@@ -132,12 +132,8 @@ struct TransferOrigin: Sendable {
 final class CurlTransfer: @unchecked Sendable {
     let spec: TransferSpec
     let loops: TransferLoops
-    /// The loop that runs it, and what `loops` counted when it chose that
-    /// loop. Set once, before the transfer is handed to that loop: when
-    /// made, or for a client with a transfer limit when granted a slot
-    /// (under the lock of `loops`, which `cancel` takes to read it).
-    /// Nil for a transfer answered before it was placed.
-    var placement: TransferPlacement?
+    /// The loop that runs it (`loop`), chosen by `loops` (`place(on:)`).
+    private let placedLoop = AtomicLazyReference<CurlLoop>()
     /// Called once with the outcome (`finish`): resumes the awaiting task's
     /// continuation, or is `FetchClient.start`'s callback. Released as it is called.
     var completion: (@Sendable (AttemptOutcome) -> Void)?
@@ -200,6 +196,20 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         if uploadFD >= 0 { _ = close(uploadFD) }   // read-only: nothing to report
+    }
+
+    /// The loop that runs it; nil for a transfer answered before it was
+    /// placed. Set once (`place(on:)`), before the transfer is handed to that
+    /// loop: when made, or for a client with a transfer limit when granted a
+    /// slot. Any thread may read it: a write-once atomic reference, so no
+    /// lock guards it (`TransferLoops.cancel` reads it under its own lock
+    /// only to see it together with its queue of waiting transfers).
+    var loop: CurlLoop? { placedLoop.load() }
+
+    /// Places the transfer on `loop` (`TransferLoops`); once only.
+    func place(on loop: CurlLoop) {
+        let placed = placedLoop.storeIfNil(loop)
+        precondition(placed === loop, "a transfer placed twice")
     }
 
     /// Answers the attempt (`completion`); a second call is a no-op. Gives back what
@@ -281,7 +291,25 @@ final class CurlTransfer: @unchecked Sendable {
             // closed a body without a length) before its codings did.
             return .failure(FetchError(.network, url: spec.url, detail: ContentDecoder.cutShort))
         }
+        if !bodyStatusChecked, let problem = emptyBodyProblem() {
+            return .failure(FetchError(malformed: problem, url: spec.url))
+        }
         return .response(attemptResponse(easy, redirects: redirects))
+    }
+
+    /// Why a 2xx body that never came (no byte of it: `bodyStatusChecked` is
+    /// unset) is not a body: its `Content-Encoding` names a coding, and an
+    /// empty body is no stream of it (a gzip member, a zlib, brotli or zstd
+    /// stream has a header and an end; SPEC §5: a decoded body counts only
+    /// when its coding says the stream ended). Not for 204 and 205, which
+    /// have no content (RFC 9110 §15.3.5, §15.3.6). nil: nothing wrong.
+    private func emptyBodyProblem() -> String? {
+        guard (200..<300).contains(head.status), head.status != 204, head.status != 205 else { return nil }
+        switch ContentDecoder.make(contentEncoding: head.contentEncoding) {
+        case .success(nil): return nil
+        case .success(_?): return "the body is empty, but its Content-Encoding (\(head.contentEncoding ?? "")) says it is compressed"
+        case .failure(let problem): return problem.detail
+        }
     }
 
     /// Whether to read the body announced by the header block that just ended,

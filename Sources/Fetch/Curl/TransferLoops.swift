@@ -92,7 +92,7 @@ final class TransferLoops: Sendable {
             guard !state.stopping else { return FetchError(.cancelled, url: transfer.spec.url) }
             if slotLimit == nil {
                 switch place(transfer, in: &state) {
-                case .success(let placement): transfer.placement = placement
+                case .success(let loop): transfer.place(on: loop)
                 case .failure(let error): return error
                 }
             } else {
@@ -129,7 +129,7 @@ final class TransferLoops: Sendable {
                 return
             }
         }
-        transfer.placement?.loop.submit(transfer)
+        transfer.loop?.submit(transfer)
     }
 
     /// Aborts `transfer`: at once if it waits for a slot, else through its
@@ -137,13 +137,13 @@ final class TransferLoops: Sendable {
     func cancel(_ transfer: CurlTransfer) {
         transfer.cancelRequested.store(true, ordering: .releasing)
         guard slotLimit != nil else {
-            transfer.placement?.loop.cancel(transfer)   // placed when made
+            transfer.loop?.cancel(transfer)   // placed when made
             return
         }
         enum Found { case waiting, placed(CurlLoop), notYetSubmitted }
         let found = state.withLock { state -> Found in
             if state.waiting.remove(firstWhere: { $0 === transfer }) != nil { return .waiting }
-            return transfer.placement.map { .placed($0.loop) } ?? .notYetSubmitted
+            return transfer.loop.map { .placed($0) } ?? .notYetSubmitted
         }
         switch found {
         case .waiting: transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url)))
@@ -167,7 +167,7 @@ final class TransferLoops: Sendable {
     /// Gives back the slot of a transfer that has its answer: it goes to the
     /// oldest waiting transfer.
     func finished(_ transfer: CurlTransfer) {
-        guard transfer.placement != nil, let slotLimit else { return }
+        guard transfer.loop != nil, let slotLimit else { return }
         var refused: [(CurlTransfer, FetchError)] = []
         let next = state.withLock { state -> CurlTransfer? in
             state.slotsInUse -= 1
@@ -178,15 +178,15 @@ final class TransferLoops: Sendable {
             return nil
         }
         for (transfer, error) in refused { transfer.finish(.failure(error)) }
-        if let next { next.placement?.loop.submit(next) }
+        if let next { next.loop?.submit(next) }
     }
 
     /// Places `transfer` and takes a slot for it; the error when it cannot be
     /// placed (only if a loop cannot start, and `makeTransfer` started them all).
     private func grant(_ transfer: CurlTransfer, in state: inout State) -> FetchError? {
         switch place(transfer, in: &state) {
-        case .success(let placement):
-            transfer.placement = placement
+        case .success(let loop):
+            transfer.place(on: loop)
             state.slotsInUse += 1
             return nil
         case .failure(let error):
@@ -195,12 +195,9 @@ final class TransferLoops: Sendable {
     }
 
     /// The home loop of the transfer's host (see the type's comment), started if need be.
-    private func place(_ transfer: CurlTransfer, in state: inout State) -> Result<TransferPlacement, FetchError> {
+    private func place(_ transfer: CurlTransfer, in state: inout State) -> Result<CurlLoop, FetchError> {
         let home = count == 1 ? 0 : transfer.origin.homeHash.map { Int($0 % UInt64(count)) } ?? 0
-        switch loop(home, in: &state) {
-        case .success(let started): return .success(TransferPlacement(loop: started, index: home))
-        case .failure(let error): return .failure(error)
-        }
+        return loop(home, in: &state)
     }
 
     /// Loop `index`, started if it was not.
@@ -300,10 +297,4 @@ final class TransferLoops: Sendable {
         }
         return (secure, start, end)
     }
-}
-
-/// Where `TransferLoops` put one transfer.
-struct TransferPlacement: Sendable {
-    let loop: CurlLoop
-    let index: Int
 }

@@ -261,7 +261,10 @@ final class CacheSink: BodySink, @unchecked Sendable {
         guard let writer, writer.bytesWritten >= minimum, status == 200 || status == 206,
               Self.mayResume(metadata) else { return nil }
         let length = writer.bytesWritten
-        return (try? writer.keepPartial(metadata)) == true ? length : nil   // best effort: without it the next run starts over
+        let kept = bestEffort("not kept: the result does not say kept, and the next run asks for the whole body") {
+            try writer.keepPartial(metadata)
+        }
+        return kept == true ? length : nil
     }
 
     /// Whether a body with this record can be continued with `Range` and

@@ -338,7 +338,9 @@ extension ImageLoader {
         }
         if !Storability.mayStore(status: response.status, CacheControl(response.headers)) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
-            if replacesEntry { _ = try? cache.remove(key.hex) }   // best effort: a leftover is only a stale entry
+            if replacesEntry {
+                bestEffort("the older entry stays, stale, until a response replaces it") { try cache.remove(key.hex) }
+            }
             return unstored(writer, info: info, check: check, response: response, storeFailure: nil)
         }
         guard let writer = writer as? CacheWriter else {
@@ -347,7 +349,7 @@ extension ImageLoader {
                             storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
         let meta = Storability.record(url: key.storedURL, status: response.status, headers: response.headers,
-                                      varyRequest: varyRequest.values(for: response.headers),
+                                      varyRequest: varyRequest.values(for: response.headers, url: key.storedURL),
                                       requestTime: requestTime, responseTime: responseTime,
                                       format: info?.format.name, width: info?.width, height: info?.height)
         do {
@@ -438,9 +440,12 @@ extension ImageLoader {
     private func remember(status: Int, headers: HTTPHeaders, key: CacheKey, requestTime: Double) {
         let now = currentUnixTime()
         guard let meta = Storability.errorRecord(
-            url: key.storedURL, status: status, headers: headers, varyRequest: varyRequest.values(for: headers),
+            url: key.storedURL, status: status, headers: headers,
+            varyRequest: varyRequest.values(for: headers, url: key.storedURL),
             requestTime: requestTime, responseTime: now, freshness: options.freshness, now: now) else { return }
-        _ = try? cache.storeWithoutBody(meta, key: key.hex)   // best effort: the failure is reported either way
+        bestEffort("the status is not remembered, and the next run asks again; this failure is reported either way") {
+            try cache.storeWithoutBody(meta, key: key.hex)
+        }
     }
 
     private func result(_ entry: CacheEntry, source: Source, response: FetchResponse, checked: ImageCheck? = nil) -> LoadResult {

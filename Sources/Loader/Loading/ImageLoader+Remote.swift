@@ -85,7 +85,7 @@ extension ImageLoader {
     private func tierObjectDecodes(_ entry: CacheEntry, key: CacheKey) -> Bool {
         guard options.decode,
               ImageDecoding.decode(path: entry.bodyPath, formatName: entry.metadata.format).refusal != nil else { return true }
-        _ = try? cache.remove(key.hex)   // best effort: it was just written here; the origin's answer replaces it
+        bestEffort("it stays until the origin's answer, asked for next, replaces it") { try cache.remove(key.hex) }
         return false
     }
 }

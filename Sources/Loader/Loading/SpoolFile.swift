@@ -43,8 +43,8 @@ final class SpoolFile: ReceivedBody, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        if head.count < CacheWriter.headLimit {
-            head.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(CacheWriter.headLimit - head.count)))
+        if head.count < CacheDefaults.headLimit {
+            head.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(CacheDefaults.headLimit - head.count)))
         }
         do { try sink.write(bytes) } catch { throw Self.failure(error, path: sink.path, storeFailure: storeFailure) }
     }

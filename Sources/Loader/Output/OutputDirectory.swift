@@ -60,6 +60,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
 
     deinit { close(fd) }
 
+    /// Places `body` under its output name; a body that cannot be placed is the URL's `io` failure (a `LoadError`).
     public func receive(url: String, body: String, result: LoadResult) throws -> DeliveryReceipt {
         let md5 = result.path.map { String($0.split(separator: "/").last ?? "") }
             ?? ((try? CacheKey(url: url))?.hex ?? "body")
@@ -73,7 +74,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
             return DeliveryReceipt(path: shown, method: method, note: note)
         } catch {
             release(relative)
-            throw OutputDirectoryError(message: "cannot write \(shown): \(error.message)")
+            throw LoadError(kind: .io, message: "cannot write \(shown): \(error.message)")
         }
     }
 
@@ -170,18 +171,16 @@ public final class OutputDirectory: BodyReceiver, Sendable {
     static let ficlone = UInt(0x4004_9409)
 }
 
-/// Why a body could not be placed in the directory (the URL's `io` failure).
-public struct OutputDirectoryError: Error {
-    public let message: String
+/// Why a body could not be placed in the directory: `receive` throws it
+/// as the URL's `io` failure (a `LoadError`).
+struct OutputDirectoryError: Error {
+    let message: String
 
     static func errno(_ what: String) -> OutputDirectoryError {
         OutputDirectoryError(message: "\(what): \(String(cString: strerror(Glibc.errno)))")
     }
 }
 
-extension OutputDirectoryError: CustomStringConvertible {
-    public var description: String { message }
-}
 
 extension OutputDirectory {
     /// Why the directory cannot be used; each case but the last carries strerror's words.
