@@ -33,13 +33,6 @@ public enum Defaults {
     public static let hostPauseMax: Double = 30
     /// Answers in a row after which a host's reduced limit grows by one.
     public static let hostGrowAfter = 4
-    /// Times one URL may be pushed back by its host's 429 or 503 without
-    /// using `--retries`: the one wait that gives the host its chance to
-    /// recover (issue 21). Later pushbacks are retries like any other, so a
-    /// host that keeps answering 503 costs a URL `--retries` more attempts,
-    /// not five more doubling pauses (a `--stale-if-error` copy would
-    /// otherwise wait half a minute).
-    public static let hostPushbackRetries = 1
     /// Largest body accepted (`--max-size`): 64 MiB.
     public static let maxSize: Int64 = 64 * 1024 * 1024
     /// Seconds allowed to establish a connection (`--connect-timeout`).

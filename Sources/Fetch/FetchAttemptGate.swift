@@ -62,8 +62,9 @@ public enum FetchRetryVerdict: Sendable, Equatable {
     /// Whatever the fetch's own `RetryPolicy` says (the URL's `--retries`,
     /// with backoff).
     case usePolicy
-    /// Try again now, without using up a retry: the gate has waited out the
-    /// host's pause and given the URL a slot again.
+    /// Try again now, as one of the fetch's retries (with none left the
+    /// fetch fails instead): the gate has waited out the host's pause (in
+    /// place of the policy's backoff) and given the URL a slot again.
     case tryAgain
     /// Fail now with this attempt's error (the host was given up on, or has
     /// pushed the URL back as often as it may).

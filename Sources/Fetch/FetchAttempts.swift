@@ -31,10 +31,9 @@ struct FetchAttempts: Sendable {
     /// it is copied into `FetchClient.start`'s callback, on the transfer loop, per fetch).
     private var resumedAt: String
     private var redirectsBefore = 0
-    /// Attempts made, as reported (a resumed redirect chain is not a new attempt).
+    /// Attempts made, as reported (a resumed redirect chain is not a new
+    /// attempt); every one after the first is a retry, the gate's included.
     private(set) var attempt = 0
-    /// Attempts that count against `retries`: not those the gate had tried again.
-    private var counted = 0
     /// The error of the attempt the next one retries by the policy
     /// (`.usePolicy`): the fetch's error if the gate then refuses it (`mayRetry`).
     private(set) var retrying: FetchError?
@@ -57,12 +56,9 @@ struct FetchAttempts: Sendable {
 
     /// `spec` as the next attempt runs it: whether a retryable answer to it
     /// will be retried (that attempt's connection is then kept for the retry).
-    /// Pushbacks the gate waits out are not counted (`counted`), so this
-    /// misses only a 429 or 503 retried on the gate's word after the last of
-    /// the retries; that host is paused anyway.
     private func attempting(_ spec: TransferSpec) -> TransferSpec {
         var spec = spec
-        spec.mayRetry = counted < policy.retries
+        spec.mayRetry = attempt < policy.retries
         return spec
     }
 
@@ -79,13 +75,11 @@ struct FetchAttempts: Sendable {
         }
         if let delivery = delivery(after: outcome) {
             attempt += 1
-            counted += 1
             retrying = nil
             return .deliver(delivery.response, attempts: delivery.attempts, redirectsBefore: delivery.redirectsBefore,
                             resumedAt: delivery.resumedAt)
         }
         attempt += 1
-        counted += 1
         retrying = nil
         var error: FetchError
         switch outcome {
@@ -105,7 +99,6 @@ struct FetchAttempts: Sendable {
                                     maxRedirects: maxRedirects - redirectsBefore)
             resumedAt = next
             attempt -= 1
-            counted -= 1
             return .attempt(attempting(spec), resetSink: true, delay: 0)
         case .interrupted(let failure, _, _), .failure(let failure), .refused(let failure):
             error = failure
@@ -142,11 +135,13 @@ struct FetchAttempts: Sendable {
         retrying = nil
         switch verdict {
         case .usePolicy:
-            guard counted <= policy.retries, policy.isRetryable(error) else { return .fail(error) }
-            delay = policy.delay(after: counted, error: error)
+            guard attempt <= policy.retries, policy.isRetryable(error) else { return .fail(error) }
+            delay = policy.delay(after: attempt, error: error)
             retrying = error
         case .tryAgain:
-            counted -= 1
+            // The gate waited for the host (a 429 or 503) and counts it as a retry: it waits only
+            // while one is left, so this guard holds unless a gate keeps its own count.
+            guard attempt <= policy.retries else { return .fail(error) }
         case .stop:
             return .fail(error)
         case .cancelled:

@@ -68,7 +68,7 @@ public enum Revalidation {
         // Merged from the record's own header table: the kept headers are copied as their bytes (no
         // `[Header]` made of the stored ones, nor a `String` each).
         let replaced = meta.replaceHeaders(with: headers.fields, picking: Storability.isStored)
-        if replaced.varies { meta.varyRequest = varyRequest.values(for: headers) }
+        if replaced.varies { meta.varyRequest = varyRequest.values(for: headers, url: stored.url) }
         return meta
     }
 }

@@ -21,23 +21,38 @@ public struct VaryRequest: Sendable {
         self.removedHeaders = removedHeaders
     }
 
-    /// The value sent for request header `name`, normalised: every line of
-    /// that name combined, else "" when it is removed, else what is sent by
-    /// default (`User-Agent`, libcurl's `Accept: */*`, Fetch's offer of
-    /// content codings in `Accept-Encoding`), else "" (not sent).
-    /// An empty value sent (`-H 'Name;'`) and no header are both "": the
-    /// record keeps one value per name (RFC 9111 §4.1 would tell them apart;
-    /// a server rarely does).
-    public func value(_ name: String) -> String {
+    /// The value sent for request header `name` in a request for `url` (the
+    /// key's normalised URL), normalised: every line of that name combined,
+    /// else "" when it is removed, else what is sent by default
+    /// (`User-Agent`, libcurl's `Accept: */*`, Fetch's offer of content
+    /// codings in `Accept-Encoding`, the URL's authority in `Host`), else ""
+    /// (not sent). An empty value sent (`-H 'Name;'`) and no header are both
+    /// "": the record keeps one value per name (RFC 9111 §4.1 would tell them
+    /// apart; a server rarely does). A host is compared without case (RFC 9110 §4.2.3).
+    public func value(_ name: String, url: String) -> String {
         let lines = headers.values(name)
-        if !lines.isEmpty { return VaryNormalization.normalize(lines.joined(separator: ","), name: name) }
+        let lower = name.lowercased()
+        if !lines.isEmpty {
+            let value = VaryNormalization.normalize(lines.joined(separator: ","), name: name)
+            return lower == "host" ? value.lowercased() : value
+        }
         if removedHeaders.contains(where: { asciiCaseInsensitiveEqual($0, name) }) { return "" }
-        switch name.lowercased() {
+        switch lower {
         case "user-agent": return userAgent
         case "accept": return "*/*"
         case "accept-encoding": return Self.defaultAcceptEncoding
+        case "host": return Self.authority(of: url)
         default: return ""
         }
+    }
+
+    /// The `Host` libcurl sends for `url`: its host and any port, without
+    /// user info (lowercase: the URL is normalised, its default port dropped).
+    static func authority(of url: String) -> String {
+        guard let scheme = schemeSeparator(in: url) else { return "" }
+        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        return host.lowercased()
     }
 
     /// The `Accept-Encoding` every request offers unless `-H` replaces it
@@ -53,8 +68,8 @@ public struct VaryRequest: Sendable {
 
     /// The value recorded for `name`: `value(name)`, or its digest for a
     /// credential header that was sent.
-    func recorded(_ name: String) -> String {
-        let sent = value(name)
+    func recorded(_ name: String, url: String) -> String {
+        let sent = value(name, url: url)
         guard Self.credentialHeaders.contains(name), !sent.isEmpty else { return sent }
         return "md5 " + MD5.hex(sent)
     }
@@ -64,11 +79,12 @@ public struct VaryRequest: Sendable {
         vary.split(separator: ",").map { trimWhitespaceLower($0) }.filter { !$0.isEmpty }
     }
 
-    /// What to store beside a response: the values this request sent for each
-    /// header its `Vary` names (`*` is kept in `Vary` itself and never matches).
-    public func values(for response: HTTPHeaders) -> [CacheMetadata.Header] {
+    /// What to store beside a response to a request for `url` (the key's
+    /// stored URL): the values this request sent for each header its `Vary`
+    /// names (`*` is kept in `Vary` itself and never matches).
+    public func values(for response: HTTPHeaders, url: String) -> [CacheMetadata.Header] {
         guard let vary = response.combined("Vary") else { return [] }
-        return Self.names(vary).filter { $0 != "*" }.map { CacheMetadata.Header($0, recorded($0)) }
+        return Self.names(vary).filter { $0 != "*" }.map { CacheMetadata.Header($0, recorded($0, url: url)) }
     }
 
     /// Whether a stored response may answer this request: every header its
@@ -99,8 +115,8 @@ public struct VaryRequest: Sendable {
     private func matches(_ stored: CacheMetadata, on name: String) -> Bool {
         if name == "*" { return false }
         let then = stored.varyRequest.first { $0.name.lowercased() == name }?.value ?? ""
-        if Self.credentialHeaders.contains(name) { return recorded(name) == then }
-        let now = value(name)
+        if Self.credentialHeaders.contains(name) { return recorded(name, url: stored.url) == then }
+        let now = value(name, url: stored.url)
         if now == VaryNormalization.normalize(then, name: name) { return true }
         if name == "accept-language", let language = stored.header("Content-Language"),
            VaryNormalization.firstChoice(ofAcceptLanguage: now, is: language) { return true }

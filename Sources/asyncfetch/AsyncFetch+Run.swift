@@ -26,13 +26,14 @@ enum FetchRun {
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()
         let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
+        if let output = options.output, output != "-" { try refuseOutputFile(output, inCache: store.directory) }
         let inputs = try UnreadableInputs.open(options.input)
         // `URL<TAB>name` lines name their file in --output-dir.
         let names = GivenNames()
         let folder = try options.outputDir.map { try outputDirectory($0, options, names: names, cacheDirectory: store.directory) }
         let remoteLocation = options.offline ? nil : try RemoteOptions.location(options.remoteCache)
         let list = URLList(arguments: options.urls, inputs: inputs, names: folder == nil ? nil : names, shard: options.shard)
-        let mode = Reporter.ProgressMode(requested: options.progress)
+        let mode = Reporter.ProgressMode(requested: options.progress, quiet: options.quiet)
         let reporter = Reporter(style: options.json ? .json : .human, quiet: options.quiet, verbose: options.verbose,
                                 resultsToStderr: options.output == "-", progress: mode)
         if options.insecure { reporter.warn("--insecure: TLS certificates are not verified") }
@@ -69,6 +70,30 @@ enum FetchRun {
         let unread = followed.ending.inputErrors
         if !unread.isEmpty { throw UnreadableInputs(errors: unread.map { InputError(path: $0.path, problem: $0.problem) }) }
         if !reporter.summary.allSucceeded { throw ExitCode(1) }
+    }
+
+    /// `-o FILE` directly in the cache directory (or a symbolic link to a file
+    /// there, such as an entry's own body) is refused, as `--output-dir` of the
+    /// cache directory is: the file would replace, or be, a cache entry. A
+    /// folder inside the cache directory is fine.
+    private static func refuseOutputFile(_ path: String, inCache cacheDirectory: String) throws {
+        var cache = stat()
+        guard stat(cacheDirectory, &cache) == 0 else { return }
+        func parent(_ file: String) -> String {
+            guard let slash = file.lastIndex(of: "/") else { return "." }
+            return slash == file.startIndex ? "/" : String(file[..<slash])
+        }
+        var folders = [parent(path)]
+        if let resolved = realpath(path, nil) {
+            folders.append(parent(String(cString: resolved)))
+            free(resolved)
+        }
+        for folder in folders {
+            var found = stat()
+            if stat(folder, &found) == 0, found.st_dev == cache.st_dev, found.st_ino == cache.st_ino {
+                throw UsageError("-o \(path) is in the cache directory; a file there could replace a cache entry (a folder inside it is fine)")
+            }
+        }
     }
 
     /// `--output-dir DIR` opened, its problems worded for the command line.

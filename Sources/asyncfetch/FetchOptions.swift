@@ -60,7 +60,7 @@ struct FetchOptions: ParsableArguments {
     var verbose = false
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
-        "Show a progress bar on stderr. (default: when stderr is a terminal and there is more than one URL)"))
+        "Show a progress bar on stderr. (default: when stderr is a terminal, there is more than one URL and no -q)"))
     var progress: Bool?
 
     // Numbers are taken whatever they look like, so that "--jobs -1" is

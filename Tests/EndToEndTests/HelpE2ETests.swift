@@ -37,7 +37,7 @@ import TestSupport
         for text in ["--jobs <n> Concurrent transfers over all hosts. (default: 256)",
                      "--jobs-per-host <n> Concurrent transfers to one host (fewer while it answers 429). (default: 6)", "(default: 64M)", "(default: 10s)",
                      "(default: 1m)", "(default: 2)", "(default: 7d)", "(default: as the server said)",
-                     "(default: when stderr", "is a terminal and there is more than one URL)", "Exit status: 0 every URL succeeded",
+                     "(default: when stderr", "is a terminal, there is more than one URL and no -q)", "Exit status: 0 every URL succeeded",
                      "asyncfetch --input urls.txt --jobs 16 --json", "USAGE: asyncfetch [<options>] <url> ... asyncfetch"] {
             #expect(flat.contains(text), "\(text) missing from --help")
         }

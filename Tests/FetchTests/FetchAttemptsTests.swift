@@ -53,17 +53,17 @@ import Testing
 
     /// Each attempt says whether a retryable answer to it will be retried (its
     /// connection is then kept for the retry): not the last one `--retries` allows,
-    /// and an attempt the gate tried again does not use a retry up.
+    /// and an attempt the gate tried again used a retry up (SPEC §5: `--retries N` is N retries).
     @Test func eachAttemptSaysWhetherARetryableAnswerWillBeRetried() {
-        var attempts = Self.attempts(retries: 1)
+        var attempts = Self.attempts(retries: 2)
         guard case .attempt(let first, _, _) = attempts.start() else { Issue.record("no first attempt"); return }
         #expect(first.mayRetry)
         guard case .askGate(let pushed) = attempts.next(after: Self.response(429)),
               case .attempt(let again, _, _) = attempts.decide(.tryAgain, for: pushed) else { Issue.record("no attempt"); return }
-        #expect(again.mayRetry, "the gate's pushback used no retry")
+        #expect(again.mayRetry, "one retry of two used")
         guard case .askGate(let failed) = attempts.next(after: Self.response(500)),
               case .attempt(let last, _, _) = attempts.decide(.usePolicy, for: failed) else { Issue.record("no retry"); return }
-        #expect(!last.mayRetry, "the retry was the last attempt --retries 1 allows")
+        #expect(!last.mayRetry, "the retry was the last attempt --retries 2 allows")
         let none = Self.attempts(retries: 0)
         guard case .attempt(let only, _, _) = none.start() else { Issue.record("no first attempt"); return }
         #expect(!only.mayRetry)
@@ -75,12 +75,15 @@ import Testing
         guard case .fail = attempts.decide(.usePolicy, for: error) else { Issue.record("a 404 was retried"); return }
     }
 
-    @Test func theGatesTryAgainDoesNotUseARetryAndItsStopAndCancelEndTheFetch() {
-        var attempts = Self.attempts(retries: 0)
+    @Test func theGatesTryAgainUsesARetryAndItsStopAndCancelEndTheFetch() {
+        var attempts = Self.attempts(retries: 1)
         guard case .askGate(let pushed) = attempts.next(after: Self.response(429)) else { Issue.record("no question"); return }
         guard case .attempt(_, true, 0) = attempts.decide(.tryAgain, for: pushed) else { Issue.record("tryAgain: no attempt now"); return }
         guard case .askGate(let again) = attempts.next(after: Self.response(429)) else { Issue.record("no question"); return }
         #expect(again.attempts == 2)
+        var spent = attempts
+        guard case .fail(let over) = spent.decide(.tryAgain, for: again) else { Issue.record("a third attempt for --retries 1"); return }
+        #expect(over.status == 429 && over.attempts == 2)
         guard case .fail(let stopped) = attempts.decide(.stop, for: again) else { Issue.record("stop went on"); return }
         #expect(stopped.status == 429)
         guard case .fail(let cancelled) = attempts.decide(.cancelled, for: again) else { Issue.record("cancelled went on"); return }

@@ -15,11 +15,11 @@ import Testing
 
     @Test func theValueSentIsTheCombinedHeaderElseLibcurlsDefault() {
         let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "en"), ("accept-language", "DE")]), userAgent: "ua/1")
-        #expect(request.value("Accept-Language") == "de, en")
-        #expect(request.value("User-Agent") == "ua/1")
-        #expect(request.value("Accept") == "*/*")
-        #expect(request.value("Accept-Encoding") == "br, deflate, gzip, zstd", "Fetch's offer, sent unless -H replaces it")
-        #expect(request.value("X-Other") == "")
+        #expect(request.value("Accept-Language", url: "https://x.test/a") == "de, en")
+        #expect(request.value("User-Agent", url: "https://x.test/a") == "ua/1")
+        #expect(request.value("Accept", url: "https://x.test/a") == "*/*")
+        #expect(request.value("Accept-Encoding", url: "https://x.test/a") == "br, deflate, gzip, zstd", "Fetch's offer, sent unless -H replaces it")
+        #expect(request.value("X-Other", url: "https://x.test/a") == "")
         #expect(VaryRequest.names(" Accept ,,USER-agent,") == ["accept", "user-agent"])
     }
 
@@ -27,14 +27,14 @@ import Testing
     @Test func aRemovedHeaderIsNotSentAndAnEmptyOneIsEmpty() {
         let request = VaryRequest(headers: HTTPHeaders([("X-Empty", "")]), userAgent: "ua",
                                   removedHeaders: ["accept", "User-Agent", "Accept-Encoding"])
-        #expect(request.value("Accept") == "")
-        #expect(request.value("Accept-Encoding") == "")
-        #expect(request.value("User-Agent") == "")
-        #expect(request.value("X-Empty") == "")
+        #expect(request.value("Accept", url: "https://x.test/a") == "")
+        #expect(request.value("Accept-Encoding", url: "https://x.test/a") == "")
+        #expect(request.value("User-Agent", url: "https://x.test/a") == "")
+        #expect(request.value("X-Empty", url: "https://x.test/a") == "")
         #expect(!request.matches(stored(vary: "Accept", request: [("accept", "*/*")])))
         #expect(!request.matches(stored(vary: "User-Agent", request: [("user-agent", "ua")])))
         #expect(request.matches(stored(vary: "Accept, User-Agent, X-Empty", request: [("accept", ""), ("user-agent", "")])))
-        #expect(VaryRequest(headers: HTTPHeaders(), userAgent: "").value("User-Agent") == "", "an empty User-Agent is none")
+        #expect(VaryRequest(headers: HTTPHeaders(), userAgent: "").value("User-Agent", url: "https://x.test/a") == "", "an empty User-Agent is none")
     }
 
     /// A `Vary` with no names in it (empty, only commas or spaces, on one
@@ -47,17 +47,17 @@ import Testing
         for vary in [nil, "", " ", ",", ", ,", " ,\t, "] {
             for request in requests {
                 #expect(request.matches(stored(vary: vary, request: [])), "\(vary.debugDescription)")
-                #expect(request.values(for: HTTPHeaders(vary.map { [("Vary", $0)] } ?? [])).isEmpty, "\(vary.debugDescription)")
+                #expect(request.values(for: HTTPHeaders(vary.map { [("Vary", $0)] } ?? []), url: "https://x.test/a").isEmpty, "\(vary.debugDescription)")
             }
         }
-        #expect(requests[1].values(for: HTTPHeaders([("Vary", ""), ("Vary", ", ")])).isEmpty)
+        #expect(requests[1].values(for: HTTPHeaders([("Vary", ""), ("Vary", ", ")]), url: "https://x.test/a").isEmpty)
     }
 
     @Test func theValuesStoredAreThoseTheVaryNames() {
         let request = VaryRequest(headers: HTTPHeaders([("Accept", "image/webp")]), userAgent: "ua")
-        #expect(request.values(for: HTTPHeaders([("Vary", "Accept, *"), ("Vary", "X-Missing")])) ==
+        #expect(request.values(for: HTTPHeaders([("Vary", "Accept, *"), ("Vary", "X-Missing")]), url: "https://x.test/a") ==
                 [CacheMetadata.Header("accept", "image/webp"), CacheMetadata.Header("x-missing", "")])
-        #expect(request.values(for: HTTPHeaders()).isEmpty)
+        #expect(request.values(for: HTTPHeaders(), url: "https://x.test/a").isEmpty)
     }
 
     /// Credentials a `Vary` names are kept as a digest, never as sent, and
@@ -65,7 +65,7 @@ import Testing
     @Test func credentialsAreStoredAndMatchedAsADigest() {
         let request = VaryRequest(headers: HTTPHeaders([("Authorization", "Bearer s3cret"), ("Cookie", "a=1")]), userAgent: "ua")
         let vary = "Authorization, Cookie, Proxy-Authorization"
-        let values = request.values(for: HTTPHeaders([("Vary", vary)]))
+        let values = request.values(for: HTTPHeaders([("Vary", vary)]), url: "https://x.test/a")
         #expect(values == [CacheMetadata.Header("authorization", "md5 " + MD5.hex("Bearer s3cret")),
                            CacheMetadata.Header("cookie", "md5 " + MD5.hex("a=1")),
                            CacheMetadata.Header("proxy-authorization", "")])
@@ -85,5 +85,20 @@ import Testing
                 "the first choice is the language the server chose")
         #expect(request.matches(stored(vary: "User-Agent, Accept", request: [("user-agent", "ua"), ("accept", "*/*")])))
         #expect(!request.matches(stored(vary: "User-Agent", request: [("user-agent", "other")])))
+    }
+
+    /// RFC 9111 §4.1 with `Vary: Host`: libcurl always sends a Host, the
+    /// URL's host and port unless `-H` replaces it; compared without case.
+    @Test func hostIsTheURLsAuthorityUnlessAHeaderReplacesIt() {
+        let request = VaryRequest(headers: HTTPHeaders(), userAgent: "ua")
+        #expect(request.value("Host", url: "http://ann@x.test:8080/a?b@c") == "x.test:8080")
+        #expect(request.value("host", url: "https://[::1]/a") == "[::1]")
+        #expect(request.values(for: HTTPHeaders([("Vary", "Host")]), url: "https://x.test/a") == [CacheMetadata.Header("host", "x.test")])
+        #expect(request.matches(stored(vary: "Host", request: [("host", "x.test")])))
+        #expect(!request.matches(stored(vary: "Host", request: [("host", "")])), "stored for a request that replaced it")
+        let named = VaryRequest(headers: HTTPHeaders([("Host", "X.Test")]), userAgent: "ua")
+        #expect(named.matches(stored(vary: "Host", request: [("host", "x.test")])), "the same host, named with -H")
+        #expect(!VaryRequest(headers: HTTPHeaders([("Host", "y.test")]), userAgent: "ua")
+            .matches(stored(vary: "Host", request: [("host", "x.test")])))
     }
 }

@@ -166,10 +166,10 @@ import TestSupport
             return ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(0.05)
         })
         let urls = (0..<8).map { a.url("/img?\($0)") } + (0..<16).map { b.url("/img?\($0)") }
-        // One retry: the pushed-back URL still has it for the 500 after its pause.
+        // Two retries: the pushed-back URL's wait for its host is one, its retry after the 500 the other.
         let loader = loader(jobs: 8, perHost: 2) { options in
             options.acceptAnyContent = true
-            options.fetch.retries = 1
+            options.fetch.retries = 2
         }
         let batch = loader.batch(ArraySequence(urls), hostNotes: { recorder.note($0) })
         let terminal = await Self.run(batch)

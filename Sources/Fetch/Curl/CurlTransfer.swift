@@ -291,7 +291,25 @@ final class CurlTransfer: @unchecked Sendable {
             // closed a body without a length) before its codings did.
             return .failure(FetchError(.network, url: spec.url, detail: ContentDecoder.cutShort))
         }
+        if !bodyStatusChecked, let problem = emptyBodyProblem() {
+            return .failure(FetchError(malformed: problem, url: spec.url))
+        }
         return .response(attemptResponse(easy, redirects: redirects))
+    }
+
+    /// Why a 2xx body that never came (no byte of it: `bodyStatusChecked` is
+    /// unset) is not a body: its `Content-Encoding` names a coding, and an
+    /// empty body is no stream of it (a gzip member, a zlib, brotli or zstd
+    /// stream has a header and an end; SPEC §5: a decoded body counts only
+    /// when its coding says the stream ended). Not for 204 and 205, which
+    /// have no content (RFC 9110 §15.3.5, §15.3.6). nil: nothing wrong.
+    private func emptyBodyProblem() -> String? {
+        guard (200..<300).contains(head.status), head.status != 204, head.status != 205 else { return nil }
+        switch ContentDecoder.make(contentEncoding: head.contentEncoding) {
+        case .success(nil): return nil
+        case .success(_?): return "the body is empty, but its Content-Encoding (\(head.contentEncoding ?? "")) says it is compressed"
+        case .failure(let problem): return problem.detail
+        }
     }
 
     /// Whether to read the body announced by the header block that just ended,

@@ -5,10 +5,10 @@ import Synchronization
 /// One batch URL's `FetchAttemptGate`: tells the host scheduler how each
 /// attempt went, and on a 429 or 503 gives the URL's slot back and waits,
 /// queued at the front of its host, until the host's pause is over and a
-/// slot is free again. Those waits do not use up the URL's `--retries`
-/// (at most `Defaults.hostPushbackRetries` of them; then the policy's own
-/// retries apply; none with `--retries 0`, which asks for no second attempt
-/// at all). A host given up on is not tried again, not even by a retry
+/// slot is free again. Each such wait is one of the URL's `--retries` (SPEC
+/// §5: `--retries N` is N retries, 429 and 503 included): with none left
+/// the URL fails with the 429 or 503, and the host is paused all the same.
+/// A host given up on is not tried again, not even by a retry
 /// already in its backoff (`mayRetry`) or an attempt on its way to its
 /// transfer loop (`refusal`).
 ///
@@ -19,7 +19,9 @@ import Synchronization
 final class HostAttemptGate: FetchAttemptGate {
     let host: HostKey
     private let dispatch: HostDispatch
-    private let pushbackLimit: Int
+    /// The URL's `--retries`: a pushback waits for its host only while the
+    /// URL has a retry left.
+    private let retries: Int
     /// The host had connected and answered when the URL started
     /// (`HostLoad.hostKnown`): `connected` and `responding` would change
     /// nothing, so they return at once, without a lock. They run on the
@@ -44,7 +46,6 @@ final class HostAttemptGate: FetchAttemptGate {
     let batchEnd: BatchLoads.End?
 
     private struct State {
-        var pushbacks = 0
         var waiting: ParkedContinuation<FetchRetryVerdict>?
         /// The URL holds one of its host's slots (not while it waits).
         var holdsSlot = true
@@ -61,7 +62,7 @@ final class HostAttemptGate: FetchAttemptGate {
          batchEnd: BatchLoads.End? = nil) {
         self.host = host
         self.dispatch = dispatch
-        pushbackLimit = retries > 0 ? Defaults.hostPushbackRetries : 0
+        self.retries = retries
         self.hostKnown = hostKnown
         self.queuedAtStart = queuedAtStart
         self.batchEnd = batchEnd
@@ -113,14 +114,8 @@ final class HostAttemptGate: FetchAttemptGate {
     func failed(_ error: FetchError) async -> FetchRetryVerdict {
         let outcome = Self.outcome(of: error)
         dispatch.report(outcome, host: host)
-        if case .pushedBack = outcome {
-            let mayWait = state.withLock { state -> Bool in
-                guard state.pushbacks < pushbackLimit else { return false }
-                state.pushbacks += 1
-                return true
-            }
-            if mayWait { return await waitForHost() }
-        }
+        // `attempts` counts this one: a retry is left while it is at most `retries`.
+        if case .pushedBack = outcome, error.attempts <= retries { return await waitForHost() }
         if [.connect, .timeout, .dns].contains(error.kind) || error.closedBeforeAnswer, dispatch.failure(of: host) != nil {
             return .stop
         }

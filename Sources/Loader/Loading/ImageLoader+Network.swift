@@ -349,7 +349,7 @@ extension ImageLoader {
                             storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
         let meta = Storability.record(url: key.storedURL, status: response.status, headers: response.headers,
-                                      varyRequest: varyRequest.values(for: response.headers),
+                                      varyRequest: varyRequest.values(for: response.headers, url: key.storedURL),
                                       requestTime: requestTime, responseTime: responseTime,
                                       format: info?.format.name, width: info?.width, height: info?.height)
         do {
@@ -440,7 +440,8 @@ extension ImageLoader {
     private func remember(status: Int, headers: HTTPHeaders, key: CacheKey, requestTime: Double) {
         let now = currentUnixTime()
         guard let meta = Storability.errorRecord(
-            url: key.storedURL, status: status, headers: headers, varyRequest: varyRequest.values(for: headers),
+            url: key.storedURL, status: status, headers: headers,
+            varyRequest: varyRequest.values(for: headers, url: key.storedURL),
             requestTime: requestTime, responseTime: now, freshness: options.freshness, now: now) else { return }
         bestEffort("the status is not remembered, and the next run asks again; this failure is reported either way") {
             try cache.storeWithoutBody(meta, key: key.hex)

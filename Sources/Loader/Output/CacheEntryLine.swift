@@ -17,7 +17,7 @@ public enum CacheEntryLine {
         let type = shownType(meta)
         let sizeColumn = String(repeating: " ", count: max(0, 10 - size.count)) + size
         let typeColumn = type + String(repeating: " ", count: max(0, typeWidth - type.count))
-        return "\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  \(sizeColumn)  \(typeColumn)  \(ShownText.of(redactURL(meta.url)))"
+        return "\(fresh ? "fresh" : "stale")  \(HumanUnits.humanTimestamp(meta.storedAt))  \(sizeColumn)  \(typeColumn)  \(ShownText.of(listedURL(meta.url, key: entry.keyDigest)))"
     }
 
     /// A broken entry (`cache stats` counts them, `cache verify` removes
@@ -27,7 +27,7 @@ public enum CacheEntryLine {
         let size = HumanUnits.bytes(scanned.bytes)
         let sizeColumn = String(repeating: " ", count: max(0, 10 - size.count)) + size
         let typeColumn = "-" + String(repeating: " ", count: max(0, typeWidth - 1))
-        let name = scanned.url.map { ShownText.of(redactURL($0)) } ?? ShownText.of(path)
+        let name = scanned.url.map { ShownText.of(listedURL($0, key: MD5.Digest(hex: scanned.key))) } ?? ShownText.of(path)
         let timeColumn = "-" + String(repeating: " ", count: 18)   // as wide as "2026-11-22 00:11:33"
         return "broken \(timeColumn)  \(sizeColumn)  \(typeColumn)  \(name)  (\(scanned.problem ?? "broken"))"
     }
@@ -37,12 +37,30 @@ public enum CacheEntryLine {
     /// `storedAt` and `contentType` are absent, as unknown fields are.
     public static func json(broken scanned: DiskCacheStore.ScannedEntry, path: String) -> String {
         var line = JSONLine()
-        line.add("url", scanned.url.map(redactURL))
+        line.add("url", scanned.url.map { listedURL($0, key: MD5.Digest(hex: scanned.key)) })
         line.add("path", path)
         line.add("bytes", scanned.bytes)
         line.add("fresh", false)
         line.add("broken", scanned.problem ?? "broken")
         return line.rendered
+    }
+
+    /// An entry's URL as the results showed it when it was fetched: a record
+    /// keeps no password (`http://user@host/a`), but an entry whose key is not
+    /// the MD5 of its recorded URL was fetched with one, and is shown
+    /// `http://user:***@host/a`, as `redactURL` shows it everywhere else.
+    static func listedURL(_ url: String, key: MD5.Digest?) -> String {
+        let shown = redactURL(url)
+        guard let key, shown == url, let at = userInfoEnd(url), MD5.digest(url) != key else { return shown }
+        return String(url[..<at]) + ":***" + String(url[at...])
+    }
+
+    /// Where the user info of `url` ends (its `@`), when it has one without a password.
+    private static func userInfoEnd(_ url: String) -> String.Index? {
+        guard let scheme = schemeSeparator(in: url) else { return nil }
+        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@"), !authority[..<at].contains(":") else { return nil }
+        return at
     }
 
     /// The content-type column: `-` for none; a server's control
@@ -54,7 +72,7 @@ public enum CacheEntryLine {
     public static func json(_ entry: CacheEntry, fresh: Bool) -> String {
         let meta = entry.metadata
         var line = JSONLine()
-        line.add("url", redactURL(meta.url))
+        line.add("url", listedURL(meta.url, key: entry.keyDigest))
         line.add("path", meta.hasBody ? entry.bodyPath : nil)
         line.add("bytes", meta.bodyLength)
         line.add("storedAt", HumanUnits.isoTimestamp(meta.storedAt))

@@ -91,19 +91,21 @@ public struct CacheURLLine: Sendable, Equatable {
         return word + "  " + shownURL
     }
 
-    /// Why a URL as `cache list` shows it (`http://user@host/…`: the
+    /// Why a URL as `cache list` shows it (`http://user:***@host/…`: the
     /// password is never stored) may find nothing: an entry fetched with a
     /// password is keyed by the whole URL, password included (docs/cache.md).
     static let passwordHint = " (an entry fetched with a password is kept under the URL with its password, "
-        + "which cache list does not show: name the URL with it)"
+        + "which cache list shows as ***: name the URL with it)"
 
-    /// Whether `url` names a user without a password (`http://user@host/…`).
+    /// Whether `url` names a user as `cache list` may show one: without a
+    /// password (`http://user@host/…`) or with it hidden (`user:***@`).
     static func namesUserWithoutPassword(_ url: String) -> Bool {
         guard let scheme = schemeSeparator(in: url) else { return false }
         let rest = url[scheme.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard let at = authority.lastIndex(of: "@") else { return false }
-        return !authority[..<at].contains(":")
+        let userInfo = authority[..<at]
+        return !userInfo.contains(":") || userInfo.hasSuffix(":***")
     }
 
     /// The URL as a person's line shows it: password removed, control

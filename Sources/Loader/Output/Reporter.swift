@@ -23,12 +23,13 @@ public final class Reporter: @unchecked Sendable {
         case off, auto, on
 
         /// `--progress` (true) / `--no-progress` (false), else (nil) a bar
-        /// only when stderr is a terminal that is not `dumb`.
-        public init(requested: Bool?) {
+        /// only when stderr is a terminal that is not `dumb` and the run is
+        /// not `quiet` (`-q` prints only failures: no bar unless asked for).
+        public init(requested: Bool?, quiet: Bool = false) {
             switch requested {
             case true?: self = .on
             case false?: self = .off
-            case nil: self = Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
+            case nil: self = !quiet && Terminal.isTerminal(2) && !Terminal.isDumb ? .auto : .off
             }
         }
     }
