@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Known vectors: each expected key was computed with `printf %s URL | md5sum`.
 @Suite struct CacheKeyTests {
@@ -109,17 +110,8 @@ import Testing
     @Test func md5MatchesTheSystemMd5sum() throws {
         let urls = ["https://example.com/a.png", "http://h/ünïcode?q=1&r=2", "https://x.test/" + String(repeating: "p", count: 3000)]
         for url in urls {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/md5sum")
-            let input = Pipe(), output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            try process.run()
-            input.fileHandleForWriting.write(Data(url.utf8))
-            try input.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let expected = String(decoding: data, as: UTF8.self).prefix(32)
+            let md5sum = try runProcess("/usr/bin/md5sum", [], stdin: Array(url.utf8))
+            let expected = md5sum.stdout.prefix(32)
             #expect(try CacheKey(url: url).hex == String(expected))
         }
     }

@@ -30,11 +30,11 @@ import TestSupport
     /// `runPending`, and the seconds from the process's spawn to its end, measured on the
     /// thread that waits for it (a busy test pool may resume the caller much later).
     func runPendingTimed(_ arguments: [String], _ signals: [Int32]) async throws -> (result: ProcessResult, seconds: Double) {
-        let (cacheDir, directory) = (cli.cacheDir, cli.cache.path)
+        let cacheDir = cli.cacheDir
         return try await offPool {
             let spawned = Date()
             let result = try runWithSignalsPending(CLI.binary, arguments, environment: ["ASYNCFETCH_CACHE_DIR": cacheDir],
-                                                   signals: signals, directory: directory)
+                                                   signals: signals)
             return (result, Date().timeIntervalSince(spawned))
         }
     }

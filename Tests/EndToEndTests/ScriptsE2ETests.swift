@@ -93,22 +93,15 @@ import TestSupport
 
     @Test func theSummaryNamesTheSignalThatStoppedTheRun() async throws {
         server.route("/hang.png", ScriptedResponse.ok([0x89]).delayed(30))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["--json", "--cache-dir", cli.cacheDir, server.url("/hang.png")]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let child = try startProcess(CLI.binary, ["--json", "--cache-dir", cli.cacheDir, server.url("/hang.png")])
         // The run is under way once the server has the request (a fixed
         // sleep raced a start-up slowed by load: SIGTERM came before the
         // handler and the process died of it).
         #expect(server.waitForRequests("/hang.png", timeout: 20))
-        kill(process.processIdentifier, SIGTERM)
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 143)
-        let summary = try #require(CLI.jsonLines(String(decoding: data, as: UTF8.self))?.last?["summary"] as? [String: Any])
+        child.sendSignal(SIGTERM)
+        let result = child.wait()
+        #expect(result.status == 143)
+        let summary = try #require(CLI.jsonLines(result.stdout)?.last?["summary"] as? [String: Any])
         #expect(summary["interrupted"] as? String == "SIGTERM")
     }
 }

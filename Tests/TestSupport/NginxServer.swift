@@ -14,7 +14,7 @@ public final class NginxServer: @unchecked Sendable {
     /// PEM of the self-signed certificate (with `tls`), for `--cacert`.
     public let certificatePath: String?
     private let work: TempDirectory
-    private let process: Process
+    private let process: ChildProcess
 
     public var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
     public func url(_ path: String) -> String { baseURL + path }
@@ -82,15 +82,10 @@ public final class NginxServer: @unchecked Sendable {
                 }
                 """
             try config.write(toFile: work.file("nginx.conf"), atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-            process.arguments = ["-p", work.path, "-c", work.file("nginx.conf")]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
             let errorLog = work.file("logs/error.log")
             try? FileManager.default.removeItem(atPath: errorLog)
-            try process.run()
-            let started = ListenerOwner.waitFor(pid: process.processIdentifier, port: port, timeout: 10) {
+            let process = try ChildProcess("/usr/sbin/nginx", ["-p", work.path, "-c", work.file("nginx.conf")])
+            let started = ListenerOwner.waitFor(pid: process.pid, port: port, timeout: 10) {
                 !process.isRunning || ((try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "").contains("bind() to")
             }
             if started {
@@ -98,8 +93,7 @@ public final class NginxServer: @unchecked Sendable {
                 self.process = process
                 return
             }
-            process.terminate()
-            process.waitUntilExit()
+            process.stop()
             lastError = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
         }
         throw TestSupportError.message("nginx did not start: \(lastError)")
@@ -107,10 +101,9 @@ public final class NginxServer: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// SIGTERM, then SIGKILL if nginx is still there 10 s later.
     public func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        process.stop()
     }
 
     /// Requests nginx logged (method, path, status), oldest first. nginx

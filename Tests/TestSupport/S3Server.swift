@@ -16,7 +16,7 @@ public final class S3Server: @unchecked Sendable {
     public let bucket = "asyncfetch-test"
     public private(set) var accessKeyID = ""
     public private(set) var secretAccessKey = ""
-    private let process: Process
+    private let process: ChildProcess
     public var endpoint: String { "http://127.0.0.1:\(port)" }
 
     public static var executable: String { Paths.packageRoot + "/.build/s3-venv/bin/moto_server" }
@@ -27,23 +27,15 @@ public final class S3Server: @unchecked Sendable {
         }
         // Started means this moto_server holds the listening socket: another test's server may take
         // the free port before moto binds it (then moto exits, and the next attempt takes another).
-        var started: (port: Int, process: Process)?
+        var started: (port: Int, process: ChildProcess)?
         for _ in 0..<3 where started == nil {
             let port = try NginxServer.freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.executable)
-            process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
-            var environment = ProcessInfo.processInfo.environment
-            environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            if ListenerOwner.waitFor(pid: process.processIdentifier, port: port, timeout: 20, gaveUp: { !process.isRunning }) {
+            let process = try ChildProcess(Self.executable, ["-H", "127.0.0.1", "-p", String(port)],
+                                           environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "4"])
+            if ListenerOwner.waitFor(pid: process.pid, port: port, timeout: 20, gaveUp: { !process.isRunning }) {
                 started = (port, process)
-            } else if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+            } else {
+                process.stop(SIGKILL)
             }
         }
         guard let started else { throw TestSupportError.message("moto_server did not start (3 ports tried)") }
@@ -55,9 +47,7 @@ public final class S3Server: @unchecked Sendable {
     deinit { stop() }
 
     public func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)   // moto_server ignores SIGTERM; it keeps nothing on disk
-        process.waitUntilExit()
+        process.stop(SIGKILL)   // moto_server ignores SIGTERM; it keeps nothing on disk
     }
 
     /// The variables `asyncfetch --remote-cache s3://…` reads.

@@ -67,8 +67,11 @@ struct HelperTests {
         #expect(seconds >= 0.55 && seconds < 1.4, "\(seconds) s")
     }
 
-    @Test func childrenStartWithNoBlockedSignals() throws {
-        // Swift concurrency worker threads block signals; children must not inherit that mask.
+    @Test func childrenStartWithNoBlockedSignalsAndEveryDispositionTheDefault() throws {
+        // Swift concurrency worker threads block signals, and this process ignores SIGPIPE once
+        // libcurl is set up (Fetch does so on purpose): a child inherits neither, as from a shell.
+        let previous = signal(SIGPIPE, SIG_IGN)
+        defer { _ = signal(SIGPIPE, previous) }
         let r = try runProcess("/bin/sh", ["-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"])
         func mask(_ name: String) -> UInt64? {
             guard let line = r.stdout.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
@@ -76,11 +79,26 @@ struct HelperTests {
         }
         #expect(mask("SigBlk") == 0, "\(r.stdout)")
         let ignored = try #require(mask("SigIgn"))
-        // SIGPIPE is left out: the test process ignores it once libcurl is set up
-        // (Fetch does so on purpose), and an ignored disposition survives exec.
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
-            #expect(ignored & (UInt64(1) << UInt64(signal - 1)) == 0, "signal \(signal) ignored in child")
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
+            #expect(ignored & (UInt64(1) << UInt64(signal - 1)) == 0, "signal \(signal) ignored in child: \(r.stdout)")
         }
+    }
+
+    /// A descriptor this process opened without close-on-exec (as a library may) does not
+    /// reach the child: it would hold a socket or the write end of a pipe open.
+    @Test func childrenInheritNoDescriptorButTheirStandardStreams() throws {
+        let leaky = open("/dev/null", O_RDONLY)
+        try #require(leaky > 2)
+        defer { close(leaky) }
+        let r = try runProcess("/bin/sh", ["-c", "if [ -e /proc/self/fd/\(leaky) ]; then echo inherited; else echo closed; fi"])
+        #expect(r.stdout == "closed\n")
+    }
+
+    @Test func runProcessStartsTheChildInTheGivenDirectory() throws {
+        let dir = try TempDirectory(prefix: "ts-cwd")
+        #expect(try runProcess("/bin/pwd", [], directory: dir.path).stdout == dir.path + "\n")
+        #expect(throws: TestSupportError.self) { try runProcess("/bin/pwd", [], directory: dir.path + "/missing") }
+        #expect(throws: TestSupportError.self) { try runProcess(dir.path + "/no-such-program", []) }
     }
 
     @Test func tempDirectoryIsCreatedAndRemoved() throws {
