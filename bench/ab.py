@@ -10,6 +10,10 @@ runs A then B (then B then A), so a slow spell of the shared VM hits both.
 
 --hosts H spreads the URLs over H hosts (127.0.0.1 … 127.0.0.H, one nginx listening on each):
 with one host every transfer runs on one transfer loop, with several on all of them.
+
+--remote measures make bench's remote-tier cases instead (`bench.py --remote-only`): cold from the
+origin, cold with the uploads to a second nginx (WebDAV, a new prefix each run), and warm from the
+tier into a new local cache (a prefix the first binary filled once, read by both).
 """
 import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,10 +28,11 @@ def main():
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--hosts", type=int, default=1, help="spread the URLs over this many hosts (1-200)")
     ap.add_argument("--cold", action="store_true", help="the cold case (a new cache each run) instead of the hits")
+    ap.add_argument("--remote", action="store_true", help="the remote tier's cases (cold, cold + uploads, warm from the tier)")
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="asyncfetch-ab-", dir="/dev/shm")
     os.chmod(root, 0o755)  # nginx workers run as another user
-    nginx = None
+    nginx = tier = None
     try:
         www = f"{root}/www"
         os.makedirs(www)
@@ -44,10 +49,25 @@ def main():
         with open(urls, "w") as f:
             f.write("".join(f"http://{hosts[i % len(hosts)]}:{nginx.port}/{i}.png\n" for i in range(args.n)))
         cache = f"{root}/cache"
+        if args.remote:
+            store = f"{root}/store"
+            os.makedirs(store)
+            os.chmod(store, 0o777)   # nginx's workers (nobody) write here
+            tier = Nginx(store, f"{root}/nginx-tier",
+                         extra="open_file_cache off; location /cache/ { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 0; }")
+            tierURL = f"http://127.0.0.1:{tier.port}/cache"
         fill = measure([args.a, "--cache-dir", cache, "-q", "--input", urls], stdout=f"{root}/fill.out")
         if fill[3] != 0:
             raise SystemExit(f"filling the cache failed: {fill}: " + open(f"{root}/fill.out").read()[:500])
-        if args.cold:   # the fill above warmed nginx's open-file cache for it
+        if args.remote:   # the tier's warm prefix, filled once by A (a cold run with uploads)
+            shutil.rmtree(cache, ignore_errors=True)
+            fill = measure([args.a, "--cache-dir", cache, "-q", "--remote-cache", f"{tierURL}/warm/", "--input", urls])
+            if fill[3] != 0 or len(os.listdir(f"{store}/cache/warm")) != args.n:
+                raise SystemExit(f"filling the tier failed: {fill}")
+            cases = {"cold, origin only": ["-q", "--input", urls],
+                     "cold + uploads to the tier": ["-q", "--remote-cache", None, "--input", urls],
+                     "warm from the tier": ["-q", "--remote-cache", f"{tierURL}/warm/", "--input", urls]}
+        elif args.cold:   # the fill above warmed nginx's open-file cache for it
             cases = {"cold (new cache)": ["-q", "--jobs", "8", "--jobs-per-host", "8", "--input", urls]}
         else:
             cases = {"fresh": ["-q", "--input", urls], "offline": ["-q", "--offline", "--input", urls],
@@ -58,9 +78,11 @@ def main():
             for case, extra in cases.items():
                 for who in order:
                     binary = args.a if who == "a" else args.b
-                    if args.cold:
+                    if args.cold or args.remote:
                         shutil.rmtree(cache, ignore_errors=True)
-                    m = measure([binary, "--cache-dir", cache, *extra])
+                    # A new prefix for each run with uploads: every object is PUT again.
+                    given = [f"{tierURL}/r{rep}{who}/" if arg is None else arg for arg in extra]
+                    m = measure([binary, "--cache-dir", cache, *given])
                     if m[3] != 0:
                         raise SystemExit(f"{who} {case} exited {m[3]}")
                     results[(case, who)].append(m)
@@ -73,8 +95,9 @@ def main():
             ac, bc = statistics.median(x[1] for x in a), statistics.median(x[1] for x in b)
             print(f"| {case} {args.n}{f' over {len(hosts)} hosts' if len(hosts) > 1 else ''} | {am*1000:.1f} ms | {bm*1000:.1f} ms | {bm/am:.3f} | {bmin/amin:.3f} | {ac*1000:.0f} ms | {bc*1000:.0f} ms |")
     finally:
-        if nginx:
-            nginx.stop()
+        for server in (nginx, tier):
+            if server:
+                server.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -93,13 +93,42 @@ public final class RemoteCache: Sendable {
     }
 
     /// Fetches the object of `key`, checks it while it streams, and stores it in `store`.
+    /// Cancelling the task stops the read (`.unavailable`).
     public func read(_ key: CacheKey, into store: DiskCacheStore) async -> Read {
-        if state.withLock({ $0.counters.disabled }) { return .unavailable }
-        let url = location.objectURL(key.hex)
-        let sink = RemoteObjectSink(store: store, key: key.hex)
+        let handle = FetchHandle()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Read, Never>) in
+                startRead(key, into: store, handle: handle) { continuation.resume(returning: $0) }
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+
+    /// `read` without a Swift task (a batch's tier lane): the GET starts now,
+    /// and `completion` runs exactly once with the outcome, never inside this
+    /// call. For an object answered 2xx at the first attempt (a hit) it runs on
+    /// the tier client's completion worker, which has streamed the object into
+    /// the local cache's writer and then checks and commits it there (`FetchClient.start`);
+    /// a 404 or an error completes on a Swift task. `handle.cancel()` stops it: `.unavailable`.
+    public func startRead(_ key: CacheKey, into store: DiskCacheStore, handle: FetchHandle,
+                          completion: @escaping @Sendable (Read) -> Void) {
+        if state.withLock({ $0.counters.disabled }) { return handle.continueOnTask { completion(.unavailable) } }
+        let hex = key.hex
+        let url = location.objectURL(hex)
+        let sink = RemoteObjectSink(store: store, key: key, hex: hex)
+        // Every object URL is valid once the location is (`RemoteLocation.checked`): not checked per key.
+        client.start(client.prepare(FetchRequest(url: url), urlChecked: true), into: sink, handle: handle) { [self] fetched in
+            completion(finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url))
+        }
+    }
+
+    /// A read's answer: the object checked and committed, or why not (counted).
+    private func finishRead(_ fetched: Result<FetchResponse, FetchError>, sink: RemoteObjectSink, storedURL: String,
+                            url: String) -> Read {
         do {
-            _ = try await client.fetch(FetchRequest(url: url), into: sink)
-            let entry = try sink.finish(url: key.storedURL)
+            _ = try fetched.get()
+            let entry = try sink.finish(url: storedURL)
             state.withLock { s in
                 s.counters.hits += 1
                 s.failuresInARow = 0

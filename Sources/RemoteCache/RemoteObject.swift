@@ -20,12 +20,28 @@ import Fetch
 /// it computed on the way match the record (`RemoteObjectSink.finish`).
 enum RemoteObject {
     static let magic = "asyncfetch-object 1 "
+    private static let magicBytes = Array(magic.utf8)
     /// The header line is at most this long (magic, up to 20 digits, newline).
     static let headerLimit = 64
 
     /// What precedes the body in the object: the header line and the record.
     static func header(record: [UInt8]) -> [UInt8] {
         Array((magic + String(record.count) + "\n").utf8) + record
+    }
+
+    /// The record length a header line (without its newline) names, or nil
+    /// when it is not `magic` followed by a length in 1...`recordLimit`.
+    static func recordLength(_ line: UnsafeRawBufferPointer) -> Int? {
+        let prefix = magicBytes.count
+        guard line.count > prefix, line.count <= headerLimit else { return nil }
+        for index in 0..<prefix where line[index] != magicBytes[index] { return nil }
+        var length = 0
+        for byte in line[prefix...] {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            length = length * 10 + Int(byte - 0x30)
+            guard length <= RemoteDefaults.recordLimit else { return nil }
+        }
+        return length > 0 ? length : nil
     }
 
     /// The object for a stored entry whose body is `body`.
@@ -44,15 +60,18 @@ struct RemoteObjectError: Error, CustomStringConvertible {
 /// Threading: as every `BodySink`, one call at a time.
 final class RemoteObjectSink: BodySink, @unchecked Sendable {
     private let store: DiskCacheStore
-    private let key: String
+    private let key: CacheKey
+    private let hex: String
     private var header: [UInt8] = []
     private var recordLength = -1
     private var record: [UInt8] = []
     private var writer: CacheWriter?
 
-    init(store: DiskCacheStore, key: String) {
+    /// `hex`: `key.hex`, made once by the caller (it names the object too).
+    init(store: DiskCacheStore, key: CacheKey, hex: String) {
         self.store = store
         self.key = key
+        self.hex = hex
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -63,13 +82,16 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
                 if header.count > RemoteObject.headerLimit { throw RemoteObjectError(description: "no object header line") }
                 return
             }
-            header += rest[rest.startIndex..<newline]
-            rest = rest[(newline + 1)...]
-            let line = String(decoding: header, as: UTF8.self)
-            guard line.hasPrefix(RemoteObject.magic), let length = Int(line.dropFirst(RemoteObject.magic.count)),
-                  length > 0, length <= RemoteDefaults.recordLimit else {
-                throw RemoteObjectError(description: "not an asyncfetch object (header '\(line.prefix(RemoteObject.headerLimit))')")
+            // The whole line in this piece (the common case) is read in place.
+            let length = header.isEmpty
+                ? RemoteObject.recordLength(UnsafeRawBufferPointer(rebasing: rest[..<newline]))
+                : (header + rest[..<newline]).withUnsafeBytes(RemoteObject.recordLength)
+            guard let length else {
+                let line = header.isEmpty ? Array(rest[..<newline]) : header + rest[..<newline]
+                let shown = String(decoding: line.prefix(RemoteObject.headerLimit), as: UTF8.self)
+                throw RemoteObjectError(description: "not an asyncfetch object (header '\(shown)')")
             }
+            rest = rest[(newline + 1)...]
             recordLength = length
             record.reserveCapacity(length)
         }
@@ -91,7 +113,8 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
 
     private func openedWriter() throws(DiskCacheError) -> CacheWriter {
         if let writer { return writer }
-        let made = try store.makeWriter(for: key)
+        let made = try store.makeWriter(for: key, hex: hex)
+        made.keepsHead = false   // the record names the format: nothing sniffs the body
         writer = made
         return made
     }
@@ -105,7 +128,7 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
         guard let meta = record.withUnsafeBytes({ CacheMetadata.decode($0) }) else {
             throw RemoteObjectError(description: "unreadable metadata record")
         }
-        guard meta.key == key, meta.url == storedURL else {
+        guard meta.key == hex, meta.url == storedURL else {
             throw RemoteObjectError(description: "the object names another URL (\(meta.url))")
         }
         guard meta.hasBody else { throw RemoteObjectError(description: "the object has no body") }
@@ -117,7 +140,8 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
         guard digest.algorithm == meta.digestAlgorithm, digest.hex == meta.bodyDigest else {
             throw RemoteObjectError(description: "body digest \(digest.algorithm.rawValue) \(digest.hex), the record says \(meta.digestAlgorithm.rawValue) \(meta.bodyDigest)")
         }
-        return try writer.commit(meta)
+        // Its URL is `storedURL` (compared above): not normalised again.
+        return try writer.commit(meta, urlIsStored: true)
     }
 
     /// Deletes whatever was written (a refused or failed object).

@@ -64,6 +64,10 @@ public final class CacheWriter: @unchecked Sendable {
     public private(set) var bytesWritten: Int64 = 0
     /// The first `CacheDefaults.headLimit` bytes, kept for image sniffing without rereading the file.
     public private(set) var head: [UInt8] = []
+    /// Whether `append` keeps the `head`: a writer whose head nobody reads
+    /// (the remote tier's, whose record names the format) keeps none, one
+    /// copy of up to `CacheDefaults.headLimit` bytes less per body.
+    public var keepsHead = true
     /// Where a resumed body starts over on `reset` (a retried attempt): the
     /// kept part, its digest so far and its head.
     private let resumed: (length: Int64, hash: BodyHash, head: [UInt8])?
@@ -119,7 +123,7 @@ public final class CacheWriter: @unchecked Sendable {
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        if head.count < CacheDefaults.headLimit {
+        if keepsHead && head.count < CacheDefaults.headLimit {
             let take = min(CacheDefaults.headLimit - head.count, bytes.count)
             head.append(contentsOf: UnsafeRawBufferPointer(start: base, count: take))
         }

@@ -29,9 +29,9 @@ import Support
 /// (it is then given up on or cancelled). `waitForAll` is what a task
 /// group's end was: the batch ends only after every load's report.
 final class BatchLoads: Sendable {
-    private let loader: ImageLoader
+    let loader: ImageLoader
     private let channel: BatchChannel
-    private let dispatch: HostDispatch
+    let dispatch: HostDispatch
 
     private struct Running {
         var cancelled = false
@@ -64,10 +64,12 @@ final class BatchLoads: Sendable {
     private let running = Locked(Running())
 
     /// Loads run this way unless a body must be decoded (`--decode`: never on
-    /// a loop thread), a remote tier is asked first, or bodies are delivered
-    /// (`-o`, `--output-dir`: a copy of any size): those keep a task each.
+    /// a loop thread) or bodies are delivered (`-o`, `--output-dir`: a copy of
+    /// any size): those keep a task each. With a remote tier, the reads of its
+    /// lane run this way too (`BatchLoads+Tier.swift`), and an origin's
+    /// answer is queued for upload before the URL is reported (`ImageLoader.share`).
     static func applies(to options: LoaderOptions, delivery: Delivery?) -> Bool {
-        !options.decode && options.remote == nil && delivery == nil
+        !options.decode && delivery == nil
     }
 
     init(loader: ImageLoader, channel: BatchChannel, dispatch: HostDispatch) {
@@ -133,13 +135,10 @@ final class BatchLoads: Sendable {
     }
 
     private func start(_ load: HostLoad, now: Double) {
+        let remote = loader.options.remote
+        if remote != nil && load.host == ImageLoader.tierLane { return startTierRead(load, now: now) }
         let handle = FetchHandle()
-        let (slot, cancelled) = running.withLock { running in (running.add(handle), running.cancelled) }
-        if cancelled { handle.cancel() }
-        let end = End(batch: self, shown: load.shown, refresh: load.refresh, since: now - load.lookup - load.waited,
-                      slot: slot)
-        let gate = HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
-                                   hostKnown: load.hostKnown, queuedAtStart: load.hostQueued, batchEnd: end)
+        let gate = register(load, now: now, handle: handle)
         // A revalidation's 304 that updates its entry in place gives the slot back on its transfer
         // loop, before its file work (`startNetwork`); a load without an entry cannot get one.
         let giveSlotBack: (@Sendable () -> Void)? = !load.hasEntry ? nil : { @Sendable [self] in
@@ -151,14 +150,34 @@ final class BatchLoads: Sendable {
         // A load without an entry (a cold URL) passes a plain nil: the entry copied out of the load,
         // even nil, is a copy and a destroy through `CacheEntry?`'s value witnesses.
         let stored = load.hasEntry ? load.entryAndRequest : (entry: nil, request: nil)
-        loader.startNetwork(url: load.url, key: load.key, entry: stored.entry, prepared: stored.request, gate: gate,
-                            handedOut: load.refresh, handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
+        guard let remote else {
+            return loader.startNetwork(url: load.url, key: load.key, entry: stored.entry, prepared: stored.request, gate: gate,
+                                       handedOut: load.refresh, handle: handle, giveSlotBack: giveSlotBack) { [gate] loaded, slotGivenBack in
+                BatchLoads.ended(gate, loaded, slotGivenBack: slotGivenBack)
+            }
+        }
+        // With a tier: the origin's answer is queued for upload before the URL is reported.
+        let url = load.url, key = load.key
+        loader.startNetwork(url: url, key: key, entry: stored.entry, prepared: stored.request, gate: gate,
+                            handedOut: load.refresh, handle: handle, giveSlotBack: giveSlotBack) { [self, gate] loaded, slotGivenBack in
+            loader.share(loaded, url: url, key: key, with: remote, uploadSlots: dispatch)
             BatchLoads.ended(gate, loaded, slotGivenBack: slotGivenBack)
         }
     }
 
+    /// Adds a load about to start to `running` (cancelled at once after `cancel()`), and makes its
+    /// gate, which holds its end (`End`).
+    func register(_ load: HostLoad, now: Double, handle: FetchHandle) -> HostAttemptGate {
+        let (slot, cancelled) = running.withLock { running in (running.add(handle), running.cancelled) }
+        if cancelled { handle.cancel() }
+        let end = End(batch: self, shown: load.shown, refresh: load.refresh, since: now - load.lookup - load.waited,
+                      slot: slot)
+        return HostAttemptGate(host: load.host, dispatch: dispatch, retries: loader.options.fetch.retries,
+                               hostKnown: load.hostKnown, queuedAtStart: load.hostQueued, batchEnd: end)
+    }
+
     /// A load's end (`start`'s completion): its report, its slot, its place in `running`.
-    private static func ended(_ gate: HostAttemptGate, _ loaded: Phase, slotGivenBack: Bool) {
+    static func ended(_ gate: HostAttemptGate, _ loaded: Phase, slotGivenBack: Bool) {
         guard let end = gate.batchEnd else { return }   // set for every gate `start` makes
         let batch = end.batch
         // Reported before the slot is given back, unless it was already: either way, before the
@@ -166,8 +185,21 @@ final class BatchLoads: Sendable {
         batch.channel.send(LoadEvent(url: end.shown, phase: batch.loader.deliver(loaded, url: end.shown, to: nil),
                                      duration: monotonicSeconds() - end.since, refreshed: end.refresh), urgent: false)
         if !slotGivenBack { batch.giveBack(gate) }
+        batch.leave(end)
+    }
+
+    /// A load's end without a report (the tier's lane handed its URL to its origin, queued
+    /// already): its slot, and the loads that lets start, then its place in `running`.
+    static func handedOver(_ gate: HostAttemptGate) {
+        guard let end = gate.batchEnd else { return }
+        end.batch.giveBack(gate)
+        end.batch.leave(end)
+    }
+
+    /// A load leaves `running`, waking `waitForAll` when it was the last.
+    private func leave(_ end: End) {
         // Last: the loads just started are counted first, so `count` is 0 only at the end.
-        let waiter = batch.running.withLock { running -> ParkedContinuation<Void>? in
+        let waiter = running.withLock { running -> ParkedContinuation<Void>? in
             running.remove(end.slot)
             guard running.count == 0 else { return nil }
             defer { running.waiter = nil }

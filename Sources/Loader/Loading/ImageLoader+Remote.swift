@@ -36,12 +36,21 @@ extension ImageLoader {
         case origin(CacheEntry?)
     }
 
-    /// Asks the tier for `key` (a URL with nothing stored locally). A batch
-    /// does this in the tier's own lane of its scheduler (`ImageLoader.tierLane`),
-    /// then queues what the tier did not answer for its origin (`afterTier`).
+    /// Asks the tier for `key` (a URL with nothing stored locally): `tierAnswer` of its read.
     func askTier(_ remote: RemoteCache, key: CacheKey) async -> TierAnswer {
-        guard case .stored(let fetched) = await remote.read(key, into: cache), varyMatches(fetched),
-              tierObjectDecodes(fetched, key: key) else { return .origin(nil) }
+        tierAnswer(await remote.read(key, into: cache), key: key)
+    }
+
+    /// What the tier's `read` of `key` means for the URL: an intact, fresh
+    /// object answers it; the origin is asked otherwise (revalidating a stale
+    /// object). Synchronous: a batch runs it where the read completed, on the
+    /// tier client's completion worker (`BatchLoads`, in the tier's lane of
+    /// its scheduler, `ImageLoader.tierLane`), and then queues what the tier
+    /// did not answer for its origin.
+    func tierAnswer(_ read: RemoteCache.Read, key: CacheKey) -> TierAnswer {
+        guard case .stored(let fetched) = read, varyMatches(fetched), tierObjectDecodes(fetched, key: key) else {
+            return .origin(nil)
+        }
         if !options.refresh, options.freshness.isFresh(fetched.metadata, now: currentUnixTime()) {
             return .answered(hitPhase(fetched, source: .remote))
         }
@@ -54,13 +63,20 @@ extension ImageLoader {
     func afterTier(_ remote: RemoteCache, url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)?,
                    handedOut: Bool, uploadSlots: (any UploadSlots)?) async -> Phase {
         let phase = await network(url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
-        if case .success(let result) = phase, result.source == .network || result.source == .revalidated,
-           result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) {
-            if let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false), TierSharing.shareable(stored.metadata) {
-                remote.upload(key: key.hex, url: key.storedURL, from: cache, slots: uploadSlots)
-            }
-        }
+        share(phase, url: url, key: key, with: remote, uploadSlots: uploadSlots)
         return phase
+    }
+
+    /// Queues the upload of what the origin sent for `url` (`phase`: a
+    /// download or a 304 stored), unless it must not be shared (`TierSharing`).
+    /// Before the URL is reported: a run drains its uploads once every URL has
+    /// been, so one queued later could be missed. The URL never waits for it.
+    func share(_ phase: Phase, url: String, key: CacheKey, with remote: RemoteCache, uploadSlots: (any UploadSlots)?) {
+        guard case .success(let result) = phase, result.source == .network || result.source == .revalidated,
+              result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers),
+              let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false),
+              TierSharing.shareable(stored.metadata) else { return }
+        remote.upload(key: key.hex, url: key.storedURL, from: cache, slots: uploadSlots)
     }
 
     /// With `--decode`, an object the tier hands over is decoded as a download
