@@ -69,7 +69,7 @@ public struct Locked<Value>: @unchecked Sendable {
     /// (False only when the wait times out: any other failure is a programming error.)
     public func acquireForever(within seconds: Double, _ last: (inout Value) -> Void = { _ in }) -> Bool {
         var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        _ = clock_gettime(CLOCK_REALTIME, &now)   // fails only for a clock the system lacks (EINVAL)
         let nanos = Int(now.tv_nsec) + Int(seconds * 1e9)
         var deadline = timespec(tv_sec: now.tv_sec + nanos / 1_000_000_000, tv_nsec: nanos % 1_000_000_000)
         return storage.withUnsafeMutablePointers { value, mutex in
