@@ -49,8 +49,7 @@ public struct VaryRequest: Sendable {
     /// The `Host` libcurl sends for `url`: its host and any port, without
     /// user info (lowercase: the URL is normalised, its default port dropped).
     static func authority(of url: String) -> String {
-        guard let scheme = schemeSeparator(in: url) else { return "" }
-        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let authority = urlAuthority(in: url) else { return "" }
         let host = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
         return host.lowercased()
     }

@@ -118,7 +118,7 @@ public final class RemoteCache: Sendable {
         let url = location.objectURL(hex)
         let sink = RemoteObjectSink(store: store, key: key, hex: hex)
         // Every object URL is valid once the location is (`RemoteLocation.checked`): not checked per key.
-        client.start(client.prepare(FetchRequest(url: url), urlChecked: true), into: sink, handle: handle) { [self] fetched in
+        client.start(FetchRequest(url: url), urlChecked: true, into: sink, handle: handle) { [self] fetched in
             completion(finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url))
         }
     }

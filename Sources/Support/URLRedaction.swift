@@ -26,6 +26,13 @@ public func redactURL(_ url: String) -> String {
     return String(url[..<colon]) + ":***" + String(url[at...])
 }
 
+/// The authority of `url`: what follows its "://" up to the first `/`, `?`
+/// or `#` (user info, host and port). Nil without a "://" (`schemeSeparator`).
+public func urlAuthority(in url: String) -> Substring? {
+    guard let scheme = schemeSeparator(in: url) else { return nil }
+    return url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+}
+
 /// The range of the first "://" in `url`, found without Foundation. Nil when
 /// a `/`, `?` or `#` comes first, or the first `:` is not followed by `//`.
 public func schemeSeparator(in url: String) -> Range<String.Index>? {

@@ -74,26 +74,10 @@ enum FetchRun {
 
     /// `-o FILE` directly in the cache directory (or a symbolic link to a file
     /// there, such as an entry's own body) is refused, as `--output-dir` of the
-    /// cache directory is: the file would replace, or be, a cache entry. A
-    /// folder inside the cache directory is fine.
+    /// cache directory is (`CacheDirectory.holds`).
     private static func refuseOutputFile(_ path: String, inCache cacheDirectory: String) throws {
-        var cache = stat()
-        guard stat(cacheDirectory, &cache) == 0 else { return }
-        func parent(_ file: String) -> String {
-            guard let slash = file.lastIndex(of: "/") else { return "." }
-            return slash == file.startIndex ? "/" : String(file[..<slash])
-        }
-        var folders = [parent(path)]
-        if let resolved = realpath(path, nil) {
-            folders.append(parent(String(cString: resolved)))
-            free(resolved)
-        }
-        for folder in folders {
-            var found = stat()
-            if stat(folder, &found) == 0, found.st_dev == cache.st_dev, found.st_ino == cache.st_ino {
-                throw UsageError("-o \(path) is in the cache directory; a file there could replace a cache entry (a folder inside it is fine)")
-            }
-        }
+        guard CacheDirectory.holds(file: path, directory: cacheDirectory) else { return }
+        throw UsageError("-o \(path) is in the cache directory; a file there could replace a cache entry (a folder inside it is fine)")
     }
 
     /// `--output-dir DIR` opened, its problems worded for the command line.

@@ -205,3 +205,29 @@ public enum CacheDirectory {
         return home.isEmpty ? nil : home
     }
 }
+
+extension CacheDirectory {
+    /// Whether a file at `path` lies directly in the cache directory
+    /// `directory`: its folder is that directory, or the folder of what it
+    /// resolves to is (a symbolic link to an entry's own body). A folder
+    /// inside the cache directory does not count. Such a file could replace,
+    /// or be, a cache entry (`-o FILE` is refused there, as `--output-dir` of
+    /// the directory itself is).
+    public static func holds(file path: String, directory: String) -> Bool {
+        var cache = stat()
+        guard stat(directory, &cache) == 0 else { return false }
+        func parent(_ file: String) -> String {
+            guard let slash = file.lastIndex(of: "/") else { return "." }
+            return slash == file.startIndex ? "/" : String(file[..<slash])
+        }
+        var folders = [parent(path)]
+        if let resolved = realpath(path, nil) {
+            folders.append(parent(String(cString: resolved)))
+            free(resolved)
+        }
+        return folders.contains { folder in
+            var found = stat()
+            return stat(folder, &found) == 0 && found.st_dev == cache.st_dev && found.st_ino == cache.st_ino
+        }
+    }
+}

@@ -57,9 +57,7 @@ public enum CacheEntryLine {
 
     /// Where the user info of `url` ends (its `@`), when it has one without a password.
     private static func userInfoEnd(_ url: String) -> String.Index? {
-        guard let scheme = schemeSeparator(in: url) else { return nil }
-        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@"), !authority[..<at].contains(":") else { return nil }
+        guard let authority = urlAuthority(in: url), let at = authority.lastIndex(of: "@"), !authority[..<at].contains(":") else { return nil }
         return at
     }
 

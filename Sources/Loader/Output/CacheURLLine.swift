@@ -100,10 +100,7 @@ public struct CacheURLLine: Sendable, Equatable {
     /// Whether `url` names a user as `cache list` may show one: without a
     /// password (`http://user@host/…`) or with it hidden (`user:***@`).
     static func namesUserWithoutPassword(_ url: String) -> Bool {
-        guard let scheme = schemeSeparator(in: url) else { return false }
-        let rest = url[scheme.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@") else { return false }
+        guard let authority = urlAuthority(in: url), let at = authority.lastIndex(of: "@") else { return false }
         let userInfo = authority[..<at]
         return !userInfo.contains(":") || userInfo.hasSuffix(":***")
     }
