@@ -149,7 +149,7 @@ public final class RemoteCache: Sendable {
             return .unavailable
         } catch {
             sink.abandon()
-            failed(error, reading: true, what: "GET \(redactURL(url))")
+            failed(sink.refusal ?? error, reading: true, what: "GET \(redactURL(url))")
             return .unavailable
         }
     }
