@@ -273,6 +273,13 @@ extension CLI {
         #expect(message.hasPrefix("could not connect to the proxy http://127.0.0.1:\(port) (http_proxy): "), "\(message)")
         #expect(!result.stdout.contains("s3cret") && !result.stdout.contains("agent") && !result.stderr.contains("s3cret"),
                 "\(result.stdout)\(result.stderr)")
+        // The host is given up on after three refusals: -v's note says they were the proxy's.
+        let batch = try await cli.runOffPool(["-v", "--retries", "0"] + (1...4).map { "http://images.example.invalid/\($0).png" },
+                                             environment: ["http_proxy": proxy, "no_proxy": "", "NO_PROXY": ""])
+        #expect(batch.stderr.contains("host images.example.invalid gave 3 connect failures in a row; not tried again in this run "
+                                      + "(through the proxy http://127.0.0.1:\(port) (http_proxy), which could not be reached)"),
+                "\(batch.stderr)")
+        #expect(!batch.stderr.contains("s3cret") && !batch.stdout.contains("s3cret"))
 
         let direct = try await cli.runOffPool(["--json", "--retries", "0", "http://127.0.0.1:\(port)/cat.png"], environment: [
             "http_proxy": "http://127.0.0.1:9", "no_proxy": "localhost,127.0.0.1", "NO_PROXY": "",

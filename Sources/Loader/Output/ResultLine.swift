@@ -275,8 +275,10 @@ public struct ResultLine: Sendable {
             return "host \(host.name) answered \(status): paused for \(HumanUnits.duration(seconds))"
         case .limitChanged(let host, let from, let to):
             return "host \(host.name): at most \(to) transfers at once (was \(from))"
-        case .gaveUp(_, let failure):
-            return failure.message
+        case .gaveUp(let host, let failure):
+            // Its connections went to the proxy: the host itself was never reached.
+            guard failure.kind == .connect, let proxy = ProxyEnvironment.proxy(for: host.origin + "/") else { return failure.message }
+            return failure.message + " (through the proxy \(proxy), which could not be reached)"
         }
     }
 
