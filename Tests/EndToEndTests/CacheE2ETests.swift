@@ -365,4 +365,31 @@ import TestSupport
             }
         }
     }
+
+    /// SPEC §5: "URLs are printed with any password removed", the same way
+    /// everywhere: a result line and `cache list` both show `user:***@`
+    /// for a URL fetched with a password, and `user@` for one without.
+    @Test func cacheListShowsAPasswordAsTheResultsDo() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(FixtureSite.png))
+        server.route("/b.png", .ok(FixtureSite.png))
+        let cli = try CLI()
+        let authority = String(server.baseURL.dropFirst("http://".count))
+        let withPassword = "http://ann:s3cret@\(authority)/a.png"
+        let userOnly = "http://bob@\(authority)/b.png"
+        let fetched = try await cli.run([withPassword, userOnly])
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        #expect(fetched.stdout.contains("http://ann:***@\(authority)/a.png"))
+        #expect(fetched.stdout.contains("http://bob@\(authority)/b.png"))
+        let list = try await cli.run(["cache", "list"])
+        #expect(list.stdout.contains("  http://ann:***@\(authority)/a.png\n"), "\(list.stdout)")
+        #expect(list.stdout.contains("  http://bob@\(authority)/b.png\n"), "\(list.stdout)")
+        let json = try await cli.run(["cache", "list", "--json"])
+        let urls = try HTTPCachingE2ETests.json(json).compactMap { $0["url"] as? String }
+        #expect(Set(urls) == ["http://ann:***@\(authority)/a.png", "http://bob@\(authority)/b.png"], "\(urls)")
+        #expect(!list.stdout.contains("s3cret") && !json.stdout.contains("s3cret"))
+        // Named as listed, the entry is not found, and the hint says why.
+        let named = try await cli.run(["cache", "path", "http://ann:***@\(authority)/a.png"])
+        #expect(named.status == 1 && named.stderr.contains("name the URL with it"), "\(named.stderr)")
+    }
 }

@@ -124,4 +124,31 @@ import TestSupport
         #expect(elapsed < 20, "\(elapsed) s")
         #expect(FetchE2ETests.storedFiles(cli).isEmpty, "stored: \(FetchE2ETests.storedFiles(cli))")
     }
+
+    /// SPEC §5: "A decoded body counts only when its coding says the stream
+    /// ended and its check value matches". An empty body with
+    /// `Content-Encoding: gzip` is no gzip stream at all (RFC 1952: a member
+    /// has a header and a trailer): a failure even under `--any`, never a
+    /// stored 0-byte success. An empty body in no coding is still one.
+    @Test func anEmptyBodyInAContentCodingIsNotAStoredSuccess() async throws {
+        let server = try ScriptedServer()
+        for coding in ["gzip", "br", "zstd", "deflate"] {
+            server.route("/empty-\(coding)", .ok([], contentType: "application/octet-stream", headers: [("Content-Encoding", coding)]))
+        }
+        server.route("/empty-plain", .ok([], contentType: "application/octet-stream"))
+        let cli = try CLI()
+        for coding in ["gzip", "br", "zstd", "deflate"] {
+            let url = server.url("/empty-\(coding)")
+            let result = try await cli.run(["--any", "--json", url])
+            #expect(result.status == 1, "\(coding): \(result.stdout)")
+            let failure = try #require(try HTTPCachingE2ETests.json(result).first { $0["phase"] as? String == "failure" }, "\(coding)")
+            let error = try #require(failure["error"] as? [String: Any])
+            #expect(error["kind"] as? String == "network", "\(error)")
+            #expect((error["message"] as? String)?.contains("empty") == true, "\(error)")
+            #expect(try await cli.run(["cache", "path", url]).status == 1, "\(coding): nothing stored")
+        }
+        let plain = try await cli.run(["--any", "--json", server.url("/empty-plain")])
+        #expect(plain.status == 0, "\(plain.stdout)")
+        #expect(try HTTPCachingE2ETests.json(plain).first { $0["phase"] as? String == "success" }?["bytes"] as? Int == 0)
+    }
 }

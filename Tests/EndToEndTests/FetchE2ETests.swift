@@ -300,4 +300,19 @@ extension CLI {
         #expect(header.status == 0)
         #expect(origin.requests("/c.png").map { $0.headerValues("User-Agent") } == [["by-header"]])
     }
+
+    /// SPEC §5: `--retries N` retries N times, 429 and 503 included: a URL
+    /// whose host keeps pushing back makes N + 1 requests, not N + 2 (the
+    /// wait for the paused host is the retry, not a free extra attempt).
+    @Test(arguments: [(429, 0), (503, 1), (503, 2)])
+    func retriesCountEveryRequestAfterThePushback(status: Int, retries: Int) async throws {
+        let server = try ScriptedServer()
+        server.route("/busy.png", .status(status))
+        let cli = try CLI()
+        let result = try await cli.run([server.url("/busy.png"), "--retries", String(retries), "--json"])
+        #expect(result.status == 1)
+        let failure = try #require(try HTTPCachingE2ETests.json(result).first { $0["phase"] as? String == "failure" })
+        #expect(failure["attempts"] as? Int == retries + 1, "\(failure)")
+        #expect(server.requestCount("/busy.png") == retries + 1)
+    }
 }

@@ -166,4 +166,25 @@ import TestSupport
         let body = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
         #expect(body == Self.png, "the path reported still holds the image (\(body.count) bytes)")
     }
+
+    /// RFC 9111 §4.1 with `Vary: Host`: the Host sent is the URL's
+    /// authority unless `-H` replaces it, so naming that same value with
+    /// `-H` is the same request (a hit), and another value is not.
+    @Test func varyHostComparesTheHostSent() async throws {
+        let server = try ScriptedServer()
+        server.route("/v.png", .ok(FixtureSite.png, headers: [("Cache-Control", "max-age=3600"), ("Vary", "Host")]))
+        let cli = try CLI()
+        let url = server.url("/v.png")
+        let authority = String(server.baseURL.dropFirst("http://".count))
+        #expect(try await cli.run([url]).status == 0)
+        let same = try await cli.run([url, "-H", "Host: \(authority.uppercased())", "--json"])
+        #expect(try HTTPCachingE2ETests.json(same).first { $0["phase"] as? String == "success" }?["source"] as? String == "cache", "\(same.stdout)")
+        let offline = try await cli.run([url, "-H", "Host: \(authority)", "--offline"])
+        #expect(offline.status == 0, "\(offline.stdout)")
+        #expect(server.requestCount("/v.png") == 1)
+        let other = try await cli.run([url, "-H", "Host: other.example", "--offline"])
+        #expect(other.status == 1 && other.stdout.contains("Vary: host"), "\(other.stdout)")
+        let list = try await cli.run(["cache", "list", "--json"])
+        #expect(list.status == 0)
+    }
 }

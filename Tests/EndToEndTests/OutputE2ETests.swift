@@ -258,4 +258,28 @@ import TestSupport
         let lines = try #require(CLI.jsonLines(result.stdout))
         #expect(lines.filter { $0["phase"] as? String == "success" }.count == urls.count)
     }
+
+    /// `-o FILE` directly in the cache directory is refused before any I/O,
+    /// as `--output-dir` is: a file there could replace a cache entry (or be
+    /// one: `-o "$(asyncfetch cache path URL)"`). A folder inside it is fine.
+    @Test func outputFileInTheCacheDirectoryIsAUsageError() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(FixtureSite.png))
+        let cli = try CLI()
+        let url = server.url("/a.png")
+        #expect(try await cli.run([url]).status == 0)
+        let entry = try await cli.run(["cache", "path", url]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let requests = server.requestCount("/a.png")
+        for file in [entry, cli.cacheDir + "/photo.png", cli.cacheDir + "/./photo.png"] {
+            let result = try await cli.run([url, "-o", file, "--refresh"])
+            #expect(result.status == 2, "\(file): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.contains("is in the cache directory"), "\(result.stderr)")
+        }
+        #expect(server.requestCount("/a.png") == requests, "refused before any request")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: entry)) == Data(FixtureSite.png), "the entry is intact")
+        #expect(!FileManager.default.fileExists(atPath: cli.cacheDir + "/photo.png"))
+        try FileManager.default.createDirectory(atPath: cli.cacheDir + "/mine", withIntermediateDirectories: false)
+        let inside = try await cli.run([url, "-o", cli.cacheDir + "/mine/photo.png"])
+        #expect(inside.status == 0, "\(inside.stderr)")
+    }
 }

@@ -116,4 +116,18 @@ import TestSupport
         let plain = try await cli.run(slowURLs(3).map { $0 + "&c" })
         #expect(!plain.stderr.contains("\u{1B}[K"), "no bar when stderr is not a terminal")
     }
+
+    /// SPEC §3: "`-q` prints only failures". On a terminal that includes the
+    /// progress bar, unless `--progress` asks for it.
+    @Test func quietHidesTheProgressBarOnATerminal() async throws {
+        let server = try ScriptedServer()
+        server.route("/slow.png", ScriptedResponse.ok(FixtureSite.png).delayed(0.25))
+        let cli = try CLI()
+        let urls = (1...4).map { server.url("/slow.png?\($0)") }
+        let quiet = try await cli.runInTerminal(["-q", "--jobs", "1"] + urls)
+        #expect(quiet.status == 0)
+        #expect(!quiet.stdout.contains("\u{1B}[K") && !quiet.stdout.contains(" URLs"), "\(quiet.stdout.debugDescription)")
+        let asked = try await cli.runInTerminal(["-q", "--progress", "--jobs", "1"] + urls.map { $0 + "&again" })
+        #expect(asked.stdout.contains("\u{1B}[K"), "--progress still draws it: \(asked.stdout.debugDescription)")
+    }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,13 +51,30 @@ import Testing
         #expect(fstat(fd, &info) == 0 && info.st_size == text.count)
     }
 
+    /// The write runs on a thread of its own that blocks SIGPIPE: the signal a closed pipe raises
+    /// is that thread's, stays pending there and goes with the thread, so the process lives to
+    /// see the `EPIPE` (as in the executable, which ignores SIGPIPE). The process-wide disposition
+    /// is left alone: tests run concurrently in this process, and one that set it back while
+    /// another relied on it would let SIGPIPE end the whole test run.
     @Test func aClosedPipeGivesEPIPE() throws {
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
         #expect(close(ends[0]) == 0)
-        let previous = signal(SIGPIPE, SIG_IGN)
-        defer { _ = signal(SIGPIPE, previous); _ = close(ends[1]) }
-        #expect(Array("x".utf8).withUnsafeBytes { writeAll(ends[1], $0) } == EPIPE)
+        defer { _ = close(ends[1]) }
+        let writeEnd = ends[1]
+        let error = Locked<Int32>(-1)   // the write's errno, 0 for none
+        let done = DispatchSemaphore(value: 0)
+        try startDetachedThread(name: "closed pipe") {
+            var pipeSignal = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            let blocked = pthread_sigmask(SIG_BLOCK, &pipeSignal, nil) == 0
+            // Without the block the write would kill the process: none then.
+            if blocked { error.withLock { $0 = Array("x".utf8).withUnsafeBytes { writeAll(writeEnd, $0) } ?? 0 } }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(error.withLock { $0 } == EPIPE)
     }
 
     @Test func aReadOnlyDescriptorGivesEBADF() throws {

@@ -50,6 +50,9 @@ final class ChildOutput: @unchecked Sendable {
 
     /// The thread's body. SIGPIPE is blocked in this thread, so a child that exits without
     /// reading its stdin gives EPIPE here; the pending signal is discarded with the thread.
+    /// (This process leaves SIGPIPE at its default, which ends it: neither libcurl, with
+    /// CURLOPT_NOSIGNAL, nor the Fetch library touches the disposition; Fetch blocks SIGPIPE
+    /// on its own loop threads only.)
     private static func pump(stdin: Int32, input: [UInt8], stdout: Int32, stderr: Int32, into captured: TSLocked<Captured>) {
         var pipeSignal = sigset_t()
         sigemptyset(&pipeSignal)

@@ -13,8 +13,8 @@ import Glibc
 /// The child starts
 /// - with only `blockedSignals` blocked (none by default: a Swift concurrency or Dispatch thread
 ///   blocks SIGINT and SIGTERM, and a child would inherit that mask) and every signal at its
-///   default disposition (this process ignores SIGPIPE once libcurl is set up; a shell's child
-///   would not);
+///   default disposition (an ignored signal stays ignored across exec: were this process to
+///   ignore one, as the asyncfetch executable ignores SIGPIPE, a shell's child still would not);
 /// - in this process's process group, so an interrupted `swift test` takes its children with it;
 /// - with /dev/null or a pipe on each standard stream and no other descriptor open.
 ///

@@ -142,10 +142,12 @@ public final class DelayingProxy: @unchecked Sendable {
             }
         }
 
+        /// `send` with MSG_NOSIGNAL: a side that has gone away is EPIPE here, not a SIGPIPE, which
+        /// this process leaves at its default (the end of the whole test run).
         private static func writeAll(_ fd: Int32, _ buffer: [UInt8], _ count: Int) -> Bool {
             var written = 0
             while written < count {
-                let n = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + written, count - written) }
+                let n = buffer.withUnsafeBytes { send(fd, $0.baseAddress! + written, count - written, Int32(MSG_NOSIGNAL)) }
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { return false }
                 written += n
