@@ -36,9 +36,6 @@ public struct RemoteLocation: Sendable, Equatable {
             guard !host.isEmpty && !host.hasPrefix(":") else {
                 throw Invalid(message: "--remote-cache \(redactURL(text)): no host named")
             }
-            guard !text.contains("?") && !text.contains("#") else {
-                throw Invalid(message: "--remote-cache \(redactURL(text)): a query or fragment would come before each key; give http(s)://host/prefix/")
-            }
             let base = text.hasSuffix("/") ? text : text + "/"
             return try RemoteLocation(base: base, display: redactURL(text), sigV4: nil, userPassword: nil, sessionToken: nil)
                 .checked()
@@ -76,10 +73,17 @@ public struct RemoteLocation: Sendable, Equatable {
     }
 
     /// The location itself, if every request to it can be made: its object
-    /// URLs pass `FetchClient.validate`. Checked once here, so a tier that
-    /// could only fail (every object URL invalid) is a usage error at
-    /// start-up, as a missing key is, not one warning per URL.
+    /// URLs pass `FetchClient.validate`, and each key names an object of its
+    /// own. Checked once here, so a tier that could only fail (every object
+    /// URL invalid, or every key one object) is a usage error at start-up, as
+    /// a missing key is, not one warning per URL.
     private func checked() throws(Invalid) -> RemoteLocation {
+        // Each key would follow the query or fragment: every entry one object (an S3 key with
+        // either is written percent-encoded in the prefix).
+        guard !base.contains("?") && !base.contains("#") else {
+            let form = sigV4 == nil ? "http(s)://host/prefix/" : "s3://bucket/prefix and an AWS_ENDPOINT_URL without either"
+            throw Invalid(message: "--remote-cache \(display): a query or fragment would come before each key; give \(form)")
+        }
         do {
             try FetchClient.validate(objectURL(String(repeating: "0", count: 32)))
         } catch {

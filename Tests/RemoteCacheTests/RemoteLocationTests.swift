@@ -45,6 +45,21 @@ import Testing
         #expect(try RemoteLocation.parse("http://user:pw@h:8080", environment: [:]).base == "http://user:pw@h:8080/")
     }
 
+    /// An S3 prefix (or endpoint) with a `?` or `#` is refused as an http(s) one is: each key
+    /// would follow the query or fragment, so every entry would be the one object before it
+    /// (`s3://bucket/p?x` read and wrote `bucket/p` for every key). Before, it was taken.
+    @Test func anS3LocationWithAQueryOrFragmentIsRefused() throws {
+        var env = Self.keys
+        env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000"
+        for text in ["s3://bucket/p?x=1", "s3://bucket/p#f", "s3://bucket?x", "s3://bucket/a/b#"] {
+            let error = try #require(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: env) }
+            #expect(error.message.contains("query or fragment"), "\(error.message)")
+            #expect(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: Self.keys) }
+        }
+        env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/?x"
+        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+    }
+
     /// Credentials or a location that no request could carry are refused
     /// once, here, naming what is wrong: before, every object request failed
     /// as `invalid-url` and the tier warned about each.
