@@ -60,6 +60,21 @@ import Testing
         #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
     }
 
+    /// An S3 endpoint that no request can use is named in the message, where the problem is, its
+    /// password removed. Before, the message named only `s3://bucket/p` ("invalid URL: expected
+    /// scheme://host/path" for an endpoint without its scheme).
+    @Test func aBadS3EndpointIsNamedInTheMessage() throws {
+        for (name, endpoint, shown) in [("AWS_ENDPOINT_URL", "localhost:9000", "localhost:9000"),
+                                        ("AWS_ENDPOINT_URL_S3", "http://u:pw@127.0.0.1:9000/a b", "http://u:***@127.0.0.1:9000/a b"),
+                                        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9000/?x", "http://127.0.0.1:9000/?x")] {
+            var env = Self.keys
+            env[name] = endpoint
+            let error = try #require(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+            #expect(error.message.hasPrefix("--remote-cache s3://bucket/p (\(name) \(shown)): "), "\(error.message)")
+            #expect(!error.message.contains("pw"), "\(error.message)")
+        }
+    }
+
     /// Credentials or a location that no request could carry are refused
     /// once, here, naming what is wrong: before, every object request failed
     /// as `invalid-url` and the tier warned about each.
