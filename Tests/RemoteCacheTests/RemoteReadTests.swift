@@ -19,7 +19,7 @@ import TestSupport
         let key: CacheKey
         let objectURL: String
 
-        init(_ server: ScriptedServer, credentials: String = "") throws {
+        init(_ server: ScriptedServer, credentials: String = "", url: String = "http://origin.test/a.png") throws {
             temp = try TempDirectory(prefix: "asyncfetch-read")
             store = try DiskCacheStore(directory: temp.path + "/cache")
             let base = server.url("/cache/").replacingOccurrences(of: "http://", with: "http://" + credentials)
@@ -27,7 +27,7 @@ import TestSupport
             remote = RemoteCache(location: try RemoteLocation.parse(base, environment: [:]), fetch: FetchConfiguration()) { message in
                 kept.withLock { $0.append(message) }
             }
-            key = try CacheKey(url: "http://origin.test/a.png")
+            key = try CacheKey(url: url)
             objectURL = server.url("/cache/" + key.hex)
         }
 
@@ -79,5 +79,40 @@ import TestSupport
         let stats = tier.remote.stats
         #expect(stats.misses == 1 && stats.readErrors == 1 && stats.hits == 0, "\(stats)")
         #expect(!tier.messages.withLock { $0 }.contains { $0.contains("sekrit") })
+    }
+
+    /// An intact object is stored; the same object announced longer than it is (the connection
+    /// closes short) or shorter (the reader gets a cut object) is refused, says why, and stores
+    /// nothing; so is one whose body changed under its record.
+    @Test func anObjectIsUsedOnlyWhenItArrivesWhole() async throws {
+        let entry = try RemoteObjectTests.Entry()
+        let server = try ScriptedServer()
+        let tier = try Tier(server, url: entry.url)
+        let path = "/cache/" + tier.key.hex
+        var longer = ScriptedResponse.ok(entry.object, contentType: "application/octet-stream")
+        longer.declaredLength = entry.object.count + 100
+        var shorter = longer
+        shorter.declaredLength = entry.object.count - 100
+        var changed = entry.object
+        changed[changed.count - 1] ^= 0xFF
+        let cases: [(String, ScriptedResponse, String)] = [
+            ("announced 100 bytes longer", longer, "network error"),
+            ("announced 100 bytes shorter", shorter, "body of 4900 bytes, the record says 5000"),
+            ("its last byte changed", .ok(changed, contentType: "application/octet-stream"), "body digest"),
+        ]
+        for (what, response, reason) in cases {
+            server.route(path, response)
+            let read = await tier.read()
+            #expect(!read.stored, "\(what)")
+            #expect(read.messages.count == 1 && read.messages[0].hasPrefix("remote cache: GET \(tier.objectURL): ")
+                    && read.messages[0].contains(reason), "\(what): \(read.messages)")
+            #expect(tier.store.lookup(tier.key.hex, url: tier.key.storedURL, accessTime: false) == nil, "\(what)")
+        }
+        server.route(path, .ok(entry.object, contentType: "application/octet-stream"))
+        let whole = await tier.read()
+        #expect(whole.stored && whole.messages.isEmpty, "\(whole.messages)")
+        #expect(try entry.stored(in: tier.store) == entry.body)
+        let stats = tier.remote.stats
+        #expect(stats.hits == 1 && stats.readErrors == 3 && !stats.disabled, "\(stats)")
     }
 }
