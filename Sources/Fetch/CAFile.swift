@@ -28,7 +28,7 @@ public enum CAFile {
         let marker = Array("CERTIFICATE-----".utf8)
         // Each read lands after the last `marker.count - 1` bytes of the ones
         // before, so a marker split between two reads is found too.
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var buffer = [UInt8](repeating: 0, count: Defaults.caFileReadBytes)
         var kept = 0, scanned = 0
         while scanned < Defaults.maxCAFileScan {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + kept, $0.count - kept) }
@@ -59,10 +59,4 @@ public enum CAFile {
         }
         return false
     }
-}
-
-extension Defaults {
-    /// A CA file is checked for a PEM block in its first 16 MiB (a CA
-    /// bundle is a few hundred KiB).
-    public static let maxCAFileScan = 16 << 20
 }

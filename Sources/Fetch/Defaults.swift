@@ -87,6 +87,10 @@ public enum Defaults {
     /// bundle file there), from which OpenSSL reads only the issuers a
     /// handshake asks for (see `CertificateStore`).
     public static let systemCABundle = "/etc/ssl/certs"
+    /// A `--cacert` file is checked for a PEM block in its first 16 MiB (a CA
+    /// bundle is a few hundred KiB), read this many bytes at a time.
+    public static let maxCAFileScan = 16 << 20
+    static let caFileReadBytes = 64 * 1024
     /// The TLS 1.3 cipher suites offered, in browsers' order (Chrome's; Firefox
     /// also puts AES-128-GCM first): OpenSSL 3.0's own three, with
     /// `TLS_AES_128_GCM_SHA256` (TLS 1.3's mandatory suite, RFC 8446 9.1) first

@@ -190,7 +190,7 @@ public struct ImageStructure: Sendable {
                 }
                 let start = gatherStart, sum = crc
                 let next = gathered.withUnsafeBufferPointer { walker!.advance(Bytes($0), at: start, crc: sum) }
-                gathered.removeAll(keepingCapacity: gathered.capacity <= 64 << 10)
+                gathered.removeAll(keepingCapacity: gathered.capacity <= FormatLimits.gatheredKeptBytes)
                 set(next)
             case .skip(let count, let seed):
                 let take = Int(min(count, Int64(n - p)))

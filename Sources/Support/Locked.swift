@@ -82,8 +82,8 @@ public struct Locked<Value>: @unchecked Sendable {
     }
 
     /// `withLock(when:)`: waits on `condition` with the mutex, then runs `body`.
-    fileprivate func waitingWithLock<T>(_ condition: UnsafeMutablePointer<pthread_cond_t>, _ ready: (inout Value) -> Bool,
-                                        _ body: (inout Value) -> T) -> T {
+    func waitingWithLock<T>(_ condition: UnsafeMutablePointer<pthread_cond_t>, _ ready: (inout Value) -> Bool,
+                            _ body: (inout Value) -> T) -> T {
         storage.withUnsafeMutablePointers { value, mutex in
             let locked = pthread_mutex_lock(mutex)
             if locked != 0 { threadingCallFailed("pthread_mutex_lock", locked) }
@@ -107,48 +107,6 @@ extension Locked where Value == Void {
     @inlinable @inline(__always)
     public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         try withLock { (_: inout Void) throws(E) -> T in try body() }
-    }
-}
-
-/// A condition variable for a `Locked` value: a thread waits in
-/// `withLock(when:…)` until the value is ready; whoever changes it calls
-/// `signal()` (inside `withLock`, so the wake-up cannot be missed; or right
-/// after it, when the waiter notes under the lock that it waits and the
-/// signaller saw that note there: then the woken thread does not block at
-/// once on the lock still held).
-public final class LockCondition: @unchecked Sendable {
-    fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
-
-    /// The condition lives at a fixed address (it must not move).
-    public init() {
-        condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        let rc = pthread_cond_init(condition, nil)
-        if rc != 0 { threadingCallFailed("pthread_cond_init", rc) }
-    }
-
-    deinit {
-        let rc = pthread_cond_destroy(condition)
-        // EBUSY only for a condition a thread still waits on, on a process's way to `_exit` (`acquireForever`).
-        if rc != 0 && rc != EBUSY { threadingCallFailed("pthread_cond_destroy", rc) }
-        condition.deinitialize(count: 1)
-        condition.deallocate()
-    }
-
-    /// Wakes one thread waiting on this condition.
-    public func signal() {
-        let rc = pthread_cond_signal(condition)
-        if rc != 0 { threadingCallFailed("pthread_cond_signal", rc) }
-    }
-}
-
-extension Locked {
-    /// Takes the lock, waits on `condition` (the lock released meanwhile)
-    /// until `ready` returns true, then runs `body`, all without giving the
-    /// value up in between. `ready` may note that a thread waits.
-    public func withLock<T>(when condition: LockCondition, _ ready: (inout Value) -> Bool,
-                            _ body: (inout Value) -> T) -> T {
-        waitingWithLock(condition.condition, ready, body)
     }
 }
 

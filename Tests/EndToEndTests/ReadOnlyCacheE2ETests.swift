@@ -7,12 +7,18 @@ import TestSupport
 /// not be updated; `--refresh` of a stored entry too. Uses a real tmpfs
 /// remounted read-only (tests run as root, which ignores permission bits).
 @Suite struct ReadOnlyCacheE2ETests {
+    /// A cache on a tmpfs of its own (writable until `remountReadOnly`), and
+    /// the environment that points a run at it, temporary files outside it.
+    private static func tmpfsCache(for cli: CLI) throws -> (TmpfsMount, [String: String]) {
+        let mount = try TmpfsMount(at: cli.cache.path + "/ro-fs", size: "4m")
+        return (mount, ["ASYNCFETCH_CACHE_DIR": mount.path, "TMPDIR": cli.cache.path])
+    }
+
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -o remount,ro (root in a VM or privileged container)"))
     func aReadOnlyCacheStillDeliversWithAWarning() throws {
         let (server, cli) = try FixtureSite.start()
-        let mount = try TmpfsMount(at: cli.cache.path + "/ro-fs", size: "4m")
+        let (mount, env) = try Self.tmpfsCache(for: cli)
         defer { mount.unmount() }
-        let env = ["ASYNCFETCH_CACHE_DIR": mount.path, "TMPDIR": cli.cache.path]
         let png = FixtureSite.png
         server.route("/tagged.png", [ScriptedResponse.ok(png, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=600")]),
                                      ScriptedResponse.notModified(headers: [("ETag", "\"v1\"")])])
@@ -50,5 +56,29 @@ import TestSupport
         #expect(CacheE2E.files(in: mount.path) == filesBefore)
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cli.cache.path)) ?? []
         #expect(!leftovers.contains { $0.hasPrefix("asyncfetch-") && $0.hasSuffix(".part") }, "no temporary file left: \(leftovers)")
+    }
+
+    /// A `no-store` answer drops the older entry (the server no longer allows
+    /// keeping it); one that cannot be removed would still be served later,
+    /// so the run says so in a warning rather than going on silently.
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -o remount,ro (root in a VM or privileged container)"))
+    func aNoStoreAnswerWarnsWhenTheOlderEntryCannotBeRemoved() throws {
+        let (server, cli) = try FixtureSite.start()
+        let (mount, env) = try Self.tmpfsCache(for: cli)
+        defer { mount.unmount() }
+        let png = FixtureSite.png
+        server.route("/changed.png", [ScriptedResponse.ok(png, headers: [("Cache-Control", "max-age=600")]),
+                                      ScriptedResponse.ok(png, headers: [("Cache-Control", "no-store")])])
+        let url = server.url("/changed.png")
+        #expect(try cli.run([url], environment: env).status == 0)
+        try mount.remountReadOnly()
+        let filesBefore = CacheE2E.files(in: mount.path)
+
+        let refreshed = try cli.run(["--refresh", url], environment: env)
+        #expect(refreshed.status == 0, "the body arrived: \(refreshed.stdout)\(refreshed.stderr)")
+        #expect(refreshed.stdout.contains("(not stored: no-store)"), "\(refreshed.stdout)")
+        #expect(refreshed.stderr.contains("warning: \(url): the older stored copy could not be removed (the server now says no-store): ")
+                && refreshed.stderr.contains("Read-only file system"), "\(refreshed.stderr)")
+        #expect(CacheE2E.files(in: mount.path) == filesBefore)
     }
 }

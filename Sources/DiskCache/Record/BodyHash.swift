@@ -1,20 +1,5 @@
 import CXXHash
 
-/// The digest of a stored body, computed while it streams (SPEC §4). It
-/// detects corruption (a torn write after a power loss, a disk error, an
-/// edit in place); it is not a security boundary.
-///
-/// New entries use XXH3-128 (libxxhash), which hashes at memory speed on
-/// the transfer thread, so no body is ever read twice. Entries written by
-/// the previous format carry an MD5; `cache verify` still checks those.
-public enum DigestAlgorithm: String, Sendable {
-    case xxh3 = "xxh3-128"
-    case md5
-
-    /// The algorithm new entries record.
-    public static let current = DigestAlgorithm.xxh3
-}
-
 /// A streaming digest of one algorithm. Not thread-safe: one owner at a time.
 final class BodyHash: @unchecked Sendable {
     let algorithm: DigestAlgorithm
@@ -56,6 +41,7 @@ final class BodyHash: @unchecked Sendable {
 
     /// Forgets everything so far (a retried download).
     func reset() {
+        // XXH3_128bits_reset fails only for a NULL state, which cannot happen here.
         if let xxh { _ = cxxh_reset(xxh) } else { md5?.reset() }
     }
 

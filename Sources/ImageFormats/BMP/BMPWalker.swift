@@ -44,7 +44,7 @@ struct BMPWalker: StructureWalker {
             }
             let length: Int64
             if [0, 3, 6].contains(compression) {   // BI_RGB, BI_BITFIELDS, BI_ALPHABITFIELDS: rows of 32-bit words
-                guard width < 1 << 24, height < 1 << 24, bits <= 64 else { return .failed("BMP has an impossible size") }
+                guard width < FormatLimits.bmpSide, height < FormatLimits.bmpSide, bits <= FormatLimits.bmpBitsPerPixel else { return .failed("BMP has an impossible size") }
                 length = (width * bits + 31) / 32 * 4 * height
             } else if imageSize > 0 {
                 length = imageSize

@@ -19,6 +19,10 @@ enum FormatLimits {
     static let tiffDirectories = 256
     /// Bytes of directories and tables a TIFF walk reads in all (more: undecided).
     static let tiffCapturedBytes = 4 << 20
+    /// Values one TIFF directory entry may count (more: the entry is skipped
+    /// as damaged); it keeps the entry's byte length, count × its type's
+    /// size (at most 8), far from overflowing.
+    static let tiffEntryValues: Int64 = 1 << 40
     /// Directory entries of an ICO the header sniff reads for the largest image.
     static let icoEntries = 256
     /// Boxes read at one level of an ISO BMFF container, and how deep the
@@ -27,6 +31,19 @@ enum FormatLimits {
     static let isobmffDepth = 8
     /// Entries of an `ipma` box read for an item's properties.
     static let ipmaEntries = 4096
+    /// Items of an `iloc` box whose extents a walk reads (the rest are not checked).
+    static let ilocItems: Int64 = 65_536
+    /// The widest and tallest uncompressed BMP a walk sizes, and the most bits
+    /// a pixel may have (more: "BMP has an impossible size").
+    static let bmpSide: Int64 = 1 << 24
+    static let bmpBitsPerPixel: Int64 = 64
     /// Bytes a JPEG XL walk gathers for one frame's headers (more: undecided).
     static let jxlHeaderBytes = 256 << 10
+    /// Groups one JPEG XL frame may have for its table of contents to be
+    /// read (more: undecided), and the bits its header extensions may take.
+    static let jxlGroups = 1 << 20
+    static let jxlExtensionBits: UInt64 = 1 << 32
+    /// Capacity a walker's gathered bytes keep between two `need`s; a larger
+    /// buffer (a big ISO BMFF `meta` box) is given back.
+    static let gatheredKeptBytes = 64 << 10
 }

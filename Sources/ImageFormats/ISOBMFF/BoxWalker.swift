@@ -130,7 +130,7 @@ struct BoxWalker: StructureWalker {
         guard let items = version < 2 ? b.u16be(i).map(Int64.init) : b.u32be(i).map(Int64.init) else { return [] }
         i += version < 2 ? 2 : 4
         var ends: [Int64] = []
-        for _ in 0..<min(items, 65_536) {
+        for _ in 0..<min(items, FormatLimits.ilocItems) {
             i += version < 2 ? 2 : 4                       // item ID
             var method = 0
             if version >= 1 { method = (b.u16be(i) ?? 0) & 15; i += 2 }

@@ -144,7 +144,7 @@ enum JXLHeaders {
         let groupDim = 128 << groupShift
         func groups(_ dim: Int) -> Int { (width + dim - 1) / dim * ((height + dim - 1) / dim) }
         let groupCount = groups(groupDim), lfGroupCount = groups(groupDim * 8)
-        guard groupCount <= 1 << 20 else { throw .unsupported }
+        guard groupCount <= FormatLimits.jxlGroups else { throw .unsupported }
         let entries = passes == 1 && groupCount == 1 ? 1 : 2 + lfGroupCount + groupCount * passes
         if try bits.bool() { throw .unsupported }               // a permuted TOC is entropy-coded
         try bits.alignToByte()
@@ -229,7 +229,7 @@ enum JXLHeaders {
         var total: UInt64 = 0
         for k in 0..<64 where present >> UInt64(k) & 1 == 1 {
             let (sum, overflow) = total.addingReportingOverflow(try bits.u64())
-            guard !overflow, sum < 1 << 32 else { throw .unsupported }
+            guard !overflow, sum < FormatLimits.jxlExtensionBits else { throw .unsupported }
             total = sum
         }
         try bits.skip(Int(total))

@@ -112,7 +112,7 @@ struct TIFFWalker: StructureWalker {
             let n = big ? u64(b, e + 4) : u32(b, e + 4)
             let valueAt = e + (big ? 12 : 8)
             let unit: Int64 = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8][type] ?? 1
-            guard n >= 0, n < 1 << 40 else { continue }
+            guard n >= 0, n < FormatLimits.tiffEntryValues else { continue }
             let total = n * unit
             let value: Int64 = total > inline ? (big ? u64(b, valueAt) : u32(b, valueAt)) : 0
             if total > inline { required = max(required, Self.sum(value, total)) }

@@ -11,4 +11,7 @@ extension Defaults {
     public static let inputChunkBytes = 64 * 1024
     /// A longer line is reported as an invalid URL, not buffered whole.
     public static let inputMaxLineBytes = 1 << 20
+    /// Capacity a line split across reads keeps for the next one; a longer
+    /// line's buffer is given back.
+    static let inputKeptLineBytes = 64 * 1024
 }

@@ -49,7 +49,7 @@ public struct LineSplitter {
     private mutating func finishLine(_ tail: UnsafeBufferPointer<UInt8>, _ emit: (Line) -> Void) {
         lineNumber += 1
         defer {
-            partial.removeAll(keepingCapacity: partial.capacity <= 64 * 1024)
+            partial.removeAll(keepingCapacity: partial.capacity <= Defaults.inputKeptLineBytes)
             overlong = false
         }
         if overlong || partial.count + tail.count > maxLineBytes {

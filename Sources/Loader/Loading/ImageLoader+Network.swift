@@ -338,10 +338,14 @@ extension ImageLoader {
         }
         if !Storability.mayStore(status: response.status, CacheControl(response.headers)) {
             // Never stored (§5.2.2.5); an older entry is dropped, since the server no longer allows keeping it.
+            // One that cannot be removed would still be served (fresh, or --offline): a warning says so.
+            var kept: String?
             if replacesEntry {
-                bestEffort("the older entry stays, stale, until a response replaces it") { try cache.remove(key.hex) }
+                do { try cache.remove(key.hex) } catch {
+                    kept = "the older stored copy could not be removed (the server now says no-store): \(error.message); later runs may still serve it"
+                }
             }
-            return unstored(writer, info: info, check: check, response: response, storeFailure: nil)
+            return unstored(writer, info: info, check: check, response: response, storeFailure: nil, warning: kept)
         }
         guard let writer = writer as? CacheWriter else {
             // The cache could not be written: the body is only delivered (-o, --output-dir), with a warning.
@@ -373,8 +377,9 @@ extension ImageLoader {
 
     /// A body that is not in the cache (`no-store`, or the cache could not
     /// be written: `storeFailure`), kept only until it is delivered.
+    /// `warning`: what else the user should know (an older entry that could not be removed).
     private func unstored(_ body: ReceivedBody, info: ImageInfo?, check: ImageCheck?, response: FetchResponse,
-                          storeFailure: String?) -> Phase {
+                          storeFailure: String?, warning: String? = nil) -> Phase {
         let transient: TransientBody
         do { transient = TransientBody(path: try body.keepUnstored()) } catch {
             let what = storeFailure.map { "\($0); and cannot keep the body" } ?? "cannot keep the no-store body"
@@ -384,7 +389,8 @@ extension ImageLoader {
             path: nil, source: .network, bytes: body.bytesWritten, status: response.wholeStatus,
             contentType: response.headers["Content-Type"], format: info?.format, width: info?.width,
             height: info?.height, attempts: response.attempts, httpVersion: response.httpVersion,
-            redirects: response.redirects, effectiveURL: response.effectiveURL, transientBody: transient, checked: check)
+            redirects: response.redirects, effectiveURL: response.effectiveURL, warning: warning, transientBody: transient,
+            checked: check)
         loaded.storeFailure = storeFailure
         return .success(loaded)
     }

@@ -80,8 +80,3 @@ public enum CacheEntryLine {
         return line.rendered
     }
 }
-
-extension Defaults {
-    /// `cache list` pads its content-type column to the longest type, up to this many characters.
-    public static let listTypeColumnMax = 40
-}

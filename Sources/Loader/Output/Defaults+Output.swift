@@ -4,6 +4,8 @@ import Fetch
 extension Defaults {
     /// On a terminal, result lines pad their URL column to the widest URL so far, up to this many characters.
     public static let urlColumnMax = 100
+    /// `cache list` pads its content-type column to the longest type, up to this many characters.
+    public static let listTypeColumnMax = 40
     /// The progress bar redraws at most this often (10 times a second): `Reporter.tick`'s pace.
     static let progressRedrawInterval: Double = 0.1
     /// A run of one URL shows the bar once its transfer has taken this long.
@@ -27,4 +29,7 @@ extension Defaults {
     /// than the difference (a very long URL; the buffer then grows).
     static let outputBufferBytes = 64 * 1024
     static let outputFlushBytes = 60 * 1024
+    /// Bytes one `sendfile` call copies of a body into `--output-dir` where
+    /// no reflink can be made; a larger body takes several calls.
+    static let outputCopyChunkBytes = 1 << 30
 }

@@ -1,3 +1,4 @@
+import enum Fetch.Defaults
 import DiskCache
 import Support
 #if canImport(Glibc)
@@ -153,7 +154,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
             method = "copy"
             var offset: off_t = 0
             while true {
-                let n = sendfile(output, input, &offset, 1 << 30)
+                let n = sendfile(output, input, &offset, Defaults.outputCopyChunkBytes)
                 if n < 0 && errno == EINTR { continue }
                 if n < 0 { failure = .errno("cannot copy"); break }
                 if n == 0 { break }
