@@ -10,8 +10,10 @@
 #define XXH_DISPATCH_DISABLE_REPLACE
 #include <xxh_x86dispatch.h>
 #define CXXH_UPDATE XXH3_128bits_update_dispatch
+#define CXXH_ONESHOT XXH3_128bits_dispatch
 #else
 #define CXXH_UPDATE XXH3_128bits_update
+#define CXXH_ONESHOT XXH3_128bits
 #endif
 
 // A `cxxh_state` is libxxhash's own state (one allocation per digest, not two).
@@ -33,6 +35,12 @@ int cxxh_update(cxxh_state *state, const void *data, size_t len) {
 void cxxh_digest(const cxxh_state *state, unsigned char out[16]) {
     XXH128_canonical_t canonical;
     XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest((const XXH3_state_t *)state));
+    memcpy(out, canonical.digest, 16);
+}
+
+void cxxh_whole(const void *data, size_t len, unsigned char out[16]) {
+    XXH128_canonical_t canonical;
+    XXH128_canonicalFromHash(&canonical, CXXH_ONESHOT(data, len));
     memcpy(out, canonical.digest, 16);
 }
 

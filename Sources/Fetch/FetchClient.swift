@@ -98,9 +98,12 @@ public final class FetchClient: Sendable {
     /// to the round's batch with `handle.handOff` (bench/history/revalidate.md "Session 11: revalidate").
     /// `completion` may do file work and start other
     /// fetches, but should not wait long: the worker's later
-    /// jobs wait behind it (`CompletionWorkers`). Any other course (a retry, a resumed
-    /// redirect chain, the gate's decision after a failure) goes on on a
-    /// Swift task exactly as `fetch` does, and `completion` runs there.
+    /// jobs wait behind it (`CompletionWorkers`). A fetch without a gate that
+    /// fails for good on its loop (a 404, a refused connection: no retry
+    /// left) completes as a 2xx answer does, in the loop's round on a worker.
+    /// Any other course (a retry, a resumed redirect chain, the gate's decision
+    /// after a failure) goes on on a Swift task exactly as `fetch` does, and
+    /// `completion` runs there.
     /// `handle.cancel()` stops it at any point, before it starts included:
     /// it then fails `.cancelled`; once the transfer is done (its completion
     /// queued on a worker), the cancel is too late and the completion runs
@@ -157,7 +160,8 @@ public final class FetchClient: Sendable {
                 response = answer
             case let other:
                 var attempts = attempts
-                return goOn(attempts.next(after: other), attempts, sink: sink, handle: handle, completion: completion)
+                return goOn(attempts.next(after: other), attempts, loop: transfer.loop, sink: sink, handle: handle,
+                            completion: completion)
             }
             let delivery = attempts.delivery
             gate?.answered(status: response.status)
@@ -191,13 +195,25 @@ public final class FetchClient: Sendable {
 
     /// `start`'s fetch after an attempt it does not return: it fails, or goes
     /// on on a Swift task (a retry, a resumed redirect chain, the gate's decision).
-    private func goOn(_ action: FetchAttempts.Action, _ attempts: FetchAttempts, sink: BodySink, handle: FetchHandle,
-                      completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
+    /// Without a gate the policy decides here, at once: a fetch that fails for
+    /// good (no retry left: a 404, a refused connection) on `loop`, the loop
+    /// that ran its attempt, completes as a 2xx answer does, in the loop's
+    /// round on a completion worker (`CurlLoop.handOff`), not on a task made
+    /// for it (the remote tier's misses: a 404 per URL it lacks).
+    private func goOn(_ action: FetchAttempts.Action, _ attempts: FetchAttempts, loop: CurlLoop?, sink: BodySink,
+                      handle: FetchHandle, completion: @escaping @Sendable (Result<FetchResponse, FetchError>) -> Void) {
+        var action = action, attempts = attempts
+        if case .askGate(let error) = action, attempts.gate == nil {
+            action = attempts.decide(.usePolicy, for: error)
+            // Not cancelled (that is `.fail` at once): the attempt ran, so it was answered on its loop (or its
+            // worker, for a body that streamed there), never inside `submit`. An attempt never placed has no loop.
+            if case .fail(let error) = action, let loop { return loop.handOff { completion(.failure(error)) } }
+        }
         if case .fail(let error) = action {
             // Cancelled: maybe answered inside `submit`, before `start` returned.
             return handle.continueOnTask { completion(.failure(error)) }
         }
-        handle.continueOnTask {
+        handle.continueOnTask { [attempts, action] in
             do throws(FetchError) {
                 completion(.success(try await self.drive(attempts, from: action, gate: attempts.gate, sink)))
             } catch {

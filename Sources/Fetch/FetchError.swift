@@ -118,7 +118,10 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
                 return "c" + text.dropFirst()
             }
             return "could not resolve host" + curlSays
-        case .connect: return "could not connect" + curlSays
+        case .connect:
+            // libcurl names the address it failed to reach, and not that it is a proxy's.
+            if let proxy = ProxyEnvironment.proxy(for: effectiveURL ?? url) { return "could not connect to the proxy \(proxy)" + curlSays }
+            return "could not connect" + curlSays
         case .tls: return "TLS error" + curlSays
         case .timeout: return "timed out" + curlSays
         case .http:

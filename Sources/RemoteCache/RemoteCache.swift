@@ -44,10 +44,11 @@ public final class RemoteCache: Sendable {
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// One queued upload: the entry, and where it takes its transfer slot.
+    /// One queued upload: the entry, whether it may be shared, and where it takes its transfer slot.
     private struct Upload {
         let key: String
         let url: String
+        let shareable: @Sendable (CacheMetadata) -> Bool
         let slots: (any UploadSlots)?
     }
 
@@ -107,10 +108,12 @@ public final class RemoteCache: Sendable {
 
     /// `read` without a Swift task (a batch's tier lane): the GET starts now,
     /// and `completion` runs exactly once with the outcome, never inside this
-    /// call. For an object answered 2xx at the first attempt (a hit) it runs on
-    /// the tier client's completion worker, which has streamed the object into
-    /// the local cache's writer and then checks and commits it there (`FetchClient.start`);
-    /// a 404 or an error completes on a Swift task. `handle.cancel()` stops it: `.unavailable`.
+    /// call, on one of the tier client's completion workers (`FetchClient.start`):
+    /// for an object answered 2xx (a hit), the one that has streamed the object
+    /// into the local cache's writer, and then checks and commits it there;
+    /// for a 404 or an error, as a 2xx held in memory is, in its loop's round.
+    /// A read cancelled, or one the tier was given up for, completes on a Swift task.
+    /// `handle.cancel()` stops it: `.unavailable`.
     public func startRead(_ key: CacheKey, into store: DiskCacheStore, handle: FetchHandle,
                           completion: @escaping @Sendable (Read) -> Void) {
         if state.withLock({ $0.counters.disabled }) { return handle.continueOnTask { completion(.unavailable) } }
@@ -146,20 +149,24 @@ public final class RemoteCache: Sendable {
             return .unavailable
         } catch {
             sink.abandon()
-            failed(error, reading: true, what: "GET \(redactURL(url))")
+            failed(sink.refusal ?? error, reading: true, what: "GET \(redactURL(url))")
             return .unavailable
         }
     }
 
     // MARK: - Writing
 
-    /// Queues the entry of `key` (as stored now, under `url` without password) for upload.
+    /// Queues the entry of `key` (under `url` without password) for upload.
+    /// It is looked up once, as it is when its PUT starts, and sent if it has
+    /// a body and `shareable` allows its record (the loader's `TierSharing`:
+    /// this module decides no HTTP rule).
     /// `slots`: where its PUT takes a transfer slot (the batch's `--jobs`); the
     /// caller never waits for it (it is queued, and runs once a slot is free).
-    public func upload(key: String, url: String, from store: DiskCacheStore, slots: (any UploadSlots)? = nil) {
+    public func upload(key: String, url: String, from store: DiskCacheStore,
+                       shareable: @escaping @Sendable (CacheMetadata) -> Bool, slots: (any UploadSlots)? = nil) {
         let start = state.withLock { s -> Bool in
             guard !s.counters.disabled else { return false }
-            s.queue.append(Upload(key: key, url: url, slots: slots))
+            s.queue.append(Upload(key: key, url: url, shareable: shareable, slots: slots))
             guard s.uploading < uploadLimit else { return false }
             s.uploading += 1
             return true
@@ -182,14 +189,14 @@ public final class RemoteCache: Sendable {
     private func uploadLoop(_ store: DiskCacheStore) async {
         while let next = nextUpload() {
             guard let slots = next.slots else {
-                await put(key: next.key, url: next.url, from: store)
+                await put(next, from: store)
                 continue
             }
             // Refused (the run was cancelled): the upload is dropped, as an interrupted run's queue is;
             // so is one whose tier was given up on while it waited for its slot.
             _ = await slots.run {
                 if state.withLock({ $0.counters.disabled }) { return }
-                await put(key: next.key, url: next.url, from: store)
+                await put(next, from: store)
             }
         }
     }
@@ -209,13 +216,15 @@ public final class RemoteCache: Sendable {
         return next
     }
 
-    private func put(key: String, url: String, from store: DiskCacheStore) async {
-        // The entry as it is now (a later 304 of this run may have refreshed it). The body
-        // streams from the file (memory stays flat), which must still be this entry's inode.
-        guard let entry = store.lookup(key, url: url, accessTime: false), entry.metadata.hasBody else { return }
+    private func put(_ upload: Upload, from store: DiskCacheStore) async {
+        // The entry as it is now (a later 304 of this run may have refreshed it), looked up once:
+        // whether it is shared is decided on this record. The body streams from the file (memory
+        // stays flat), which must still be this entry's inode.
+        guard let entry = store.lookup(upload.key, url: upload.url, accessTime: false), entry.metadata.hasBody,
+              upload.shareable(entry.metadata) else { return }
         let header = RemoteObject.header(record: entry.metadata.encoded())
         let body = FetchRequest.BodyFile(path: entry.bodyPath, length: entry.metadata.bodyLength, inode: entry.inode)
-        let target = location.objectURL(key)
+        let target = location.objectURL(upload.key)
         do {
             _ = try await client.fetch(FetchRequest(url: target, method: .put, body: header, bodyFile: body), into: DiscardSink())
             state.withLock { s in

@@ -36,12 +36,10 @@ public struct RemoteLocation: Sendable, Equatable {
             guard !host.isEmpty && !host.hasPrefix(":") else {
                 throw Invalid(message: "--remote-cache \(redactURL(text)): no host named")
             }
-            guard !text.contains("?") && !text.contains("#") else {
-                throw Invalid(message: "--remote-cache \(redactURL(text)): a query or fragment would come before each key; give http(s)://host/prefix/")
-            }
             let base = text.hasSuffix("/") ? text : text + "/"
-            return try RemoteLocation(base: base, display: redactURL(text), sigV4: nil, userPassword: nil, sessionToken: nil)
-                .checked()
+            let shown = redactURL(text)
+            return try RemoteLocation(base: base, display: shown, sigV4: nil, userPassword: nil, sessionToken: nil)
+                .checked(shown: shown)
         }
         guard lower.hasPrefix("s3://") else {
             throw Invalid(message: "--remote-cache takes http(s)://host/prefix/ or s3://bucket/prefix, got '\(redactURL(text))'")
@@ -58,7 +56,11 @@ public struct RemoteLocation: Sendable, Equatable {
         let region = variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? RemoteDefaults.awsRegion
         let tail = prefix.isEmpty ? "" : prefix + "/"
         let base: String
-        if var endpoint = variable("AWS_ENDPOINT_URL_S3") ?? variable("AWS_ENDPOINT_URL") {
+        // What the checks' messages show: the endpoint too, where a problem with it would be.
+        var shown = text
+        if let name = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].first(where: { variable($0) != nil }),
+           var endpoint = variable(name) {
+            shown += " (\(name) \(redactURL(endpoint)))"
             while endpoint.hasSuffix("/") { endpoint.removeLast() }
             base = endpoint + "/" + bucket + "/" + tail
         } else {
@@ -72,18 +74,27 @@ public struct RemoteLocation: Sendable, Equatable {
             }
         }
         return try RemoteLocation(base: base, display: text, sigV4: "aws:amz:" + region + ":s3",
-                                  userPassword: keyID + ":" + secret, sessionToken: variable("AWS_SESSION_TOKEN")).checked()
+                                  userPassword: keyID + ":" + secret, sessionToken: variable("AWS_SESSION_TOKEN"))
+            .checked(shown: shown)
     }
 
     /// The location itself, if every request to it can be made: its object
-    /// URLs pass `FetchClient.validate`. Checked once here, so a tier that
-    /// could only fail (every object URL invalid) is a usage error at
-    /// start-up, as a missing key is, not one warning per URL.
-    private func checked() throws(Invalid) -> RemoteLocation {
+    /// URLs pass `FetchClient.validate`, and each key names an object of its
+    /// own. Checked once here, so a tier that could only fail (every object
+    /// URL invalid, or every key one object) is a usage error at start-up, as
+    /// a missing key is, not one warning per URL. `shown`: the location in
+    /// the message (an S3 one with its endpoint, which the problem may be in).
+    private func checked(shown: String) throws(Invalid) -> RemoteLocation {
+        // Each key would follow the query or fragment: every entry one object (in a URL, an S3
+        // key's `?` or `#` is percent-encoded).
+        guard !base.contains("?") && !base.contains("#") else {
+            let form = sigV4 == nil ? "http(s)://host/prefix/" : "s3://bucket/prefix and an AWS_ENDPOINT_URL without either"
+            throw Invalid(message: "--remote-cache \(shown): a query or fragment would come before each key; give \(form)")
+        }
         do {
             try FetchClient.validate(objectURL(String(repeating: "0", count: 32)))
         } catch {
-            throw Invalid(message: "--remote-cache \(display): \(error.message)")
+            throw Invalid(message: "--remote-cache \(shown): \(error.message)")
         }
         return self
     }

@@ -66,6 +66,10 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
     private var recordLength = -1
     private var record: [UInt8] = []
     private var writer: CacheWriter?
+    /// Why `write` refused the object, if it did. The fetch then fails as any
+    /// write that fails (kind `io`, "I/O error"); the read reports this instead:
+    /// the tier sent something else than an object, the local disk is fine.
+    private(set) var refusal: RemoteObjectError?
 
     /// `hex`: `key.hex`, made once by the caller (it names the object too).
     init(store: DiskCacheStore, key: CacheKey, hex: String) {
@@ -79,7 +83,7 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
         if recordLength < 0 {
             guard let newline = rest.firstIndex(of: 0x0A) else {
                 header += rest
-                if header.count > RemoteObject.headerLimit { throw RemoteObjectError(description: "no object header line") }
+                if header.count > RemoteObject.headerLimit { throw refused("no object header line") }
                 return
             }
             // The whole line in this piece (the common case) is read in place.
@@ -89,7 +93,7 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
             guard let length else {
                 let line = header.isEmpty ? Array(rest[..<newline]) : header + rest[..<newline]
                 let shown = String(decoding: line.prefix(RemoteObject.headerLimit), as: UTF8.self)
-                throw RemoteObjectError(description: "not an asyncfetch object (header '\(shown)')")
+                throw refused("not an asyncfetch object (header '\(shown)')")
             }
             rest = rest[(newline + 1)...]
             recordLength = length
@@ -108,7 +112,15 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
         header = []
         recordLength = -1
         record = []
+        refusal = nil
         try writer?.reset()
+    }
+
+    /// The error of an object refused as it streams, kept as `refusal`.
+    private func refused(_ reason: String) -> RemoteObjectError {
+        let error = RemoteObjectError(description: reason)
+        refusal = error
+        return error
     }
 
     private func openedWriter() throws(DiskCacheError) -> CacheWriter {

@@ -5,6 +5,11 @@ import enum Loader.Console
 /// Error handling shared by the `cache` subcommands (their lines are
 /// `Loader`'s `CacheEntryLine`, `CacheReportLine` and `CacheURLLine`).
 extension CacheCommand {
+    /// The names the subcommands are typed with (`rm`, not `remove`).
+    static var names: [String] { configuration.subcommands.map { $0._commandName } }
+
+    static func isCommand(_ name: String) -> Bool { names.contains(name) }
+
     static func scan(_ store: DiskCacheStore) throws -> DiskCacheStore.Scan {
         do {
             return try store.scan()

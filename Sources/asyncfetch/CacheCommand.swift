@@ -46,9 +46,10 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var list: CacheURLInput
 
         func run() throws {
+            let urls = try list.all()
             let store = try cache.openStore()
             var missing = false
-            for url in try list.all() {
+            for url in urls {
                 let line = CacheURLLine.path(of: url, in: store)
                 if let complaint = line.complaint { Console.error(complaint) }
                 missing = missing || line.isMissing

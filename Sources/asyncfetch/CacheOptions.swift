@@ -48,4 +48,7 @@ struct UsageError: Error, CustomStringConvertible {
     init(environment message: String) { description = message; pointsAtHelp = false }
     /// A message that names the help to read itself.
     init(namingHelp message: String) { description = message; pointsAtHelp = false }
+
+    /// A fetch run, `cache path`, `rm` or `pull` without a URL.
+    static var noURLGiven: UsageError { UsageError("no URL given (name URLs as arguments, or a list with --input FILE)") }
 }

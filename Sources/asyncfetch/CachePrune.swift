@@ -29,11 +29,9 @@ extension CacheCommand {
         @Flag(help: "Print one JSON object: {\"summary\":{...}}.")
         var json = false
 
-        func validate() throws {
-            if maxSize == nil && maxAge == nil { throw ValidationError("give --max-size, --max-age or both") }
-        }
-
         func run() throws {
+            // Checked here, not in `validate()`, which runs before an unknown option is reported.
+            if maxSize == nil && maxAge == nil { throw UsageError("give --max-size, --max-age or both") }
             let store = try cache.openStore(writable: true)
             let report: DiskCacheStore.PruneReport
             do {

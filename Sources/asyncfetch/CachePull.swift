@@ -30,12 +30,10 @@ extension CacheCommand {
         var verbose = false
         @Argument(help: "URLs to pull.") var urls: [String] = []
 
-        func validate() throws {
-            if urls.isEmpty && input.isEmpty { throw ValidationError("no URL given (name URLs as arguments, or a list with --input FILE)") }
-            if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        }
-
         func run() async throws {
+            // Checked here, not in `validate()`, which runs before an unknown option is reported.
+            if urls.isEmpty && input.isEmpty { throw UsageError.noURLGiven }
+            if jobs < 1 { throw UsageError("--jobs must be at least 1") }
             guard let location = try RemoteOptions.location(remote.remoteCache) else {
                 throw UsageError("cache pull needs --remote-cache URL (or ASYNCFETCH_REMOTE_CACHE)")
             }

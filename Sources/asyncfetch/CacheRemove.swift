@@ -16,11 +16,12 @@ extension CacheCommand {
         /// One line per URL, in order: `removed  URL`, `absent   URL` (not
         /// cached), `invalid  URL`, or `failed   URL` (with the reason on stderr).
         func run() throws {
+            let urls = try list.all()
             let store = try cache.openStore(writable: true)
             var missing = false
             var failures: [DiskCacheError] = []
             var removedKeys = Set<String>()
-            for url in try list.all() {
+            for url in urls {
                 let (line, error) = CacheURLLine.remove(url, from: store, removedKeys: &removedKeys)
                 if let error { failures.append(error) }
                 if let complaint = line.complaint { Console.error(complaint) }

@@ -19,12 +19,11 @@ struct CacheURLInput: ParsableArguments {
     @Flag(help: "Print one JSON object per URL.")
     var json = false
 
-    func validate() throws {
-        if urls.isEmpty && input.isEmpty { throw ValidationError("no URL given (name URLs as arguments, or a list with --input FILE)") }
-    }
-
-    /// Every URL, arguments first.
+    /// Every URL, arguments first. None at all is a usage error, said here
+    /// rather than in `validate()`: swift-argument-parser validates before it
+    /// reports an unknown option, and `cache rm --bogus` must say that.
     func all() throws -> [String] {
+        if urls.isEmpty && input.isEmpty { throw UsageError.noURLGiven }
         var all = urls
         for path in input { all += try Self.lines(of: path) }
         return all

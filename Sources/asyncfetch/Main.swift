@@ -22,6 +22,7 @@ enum Main {
         do {
             if root != CompletionRoot.self {
                 try checkHelpTopic(given)
+                if root == CacheRoot.self { try checkCacheCommand(arguments) }
                 try ArgumentCheck.check(arguments)
             }
             if root == AsyncFetch.self, let settings = QuickParse.parse(arguments) {
@@ -46,7 +47,7 @@ enum Main {
             status = 0
         } catch {
             EarlySignals.giveBack()   // help, version, a usage error: no run (nothing once one started)
-            status = exitStatus(for: error, root: root)
+            status = exitStatus(for: error, root: root, help: helpCommand(root: root, arguments: arguments, given: given))
         }
         end(flushOutput(status))
     }
@@ -125,9 +126,7 @@ enum Main {
             }
             // No subcommand, or an unknown one: that is what to report (`cache`
             // alone shows its help), not that `cache` has no --cache-dir option.
-            guard let name = tail.first, CacheCommand.configuration.subcommands.contains(where: {
-                $0.configuration.commandName == name || $0._commandName == name
-            }) else {
+            guard let name = tail.first, CacheCommand.isCommand(name) else {
                 return (CacheRoot.self, ["cache"] + withoutCacheDir(tail))
             }
             return (CacheRoot.self, ["cache"] + Array(tail) + cacheDir)
@@ -163,12 +162,31 @@ enum Main {
         if topic == "cache" {
             var tail = rest.dropFirst(2)
             _ = takeCacheDir(from: &tail)
-            guard let name = tail.first, !name.hasPrefix("-"), !CacheCommand.configuration.subcommands.contains(where: {
-                $0._commandName == name
-            }) else { return }
-            throw UsageError("no help on 'cache \(name)': try 'asyncfetch help cache' for the cache commands")
+            guard let name = tail.first, !name.hasPrefix("-"), !CacheCommand.isCommand(name) else { return }
+            throw UsageError(namingHelp: "no help on 'cache \(name)': try 'asyncfetch help cache' for the cache commands")
         }
-        throw UsageError("no help on '\(topic)': try 'asyncfetch help' or 'asyncfetch help cache [SUBCOMMAND]'")
+        throw UsageError(namingHelp: "no help on '\(topic)': try 'asyncfetch help' or 'asyncfetch help cache [SUBCOMMAND]'")
+    }
+
+    /// `cache bogus`: the word that is no cache command is the problem (the
+    /// parser said "Unexpected argument 'bogus'"). `arguments` as routed:
+    /// `cache` first.
+    static func checkCacheCommand(_ arguments: [String]) throws {
+        guard let name = arguments.dropFirst().first, !name.hasPrefix("-"), !CacheCommand.isCommand(name) else { return }
+        let names = CacheCommand.names
+        throw UsageError("'\(name)' is not a cache command: \(names.dropLast().joined(separator: ", ")) or \(names.last ?? "")")
+    }
+
+    /// The help a usage error points at: a cache command's own (`asyncfetch
+    /// cache prune --help`: the main help lists none of its options), else
+    /// the main one. `arguments` as routed (a cache command's start with
+    /// `cache`), `given` as typed: a `dir` that `route` put in is no command given.
+    static func helpCommand(root: ParsableCommand.Type, arguments: [String], given: [String]) -> String {
+        guard root == CacheRoot.self else { return "asyncfetch --help" }
+        guard let name = arguments.dropFirst().first, CacheCommand.isCommand(name), given.contains(name) else {
+            return "asyncfetch cache --help"
+        }
+        return "asyncfetch cache \(name) --help"
     }
 
     /// `arguments` without any `--cache-dir DIR` / `--cache-dir=DIR` option.
@@ -215,15 +233,17 @@ enum Main {
         return exitStatus(for: OutputFailure.error(errno: errno), root: AsyncFetch.self)
     }
 
-    static func exitStatus(for error: Error, root: ParsableCommand.Type) -> Int32 {
+    /// The exit status for `error`, its message written on stderr; a usage
+    /// error points at `help`, the help of the command that was given.
+    static func exitStatus(for error: Error, root: ParsableCommand.Type, help: String = "asyncfetch --help") -> Int32 {
         switch error {
         case let code as ExitCode:
             return code.rawValue
         case let usage as UsageError:
-            Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee 'asyncfetch --help'." : ""))
+            Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee '\(help)'." : ""))
             return 2
         case let input as InputError:   // a list named by --input (`cache path` and `rm` word theirs)
-            return exitStatus(for: UnreadableInputs(errors: [input]), root: root)
+            return exitStatus(for: UnreadableInputs(errors: [input]), root: root, help: help)
         case let inputs as UnreadableInputs:   // one line per list
             for input in inputs.errors { Console.error("asyncfetch: cannot read --input \(input.path): \(input.problem)") }
             return 2
@@ -244,7 +264,7 @@ enum Main {
                 let firstLine = message.split(separator: "\n").first.map(String.init) ?? message
                 var reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
                 if let forms = ValueForms.hint(for: reason) { reason += ": " + forms }
-                Console.error("asyncfetch: \(reason)\nSee 'asyncfetch --help'.")
+                Console.error("asyncfetch: \(reason)\nSee '\(help)'.")
                 return 2
             }
             Console.error("asyncfetch: \(message)")

@@ -9,7 +9,7 @@ extension RunSettings {
     /// "no URL given".
     func checkUsage() throws {
         if urls.isEmpty && input.isEmpty {
-            throw UsageError("no URL given (name URLs as arguments, or a list with --input FILE)")
+            throw UsageError.noURLGiven
         }
         if offline && refresh {
             throw UsageError("--offline and --refresh contradict each other (--offline never uses the network; --refresh revalidates every URL)")

@@ -63,3 +63,45 @@ import TestSupport
         #expect(hash.hex() == reference && kept.hex() == reference)
     }
 }
+
+/// A writer given a body whole, as an array (a body the transfer held: `CacheWriter.append(_: [UInt8])`),
+/// hashes it in one call at the end; any other way it arrives, it streams. The digest its entry
+/// records is `xxhsum -H2`'s either way, however the two ways mix and after a reset.
+@Suite struct CacheWriterDigestTests {
+    @Test(arguments: [0, 1, 240, 241, 12_420, 70_000])
+    func anEntryRecordsTheBodysDigestHoweverTheBodyArrived(length: Int) throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-writer-digest")
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        let body = BodyHashTests.body(length)
+        let half = length / 2
+        let ways: [(String, (CacheWriter) throws -> Void)] = [
+            ("whole, as an array", { try $0.append(body) }),
+            ("whole, as bytes", { writer in try body.withUnsafeBytes { try writer.append($0) } }),
+            ("an array, then bytes", { writer in
+                try writer.append(Array(body[..<half]))
+                try body.withUnsafeBytes { try writer.append(UnsafeRawBufferPointer(rebasing: $0[half...])) }
+            }),
+            ("two arrays", { try $0.append(Array(body[..<half])); try $0.append(Array(body[half...])) }),
+            ("another body, reset, then this one as an array", { writer in
+                try writer.append(BodyHashTests.body(333).reversed())
+                try writer.reset()
+                try writer.append(body)
+            }),
+            ("bytes, reset, then an array", { writer in
+                try body.withUnsafeBytes { try writer.append($0) }
+                try writer.reset()
+                try writer.append(body)
+            }),
+        ]
+        let reference = try ReferenceDigest.xxh3(body)
+        for (index, (way, write)) in ways.enumerated() {
+            let key = try CacheKey(url: "https://x.test/\(length)/\(index).png")
+            let writer = try store.makeWriter(for: key.hex)
+            try write(writer)
+            #expect(writer.digest.algorithm == .xxh3 && writer.digest.hex == reference, "\(way): the digest before the commit")
+            let entry = try writer.commit(CacheMetadata(url: key.storedURL, status: 200, requestTime: 1, responseTime: 2, headers: []))
+            #expect(entry.metadata.digestAlgorithm == .xxh3 && entry.metadata.bodyDigest == reference, "\(length) bytes, \(way)")
+            #expect(entry.metadata.bodyLength == Int64(length))
+        }
+    }
+}

@@ -69,6 +69,10 @@ import TestSupport
             ("--limit-rate", "not supported, because asyncfetch does not throttle"), ("-K", "use -i FILE"),
             ("-nc", "not supported, because -P replaces"), ("-nv", "use -q"), ("--http2", "always on"),
             ("--output-document", "use -o FILE"), ("--directory-prefix", "use -P DIR"), ("--input-file", "use -i FILE"),
+            // wget's --wait got "Did you mean '--name'?"; -4, -6 and aria2c's --split a bare "Unknown option".
+            ("--wait", "not supported, because asyncfetch does not pace requests"), ("--random-wait", "not supported"),
+            ("-4", "not supported, because the system resolver picks the address"), ("-6", "not supported"),
+            ("--ipv4", "not supported"), ("--inet6-only", "not supported"), ("--split", "not supported, because each URL is one transfer"),
         ]
         for (flag, answer) in rows {
             let result = try cli.run([flag, "http://127.0.0.1:9/x.png"])

@@ -250,6 +250,38 @@ extension CLI {
         #expect((error["message"] as? String)?.contains("CONNECT tunnel failed, response 403") == true, "\(error)")
     }
 
+    /// A proxy that refuses connections was reported as "could not connect:
+    /// Failed to connect to 127.0.0.1 port N", the proxy's address with no
+    /// word that it is the proxy's, beside a URL whose host was never
+    /// contacted. The message names the proxy and its variable, never its
+    /// user name or password; a URL that no_proxy sends direct says nothing
+    /// of a proxy.
+    @Test func aProxyThatRefusesConnectionsIsNamedWithoutItsCredentials() async throws {
+        let closed = try ScriptedServer()
+        let port = closed.port
+        closed.stop()   // nothing listens there now: connections are refused
+        let proxy = "http://agent:s3cret@127.0.0.1:\(port)"
+        let url = "http://images.example.invalid/cat.png"   // never resolved: it is the proxy's to reach
+        let cli = try CLI()
+        let result = try await cli.runOffPool(["--json", "--retries", "0", url], environment: [
+            "http_proxy": proxy, "no_proxy": "", "NO_PROXY": "",
+        ])
+        #expect(result.status == 1)
+        let error = try #require(Self.error(result, url), "\(result.stdout)")
+        #expect(error["kind"] as? String == "connect", "\(error)")
+        let message = error["message"] as? String ?? ""
+        #expect(message.hasPrefix("could not connect to the proxy http://127.0.0.1:\(port) (http_proxy): "), "\(message)")
+        #expect(!result.stdout.contains("s3cret") && !result.stdout.contains("agent") && !result.stderr.contains("s3cret"),
+                "\(result.stdout)\(result.stderr)")
+
+        let direct = try await cli.runOffPool(["--json", "--retries", "0", "http://127.0.0.1:\(port)/cat.png"], environment: [
+            "http_proxy": "http://127.0.0.1:9", "no_proxy": "localhost,127.0.0.1", "NO_PROXY": "",
+        ])
+        let straight = try #require(Self.error(direct, "http://127.0.0.1:\(port)/cat.png"), "\(direct.stdout)")
+        #expect((straight["message"] as? String)?.hasPrefix("could not connect: Failed to connect to 127.0.0.1 port \(port)") == true,
+                "\(straight)")
+    }
+
     @Test func headersAreAddedAndTheUserAgentNamesTheVersion() async throws {
         let server = try ScriptedServer()
         server.route("/a.png", .ok(Self.png))

@@ -110,10 +110,6 @@ import TestSupport
             // An unset shell variable must not send the run to the default cache.
             (["--cache-dir", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cache-dir is empty"),
             (["--cache-dir=", "--offline", "http://127.0.0.1:9/x.png"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
-            // The unknown subcommand is the problem, not the --cache-dir beside it.
-            (["cache", "bogus", "--cache-dir", "/tmp/x"], "asyncfetch: Unexpected argument 'bogus'"),
-            (["cache", "--cache-dir"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
-            (["cache", "--cache-dir", ""], "asyncfetch: --cache-dir is empty"),
         ]
         for (arguments, reason) in cases {
             let result = try await cli.run(arguments)
@@ -121,9 +117,49 @@ import TestSupport
             let lines = result.stderr.split(separator: "\n").map(String.init)
             #expect(lines.count == 2, "\(arguments): \(result.stderr)")
             #expect(lines.first?.hasPrefix(reason) == true, "\(arguments): \(result.stderr)")
-            #expect(lines.last == "See 'asyncfetch --help'.")
+            let help = arguments.first == "cache" && arguments.count > 1 && !arguments[1].hasPrefix("-") ? "cache \(arguments[1]) " : ""
+            #expect(lines.last == "See 'asyncfetch \(help)--help'.", "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty)
         }
+    }
+
+    /// A `cache` command's usage error pointed at `asyncfetch --help`, which
+    /// lists the fetch options and none of that command's; an unknown option
+    /// of `prune`, `path` or `rm` was reported as their missing argument
+    /// ("give --max-size, --max-age or both" for `prune --max-sise 1G`), and
+    /// an unknown command was an "Unexpected argument".
+    @Test func cacheUsageErrorsPointAtTheirCommandsHelp() async throws {
+        let cases: [([String], String, String)] = [
+            (["cache", "prune"], "give --max-size, --max-age or both", "cache prune"),
+            (["cache", "prune", "--max-sise", "1G"], "Unknown option '--max-sise'", "cache prune"),
+            (["cache", "prune", "--max-size", "lots"], "The value 'lots' is invalid for '--max-size <size>'", "cache prune"),
+            (["cache", "rm", "--bogus"], "Unknown option '--bogus'", "cache rm"),
+            (["cache", "path", "--bogus"], "Unknown option '--bogus'", "cache path"),
+            (["cache", "list", "--bogus"], "Unknown option '--bogus'", "cache list"),
+            (["cache", "stats", "extra"], "Unexpected argument 'extra'", "cache stats"),
+            (["cache", "verify", "--max-age", "1d"], "Unknown option '--max-age'", "cache verify"),
+            (["--cache-dir", "/tmp/x", "cache", "rm"], "no URL given", "cache rm"),
+            (["--json", "cache", "clear", "now"], "Unexpected argument 'now'", "cache clear"),
+            (["cache", "pull", "http://127.0.0.1:9/x.png"], "cache pull needs --remote-cache URL", "cache pull"),
+            // The unknown command is the problem, not the --cache-dir beside it.
+            (["cache", "bogus", "--cache-dir", "/tmp/x"], "'bogus' is not a cache command: dir, path, list", "cache"),
+            (["cache", "--bogus"], "Unknown option '--bogus'", "cache"),
+            (["cache", "--cache-dir"], "Missing value for '--cache-dir <dir>'", "cache"),
+            (["cache", "--cache-dir", ""], "--cache-dir is empty", "cache"),
+        ]
+        for (arguments, reason, command) in cases {
+            let result = try await cli.run(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2, "\(arguments): \(result.stderr)")
+            #expect(lines.first?.hasPrefix("asyncfetch: " + reason) == true, "\(arguments): \(result.stderr)")
+            #expect(lines.last == "See 'asyncfetch \(command) --help'.", "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        // `help` on a cache command that does not exist names the help to read, once.
+        let topic = try await cli.run(["help", "cache", "bogus"])
+        #expect(topic.status == 2 && topic.stderr == "asyncfetch: no help on 'cache bogus': try 'asyncfetch help cache' for the cache commands\n",
+                "\(topic.stderr)")
     }
 
     @Test func completionScriptsCoverOptionsAndCacheCommands() async throws {

@@ -71,6 +71,22 @@ import TestSupport
         #expect(failure.contains("HTTP 404 Not Found  [http, attempts 1, "), "\(failure)")
     }
 
+    /// `-v` said "answered 503: paused for 2.00 s" for a host whose one URL
+    /// had just failed with that 503 (no retry left): nothing waited. A
+    /// pause is said when a URL waits on it (here the retry of the one URL).
+    @Test func verboseSaysAHostIsPausedOnlyWhenAURLWaitsOnIt() async throws {
+        let pushing = try ScriptedServer()
+        pushing.route("/busy.png", ScriptedResponse.status(503, headers: [("Retry-After", "1")]))
+        let url = pushing.url("/busy.png")
+        let alone = try await cli.run(["--json", "-v", "--retries", "0", url])
+        #expect(alone.status == 1 && alone.stdout.contains("HTTP 503 Service Unavailable"), "\(alone.stdout)")
+        #expect(!alone.stderr.contains("paused for"), "\(alone.stderr)")
+        #expect(alone.stdout.contains("\"hostsPaused\":1"), "counted all the same: \(alone.stdout)")
+        let retried = try await cli.run(["-v", "--retries", "1", url])
+        let said = retried.stderr.components(separatedBy: "answered 503: paused for 1.00 s").count - 1
+        #expect(said == 1, "the retry waits on the first pause; the second holds nothing back: \(retried.stderr)")
+    }
+
     @Test func jsonLinesHaveTheDocumentedFieldsInOrderAndTheSummaryLast() async throws {
         let image = server.url("/images/red-64x48.png")
         let missing = server.url("/images/missing.png")

@@ -223,6 +223,9 @@ import TestSupport
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: sink.path))) == Self.png)
     }
 
+    /// A fetch without a gate that fails for good (no retry left) completes as a first answer
+    /// does, on a completion worker: no task is made for it (the remote tier's reads, one 404 per
+    /// object it lacks). Before, it went on on a Swift task.
     @Test func aFinalErrorStatusFailsWithItsStatus() async throws {
         let server = try ScriptedServer()
         server.route("/gone.png", .status(404))
@@ -235,6 +238,20 @@ import TestSupport
         #expect(error.status == 404)
         #expect(error.attempts == 1)
         #expect(calls == 1)
+        #expect(!completed.onTask, "a final failure completes on a completion worker, not on a task")
+        #expect(completed.thread.hasPrefix("cache-worker-"), "ran on \(completed.thread), not a completion worker")
+
+        // So does a refused connection with no retry left.
+        let closed = try ScriptedServer()
+        let deadURL = closed.url("/a.png")
+        closed.stop()
+        var configuration = FetchConfiguration()
+        configuration.retries = 0
+        let (refused, refusedCalls) = await Self.start(FetchClient(configuration: configuration), deadURL, into: sink)
+        guard case .failure(let connect) = refused.result else { Issue.record("a closed port answered"); return }
+        #expect(connect.kind == .connect && connect.attempts == 1, "\(connect)")
+        #expect(refusedCalls == 1)
+        #expect(!refused.onTask && refused.thread.hasPrefix("cache-worker-"), "ran on \(refused.thread)")
     }
 
     @Test func aHandleCancelledBeforeTheStartFailsCancelledWithoutARequest() async throws {

@@ -445,6 +445,38 @@ import Testing
         #expect(harness.scheduler.counts.hostsPaused == 1)
     }
 
+    /// `-v` said "host … answered 503: paused for 2.00 s" after a host's
+    /// last URL failed with its 503 (no retry left), when nothing waited on
+    /// the pause. It is said when a URL waits: one queued then, one put back
+    /// to retry, or one that comes while the pause lasts; the pause is counted all the same.
+    @Test func aPauseIsAnnouncedOnlyWhenAURLWaitsOnIt() {
+        var harness = Harness(jobs: 8, perHost: 2)
+        harness.enqueue(0, Self.a)
+        harness.complete(Self.a, .pushedBack(status: 503, retryAfter: 2))
+        #expect(harness.notes.isEmpty, "\(harness.notes)")
+        #expect(harness.scheduler.isPaused(Self.a, now: 0) && harness.scheduler.counts.hostsPaused == 1)
+        harness.now = 1
+        harness.enqueue(1, Self.a)   // read from the list during the pause: it waits
+        #expect(harness.notes == [.paused(Self.a, seconds: 2, status: 503)])
+        harness.advance(to: 2)
+        #expect(harness.startedItems(on: Self.a) == [0, 1])
+
+        var retried = Harness(jobs: 8, perHost: 2)
+        retried.enqueue(0, Self.b)
+        retried.apply(retried.scheduler.report(.pushedBack(status: 429, retryAfter: 1), host: Self.b, requeueing: true, now: 0))
+        #expect(retried.notes.first == .paused(Self.b, seconds: 1, status: 429), "said before the limit it halves: \(retried.notes)")
+        retried.running[Self.b] = nil
+        retried.apply(retried.scheduler.finished(host: Self.b, requeue: 0, now: 0))
+        #expect(retried.notes.filter { if case .paused = $0 { true } else { false } }.count == 1, "once: \(retried.notes)")
+
+        var over = Harness(jobs: 8, perHost: 2)
+        over.enqueue(0, Self.b)
+        over.complete(Self.b, .pushedBack(status: 503, retryAfter: 1))
+        over.advance(to: 1.5)
+        over.enqueue(1, Self.b)   // the pause is over: nothing to say
+        #expect(over.notes.isEmpty, "\(over.notes)")
+    }
+
     @Test func theNextWakeFollowsPausesThroughTheirEndAndAGiveUp() {
         var harness = Harness(jobs: 8, perHost: 2)
         for (index, host) in [Self.a, Self.b].enumerated() {

@@ -45,6 +45,36 @@ import Testing
         #expect(try RemoteLocation.parse("http://user:pw@h:8080", environment: [:]).base == "http://user:pw@h:8080/")
     }
 
+    /// An S3 prefix (or endpoint) with a `?` or `#` is refused as an http(s) one is: each key
+    /// would follow the query or fragment, so every entry would be the one object before it
+    /// (`s3://bucket/p?x` read and wrote `bucket/p` for every key). Before, it was taken.
+    @Test func anS3LocationWithAQueryOrFragmentIsRefused() throws {
+        var env = Self.keys
+        env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000"
+        for text in ["s3://bucket/p?x=1", "s3://bucket/p#f", "s3://bucket?x", "s3://bucket/a/b#"] {
+            let error = try #require(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: env) }
+            #expect(error.message.contains("query or fragment"), "\(error.message)")
+            #expect(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: Self.keys) }
+        }
+        env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/?x"
+        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+    }
+
+    /// An S3 endpoint that no request can use is named in the message, where the problem is, its
+    /// password removed. Before, the message named only `s3://bucket/p` ("invalid URL: expected
+    /// scheme://host/path" for an endpoint without its scheme).
+    @Test func aBadS3EndpointIsNamedInTheMessage() throws {
+        for (name, endpoint, shown) in [("AWS_ENDPOINT_URL", "localhost:9000", "localhost:9000"),
+                                        ("AWS_ENDPOINT_URL_S3", "http://u:pw@127.0.0.1:9000/a b", "http://u:***@127.0.0.1:9000/a b"),
+                                        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9000/?x", "http://127.0.0.1:9000/?x")] {
+            var env = Self.keys
+            env[name] = endpoint
+            let error = try #require(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+            #expect(error.message.hasPrefix("--remote-cache s3://bucket/p (\(name) \(shown)): "), "\(error.message)")
+            #expect(!error.message.contains("pw"), "\(error.message)")
+        }
+    }
+
     /// Credentials or a location that no request could carry are refused
     /// once, here, naming what is wrong: before, every object request failed
     /// as `invalid-url` and the tier warned about each.

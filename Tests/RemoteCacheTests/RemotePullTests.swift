@@ -55,7 +55,7 @@ import TestSupport
         let uploader = RemoteCache(location: location, fetch: FetchConfiguration())
         for n in 0..<4 {
             try hostA.put(urls[n], bodies[n])
-            uploader.upload(key: try CacheKey(url: urls[n]).hex, url: urls[n], from: hostA.store)
+            uploader.upload(key: try CacheKey(url: urls[n]).hex, url: urls[n], from: hostA.store, shareable: { _ in true })
         }
         await uploader.drain()
         #expect(uploader.stats.uploads == 4, "\(uploader.stats)")

@@ -16,6 +16,9 @@ int cxxh_update(cxxh_state *state, const void *data, size_t len);
 /// The digest so far in canonical (big-endian) byte order, as `xxhsum -H2`
 /// prints it: 16 bytes into `out`. The state is unchanged.
 void cxxh_digest(const cxxh_state *state, unsigned char out[16]);
+/// The digest of `len` bytes at `data` in one call, as `cxxh_digest` gives
+/// it for a state fed exactly those bytes (no state made): 16 bytes into `out`.
+void cxxh_whole(const void *data, size_t len, unsigned char out[16]);
 /// Copies `src`'s progress into `dst` (both from cxxh_new).
 void cxxh_copy(cxxh_state *dst, const cxxh_state *src);
 void cxxh_free(cxxh_state *state);

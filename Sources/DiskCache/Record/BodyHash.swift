@@ -50,9 +50,29 @@ final class BodyHash: @unchecked Sendable {
     /// freed it), an MD5 as its hex.
     func stored() -> CacheMetadata.StoredHex {
         guard let xxh else { return .text(md5?.finalize() ?? "") }
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
+        return Self.storedXXH3 { cxxh_digest(xxh, $0) }
+    }
+
+    /// `stored()` of a `BodyHash()` fed exactly `bytes`, in one call: no
+    /// streaming state made, fed and freed (a body written in one piece:
+    /// `CacheWriter.append(_: [UInt8])`).
+    static func stored(ofWhole bytes: UnsafeRawBufferPointer) -> CacheMetadata.StoredHex {
+        storedXXH3 { cxxh_whole(bytes.baseAddress, bytes.count, $0) }
+    }
+
+    /// `hex()` of a `BodyHash()` fed exactly `bytes`, in one call.
+    static func hex(ofWhole bytes: UnsafeRawBufferPointer) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digest in
+            cxxh_whole(bytes.baseAddress, bytes.count, digest.baseAddress!)
+            return MD5.hexString(UnsafeBufferPointer(digest))
+        }
+    }
+
+    /// The XXH3 digest `write` puts in canonical byte order, as a record keeps it.
+    private static func storedXXH3(_ write: (UnsafeMutablePointer<UInt8>) -> Void) -> CacheMetadata.StoredHex {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2) { words in
             let raw = UnsafeMutableRawPointer(words.baseAddress!)
-            cxxh_digest(xxh, raw.assumingMemoryBound(to: UInt8.self))
+            write(raw.assumingMemoryBound(to: UInt8.self))
             // Big-endian words: `MD5.Digest` spells `high` then `low`, most significant byte first.
             return .digest(MD5.Digest(high: UInt64(bigEndian: raw.load(as: UInt64.self)),
                                       low: UInt64(bigEndian: raw.load(fromByteOffset: 8, as: UInt64.self))))

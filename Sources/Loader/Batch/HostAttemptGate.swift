@@ -113,9 +113,11 @@ final class HostAttemptGate: FetchAttemptGate {
 
     func failed(_ error: FetchError) async -> FetchRetryVerdict {
         let outcome = Self.outcome(of: error)
-        dispatch.report(outcome, host: host)
         // `attempts` counts this one: a retry is left while it is at most `retries`.
-        if case .pushedBack = outcome, error.attempts <= retries { return await waitForHost() }
+        var waits = false
+        if case .pushedBack = outcome, error.attempts <= retries { waits = true }
+        dispatch.report(outcome, host: host, requeueing: waits)
+        if waits { return await waitForHost() }
         if [.connect, .timeout, .dns].contains(error.kind) || error.closedBeforeAnswer, dispatch.failure(of: host) != nil {
             return .stop
         }

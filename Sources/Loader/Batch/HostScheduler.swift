@@ -103,8 +103,12 @@ public struct HostScheduler<Item> {
     public mutating func enqueue(_ item: Item, host: HostKey, now: Double) -> [Action] {
         if let failure = hosts.read(host, { $0.givenUp }) ?? nil { return [.fail(item, host, failure)] }
         order += 1
+        var actions: [Action] = []
         if let position = hosts.position(of: host) {
             hosts.modify(at: position) { $0.append(item, now: now) }
+            if !hosts.paused.isEmpty, hosts.paused.contains(host) {
+                hosts.modify(at: position) { Self.announcePause(&$0, host: host, now: now, into: &actions) }
+            }
         } else {
             let lane = host == policy.lane
             if !lane, seen.insert(host.hashValue).inserted { counts.hosts += 1 }
@@ -114,27 +118,31 @@ public struct HostScheduler<Item> {
             hosts[host] = state
         }
         queued += 1
-        return fill(now: now)
+        fill(now: now, into: &actions)
+        return actions
     }
 
     /// What an attempt on `host` said about it: pauses, limit changes and
     /// give-ups, and the items that fail because of them. The item's slot is
     /// still held; `finished` releases it (an attempt's last outcome can go
     /// with it: `finished(host:after:)`, one step instead of two).
-    public mutating func report(_ outcome: Outcome, host: HostKey, now: Double) -> [Action] {
+    /// `requeueing`: the item that reports it will wait for the host (`finished(requeue:)` follows).
+    public mutating func report(_ outcome: Outcome, host: HostKey, requeueing: Bool = false, now: Double) -> [Action] {
         // The host's state is copied, changed and stored back, and that copy is gone
         // before `fill` starts items in place (alive, it would share the queue's storage
         // and `start` would copy the whole queue for every URL).
         var actions: [Action] = []
         if var state = hosts[host] {
-            actions = apply(outcome, to: &state, host: host, now: now)
+            actions = apply(outcome, to: &state, host: host, now: now, requeueing: requeueing)
             hosts[host] = state
         }
         fill(now: now, into: &actions)
         return actions
     }
 
-    private mutating func apply(_ outcome: Outcome, to state: inout HostState<Item>, host: HostKey, now: Double) -> [Action] {
+    /// `requeueing`: the item that reports it goes back to the host's queue.
+    private mutating func apply(_ outcome: Outcome, to state: inout HostState<Item>, host: HostKey, now: Double,
+                                requeueing: Bool = false) -> [Action] {
         var actions: [Action] = []
         switch outcome {
         case .answered:
@@ -147,7 +155,8 @@ public struct HostScheduler<Item> {
                 state.pushbacksInARow += 1
                 let seconds = policy.pauseSeconds(retryAfter: retryAfter, pushbacksInARow: state.pushbacksInARow)
                 state.pausedUntil = now + seconds
-                actions.append(.note(.paused(host, seconds: seconds, status: status)))
+                state.unannouncedPause = (seconds, status)
+                Self.announcePause(&state, host: host, now: now, requeueing: requeueing, into: &actions)
                 if everPaused.insert(host).inserted { counts.hostsPaused += 1 }
                 let halved = policy.limit(state.limit, afterPushback: status)
                 if halved != state.limit {
@@ -159,7 +168,8 @@ public struct HostScheduler<Item> {
                 let seconds = policy.pauseSeconds(retryAfter: retryAfter, pushbacksInARow: state.pushbacksInARow)
                 if now + seconds > until {
                     state.pausedUntil = now + seconds
-                    actions.append(.note(.paused(host, seconds: seconds, status: status)))
+                    state.unannouncedPause = (seconds, status)
+                    Self.announcePause(&state, host: host, now: now, requeueing: requeueing, into: &actions)
                 }
             }
         case .refused, .closed, .timedOut, .unanswered:
@@ -254,7 +264,7 @@ public struct HostScheduler<Item> {
             return
         }
         guard var state = hosts[host] else { return }   // gone before `fill`, as in `report`
-        if let outcome { actions += apply(outcome, to: &state, host: host, now: now) }
+        if let outcome { actions += apply(outcome, to: &state, host: host, now: now, requeueing: requeue != nil) }
         state.finish()
         running = max(0, running - 1)
         if let requeue {
@@ -265,7 +275,20 @@ public struct HostScheduler<Item> {
                 queued += 1
             }
         }
+        Self.announcePause(&state, host: host, now: now, into: &actions)
         store(state, host)
+    }
+
+    /// `-v`'s note of a host's pause, once a URL waits on it (queued while
+    /// the host is paused, or `requeueing` to wait): a pause that holds
+    /// nothing back (the host's last URL got the 429 or 503 with no retry
+    /// left) goes unsaid, though it is counted (`hostsPaused`) and a URL
+    /// queued later hears of it.
+    private static func announcePause(_ state: inout HostState<Item>, host: HostKey, now: Double, requeueing: Bool = false,
+                                      into actions: inout [Action]) {
+        guard let pause = state.unannouncedPause, state.queued > 0 || requeueing, state.givenUp == nil else { return }
+        if state.isPaused(at: now) { actions.append(.note(.paused(host, seconds: pause.seconds, status: pause.status))) }
+        state.unannouncedPause = nil
     }
 
     /// Work of no host (an upload to the remote tier) asks for one of the

@@ -75,7 +75,13 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// The structure check's verdict on the body received (`ImageStructure.inspection`);
     /// nil when the structure is not checked (`--any`).
     func inspection(head: [UInt8]) -> ImageInspection? {
-        checksStructure ? structure.inspection(head: head) : nil
+        checksStructure ? Self.inspection(of: &structure, head: head) : nil
+    }
+
+    /// The structure lent in place: read as a property for the call, it was copied first and
+    /// the copy destroyed (its walker's box through value witnesses, ~0.28 k instructions per download).
+    private static func inspection(of structure: inout ImageStructure, head: [UInt8]) -> ImageInspection {
+        structure.inspection(head: head)
     }
 
     struct ResumeMismatch: Error, CustomStringConvertible {

@@ -68,15 +68,16 @@ extension ImageLoader {
     }
 
     /// Queues the upload of what the origin sent for `url` (`phase`: a
-    /// download or a 304 stored), unless it must not be shared (`TierSharing`).
+    /// download or a 304 stored), unless it must not be shared (`TierSharing`:
+    /// a URL fetched with credentials is never queued; a record marked
+    /// `private` or `no-store` is not sent, judged when its PUT looks the entry
+    /// up, the one lookup an upload makes).
     /// Before the URL is reported: a run drains its uploads once every URL has
     /// been, so one queued later could be missed. The URL never waits for it.
     func share(_ phase: Phase, url: String, key: CacheKey, with remote: RemoteCache, uploadSlots: (any UploadSlots)?) {
         guard case .success(let result) = phase, result.source == .network || result.source == .revalidated,
-              result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers),
-              let stored = cache.lookup(key.hex, url: key.storedURL, accessTime: false),
-              TierSharing.shareable(stored.metadata) else { return }
-        remote.upload(key: key.hex, url: key.storedURL, from: cache, slots: uploadSlots)
+              result.stored != nil, TierSharing.mayShare(url: url, requestHeaders: options.fetch.headers) else { return }
+        remote.upload(key: key.hex, url: key.storedURL, from: cache, shareable: TierSharing.shareable, slots: uploadSlots)
     }
 
     /// With `--decode`, an object the tier hands over is decoded as a download

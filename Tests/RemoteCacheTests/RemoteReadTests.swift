@@ -1,0 +1,118 @@
+import DiskCache
+import Fetch
+import Foundation
+import RemoteCache
+import Support
+import Testing
+import TestSupport
+
+/// `RemoteCache.read` against a scripted tier on 127.0.0.1 that gets it
+/// wrong, as a user would see it: the outcome, the counts, and the message
+/// `-v` prints for each error (`onError`).
+@Suite(.serialized) struct RemoteReadTests {
+    /// A tier at `/cache/` on `server`, its messages kept, and a local cache to read into.
+    struct Tier {
+        let temp: TempDirectory
+        let store: DiskCacheStore
+        let remote: RemoteCache
+        let messages = Locked<[String]>([])
+        let key: CacheKey
+        let objectURL: String
+
+        init(_ server: ScriptedServer, credentials: String = "", url: String = "http://origin.test/a.png") throws {
+            temp = try TempDirectory(prefix: "asyncfetch-read")
+            store = try DiskCacheStore(directory: temp.path + "/cache")
+            let base = server.url("/cache/").replacingOccurrences(of: "http://", with: "http://" + credentials)
+            let kept = messages
+            remote = RemoteCache(location: try RemoteLocation.parse(base, environment: [:]), fetch: FetchConfiguration()) { message in
+                kept.withLock { $0.append(message) }
+            }
+            key = try CacheKey(url: url)
+            objectURL = server.url("/cache/" + key.hex)
+        }
+
+        /// Reads the key: whether it was stored, and the messages of that read.
+        func read() async -> (stored: Bool, messages: [String]) {
+            let before = messages.withLock { $0.count }
+            let stored = if case .stored = await remote.read(key, into: store) { true } else { false }
+            return (stored, messages.withLock { Array($0[before...]) })
+        }
+    }
+
+    /// What the tier sent instead of an object is named as that, not as an "I/O error" (the local
+    /// disk is fine): a small answer (held in memory) and a large one (streamed) alike. Before,
+    /// both read "I/O error: not an asyncfetch object …" / "I/O error: no object header line".
+    @Test func junkIsNamedAsWhatTheTierSent() async throws {
+        let server = try ScriptedServer()
+        let tier = try Tier(server)
+        let path = "/cache/" + tier.key.hex
+        server.route(path, .ok(Array("<html><body>Welcome to nginx!</body></html>\n".utf8), contentType: "text/html"))
+        let small = await tier.read()
+        #expect(!small.stored)
+        #expect(small.messages == ["remote cache: GET \(tier.objectURL): not an asyncfetch object (header '<html><body>Welcome to nginx!</body></html>')"],
+                "\(small.messages)")
+
+        server.route(path, .ok([UInt8](repeating: 0x41, count: 300_000), contentType: "application/octet-stream"))
+        let large = await tier.read()
+        #expect(!large.stored)
+        #expect(large.messages == ["remote cache: GET \(tier.objectURL): no object header line"], "\(large.messages)")
+        #expect(tier.remote.stats.readErrors == 2 && !tier.remote.stats.disabled, "\(tier.remote.stats)")
+        #expect(tier.store.lookup(tier.key.hex, url: tier.key.storedURL, accessTime: false) == nil)
+    }
+
+    /// A tier that refuses (403) or lacks the object (404): the first is an error with its status,
+    /// the second a miss with no message. The tier's password is in no message.
+    @Test func refusedAndMissingObjectsAreToldApartWithoutThePassword() async throws {
+        let server = try ScriptedServer()
+        let tier = try Tier(server, credentials: "user:sekrit@")
+        let path = "/cache/" + tier.key.hex
+        server.route(path, .status(403, body: "Forbidden"))
+        let forbidden = await tier.read()
+        #expect(!forbidden.stored)
+        let shown = tier.objectURL.replacingOccurrences(of: "http://", with: "http://user:***@")
+        #expect(forbidden.messages == ["remote cache: GET \(shown): HTTP 403 Forbidden"], "\(forbidden.messages)")
+        #expect(server.requests(path).last?.header("Authorization") == "Basic " + Data("user:sekrit".utf8).base64EncodedString())
+
+        server.route(path, .status(404))
+        let missing = await tier.read()
+        #expect(!missing.stored && missing.messages.isEmpty, "\(missing.messages)")
+        let stats = tier.remote.stats
+        #expect(stats.misses == 1 && stats.readErrors == 1 && stats.hits == 0, "\(stats)")
+        #expect(!tier.messages.withLock { $0 }.contains { $0.contains("sekrit") })
+    }
+
+    /// An intact object is stored; the same object announced longer than it is (the connection
+    /// closes short) or shorter (the reader gets a cut object) is refused, says why, and stores
+    /// nothing; so is one whose body changed under its record.
+    @Test func anObjectIsUsedOnlyWhenItArrivesWhole() async throws {
+        let entry = try RemoteObjectTests.Entry()
+        let server = try ScriptedServer()
+        let tier = try Tier(server, url: entry.url)
+        let path = "/cache/" + tier.key.hex
+        var longer = ScriptedResponse.ok(entry.object, contentType: "application/octet-stream")
+        longer.declaredLength = entry.object.count + 100
+        var shorter = longer
+        shorter.declaredLength = entry.object.count - 100
+        var changed = entry.object
+        changed[changed.count - 1] ^= 0xFF
+        let cases: [(String, ScriptedResponse, String)] = [
+            ("announced 100 bytes longer", longer, "network error"),
+            ("announced 100 bytes shorter", shorter, "body of 4900 bytes, the record says 5000"),
+            ("its last byte changed", .ok(changed, contentType: "application/octet-stream"), "body digest"),
+        ]
+        for (what, response, reason) in cases {
+            server.route(path, response)
+            let read = await tier.read()
+            #expect(!read.stored, "\(what)")
+            #expect(read.messages.count == 1 && read.messages[0].hasPrefix("remote cache: GET \(tier.objectURL): ")
+                    && read.messages[0].contains(reason), "\(what): \(read.messages)")
+            #expect(tier.store.lookup(tier.key.hex, url: tier.key.storedURL, accessTime: false) == nil, "\(what)")
+        }
+        server.route(path, .ok(entry.object, contentType: "application/octet-stream"))
+        let whole = await tier.read()
+        #expect(whole.stored && whole.messages.isEmpty, "\(whole.messages)")
+        #expect(try entry.stored(in: tier.store) == entry.body)
+        let stats = tier.remote.stats
+        #expect(stats.hits == 1 && stats.readErrors == 3 && !stats.disabled, "\(stats)")
+    }
+}
