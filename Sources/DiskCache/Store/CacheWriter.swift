@@ -297,6 +297,8 @@ public final class CacheWriter: @unchecked Sendable {
             } catch {
                 // Under the lock the new sidecar is ours: take it back, and the old
                 // body with it (its sidecar is gone), body first as every removal.
+                // The publish error is what is reported: a sidecar left beside the old
+                // body names the new body's inode, so it is a miss that verify removes.
                 _ = unlink(bodyPath)
                 _ = unlink(store.metadataPath(key))
                 throw error

@@ -79,7 +79,7 @@ extension DiskCacheStore {
     private func readSmallMetadata(_ key: String) -> SmallRead? {
         let fd = withMetadataName(key) { openWithoutAccessTime(at: directoryFD, $0, flags: O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
-        defer { _ = close(fd) }
+        defer { _ = close(fd) }   // read-only: nothing to report
         let capacity = CacheDefaults.sidecarFirstRead
         return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer -> SmallRead? in
             guard let base = buffer.baseAddress else { return nil }

@@ -115,12 +115,13 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
     /// then show a total before the list has been read.
     public func countAhead() {
         guard isRegularFile else { return }
-        // Best effort: without the thread the bar just shows no total yet.
-        _ = try? startDetachedThread(name: "input-counter") { [self] in
-            var count = 0
-            // A read error ends the count early: the end of the input corrects it.
-            _ = LineSplitter.readAll(fd, from: 0) { _ in count += 1 }
-            state.withLock { state in if state.countedLines == nil { state.countedLines = count } }
+        bestEffort("the progress bar shows no total until the list has been read") {
+            try startDetachedThread(name: "input-counter") { [self] in
+                var count = 0
+                // A read error ends the count early: the end of the input corrects it.
+                _ = LineSplitter.readAll(fd, from: 0) { _ in count += 1 }
+                state.withLock { state in if state.countedLines == nil { state.countedLines = count } }
+            }
         }
     }
 
