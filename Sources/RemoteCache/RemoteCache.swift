@@ -241,7 +241,10 @@ public final class RemoteCache: Sendable {
         let text: String
         if let fetchError = error as? FetchError {
             transport = [.dns, .connect, .timeout, .tls, .network].contains(fetchError.kind)
-            text = fetchError.message
+            text = fetchError.kind == .redirects && location.sigV4 != nil
+                ? "answered with a redirect, which a signed S3 request does not follow (its session token would go to "
+                    + "the host it names); give the bucket's own endpoint (AWS_ENDPOINT_URL, AWS_REGION)"
+                : fetchError.message
         } else {
             transport = false
             text = "\(error)"

@@ -60,7 +60,7 @@ public struct RemoteLocation: Sendable, Equatable {
         var shown = text
         if let name = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].first(where: { variable($0) != nil }),
            var endpoint = variable(name) {
-            shown += " (\(name) \(redactURL(endpoint)))"
+            shown += " (\(name) \(urlWithoutUserInfo(endpoint)))"
             while endpoint.hasSuffix("/") { endpoint.removeLast() }
             base = endpoint + "/" + bucket + "/" + tail
         } else {
@@ -118,6 +118,9 @@ public struct RemoteLocation: Sendable, Equatable {
         if sigV4 != nil {
             // S3 wants the payload's hash named; integrity is the object's own XXH3-128 (RemoteObject).
             config.headers.set(name: "x-amz-content-sha256", value: "UNSIGNED-PAYLOAD")
+            // A redirect is not followed: libcurl 7.88 would send x-amz-security-token (and every header
+            // set here) to whatever host it names, and the signature would not hold there anyway.
+            config.maxRedirects = 0
         }
         if let sessionToken { config.headers.set(name: "x-amz-security-token", value: sessionToken) }
         return config

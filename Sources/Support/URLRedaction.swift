@@ -26,6 +26,18 @@ public func redactURL(_ url: String) -> String {
     return String(url[..<colon]) + ":***" + String(url[at...])
 }
 
+/// `url` (or a bare `host:port`, as an environment variable may give an
+/// endpoint or a proxy) without its user name and password: what precedes
+/// the last `@` of the authority goes, scheme or none (`u:pw@h:1/x`
+/// becomes `h:1/x`). For a location shown in a message, where `redactURL`
+/// would leave a password in a scheme-less value.
+public func urlWithoutUserInfo(_ url: String) -> String {
+    let start = schemeSeparator(in: url)?.upperBound ?? url.startIndex
+    let authorityEnd = url[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
+    guard let at = url[start..<authorityEnd].lastIndex(of: "@") else { return url }
+    return String(url[..<start]) + String(url[url.index(after: at)...])
+}
+
 /// The authority of `url`: what follows its "://" up to the first `/`, `?`
 /// or `#` (user info, host and port). Nil without a "://" (`schemeSeparator`).
 public func urlAuthority(in url: String) -> Substring? {
