@@ -56,6 +56,11 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     /// last URL asked for, password removed): a 404, a refused connection or
     /// a loop at another address than `url`. Nil when it failed at `url`.
     public internal(set) var effectiveURL: String?
+    /// The proxy a failed connection went to (kind `.connect`), as the
+    /// environment named it when the attempt failed, without user name or
+    /// password (`http://p:3128 (http_proxy)`); nil when it went direct, or
+    /// when its client was made with no proxy variable set (it then reads none).
+    public internal(set) var proxy: String?
 
     public init(
         _ kind: Kind, url: String, status: Int? = nil, headers: HTTPHeaders? = nil,
@@ -120,7 +125,7 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
             return "could not resolve host" + curlSays
         case .connect:
             // libcurl names the address it failed to reach, and not that it is a proxy's.
-            if let proxy = ProxyEnvironment.proxy(for: effectiveURL ?? url) { return "could not connect to the proxy \(proxy)" + curlSays }
+            if let proxy { return "could not connect to the proxy \(proxy)" + curlSays }
             return "could not connect" + curlSays
         case .tls: return "TLS error" + curlSays
         case .timeout: return "timed out" + curlSays

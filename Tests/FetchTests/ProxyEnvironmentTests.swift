@@ -26,13 +26,16 @@ import Testing
     @Test func noProxyEntriesMatchHostsDomainsAndAddresses() {
         let env = ["http_proxy": "http://p:1", "no_proxy": " .example.com, localhost 10.0.0.0/8,[::1]"]
         for direct in ["http://example.com/x", "http://img.EXAMPLE.com./x", "http://localhost:8080/x", "http://10.2.3.4/x",
-                       "http://u:p@img.example.com/x"] {
+                       "http://u:p@img.example.com/x", "http://[::1]:8080/x"] {
             #expect(ProxyEnvironment.proxy(for: direct, environment: env) == nil, "\(direct)")
         }
-        for proxied in ["http://notexample.com/x", "http://example.com.evil/x", "http://11.0.0.1/x", "http://local/x"] {
+        for proxied in ["http://notexample.com/x", "http://example.com.evil/x", "http://11.0.0.1/x", "http://local/x", "http://[::2]/x"] {
             #expect(ProxyEnvironment.proxy(for: proxied, environment: env) == "http://p:1 (http_proxy)", "\(proxied)")
         }
         #expect(ProxyEnvironment.proxy(for: "http://x/", environment: ["http_proxy": "http://p:1", "NO_PROXY": "*"]) == nil)
+        // An address is not a domain: "3.4" names no 10.2.3.4, though "2.3.4" ends it after a dot.
+        #expect(ProxyEnvironment.proxy(for: "http://10.2.3.4/x", environment: ["http_proxy": "http://p:1", "no_proxy": "3.4"])
+                == "http://p:1 (http_proxy)")
         #expect(ProxyEnvironment.proxy(for: "http://x/", environment: ["http_proxy": "http://p:1", "no_proxy": "", "NO_PROXY": "*"]) == nil,
                 "an empty no_proxy is one not set")
     }

@@ -33,6 +33,9 @@ final class CurlEasy {
     /// Whether the last transfer was not a plain GET (its method options must be undone).
     private var changedMethod = false
     private var currentMaxRedirects: Int
+    /// Whether libcurl may take a proxy from the environment for this handle's transfers
+    /// (`FetchConfiguration.environmentNamesProxy`; when not, `configure` set "no proxy").
+    let readsProxyEnvironment: Bool
     /// CURLOPT_DNS_CACHE_TIMEOUT as set now (libcurl's default until `setConnectionPolicy`).
     private(set) var dnsCacheTimeout = CurlEasy.libcurlDNSCacheTimeout
     /// CURLOPT_FORBID_REUSE as set now.
@@ -56,13 +59,16 @@ final class CurlEasy {
         guard let handle = curl_easy_init() else {
             return .failure(CurlOptionFailure(call: "curl_easy_init", code: CURLE_OUT_OF_MEMORY))
         }
-        let easy = CurlEasy(handle: handle, maxRedirects: config.maxRedirects, share: share, certificates: certificates)
+        let easy = CurlEasy(handle: handle, maxRedirects: config.maxRedirects, share: share, certificates: certificates,
+                            readsProxyEnvironment: config.environmentNamesProxy)
         if let failure = easy.configure(config) { return .failure(failure) }
         return .success(easy)
     }
 
-    private init(handle: UnsafeMutableRawPointer, maxRedirects: Int, share: CurlShare, certificates: CertificateStore) {
+    private init(handle: UnsafeMutableRawPointer, maxRedirects: Int, share: CurlShare, certificates: CertificateStore,
+                 readsProxyEnvironment: Bool) {
         self.handle = handle
+        self.readsProxyEnvironment = readsProxyEnvironment
         self.share = share
         self.certificates = certificates
         currentMaxRedirects = maxRedirects

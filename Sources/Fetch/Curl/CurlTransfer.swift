@@ -278,6 +278,11 @@ final class CurlTransfer: @unchecked Sendable {
             if redirects > 0, failure.effectiveURL == nil, let reached = easy.string(CURLINFO_EFFECTIVE_URL) {
                 failure.effectiveURL = redactURL(reached)
             }
+            // Which proxy libcurl went through, decided now, as libcurl did (libcurl 7.88 cannot say):
+            // a message read later, in a process whose environment changed since, stays true.
+            if failure.kind == .connect, easy.readsProxyEnvironment {
+                failure.proxy = ProxyEnvironment.proxy(for: failure.effectiveURL ?? spec.url)
+            }
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {
                 return .interrupted(failure, url: url, redirects: redirects)
             }

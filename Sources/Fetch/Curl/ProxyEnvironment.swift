@@ -39,22 +39,27 @@ public enum ProxyEnvironment {
         else if let proxy = value("all_proxy") { named = ("all_proxy", proxy) }
         else if let proxy = value("ALL_PROXY") { named = ("ALL_PROXY", proxy) }
         guard let named else { return nil }
-        return "\(withoutUserInfo(named.value)) (\(named.name))"
+        return "\(urlWithoutUserInfo(named.value)) (\(named.name))"
     }
 
     /// Whether a `no_proxy` list names `host`: `*`, or an entry equal to it
     /// or to a domain it is in (a leading dot optional), compared without case.
+    /// An address is named only by itself or by a range that holds it
+    /// (`10.0.0.0/8`), never as a domain (`3.4` does not name 10.2.3.4), and
+    /// an IPv6 entry may come in brackets, as libcurl's `Curl_check_noproxy` reads them.
     static func excludes(_ list: String, host: String) -> Bool {
         let trimmedList = trimWhitespace(list)
         if trimmedList == "*" { return true }
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
+        let isAddress = ipv4(Substring(name)) != nil || name.contains(":")
         for entry in trimmedList.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
             var token = entry.lowercased()
+            if token.hasPrefix("["), token.hasSuffix("]") { token = String(token.dropFirst().dropLast()) }
             if token.hasPrefix(".") { token.removeFirst() }
             if token.hasSuffix(".") { token.removeLast() }
             guard !token.isEmpty else { continue }
-            if name == token || name.hasSuffix("." + token) { return true }
+            if name == token || (!isAddress && name.hasSuffix("." + token)) { return true }
             if token.contains("/"), cidr(token, contains: name) { return true }
         }
         return false
@@ -88,13 +93,5 @@ public enum ProxyEnvironment {
             return String(rest[rest.index(after: rest.startIndex)..<close])
         }
         return String(rest.prefix { $0 != ":" })
-    }
-
-    /// A proxy as a variable gives it, without its user name and password.
-    private static func withoutUserInfo(_ proxy: String) -> String {
-        let start = schemeSeparator(in: proxy)?.upperBound ?? proxy.startIndex
-        let authorityEnd = proxy[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? proxy.endIndex
-        guard let at = proxy[start..<authorityEnd].lastIndex(of: "@") else { return proxy }
-        return String(proxy[..<start]) + String(proxy[proxy.index(after: at)...])
     }
 }
