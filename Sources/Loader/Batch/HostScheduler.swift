@@ -155,7 +155,7 @@ public struct HostScheduler<Item> {
                 state.pushbacksInARow += 1
                 let seconds = policy.pauseSeconds(retryAfter: retryAfter, pushbacksInARow: state.pushbacksInARow)
                 state.pausedUntil = now + seconds
-                state.unannouncedPause = (seconds, status)
+                state.unannouncedPauseStatus = status
                 Self.announcePause(&state, host: host, now: now, requeueing: requeueing, into: &actions)
                 if everPaused.insert(host).inserted { counts.hostsPaused += 1 }
                 let halved = policy.limit(state.limit, afterPushback: status)
@@ -168,7 +168,7 @@ public struct HostScheduler<Item> {
                 let seconds = policy.pauseSeconds(retryAfter: retryAfter, pushbacksInARow: state.pushbacksInARow)
                 if now + seconds > until {
                     state.pausedUntil = now + seconds
-                    state.unannouncedPause = (seconds, status)
+                    state.unannouncedPauseStatus = status
                     Self.announcePause(&state, host: host, now: now, requeueing: requeueing, into: &actions)
                 }
             }
@@ -283,12 +283,14 @@ public struct HostScheduler<Item> {
     /// the host is paused, or `requeueing` to wait): a pause that holds
     /// nothing back (the host's last URL got the 429 or 503 with no retry
     /// left) goes unsaid, though it is counted (`hostsPaused`) and a URL
-    /// queued later hears of it.
+    /// queued later hears of it, with what is left of the pause.
     private static func announcePause(_ state: inout HostState<Item>, host: HostKey, now: Double, requeueing: Bool = false,
                                       into actions: inout [Action]) {
-        guard let pause = state.unannouncedPause, state.queued > 0 || requeueing, state.givenUp == nil else { return }
-        if state.isPaused(at: now) { actions.append(.note(.paused(host, seconds: pause.seconds, status: pause.status))) }
-        state.unannouncedPause = nil
+        guard let status = state.unannouncedPauseStatus, state.queued > 0 || requeueing, state.givenUp == nil else { return }
+        if let until = state.pausedUntil, now < until {
+            actions.append(.note(.paused(host, seconds: until - now, status: status)))
+        }
+        state.unannouncedPauseStatus = nil
     }
 
     /// Work of no host (an upload to the remote tier) asks for one of the

@@ -21,9 +21,9 @@ struct HostState<Item> {
     var answered = false
     /// No start before this time.
     var pausedUntil: Double?
-    /// The pause's length and the status that set it, until `-v` hears of
+    /// The status that set the pause (`pausedUntil`), until `-v` hears of
     /// it: only once a URL waits on it (`HostScheduler.announcePause`).
-    var unannouncedPause: (seconds: Double, status: Int)?
+    var unannouncedPauseStatus: Int?
     var pushbacksInARow = 0
     var answersInARow = 0
     var timeoutsInARow = 0
