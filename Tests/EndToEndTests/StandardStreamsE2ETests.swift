@@ -66,7 +66,7 @@ import TestSupport
         }
         let listed = try await Self.run(cli, ["cache", "path", "-i", "-"], "<&-")
         #expect(listed.status == 2)
-        #expect(listed.stderr == "asyncfetch: cannot read -i -: standard input is closed or not open for reading\n")
+        #expect(listed.stderr == "asyncfetch: cannot read --input -: standard input is closed or not open for reading\n")
     }
 
     /// No `/dev/null` (a chroot or container without /dev; here a mount
