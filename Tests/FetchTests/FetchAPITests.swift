@@ -8,7 +8,7 @@ import TestSupport
 /// snippet, and what a user may write into `FetchConfiguration` without
 /// reading the engine ("no limit" as `.infinity`, a negative number), each
 /// of which once trapped (the process died) on the first transfer or retry.
-@Suite struct FetchAPITests {
+@Suite(.timeLimit(.minutes(3))) struct FetchAPITests {
     static let png = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 7, count: 500)
 
     /// The README's lines: the body lands in the file; a failure leaves no file once removed.

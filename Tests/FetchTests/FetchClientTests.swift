@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The real libcurl against the in-process scripted server on 127.0.0.1.
-@Suite struct FetchClientTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchClientTests {
     @Test func bodyStreamsByteForByteIntoTheSink() async throws {
         let server = try ScriptedServer()
         let body = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Many transfers on one client (one multi handle, one thread), connection
 /// reuse, and HTTP/2 multiplexing over TLS.
-@Suite struct FetchConcurrencyTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchConcurrencyTests {
     static let png = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 3, count: 3000)
 
     @Test func sequentialFetchesReuseOneConnection() async throws {

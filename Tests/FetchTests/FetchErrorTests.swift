@@ -6,7 +6,7 @@ import TestSupport
 /// Every failure is a `FetchError` with a kind of SPEC §3, the URL without
 /// its password, libcurl's code and text where libcurl failed, and a message
 /// a person can read.
-@Suite struct FetchErrorTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchErrorTests {
     /// A sink whose disk is full.
     final class FullDiskSink: BodySink, @unchecked Sendable {
         var writes = 0

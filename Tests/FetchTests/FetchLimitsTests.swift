@@ -6,7 +6,7 @@ import TestSupport
 
 /// Timeouts, the low-speed abort, truncated bodies, --max-size and redirects,
 /// each against a server that misbehaves in exactly that way.
-@Suite struct FetchLimitsTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchLimitsTests {
     static let png = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 0x42, count: 2000)
 
     @Test func aFirstByteSlowerThanTheTimeoutIsATimeout() async throws {

@@ -7,7 +7,7 @@ import TestSupport
 /// Request headers a library user gives: refused before any I/O when they
 /// cannot be sent (a line break would inject another header), sent as
 /// written otherwise, the empty value included; removed ones not at all.
-@Suite struct FetchRequestHeaderTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchRequestHeaderTests {
     @Test func theRuleKnowsLineBreaksNulAndNamesThatAreNotTokens() {
         #expect(HTTPHeaders.problem(name: "X-Token", value: "abc def") == nil)
         #expect(HTTPHeaders.problem(name: "X-Empty", value: "") == nil)

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Retries: which failures are retried, how long the client waits, and that
 /// the attempts are reported. Backoff is shortened with `retryBaseDelay`.
-@Suite struct FetchRetryTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchRetryTests {
     static let png = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 7, count: 500)
 
     @Test func twoServiceUnavailableThenOKSucceedsOnTheThirdAttempt() async throws {

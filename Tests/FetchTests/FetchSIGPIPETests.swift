@@ -10,7 +10,7 @@ import TestSupport
 /// would be inherited by every child the host starts). libcurl 7.88 with
 /// `CURLOPT_NOSIGNAL` leaves the disposition alone; each transfer loop
 /// blocks SIGPIPE in its own thread's mask (`CurlLoop`).
-@Suite struct FetchSIGPIPETests {
+@Suite(.timeLimit(.minutes(3))) struct FetchSIGPIPETests {
     /// SIGPIPE's bit in `SigIgn` and in `SigCgt` of this process: whether it is ignored, and whether
     /// it has a handler. Only SIGPIPE's: another test may change another signal's meanwhile (HelperTests).
     static func sigpipeDisposition() throws -> (ignored: Bool, caught: Bool) {

@@ -9,7 +9,7 @@ import TestSupport
 /// transfer loop goes on meanwhile; a large body streams there); a retry
 /// goes on on a task with the same rules as `fetch`; a handle cancels it
 /// before or while it runs, and the completion comes exactly once.
-@Suite struct FetchStartTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchStartTests {
     static let png = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 7, count: 500)
 
     /// What one completion saw.

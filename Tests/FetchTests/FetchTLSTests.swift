@@ -7,7 +7,7 @@ import TestSupport
 /// TLS to many hosts (issue 21, item 7): one CA store per client (the
 /// system's CAs, plus `--cacert`'s), and a host that never completes its
 /// handshake holds up only its own transfers.
-@Suite struct FetchTLSTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchTLSTests {
     static let path = "/images/red-64x48.png"
 
     static func fetch(_ client: FetchClient, _ url: String) async -> Result<Int, FetchError> {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `maxConcurrentTransfers`: the engine's own bound, with a queue inside the loop.
-@Suite struct FetchTransferLimitTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchTransferLimitTests {
     static let png = FetchConcurrencyTests.png
 
     @Test func noMoreThanTheLimitRunAtOnce() async throws {

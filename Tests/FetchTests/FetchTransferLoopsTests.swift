@@ -12,7 +12,7 @@ import Glibc
 /// connections are reused. Which loop ran a transfer is seen
 /// as a user sees it: a body larger than `Defaults.bufferedBodyLimit` is
 /// written to the sink by the thread that receives it.
-@Suite struct FetchTransferLoopsTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchTransferLoopsTests {
     static let large = Array("\u{89}PNG\r\n\u{1A}\n".utf8) + Array(repeating: 7, count: 200_000)
 
     /// Records the threads that write bodies (one sink per fetch, one record for all).

@@ -6,7 +6,7 @@ import TestSupport
 /// (`CurlEasy.prepare`, CURLOPT_CURLU), not at the transfer's start: the
 /// request goes out as libcurl's own parse sent it, and a reused handle
 /// carries nothing of the URL before.
-@Suite struct FetchURLParseTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchURLParseTests {
     @Test func eachTransferOfAReusedHandleGoesToItsOwnURLAsLibcurlParsesIt() async throws {
         let server = try ScriptedServer()
         for path in ["/a.png", "/b.png", "/c.png", "/d.png", "/e%20f.png"] { server.route(path, .ok(Array("png".utf8))) }

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Real nginx: plain HTTP, and HTTPS with a self-signed certificate where
 /// HTTP/2 is negotiated by ALPN.
-@Suite struct NginxSmokeTests {
+@Suite(.timeLimit(.minutes(3))) struct NginxSmokeTests {
     @Test func plainHTTPFromNginx() async throws {
         let nginx = try NginxServer(root: Paths.fixtures)
         let temp = try TempDirectory()

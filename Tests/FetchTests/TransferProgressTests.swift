@@ -5,7 +5,7 @@ import TestSupport
 
 /// `FetchConfiguration.progress` counts body bytes as they arrive (what the
 /// progress bar samples), against a real server on 127.0.0.1.
-@Suite struct TransferProgressTests {
+@Suite(.timeLimit(.minutes(3))) struct TransferProgressTests {
     @Test func countsBytesWhileTheyArriveAndSettlesWhenDone() async throws {
         let server = try ScriptedServer()
         var slow = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])

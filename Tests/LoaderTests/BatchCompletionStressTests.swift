@@ -11,7 +11,7 @@ import TestSupport
 /// during it, while its completion waits for a worker, while it runs) must
 /// still give every URL one terminal report after its `loading`, leave no
 /// temporary file, and end the batch promptly; the `--jobs` bound holds.
-@Suite struct BatchCompletionStressTests {
+@Suite(.timeLimit(.minutes(3))) struct BatchCompletionStressTests {
     let temp: TempDirectory
     let store: DiskCacheStore
 

@@ -8,7 +8,7 @@ import TestSupport
 /// The cache-hit fast path of a batch: URLs taken in chunks, looked up on
 /// two tasks, queued a chunk at a time. What a user sees must not change:
 /// input order, one event per distinct URL, cancellation reaching every URL.
-@Suite struct BatchFastPathTests {
+@Suite(.timeLimit(.minutes(3))) struct BatchFastPathTests {
     let directory: TempDirectory
     let store: DiskCacheStore
     let loader: ImageLoader

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The run lifecycle a Swift program shares with the tool (`BatchRun`):
 /// leftovers swept first, events, then the end (sync, list read errors).
-@Suite struct BatchRunTests {
+@Suite(.timeLimit(.minutes(3))) struct BatchRunTests {
     /// A temporary file of a writer that is gone: the sweep's to remove.
     static let leftover = "0123456789abcdef0123456789abcdef.2147483646.1"
 
@@ -60,7 +60,7 @@ import TestSupport
 }
 
 /// The summary's numbers, counted from phases.
-@Suite struct BatchTotalsTests {
+@Suite(.timeLimit(.minutes(3))) struct BatchTotalsTests {
     @Test func terminalPhasesAreCountedBySourceAndBytes() async throws {
         let harness = try LoaderHarness()
         harness.server.route("/a.png", .ok(LoaderHarness.png))

@@ -8,7 +8,7 @@ import TestSupport
 
 /// Two callers asking one loader for the same URL share one transfer, and
 /// each caller's cancellation is its own.
-@Suite struct CoalescingTests {
+@Suite(.timeLimit(.minutes(3))) struct CoalescingTests {
     /// A PNG trickled out over about 0.6 s.
     static func slowPNG() -> ScriptedResponse {
         ScriptedResponse.ok(LoaderHarness.png).trickled(chunk: 16, interval: 0.06)

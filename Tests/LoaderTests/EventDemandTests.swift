@@ -8,7 +8,7 @@ import TestSupport
 /// when it does not read them, and every result still reaching it promptly
 /// when no later event comes to wake it. (The backpressure with long runs:
 /// `LoadBatchTests.aTinyBacklogNeverStallsTheBatch`.)
-@Suite struct EventDemandTests {
+@Suite(.timeLimit(.minutes(3))) struct EventDemandTests {
     /// The reporter's demand off a terminal: runs of 256, 25 ms, a 50 ms tail.
     static let relaxed = EventDemand(loading: false, latency: 0.025, tailLatency: 0.05, runLength: 256)
 

@@ -3,7 +3,7 @@ import Loader
 import Testing
 
 /// `HostScheduler` driven by a fake clock: no sockets, no real time.
-@Suite struct HostSchedulerTests {
+@Suite(.timeLimit(.minutes(3))) struct HostSchedulerTests {
     typealias Scheduler = HostScheduler<Int>
 
     static func host(_ name: String) -> HostKey { HostKey(origin: "http://" + name, name: name) }

@@ -9,7 +9,7 @@ import TestSupport
 
 /// The batch's host scheduling against real servers on 127.0.0.1: each
 /// `ScriptedServer` (its own port) is one host.
-@Suite struct HostSchedulingTests {
+@Suite(.timeLimit(.minutes(3))) struct HostSchedulingTests {
     let temp: TempDirectory
     let store: DiskCacheStore
 

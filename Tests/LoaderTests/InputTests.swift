@@ -7,7 +7,7 @@ import TestSupport
 
 /// URL lists without a binary: the line rules of `--input`, reading a file
 /// ahead, sharding and `URL<TAB>name` lines.
-@Suite struct InputTests {
+@Suite(.timeLimit(.minutes(3))) struct InputTests {
     /// Every URL line `LineSplitter` finds in `text` fed in chunks of `chunk` bytes.
     static func split(_ text: String, chunk: Int = 1 << 16, maxLineBytes: Int = 1 << 20) -> [String] {
         var splitter = LineSplitter(maxLineBytes: maxLineBytes)

@@ -42,7 +42,7 @@ final class CountingURLs: AsyncSequence, Sendable {
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(source: self) }
 }
 
-@Suite struct LoadBatchTests {
+@Suite(.timeLimit(.minutes(3))) struct LoadBatchTests {
     let directory: TempDirectory
     let loader: ImageLoader
 

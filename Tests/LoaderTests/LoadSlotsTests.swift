@@ -12,7 +12,7 @@ import TestSupport
 /// `phases(for:)` from many tasks, as `--jobs` bounds the tool's transfers
 /// and as the download limits of Nuke, SDWebImage and Kingfisher do; a host
 /// that is full holds no slot, and a cancelled wait ends at once.
-@Suite struct LoadSlotsTests {
+@Suite(.timeLimit(.minutes(3))) struct LoadSlotsTests {
     static let delay = 0.1
 
     /// 20 `load` calls side by side with `jobs = 2` ran 6 at once (the

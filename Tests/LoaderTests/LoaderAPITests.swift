@@ -8,7 +8,7 @@ import TestSupport
 
 /// The Swift API: phases of one URL as an AsyncSequence, batches with
 /// bounded jobs, cancellation by the consuming task, delivery of bodies.
-@Suite struct LoaderAPITests {
+@Suite(.timeLimit(.minutes(3))) struct LoaderAPITests {
     @Test func phasesOfOneURLAreLoadingThenSuccessAndAFreshHitIsSuccessAtOnce() async throws {
         let h = try LoaderHarness()
         h.server.revalidating("/a.png", headers: [("Cache-Control", "max-age=600")])

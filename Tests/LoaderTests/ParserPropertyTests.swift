@@ -10,7 +10,7 @@ import TestSupport
 /// network or the disk (the image parsers' own are in ImageFormatsTests'
 /// `ImageParserPropertyTests`). Each runs over `GuardedMemory`, so reading a
 /// single byte outside the buffer crashes the test run instead of passing quietly.
-@Suite struct ParserPropertyTests {
+@Suite(.timeLimit(.minutes(3))) struct ParserPropertyTests {
     static let directiveWords = [
         "max-age", "MAX-AGE", "no-store", "no-cache", "must-revalidate", "private", "s-maxage", "=", "=\"", "\"", ",", ", ",
         " ", "\t", "\\", "0", "60", "-1", "99999999999999999999999999", "abc", "\u{0}", "é", "🙂", ";", "==",

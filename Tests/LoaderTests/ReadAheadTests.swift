@@ -8,7 +8,7 @@ import TestSupport
 /// far enough that hosts listed late start early, and bounded in memory. A
 /// queued revalidation holds its stored entry (~1.2 KB), so it counts
 /// `Defaults.batchStoredEntryWeight` times.
-@Suite struct ReadAheadTests {
+@Suite(.timeLimit(.minutes(3))) struct ReadAheadTests {
     /// 1,400 cached URLs of one host, revalidated (`--refresh`) one at a time
     /// while the host holds its first answer: the batch reads about 1,024 of
     /// them ahead (a cold list of the same length is read whole).

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// RFC 9111 §4.3 (validation) and §4.1 (Vary) against the scripted server.
-@Suite struct RevalidationTests {
+@Suite(.timeLimit(.minutes(3))) struct RevalidationTests {
     @Test func sendsTheStoredETagAndTheLastModifiedValueVerbatim() async throws {
         let h = try LoaderHarness()
         // An obsolete (RFC 850) date: it must come back exactly as the server wrote it.

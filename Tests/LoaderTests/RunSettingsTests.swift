@@ -5,7 +5,7 @@ import Testing
 
 /// A run's option values become the loader settings the tool's options
 /// document (man/asyncfetch.1): known values in, the settings out, no I/O.
-@Suite struct RunSettingsTests {
+@Suite(.timeLimit(.minutes(3))) struct RunSettingsTests {
     @Test func theDefaultsAreTheLibrarysDefaults() {
         let options = RunSettings().loaderOptions()
         #expect(options.jobs == Defaults.jobs)

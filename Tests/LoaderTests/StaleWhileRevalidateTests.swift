@@ -11,7 +11,7 @@ import Testing
 /// `stale-while-revalidate`) and revalidated in the background; the
 /// refresh completes before a batch ends. And `loading` carries the stored
 /// copy while a stale entry is revalidated in the foreground.
-@Suite struct StaleWhileRevalidateTests {
+@Suite(.timeLimit(.minutes(3))) struct StaleWhileRevalidateTests {
     /// `/swr.png`: max-age=1 with a 60 s window; revalidation answers 304
     /// (max-age=600) after `delay` seconds.
     static func server(delay: Double = 0, window: String = "stale-while-revalidate=60") throws -> LoaderHarness {

@@ -5,7 +5,7 @@ import Testing
 
 /// `WholeLineWriter`: a pipe's reader only ever gets whole lines, even from
 /// a writer that gives up because nobody reads.
-@Suite struct WholeLineWriterTests {
+@Suite(.timeLimit(.minutes(3))) struct WholeLineWriterTests {
     /// A pipe: (read end, non-blocking; write end).
     static func pipeEnds() throws -> (reader: Int32, writer: Int32) {
         var ends: [Int32] = [0, 0]
