@@ -8,6 +8,9 @@ extension Defaults {
     public static let listTypeColumnMax = 40
     /// The progress bar redraws at most this often (10 times a second): `Reporter.tick`'s pace.
     static let progressRedrawInterval: Double = 0.1
+    /// The progress bar's rate and ETA are taken over this many seconds of
+    /// the run just past (`ProgressBar.record`), not over the whole run.
+    public static let progressRateWindow: Double = 5
     /// A run of one URL shows the bar once its transfer has taken this long.
     static let progressSingleURLDelay: Double = 0.5
     /// A second signal waits at most this long for the writer's lock, to
