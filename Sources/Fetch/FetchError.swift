@@ -127,6 +127,9 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
             if let text = curlMessage, text.lowercased().hasPrefix("could not resolve") {
                 return "c" + text.dropFirst()
             }
+            // A URL of a host given up on after its one lookup: the loader's sentence
+            // ("host x did not resolve; not tried again in this run") says it all.
+            if curlMessage == nil, let detail, !detail.isEmpty { return detail }
             return "could not resolve host" + curlSays
         case .connect:
             // libcurl names the address it failed to reach, and not that it is a proxy's.

@@ -90,4 +90,35 @@ import TestSupport
         let help = try cli.run(["--help"])
         #expect(help.stdout.contains("with -v, each with its detail"), "\(help.stdout)")
     }
+
+    /// `-i FIFO` before anyone opened the FIFO for writing: the run's open
+    /// blocked, so SIGTERM waited for the 3 s grace and ended the process
+    /// with no summary (a script reading --json got nothing). Now it ends
+    /// within a second with the summary; and a FIFO that gets a writer is read as before.
+    @Test func aSignalWhileAFIFOHasNoWriterEndsTheRunWithItsSummary() async throws {
+        let fifo = cli.cache.path + "/urls.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let waiting = try startProcess(CLI.binary, ["--json", "-i", fifo], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir],
+                                       timeout: 30)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        waiting.sendSignal(SIGTERM)
+        let result = try await waiting.finish()
+        #expect(result.status == 143, "\(result.stderr)")
+        #expect((waiting.secondsFromSignalToExit ?? 9) < 1, "exited \(waiting.secondsFromSignalToExit ?? -1) s after the signal")
+        let summary = (CLI.jsonLines(result.stdout) ?? []).last?["summary"] as? [String: Any]
+        #expect(summary?["interrupted"] as? String == "SIGTERM" && summary?["total"] as? Int == 0, "\(result.stdout)\(result.stderr)")
+
+        let url = server.url("/images/red-64x48.png")
+        let reading = try startProcess(CLI.binary, ["--json", "-i", fifo], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir],
+                                       timeout: 30)
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let writer = open(fifo, O_WRONLY)
+        try #require(writer >= 0)
+        let line = Array("\(url)\n".utf8)
+        #expect(write(writer, line, line.count) == line.count)
+        close(writer)
+        let read = try await reading.finish()
+        #expect(read.status == 0, "\(read.stdout)\(read.stderr)")
+        #expect((CLI.jsonLines(read.stdout) ?? []).contains { $0["url"] as? String == url && $0["phase"] as? String == "success" })
+    }
 }

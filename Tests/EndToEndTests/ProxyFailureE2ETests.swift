@@ -30,7 +30,23 @@ import TestSupport
         #expect(batch.stderr.contains("asyncfetch: the proxy http://proxy.asyncfetch-test.invalid:3128 (http_proxy) did not resolve; "
                                       + "host images.example.invalid not tried again in this run"), "\(batch.stderr)")
         #expect(!batch.stderr.contains("host images.example.invalid did not resolve"), "\(batch.stderr)")
+        // The URLs after the first fail with that sentence, not "could not resolve host: the proxy …".
+        #expect(batch.stdout.contains("/2.png  the proxy http://proxy.asyncfetch-test.invalid:3128 (http_proxy) did not resolve; "
+                                      + "host images.example.invalid not tried again in this run"), "\(batch.stdout)")
+        #expect(!batch.stdout.contains("could not resolve host"), "\(batch.stdout)")
         #expect(!(batch.stdout + batch.stderr).contains("s3cret"))
+    }
+
+    /// The second URL of a name that did not resolve said "could not resolve
+    /// host: host nonexistent.invalid did not resolve; …": the give-up's sentence alone now.
+    @Test func aHostGivenUpOnAfterItsLookupIsSaidOnce() async throws {
+        let cli = try CLI()
+        let urls = ["http://asyncfetch-none.invalid/a.png", "http://asyncfetch-none.invalid/b.png"]
+        let result = try await cli.runOffPool(["--json", "--retries", "0"] + urls)
+        #expect(result.status == 1)
+        let messages = urls.map { Self.failure(result, $0)?["message"] as? String ?? "" }
+        #expect(messages.sorted() == ["could not resolve host: asyncfetch-none.invalid",
+                                      "host asyncfetch-none.invalid did not resolve; not tried again in this run"], "\(messages)")
     }
 
     @Test func aProxyThatNeverAnswersIsNamedInTheTimeout() async throws {

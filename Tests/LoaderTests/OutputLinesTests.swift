@@ -191,8 +191,12 @@ import Testing
         bar.transfersRunning = 1
         bar.record()
         #expect(bar.render(width: 100) == "[###############...............]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
-        // Less room: fewer cells, and the text stays whole (79 columns of 80).
-        #expect(bar.render(width: 80) == "[##############...............]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
+        // Less room: fewer cells (the width less 56 columns for the text), and the text stays whole.
+        #expect(bar.render(width: 80) == "[#########..........]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
+        // The bar keeps its length while the text's changes (it moved with every digit).
+        var longer = bar
+        longer.failed = 10
+        #expect(longer.render(width: 80).hasPrefix("[#########..........]  2/4 URLs  10 failed"), "\(longer.render(width: 80))")
         #expect(bar.render(width: 40) == "2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s ", "no room for the bar: the text, cut short of the width")
         var unknown = ProgressBar()
         unknown.done = 3

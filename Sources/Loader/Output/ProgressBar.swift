@@ -68,6 +68,11 @@ public struct ProgressBar: Sendable {
     }
 
     static let minimumSpan = 0.5
+    /// The bar's cells: at most 30, and none rather than fewer than 10.
+    static let maximumCells = 30
+    static let minimumCells = 10
+    /// Columns kept for the text beside the bar (`37/120 URLs  3 failed  4.2 MiB of 9.0 MiB  1.1 MiB/s  ETA 8s`).
+    static let textColumns = 56
 
     /// The line, at most `width - 1` columns (a full-width line would wrap
     /// and could no longer be erased with a carriage return).
@@ -102,8 +107,10 @@ public struct ProgressBar: Sendable {
         // The bar takes its cells plus four columns: `[`, `]` and two spaces.
         let room = width - 1 - text.count - 4
         var line = text
-        if let fraction, room >= 10 {
-            let cells = min(30, room)
+        if let fraction, room >= Self.minimumCells {
+            // As many cells as the width leaves beside `textColumns` of text, so the bar keeps its
+            // length while the text's changes by a character or two; fewer only for a longer text.
+            let cells = min(Self.maximumCells, room, max(Self.minimumCells, width - 1 - 4 - Self.textColumns))
             let filled = min(cells, Int(fraction * Double(cells)))
             line = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: cells - filled) + "]  " + text
         }
