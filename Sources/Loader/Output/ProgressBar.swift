@@ -60,19 +60,13 @@ public struct ProgressBar: Sendable {
     }
 
     /// Bytes and URLs a second over the recorded window; nil until it spans
-    /// `minimumSpan` (half a second) of the run.
+    /// `Defaults.progressRateAfter` (half a second) of the run.
     var recent: (bytes: Double, urls: Double)? {
-        guard let oldest = samples.first, elapsed - oldest.elapsed >= Self.minimumSpan else { return nil }
+        guard let oldest = samples.first, elapsed - oldest.elapsed >= Defaults.progressRateAfter else { return nil }
         let span = elapsed - oldest.elapsed
         return (Double(bytes - oldest.bytes) / span, Double(done - oldest.done) / span)
     }
 
-    static let minimumSpan = 0.5
-    /// The bar's cells: at most 30, and none rather than fewer than 10.
-    static let maximumCells = 30
-    static let minimumCells = 10
-    /// Columns kept for the text beside the bar (`37/120 URLs  3 failed  4.2 MiB of 9.0 MiB  1.1 MiB/s  ETA 8s`).
-    static let textColumns = 56
 
     /// The line, at most `width - 1` columns (a full-width line would wrap
     /// and could no longer be erased with a carriage return).
@@ -107,10 +101,10 @@ public struct ProgressBar: Sendable {
         // The bar takes its cells plus four columns: `[`, `]` and two spaces.
         let room = width - 1 - text.count - 4
         var line = text
-        if let fraction, room >= Self.minimumCells {
-            // As many cells as the width leaves beside `textColumns` of text, so the bar keeps its
+        if let fraction, room >= Defaults.progressMinimumCells {
+            // As many cells as the width leaves beside `progressTextColumns` of text, so the bar keeps its
             // length while the text's changes by a character or two; fewer only for a longer text.
-            let cells = min(Self.maximumCells, room, max(Self.minimumCells, width - 1 - 4 - Self.textColumns))
+            let cells = min(Defaults.progressMaximumCells, room, max(Defaults.progressMinimumCells, width - 1 - 4 - Defaults.progressTextColumns))
             let filled = min(cells, Int(fraction * Double(cells)))
             line = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: cells - filled) + "]  " + text
         }
