@@ -140,7 +140,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
         }
         if renameat(parent, temporary, parent, final) != 0 {
             let failure = OutputDirectoryError.errno("cannot rename into place")
-            unlinkat(parent, temporary, 0)
+            unlinkat(parent, temporary, 0)   // what this call created; the failure said is the rename's
             throw failure
         }
         return (method, note)
@@ -168,7 +168,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
         }
         if close(output) != 0 && failure == nil { failure = .errno("cannot write") }
         if let failure {
-            unlinkat(parent, name, 0)
+            unlinkat(parent, name, 0)   // what this call created; the failure said is the copy's
             throw failure
         }
         return method
