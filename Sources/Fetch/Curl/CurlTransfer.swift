@@ -280,7 +280,11 @@ final class CurlTransfer: @unchecked Sendable {
             }
             // Which proxy libcurl went through, decided now, as libcurl did (libcurl 7.88 cannot say):
             // a message read later, in a process whose environment changed since, stays true.
-            if failure.kind == .connect, easy.readsProxyEnvironment {
+            // The proxy's failure: not reached, its name unresolved, or no answer from it in time
+            // (no status line, nor an answer to a CONNECT: a tunnel it opened is the origin's).
+            let proxysOwn = failure.kind == .connect || (failure.kind == .dns && code == CURLE_COULDNT_RESOLVE_PROXY)
+                || (failure.kind == .timeout && head.status == 0 && easy.long(CURLINFO_HTTP_CONNECTCODE) == 0)
+            if proxysOwn, easy.readsProxyEnvironment {
                 failure.proxy = ProxyEnvironment.proxy(for: failure.effectiveURL ?? spec.url)
             }
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {

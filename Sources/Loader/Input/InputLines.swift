@@ -61,7 +61,11 @@ public final class InputLines: AsyncSequence, Sendable {
             closeWhenDone = false
         } else {
             name = path
-            fd = open(path, O_RDONLY | O_CLOEXEC)
+            // Not blocking: a FIFO nobody has opened for writing yet blocked this open,
+            // and a Ctrl-C then waited for the 3 s grace, with no summary. The reader
+            // polls before each read, so it waits for a writer there (it wakes for a
+            // cancel), and takes EAGAIN in its stride.
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             closeWhenDone = true
         }
         var info = stat()
