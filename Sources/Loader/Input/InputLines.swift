@@ -17,7 +17,7 @@ import Glibc
 /// file; what a pipe or terminal already holds), then the sequence ends, so
 /// that every URL that was asked for gets its `empty`/`cancelled` report but
 /// nobody waits on a producer that may never stop.
-public final class InputLines: AsyncSequence, @unchecked Sendable {
+public final class InputLines: AsyncSequence, Sendable {
     public typealias Element = String
 
     /// The name used in messages: the path, or `stdin`.
@@ -209,7 +209,9 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
         guard !state.draining else { return }
         state.draining = true
         var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        // One byte, once (`draining`), into a pipe only this writes: never full, so it fails only
+        // when a signal interrupts it, and then goes again (the reader waits for it in `poll`).
+        while write(wakeWrite, &byte, 1) < 0 && errno == EINTR {}
     }
 
     // MARK: - Reader thread
@@ -230,6 +232,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
             }
             if fds[1].revents != 0 {
                 var sink = [UInt8](repeating: 0, count: 64)
+                // The wake byte, read only to empty the pipe: `draining` says what it meant.
                 _ = read(wakeRead, &sink, sink.count)
                 continue
             }

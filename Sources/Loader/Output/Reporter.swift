@@ -13,7 +13,7 @@ import Support
 /// is always erased before result lines are written and drawn again after:
 /// the two never share a line. Public: a Swift program that runs a
 /// `BatchRun` prints what the tool prints.
-public final class Reporter: @unchecked Sendable {
+public final class Reporter: Sendable {
     /// Human lines, or JSON Lines (`--json`).
     public enum Style: Sendable { case human, json }
 
