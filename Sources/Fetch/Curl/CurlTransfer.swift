@@ -117,7 +117,8 @@ struct TransferOrigin: Sendable {
 /// `Unmanaged.passUnretained(self)` as userdata. That is safe because the
 /// loop's `active` table holds a strong reference from `curl_multi_add_handle`
 /// until after `curl_multi_remove_handle`, and libcurl calls them only
-/// inside `curl_multi_perform` while the handle is added.
+/// inside the loop's calls (`curl_multi_socket_action`, `curl_easy_pause`)
+/// while the handle is added.
 ///
 /// Bodies: the first `Defaults.bufferedBodyLimit` bytes of a 2xx body are
 /// kept in `bufferedBody`; a body that fits is handed to the sink after the
