@@ -36,19 +36,3 @@ struct CacheOptions: ParsableArguments {
         }
     }
 }
-
-/// A usage problem found after parsing: exit 2 with a one-line reason.
-/// A mistake on the command line adds a pointer to `--help`; a problem with
-/// the machine (a cache directory or a file that cannot be used, a
-/// permission) does not, since the help would not fix it (`environment`).
-struct UsageError: Error, CustomStringConvertible {
-    let description: String
-    let pointsAtHelp: Bool
-    init(_ message: String) { description = message; pointsAtHelp = true }
-    init(environment message: String) { description = message; pointsAtHelp = false }
-    /// A message that names the help to read itself.
-    init(namingHelp message: String) { description = message; pointsAtHelp = false }
-
-    /// A fetch run, `cache path`, `rm` or `pull` without a URL.
-    static var noURLGiven: UsageError { UsageError("no URL given (name URLs as arguments, or a list with --input FILE)") }
-}
