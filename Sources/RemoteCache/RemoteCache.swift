@@ -16,10 +16,10 @@ import Support
 /// It never fails a URL. A read that goes wrong (unreachable, slow, 5xx,
 /// 403, a corrupt or foreign object) is a miss; an upload that goes wrong is
 /// dropped. Each such error is counted and passed to `onError` (the command
-/// line warns once and shows each with `-v`); after
-/// `RemoteDefaults.failureLimit` transport failures in a row, or
-/// `RemoteDefaults.failureTotal` in all, the tier is left alone for the rest
-/// of the run (queued uploads are dropped).
+/// line warns once and shows each with `-v`). A tier that keeps failing
+/// (`TierHealth`: transport failures, or refusals of reads and uploads, in a
+/// row) is left alone for the rest of the run: its reads and uploads in
+/// flight are stopped, queued ones dropped, and `onTurnedOff` says why.
 ///
 /// Transfers run on the tier's own `FetchClient` (its own libcurl thread and
 /// connections). Uploads run in the background, at most `uploadLimit` at
@@ -32,13 +32,15 @@ public final class RemoteCache: Sendable {
     /// Uploads at once, at most.
     let uploadLimit: Int
     private let onError: @Sendable (String) -> Void
+    private let onTurnedOff: @Sendable (String) -> Void
     private let state = Locked(State())
 
     /// Everything the tier changes while it runs, behind one lock.
     private struct State {
         var counters = Stats()
-        var failuresInARow = 0
-        var transportFailures = 0
+        var health = TierHealth()
+        /// Reads and uploads in flight, stopped when the tier is turned off.
+        var running: [ObjectIdentifier: FetchHandle] = [:]
         var queue = FIFO<Upload>()
         var uploading = 0
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -70,12 +72,16 @@ public final class RemoteCache: Sendable {
     /// `uploads`: uploads at once, at most (at least 1). The command line
     /// passes `--jobs` when it is below `RemoteDefaults.uploads`: a user who
     /// asks for one transfer at a time does not get five.
+    /// `onError`: each read or upload error's message. `onTurnedOff`: once, if
+    /// the tier is left alone for the rest of the run, naming it and why.
     public init(location: RemoteLocation, fetch: FetchConfiguration, uploads: Int = RemoteDefaults.uploads,
-                onError: @escaping @Sendable (String) -> Void = { _ in }) {
+                onError: @escaping @Sendable (String) -> Void = { _ in },
+                onTurnedOff: @escaping @Sendable (String) -> Void = { _ in }) {
         self.location = location
         uploadLimit = max(1, uploads)
         client = FetchClient(configuration: location.fetchConfiguration(from: fetch))
         self.onError = onError
+        self.onTurnedOff = onTurnedOff
     }
 
     public var stats: Stats { state.withLock { $0.counters } }
@@ -113,44 +119,61 @@ public final class RemoteCache: Sendable {
     /// into the local cache's writer, and then checks and commits it there;
     /// for a 404 or an error, as a 2xx held in memory is, in its loop's round.
     /// A read cancelled, or one the tier was given up for, completes on a Swift task.
-    /// `handle.cancel()` stops it: `.unavailable`.
+    /// `handle.cancel()` stops it: `.unavailable`; so does the tier being
+    /// turned off while it runs (the reads queued behind a hanging tier's
+    /// first timeouts do not each wait for their own).
     public func startRead(_ key: CacheKey, into store: DiskCacheStore, handle: FetchHandle,
                           completion: @escaping @Sendable (Read) -> Void) {
-        if state.withLock({ $0.counters.disabled }) { return handle.continueOnTask { completion(.unavailable) } }
+        let id = ObjectIdentifier(handle)
+        guard begin(handle, id) else { return handle.continueOnTask { completion(.unavailable) } }
         let hex = key.hex
         let url = location.objectURL(hex)
         let sink = RemoteObjectSink(store: store, key: key, hex: hex)
         // Every object URL is valid once the location is (`RemoteLocation.checked`): not checked per key.
         client.start(FetchRequest(url: url), urlChecked: true, into: sink, handle: handle) { [self] fetched in
-            completion(finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url))
+            completion(finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url, id: id))
         }
     }
 
     /// A read's answer: the object checked and committed, or why not (counted).
     private func finishRead(_ fetched: Result<FetchResponse, FetchError>, sink: RemoteObjectSink, storedURL: String,
-                            url: String) -> Read {
+                            url: String, id: ObjectIdentifier) -> Read {
         do {
             _ = try fetched.get()
             let entry = try sink.finish(url: storedURL)
-            state.withLock { s in
-                s.counters.hits += 1
-                s.failuresInARow = 0
-            }
+            succeeded(id) { $0.hits += 1 }
             return .stored(entry)
         } catch let error as FetchError where error.kind == .http && error.status == 404 {
             sink.abandon()
-            state.withLock { s in
-                s.counters.misses += 1
-                s.failuresInARow = 0
-            }
+            succeeded(id) { $0.misses += 1 }
             return .absent
         } catch let error as FetchError where error.kind == .cancelled {
             sink.abandon()
+            state.withLock { _ = $0.running.removeValue(forKey: id) }
             return .unavailable
         } catch {
             sink.abandon()
-            failed(sink.refusal ?? error, reading: true, what: "GET \(redactURL(url))")
+            failed(sink.refusal ?? error, id: id, reading: true, what: "GET \(redactURL(url))")
             return .unavailable
+        }
+    }
+
+    /// Registers a read or upload about to start (`running`); false, without
+    /// registering it, once the tier is turned off.
+    private func begin(_ handle: FetchHandle, _ id: ObjectIdentifier) -> Bool {
+        state.withLock { s in
+            guard !s.counters.disabled else { return false }
+            s.running[id] = handle
+            return true
+        }
+    }
+
+    /// A read or upload `id` that worked (a 404 included): counted, and the failures in a row start over.
+    private func succeeded(_ id: ObjectIdentifier, _ count: (inout Stats) -> Void) {
+        state.withLock { s in
+            s.running.removeValue(forKey: id)
+            count(&s.counters)
+            s.health.succeeded()
         }
     }
 
@@ -225,44 +248,58 @@ public final class RemoteCache: Sendable {
         let header = RemoteObject.header(record: entry.metadata.encoded())
         let body = FetchRequest.BodyFile(path: entry.bodyPath, length: entry.metadata.bodyLength, inode: entry.inode)
         let target = location.objectURL(upload.key)
-        do {
-            _ = try await client.fetch(FetchRequest(url: target, method: .put, body: header, bodyFile: body), into: DiscardSink())
-            state.withLock { s in
-                s.counters.uploads += 1
-                s.failuresInARow = 0
-            }
-        } catch {
-            failed(error, reading: false, what: "PUT \(redactURL(target))")
+        // Started as a read is (its handle in `running`), so that turning the tier off stops it too.
+        let handle = FetchHandle()
+        let id = ObjectIdentifier(handle)
+        guard begin(handle, id) else { return }
+        let request = FetchRequest(url: target, method: .put, body: header, bodyFile: body)
+        let fetched = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FetchResponse, FetchError>, Never>) in
+            client.start(request, into: DiscardSink(), handle: handle) { continuation.resume(returning: $0) }
+        }
+        switch fetched {
+        case .success:
+            succeeded(id) { $0.uploads += 1 }
+        case .failure(let error) where error.kind == .cancelled:
+            state.withLock { _ = $0.running.removeValue(forKey: id) }
+        case .failure(let error):
+            failed(error, id: id, reading: false, what: "PUT \(redactURL(target))")
         }
     }
 
-    private func failed(_ error: Error, reading: Bool, what: String) {
-        let transport: Bool
+    /// Counts the error of read or upload `id`, passes its message on, and
+    /// turns the tier off if `TierHealth` says so: the reads and uploads
+    /// still in flight are stopped (each ends `.cancelled`, not counted), the
+    /// queued ones dropped, and `onTurnedOff` names the tier and why, once.
+    private func failed(_ error: Error, id: ObjectIdentifier, reading: Bool, what: String) {
+        let failure: TierHealth.Failure
         let text: String
         if let fetchError = error as? FetchError {
-            transport = [.dns, .connect, .timeout, .tls, .network].contains(fetchError.kind)
+            switch fetchError.kind {
+            case .dns, .connect, .timeout, .tls, .network: failure = .transport
+            case .http, .redirects: failure = .refusal
+            default: failure = .object
+            }
             text = fetchError.kind == .redirects && location.sigV4 != nil
                 ? "answered with a redirect, which a signed S3 request does not follow (its session token would go to "
                     + "the host it names); give the bucket's own endpoint (AWS_ENDPOINT_URL, AWS_REGION)"
                 : fetchError.message
         } else {
-            transport = false
+            failure = .object
             text = "\(error)"
         }
-        let gaveUp = state.withLock { s -> Bool in
+        let (why, stopped) = state.withLock { s -> (String?, [FetchHandle]) in
+            s.running.removeValue(forKey: id)
             if reading { s.counters.readErrors += 1 } else { s.counters.uploadErrors += 1 }
-            guard transport else { return false }
-            s.failuresInARow += 1
-            s.transportFailures += 1
-            guard s.failuresInARow >= RemoteDefaults.failureLimit || s.transportFailures >= RemoteDefaults.failureTotal,
-                  !s.counters.disabled else { return false }
+            guard !s.counters.disabled,
+                  let why = s.health.failed(failure, upload: !reading, text: text) else { return (nil, []) }
             s.counters.disabled = true
-            return true
+            defer { s.running.removeAll() }
+            return (why, Array(s.running.values))
         }
         onError("remote cache: \(what): \(text)")
-        if gaveUp {
-            onError("remote cache: too many connection failures or timeouts; not used for the rest of this run")
-        }
+        guard let why else { return }
+        onTurnedOff("remote cache \(location.display): \(why); not used for the rest of this run")
+        for handle in stopped { handle.cancel() }
     }
 }
 

@@ -25,6 +25,11 @@ public enum RemoteDefaults {
     /// Transport failures in all after which the tier is left alone for the
     /// rest of the run (a tier that answers now and then but mostly times out).
     public static let failureTotal = 10
+    /// Refusals in a row (an error status other than 404: a wrong key's 403,
+    /// a 5xx), reads and uploads alike, at least one upload among them, after
+    /// which the tier is left alone for the rest of the run (`TierHealth`).
+    /// Not 3: a busy tier's few 503s should not cost a run its tier.
+    public static let refusalLimit = 10
     /// Longest metadata record accepted in a remote object.
     public static let recordLimit = 1024 * 1024
     /// AWS region when neither `AWS_REGION` nor `AWS_DEFAULT_REGION` names one.

@@ -23,18 +23,14 @@ public struct RemoteLocation: Sendable, Equatable {
     /// The object URL of a cache key (its 32 hex digits).
     public func objectURL(_ key: String) -> String { base + key }
 
-    public struct Invalid: Error, Sendable {
-        public let message: String
-    }
-
-    public static func parse(_ text: String, environment: [String: String]) throws(Invalid) -> RemoteLocation {
+    public static func parse(_ text: String, environment: [String: String]) throws(RemoteCacheError) -> RemoteLocation {
         let lower = text.lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             // Each key is appended to the text: `http://` alone asked the host named by the key.
             let authority = text.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" }   // after "scheme://"
             let host = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
             guard !host.isEmpty && !host.hasPrefix(":") else {
-                throw Invalid(message: "--remote-cache \(redactURL(text)): no host named")
+                throw .invalidLocation("--remote-cache \(redactURL(text)): no host named")
             }
             let base = text.hasSuffix("/") ? text : text + "/"
             let shown = redactURL(text)
@@ -42,16 +38,16 @@ public struct RemoteLocation: Sendable, Equatable {
                 .checked(shown: shown)
         }
         guard lower.hasPrefix("s3://") else {
-            throw Invalid(message: "--remote-cache takes http(s)://host/prefix/ or s3://bucket/prefix, got '\(redactURL(text))'")
+            throw .invalidLocation("--remote-cache takes http(s)://host/prefix/ or s3://bucket/prefix, got '\(redactURL(text))'")
         }
         let path = text.dropFirst("s3://".count)
         let bucket = String(path.prefix { $0 != "/" })
         var prefix = String(path.dropFirst(bucket.count)).drop { $0 == "/" }
         while prefix.hasSuffix("/") { prefix.removeLast() }
-        guard !bucket.isEmpty else { throw Invalid(message: "--remote-cache \(text): no bucket named") }
+        guard !bucket.isEmpty else { throw .invalidLocation("--remote-cache \(text): no bucket named") }
         func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         guard let keyID = variable("AWS_ACCESS_KEY_ID"), let secret = variable("AWS_SECRET_ACCESS_KEY") else {
-            throw Invalid(message: "--remote-cache \(text) needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+            throw .invalidLocation("--remote-cache \(text) needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
         }
         let region = variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? RemoteDefaults.awsRegion
         let tail = prefix.isEmpty ? "" : prefix + "/"
@@ -69,7 +65,7 @@ public struct RemoteLocation: Sendable, Equatable {
         for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
             if let value = variable(name), let offset = value.utf8.firstIndex(where: { $0 < 0x20 || $0 == 0x7F }) {
                 let position = value.utf8.distance(from: value.utf8.startIndex, to: offset) + 1
-                throw Invalid(message: "--remote-cache \(text): \(name) holds a control character (a line break?) at byte "
+                throw .invalidLocation("--remote-cache \(text): \(name) holds a control character (a line break?) at byte "
                               + "\(position) of \(value.utf8.count), which no request can carry; set it without one")
             }
         }
@@ -84,17 +80,17 @@ public struct RemoteLocation: Sendable, Equatable {
     /// URL invalid, or every key one object) is a usage error at start-up, as
     /// a missing key is, not one warning per URL. `shown`: the location in
     /// the message (an S3 one with its endpoint, which the problem may be in).
-    private func checked(shown: String) throws(Invalid) -> RemoteLocation {
+    private func checked(shown: String) throws(RemoteCacheError) -> RemoteLocation {
         // Each key would follow the query or fragment: every entry one object (in a URL, an S3
         // key's `?` or `#` is percent-encoded).
         guard !base.contains("?") && !base.contains("#") else {
             let form = sigV4 == nil ? "http(s)://host/prefix/" : "s3://bucket/prefix and an AWS_ENDPOINT_URL without either"
-            throw Invalid(message: "--remote-cache \(shown): a query or fragment would come before each key; give \(form)")
+            throw .invalidLocation("--remote-cache \(shown): a query or fragment would come before each key; give \(form)")
         }
         do {
             try FetchClient.validate(objectURL(String(repeating: "0", count: 32)))
         } catch {
-            throw Invalid(message: "--remote-cache \(shown): \(error.message)")
+            throw .invalidLocation("--remote-cache \(shown): \(error.message)")
         }
         return self
     }

@@ -50,11 +50,6 @@ enum RemoteObject {
     }
 }
 
-/// Why a remote object was refused.
-struct RemoteObjectError: Error, CustomStringConvertible {
-    let description: String
-}
-
 /// Receives a remote object: parses the header line, holds the record,
 /// streams the body into a cache writer (hashing it on the way).
 /// Threading: as every `BodySink`, one call at a time.
@@ -69,7 +64,7 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
     /// Why `write` refused the object, if it did. The fetch then fails as any
     /// write that fails (kind `io`, "I/O error"); the read reports this instead:
     /// the tier sent something else than an object, the local disk is fine.
-    private(set) var refusal: RemoteObjectError?
+    private(set) var refusal: RemoteCacheError?
 
     /// `hex`: `key.hex`, made once by the caller (it names the object too).
     init(store: DiskCacheStore, key: CacheKey, hex: String) {
@@ -117,8 +112,8 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
     }
 
     /// The error of an object refused as it streams, kept as `refusal`.
-    private func refused(_ reason: String) -> RemoteObjectError {
-        let error = RemoteObjectError(description: reason)
+    private func refused(_ reason: String) -> RemoteCacheError {
+        let error = RemoteCacheError.refusedObject(reason)
         refusal = error
         return error
     }
@@ -135,22 +130,22 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
     /// commits it to the local cache. Nothing is committed on any mismatch.
     func finish(url storedURL: String) throws -> CacheEntry {
         guard recordLength > 0, record.count == recordLength else {
-            throw RemoteObjectError(description: "object cut short in its record")
+            throw RemoteCacheError.refusedObject("object cut short in its record")
         }
         guard let meta = record.withUnsafeBytes({ CacheMetadata.decode($0) }) else {
-            throw RemoteObjectError(description: "unreadable metadata record")
+            throw RemoteCacheError.refusedObject("unreadable metadata record")
         }
         guard meta.key == hex, meta.url == storedURL else {
-            throw RemoteObjectError(description: "the object names another URL (\(meta.url))")
+            throw RemoteCacheError.refusedObject("the object names another URL (\(meta.url))")
         }
-        guard meta.hasBody else { throw RemoteObjectError(description: "the object has no body") }
+        guard meta.hasBody else { throw RemoteCacheError.refusedObject("the object has no body") }
         let writer = try openedWriter()
         guard writer.bytesWritten == meta.bodyLength else {
-            throw RemoteObjectError(description: "body of \(writer.bytesWritten) bytes, the record says \(meta.bodyLength)")
+            throw RemoteCacheError.refusedObject("body of \(writer.bytesWritten) bytes, the record says \(meta.bodyLength)")
         }
         let digest = writer.digest
         guard digest.algorithm == meta.digestAlgorithm, digest.hex == meta.bodyDigest else {
-            throw RemoteObjectError(description: "body digest \(digest.algorithm.rawValue) \(digest.hex), the record says \(meta.digestAlgorithm.rawValue) \(meta.bodyDigest)")
+            throw RemoteCacheError.refusedObject("body digest \(digest.algorithm.rawValue) \(digest.hex), the record says \(meta.digestAlgorithm.rawValue) \(meta.bodyDigest)")
         }
         // Its URL is `storedURL` (compared above): not normalised again.
         return try writer.commit(meta, urlIsStored: true)

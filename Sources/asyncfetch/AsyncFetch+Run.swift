@@ -68,7 +68,7 @@ enum FetchRun {
         // A list that failed part way is as unreadable as one that cannot be opened (exit 2), the
         // lines read before the error each reported all the same.
         let unread = followed.ending.inputErrors
-        if !unread.isEmpty { throw UnreadableInputs(errors: unread.map { InputError(path: $0.path, problem: $0.problem) }) }
+        if !unread.isEmpty { throw UnreadableInputs(errors: unread.map { LoadError.unreadableList($0.path, $0.problem) }) }
         if !reporter.summary.allSucceeded { throw ExitCode(1) }
     }
 
@@ -87,13 +87,8 @@ enum FetchRun {
             return try OutputDirectory(path: path, name: OutputName(template: options.name ?? OutputName.defaultTemplate),
                                        hardLink: options.link, givenNames: names, cacheDirectory: cacheDirectory)
         } catch {
-            switch error {
-            case .cannotCreate(let problem): throw UsageError(environment: "cannot create --output-dir \(path): \(problem)")
-            case .cannotOpen(let problem): throw UsageError(environment: "cannot use --output-dir \(path): \(problem)")
-            case .cannotWrite(let problem): throw UsageError(environment: "cannot write into --output-dir \(path): \(problem)")
-            case .isCacheDirectory:
-                throw UsageError("--output-dir \(path) is the cache directory; its files there would replace cache entries (a folder inside it is fine)")
-            }
+            // The cache directory is a slip on the command line; a folder that cannot be used is the machine's.
+            throw error.kind == .usage ? UsageError(error.message) : UsageError(environment: error.message)
         }
     }
 }

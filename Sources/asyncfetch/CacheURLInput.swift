@@ -34,7 +34,7 @@ struct CacheURLInput: ParsableArguments {
             return try InputLines.readAll(path: path) { "(line \($0): longer than \(Defaults.inputMaxLineBytes) bytes)" }
                 .map(GivenNames.url(ofLine:))
         } catch {
-            throw UsageError(environment: "cannot read -i \(path): \(error.problem)")
+            throw UsageError(environment: error.message)
         }
     }
 }

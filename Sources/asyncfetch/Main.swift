@@ -242,10 +242,8 @@ enum Main {
         case let usage as UsageError:
             Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee '\(help)'." : ""))
             return 2
-        case let input as InputError:   // a list named by --input (`cache path` and `rm` word theirs)
-            return exitStatus(for: UnreadableInputs(errors: [input]), root: root, help: help)
-        case let inputs as UnreadableInputs:   // one line per list
-            for input in inputs.errors { Console.error("asyncfetch: cannot read --input \(input.path): \(input.problem)") }
+        case let inputs as UnreadableInputs:   // one line per list named by --input
+            for input in inputs.errors { Console.error("asyncfetch: \(input.message)") }
             return 2
         case let failure as RuntimeFailure:
             Console.error("asyncfetch: \(failure.description)")

@@ -41,13 +41,8 @@ extension RunSettings {
         for line in header {
             do {
                 _ = try HeaderArgument(parsing: line)
-            } catch .syntax {
-                throw UsageError("-H expects 'Name: value', got '\(line)'")
-            } catch .header(.lineBreak) {
-                // A line break would end the header and start another (sent as given: header injection).
-                throw UsageError("-H takes one header line, without a line break: got '\(line.debugDescription.dropFirst().dropLast())'")
-            } catch .header(let problem) {
-                throw UsageError("-H expects 'Name: value', got '\(line)': \(problem)")
+            } catch {
+                throw UsageError(error.message)
             }
         }
         if HTTPHeaders.problem(name: "User-Agent", value: userAgent) != nil {

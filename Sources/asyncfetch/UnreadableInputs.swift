@@ -4,19 +4,19 @@ import Loader
 /// (`Main.exitStatus`; exit 2, SPEC §3): with `-i a.txt -i b.txt`, both
 /// unreadable, the user learns of both at once, not of one per run.
 struct UnreadableInputs: Error {
-    let errors: [InputError]
+    let errors: [LoadError]
 
     /// Opens every list named (`-` is stdin), in order; throws every failure, not the first.
     static func open(_ paths: [String]) throws(UnreadableInputs) -> [InputLines] {
         var opened: [InputLines] = []
-        var failed: [InputError] = []
+        var failed: [LoadError] = []
         for path in paths {
             do {
                 opened.append(try InputLines(path: path))
-            } catch let error as InputError {
+            } catch let error as LoadError {
                 failed.append(error)
             } catch {
-                failed.append(InputError(path: path, problem: "\(error)"))
+                failed.append(.unreadableList(path, "\(error)"))
             }
         }
         guard failed.isEmpty else { throw UnreadableInputs(errors: failed) }

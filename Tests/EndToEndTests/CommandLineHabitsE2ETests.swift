@@ -211,4 +211,37 @@ import TestSupport
         let starts = list.map { $0.firstRange(of: "http")?.lowerBound.utf16Offset(in: $0) }
         #expect(Set(starts).count == 1, "\(list)")
     }
+
+    /// wget's and aria2c's habits that got a wrong answer (`-nd` was read as
+    /// curl's `-n`, "credentials are read only from the URL"), a bare
+    /// "Unknown option", or a wrong guess (`--dir` → "Did you mean
+    /// '--link'?", `--out` → '--input'): each gets its one line (exit 2), and
+    /// docs/habits.md lists it.
+    @Test func moreHabitsOfWgetAndAria2GetTheirAnswer() throws {
+        let habits = try String(contentsOfFile: Paths.packageRoot + "/docs/habits.md", encoding: .utf8)
+        let rows: [(String, String)] = [
+            ("-nd", "always on: files go straight into -P DIR"), ("-nH", "always on: files go straight into -P DIR"),
+            ("--no-directories", "always on"), ("-np", "not supported, because asyncfetch does not crawl"),
+            ("--recursive", "not supported, because asyncfetch does not crawl"), ("--mirror", "not supported"),
+            ("--max-redirs", "not supported, because redirects are always followed, at most 10"),
+            ("--max-redirect", "not supported, because redirects are always followed"),
+            ("--dir", "use -P DIR"), ("--out", "use -o FILE for one URL"), ("--max-tries", "use --retries N"),
+            ("--retry-wait", "not supported, because the backoff is automatic"),
+            ("--check-certificate", "always on: TLS certificates are verified"), ("--all-proxy", "not supported as an option"),
+            ("--read-timeout", "use --timeout DURATION"), ("--dns-timeout", "use --connect-timeout DURATION"),
+            ("--retry-connrefused", "always on: connect errors"), ("--retry-all-errors", "always on"),
+        ]
+        for (flag, answer) in rows {
+            let result = try cli.run([flag, "http://127.0.0.1:9/x.png"])
+            #expect(result.status == 2, "\(flag)")
+            #expect(result.stderr.hasPrefix("asyncfetch: \(flag): \(answer)"), "\(flag): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+            #expect(habits.contains("`\(flag)`"), "docs/habits.md names \(flag)")
+        }
+        // aria2c's --check-certificate=false, as typed.
+        let aria = try cli.run(["--check-certificate=false", "http://127.0.0.1:9/x.png"])
+        #expect(aria.status == 2 && aria.stderr.contains("--insecure turns the checks off"), "\(aria.stderr)")
+        // wget's -r is not curl's range: the answer says both.
+        #expect(try cli.run(["-r", "http://127.0.0.1:9/x.png"]).stderr.contains("does not crawl"))
+    }
 }

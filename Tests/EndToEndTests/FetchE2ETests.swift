@@ -354,4 +354,26 @@ extension CLI {
         #expect(failure["attempts"] as? Int == retries + 1, "\(failure)")
         #expect(server.requestCount("/busy.png") == retries + 1)
     }
+
+    /// An internationalised host name (`http://bücher.example/…`) was an
+    /// invalid-url "URL using bad/illegal format or missing URL": libcurl
+    /// converts it to `xn--bcher-kva.example` with libidn2 in the LC_CTYPE
+    /// character set, and the process ran in the C locale. curl itself
+    /// fetches it. Checked through a proxy (no DNS), in `LC_ALL=C` as cron has it.
+    @Test func anInternationalisedHostNameIsFetched() throws {
+        let proxy = try ScriptedServer()
+        proxy.route("/a.png", .ok(FixtureSite.png, headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=600")]))
+        let cli = try CLI()
+        let url = "http://bücher.example/a.png"
+        let environment = ["http_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "", "LC_ALL": "C", "LANG": "C"]
+        let result = try cli.run(["--json", url], environment: environment)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let request = try #require(proxy.requests("/a.png").first)
+        #expect(request.header("Host") == "xn--bcher-kva.example")
+        let lines = try #require(CLI.jsonLines(result.stdout), "\(result.stdout)")
+        #expect(lines.contains { $0["url"] as? String == url && $0["source"] as? String == "network" }, "\(lines)")
+        // The key is the MD5 of the URL as given (SPEC §4: already normalised).
+        let path = try cli.run(["cache", "path", url], environment: ["LC_ALL": "C"])
+        #expect(path.stdout == cli.cacheDir + "/" + (try CLI.md5sum(url)) + "\n", "\(path.stdout)\(path.stderr)")
+    }
 }

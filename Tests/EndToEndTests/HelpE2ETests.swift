@@ -220,4 +220,25 @@ import TestSupport
         #expect(rendered.stderr.isEmpty, "groff warnings: \(rendered.stderr)")
         #expect(rendered.stdout.contains("asyncfetch"))
     }
+
+    /// Issue 6: every option's help shows its default, the `cache`
+    /// subcommands' too. Checked for each option that takes a value.
+    @Test func everyOptionWithAValueShowsItsDefault() async throws {
+        for command in [["--help"], ["cache", "list", "--help"], ["cache", "prune", "--help"], ["cache", "path", "--help"]] {
+            let help = try await cli.run(command).stdout
+            guard let options = help.range(of: "OPTIONS:\n") else {
+                Issue.record("\(command): no OPTIONS section")
+                continue
+            }
+            var entries: [String] = []
+            for line in help[options.upperBound...].split(separator: "\n") {
+                if line.hasPrefix("  -") { entries.append(String(line)) } else if !entries.isEmpty { entries[entries.count - 1] += String(line) }
+            }
+            let withValue = entries.filter { ($0.dropFirst(2).components(separatedBy: "  ").first ?? "").contains("<") }
+            #expect(!withValue.isEmpty, "\(command)")
+            for entry in withValue {
+                #expect(entry.contains("(default"), "\(command): \(entry)")
+            }
+        }
+    }
 }

@@ -83,4 +83,23 @@ import TestSupport
             #expect(script == "# \(shell) completion\n", "\(file): \(script ?? "missing")")
         }
     }
+
+    /// SPEC §8 / issue 2: `make demo` shows a newcomer every phase. Its
+    /// server must take the demo's parallel connections at once: Python's
+    /// stock server (backlog 5) made some URLs wait a second.
+    @Test func theDemoShowsEveryPhaseWithoutStalls() async throws {
+        let script = Paths.packageRoot + "/Tests/tools/demo.sh"
+        let result = try await runProcessOffPool("/bin/bash", [script, CLI.binary], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = result.stdout + result.stderr
+        for shown in ["\"phase\":\"loading\"", "\"phase\":\"success\"", "\"phase\":\"failure\"", "empty    http://", "(cache, "] {
+            #expect(text.contains(shown), "\(shown) missing from the demo")
+        }
+        let durations = text.split(separator: "\n").compactMap { line -> Double? in
+            guard let range = line.range(of: "\"durationMs\":") else { return nil }
+            return Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+        }
+        #expect(!durations.isEmpty)
+        #expect(durations.allSatisfy { $0 < 800 }, "a URL waited: \(durations.max() ?? 0) ms")
+    }
 }

@@ -298,4 +298,19 @@ import TestSupport
         let inside = try await cli.run([url, "-o", cli.cacheDir + "/mine/photo.png"])
         #expect(inside.status == 0, "\(inside.stderr)")
     }
+
+    /// `-v` adds the detail in brackets to every failure line but a failed
+    /// background refresh's (`stale-while-revalidate`).
+    @Test func verboseDetailsAFailedBackgroundRefresh() async throws {
+        let server = try ScriptedServer()
+        server.route("/swr.png", [.ok(FixtureSite.png, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=600")]), .status(500)])
+        let cli = try CLI()
+        let url = server.url("/swr.png")
+        #expect(try await cli.run([url]).status == 0)
+        let result = try await cli.run(["-v", "--retries", "0", url])
+        #expect(result.status == 0, "\(result.stderr)")
+        let refresh = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(refresh.hasPrefix("refresh  \(url)  background revalidation failed: HTTP 500 Internal Server Error; the stored copy stays  [http, attempts 1, "),
+                "\(result.stdout)")
+    }
 }

@@ -66,7 +66,7 @@ import TestSupport
         }
         let listed = try await Self.run(cli, ["cache", "path", "-i", "-"], "<&-")
         #expect(listed.status == 2)
-        #expect(listed.stderr == "asyncfetch: cannot read -i -: standard input is closed or not open for reading\n")
+        #expect(listed.stderr == "asyncfetch: cannot read --input -: standard input is closed or not open for reading\n")
     }
 
     /// No `/dev/null` (a chroot or container without /dev; here a mount
@@ -128,5 +128,33 @@ import TestSupport
         let lines = try #require(CLI.jsonLines(result.stdout), "every line whole JSON")
         #expect(lines.filter { $0["phase"] as? String == "empty" }.count == count)
         #expect((lines.last?["summary"] as? [String: Any])?["empty"] as? Int == count)
+    }
+
+    /// Results that cannot be written (stdout on a full disk) must not end
+    /// in exit status 0: a script would take the missing lines for success.
+    /// A failed write that is not a closed pipe (a full disk) loses the
+    /// lines, not the work: the run goes on, and every URL is stored as it
+    /// would have been, whenever the first line failed. Before, a `--json`
+    /// run stopped at its `loading` line, and its transfers (here slow to
+    /// answer) were never stored.
+    @Test func resultsThatCannotBeWrittenAreAFailure() async throws {
+        let server = try ScriptedServer()
+        var slow = ScriptedResponse.ok(FixtureSite.png, headers: [("Cache-Control", "max-age=600")])
+        slow.delayBeforeHeaders = 0.5
+        server.route("/a.png", slow)
+        let cli = try CLI()
+        let url = server.url("/a.png")
+        let runs: [[String]] = [["--json", url, url + "?2"], [url], ["--json", url], ["cache", "list"],
+                                ["cache", "list", "--json"], ["cache", "stats", "--json"], ["cache", "dir"], ["--help"]]
+        for arguments in runs {
+            let command = "exec " + ([CLI.binary] + arguments).map(CLI.shellQuote).joined(separator: " ") + " > /dev/full"
+            let result = try await runProcessOffPool("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("asyncfetch: cannot write standard output: No space left on device"),
+                    "\(arguments): \(result.stderr)")
+        }
+        #expect(server.requests("/a.png").count == 2, "the first run stored both URLs; the others were hits")
+        let stored = try await cli.run(["--offline", url, url + "?2"])
+        #expect(stored.status == 0, "\(stored.stdout)\(stored.stderr)")
     }
 }

@@ -136,7 +136,7 @@ import TestSupport
         }
         #expect(urls.count == list.count)
         #expect(firstDifference(urls, list) == nil, "every URL once, in input order")
-        #expect(cancelled >= 8_000 - 100 - LoadBatch.defaultBacklog - 256, "\(cancelled) cancelled")
+        #expect(cancelled >= 8_000 - 100 - Defaults.batchBacklog - 256, "\(cancelled) cancelled")
         #expect(batch.counts.distinct == 8_000)
     }
 

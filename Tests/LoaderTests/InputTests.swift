@@ -106,13 +106,14 @@ import TestSupport
 
     @Test func aListThatCannotBeReadNamesItsPath() throws {
         let temp = try TempDirectory(prefix: "asyncfetch-input")
-        #expect(throws: InputError(path: temp.path, problem: "is a directory")) { try InputLines(path: temp.path) }
-        #expect(throws: InputError(path: temp.file("absent"), problem: "No such file or directory")) {
-            try InputLines(path: temp.file("absent"))
-        }
-        #expect(throws: InputError(path: temp.file("absent"), problem: "No such file or directory")) {
-            try InputLines.readAll(path: temp.file("absent")) { _ in "" }
-        }
+        let directory = try #require(throws: LoadError.self) { try InputLines(path: temp.path) }
+        #expect(directory.kind == .io && directory.path == temp.path)
+        #expect(directory.message == "cannot read --input \(temp.path): is a directory")
+        let absent = try #require(throws: LoadError.self) { try InputLines(path: temp.file("absent")) }
+        #expect(absent.message == "cannot read --input \(temp.file("absent")): No such file or directory")
+        let absentAtOnce = try #require(throws: LoadError.self) { try InputLines.readAll(path: temp.file("absent")) { _ in "" } }
+        #expect(absentAtOnce.kind == .io && absentAtOnce.path == temp.file("absent"))
+        #expect(absentAtOnce.message == "cannot read --input \(temp.file("absent")): No such file or directory")
     }
 
     @Test func aURLListTakesArgumentsThenEachInputFilteredByShardWithNames() async throws {

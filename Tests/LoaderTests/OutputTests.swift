@@ -87,11 +87,14 @@ import TestSupport
     @Test func theCacheDirectoryIsRefused() throws {
         let temp = try TempDirectory(prefix: "asyncfetch-output")
         try FileManager.default.createDirectory(atPath: temp.file("cache"), withIntermediateDirectories: true)
-        #expect(throws: OutputDirectory.OpenError.isCacheDirectory) {
+        let cache = try #require(throws: LoadError.self) {
             try OutputDirectory(path: temp.file("cache/."), cacheDirectory: temp.file("cache"))
         }
-        #expect(throws: OutputDirectory.OpenError.cannotCreate("No such file or directory")) {
-            try OutputDirectory(path: temp.file("absent/out"))
-        }
+        #expect(cache.kind == .usage && cache.path == temp.file("cache/."))
+        #expect(cache.message == "--output-dir \(temp.file("cache/.")) is the cache directory; its files there would "
+                + "replace cache entries (a folder inside it is fine)")
+        let absent = try #require(throws: LoadError.self) { try OutputDirectory(path: temp.file("absent/out")) }
+        #expect(absent.kind == .io && absent.path == temp.file("absent/out"))
+        #expect(absent.message == "cannot create --output-dir \(temp.file("absent/out")): No such file or directory")
     }
 }

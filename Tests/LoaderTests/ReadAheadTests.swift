@@ -1,12 +1,13 @@
+import Fetch
 import Loader
 import Support
 import Testing
 import TestSupport
 
-/// How far a batch reads its list ahead of the transfers (`LoadBatch.queueLimit`):
+/// How far a batch reads its list ahead of the transfers (`Defaults.batchQueueLimit`):
 /// far enough that hosts listed late start early, and bounded in memory. A
 /// queued revalidation holds its stored entry (~1.2 KB), so it counts
-/// `LoadBatch.storedEntryWeight` times.
+/// `Defaults.batchStoredEntryWeight` times.
 @Suite struct ReadAheadTests {
     /// 1,400 cached URLs of one host, revalidated (`--refresh`) one at a time
     /// while the host holds its first answer: the batch reads about 1,024 of
@@ -36,7 +37,7 @@ import TestSupport
         let consumer = Task { for await _ in batch {} }
         #expect(await h.server.requestsArrive("/img.png", count: total + 1))
         // The reader reads up to the limit (however loaded the machine), then waits: give it time to overrun.
-        let expected = LoadBatch.queueLimit / LoadBatch.storedEntryWeight
+        let expected = Defaults.batchQueueLimit / Defaults.batchStoredEntryWeight
         let deadline = monotonicSeconds() + 20
         while urls.taken < expected && monotonicSeconds() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
         try await Task.sleep(nanoseconds: 300_000_000)

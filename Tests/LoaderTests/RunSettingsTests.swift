@@ -82,12 +82,15 @@ import Testing
         #expect(try HeaderArgument(parsing: "Accept;\t") == .remove(name: "Accept"))
         #expect(try HeaderArgument(parsing: "Accept:") == .remove(name: "Accept"))
         #expect(try HeaderArgument(parsing: "Accept:  ") == .remove(name: "Accept"))
-        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: "no colon") }
-        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: "X;y") }
-        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: ": no name") }
-        #expect(throws: HeaderArgument.Problem.syntax) { try HeaderArgument(parsing: ";") }
-        #expect(throws: HeaderArgument.Problem.header(.lineBreak)) { try HeaderArgument(parsing: "X-A: 1\r\nX-B: 2") }
-        #expect(throws: HeaderArgument.Problem.header(.lineBreak)) { try HeaderArgument(parsing: "X-A\n;") }
-        #expect(throws: HeaderArgument.Problem.header(.invalidName)) { try HeaderArgument(parsing: "Bad Name: x") }
+        for line in ["no colon", "X;y", ": no name", ";"] {
+            let error = try #require(throws: LoadError.self) { try HeaderArgument(parsing: line) }
+            #expect(error.kind == .usage && error.message == "-H expects 'Name: value', got '\(line)'")
+        }
+        for (line, shown) in [("X-A: 1\r\nX-B: 2", "X-A: 1\\r\\nX-B: 2"), ("X-A\n;", "X-A\\n;")] {
+            let error = try #require(throws: LoadError.self) { try HeaderArgument(parsing: line) }
+            #expect(error.kind == .usage && error.message == "-H takes one header line, without a line break: got '\(shown)'")
+        }
+        let name = try #require(throws: LoadError.self) { try HeaderArgument(parsing: "Bad Name: x") }
+        #expect(name.message == "-H expects 'Name: value', got 'Bad Name: x': \(HeaderProblem.invalidName)")
     }
 }

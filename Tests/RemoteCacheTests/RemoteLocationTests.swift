@@ -35,12 +35,12 @@ import Testing
     }
 
     @Test func badLocationsAreRefused() throws {
-        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("ftp://x/", environment: [:]) }
-        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: [:]) }
-        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3:///p", environment: Self.keys) }
+        #expect(throws: RemoteCacheError.self) { try RemoteLocation.parse("ftp://x/", environment: [:]) }
+        #expect(throws: RemoteCacheError.self) { try RemoteLocation.parse("s3://bucket/p", environment: [:]) }
+        #expect(throws: RemoteCacheError.self) { try RemoteLocation.parse("s3:///p", environment: Self.keys) }
         // No host, or a query or fragment the keys would follow.
         for text in ["http://", "https:///prefix/", "http://user:pw@/p/", "http://:8080/p/", "http://h/p?x=1", "http://h/p#f"] {
-            #expect(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: [:]) }
+            #expect(throws: RemoteCacheError.self, "\(text)") { try RemoteLocation.parse(text, environment: [:]) }
         }
         #expect(try RemoteLocation.parse("http://user:pw@h:8080", environment: [:]).base == "http://user:pw@h:8080/")
     }
@@ -52,12 +52,12 @@ import Testing
         var env = Self.keys
         env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000"
         for text in ["s3://bucket/p?x=1", "s3://bucket/p#f", "s3://bucket?x", "s3://bucket/a/b#"] {
-            let error = try #require(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: env) }
+            let error = try #require(throws: RemoteCacheError.self, "\(text)") { try RemoteLocation.parse(text, environment: env) }
             #expect(error.message.contains("query or fragment"), "\(error.message)")
-            #expect(throws: RemoteLocation.Invalid.self, "\(text)") { try RemoteLocation.parse(text, environment: Self.keys) }
+            #expect(throws: RemoteCacheError.self, "\(text)") { try RemoteLocation.parse(text, environment: Self.keys) }
         }
         env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/?x"
-        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+        #expect(throws: RemoteCacheError.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
     }
 
     /// An S3 endpoint that no request can use is named in the message, where the problem is, its
@@ -71,7 +71,7 @@ import Testing
                                         ("AWS_ENDPOINT_URL", "http://127.0.0.1:9000/?x", "http://127.0.0.1:9000/?x")] {
             var env = Self.keys
             env[name] = endpoint
-            let error = try #require(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+            let error = try #require(throws: RemoteCacheError.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
             #expect(error.message.hasPrefix("--remote-cache s3://bucket/p (\(name) \(shown)): "), "\(error.message)")
             #expect(!error.message.contains("pw"), "\(error.message)")   // (a URL parser reads "minio:" as a scheme)
         }
@@ -84,18 +84,18 @@ import Testing
         for name in ["AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"] {
             var env = Self.keys
             env[name] = "abc\n"
-            let error = try #require(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
+            let error = try #require(throws: RemoteCacheError.self) { try RemoteLocation.parse("s3://bucket/p", environment: env) }
             #expect(error.message.contains(name) && error.message.contains("control character") && error.message.contains("byte 4 of 4"),
                     "\(error.message)")
             #expect(!error.message.contains("abc"), "a credential is never printed: \(error.message)")
         }
         var tab = Self.keys
         tab["AWS_SESSION_TOKEN"] = "a\tb"
-        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: tab) }
+        #expect(throws: RemoteCacheError.self) { try RemoteLocation.parse("s3://bucket/p", environment: tab) }
         var endpoint = Self.keys
         endpoint["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9000/a b"
-        #expect(throws: RemoteLocation.Invalid.self) { try RemoteLocation.parse("s3://bucket/p", environment: endpoint) }
-        let space = try #require(throws: RemoteLocation.Invalid.self) {
+        #expect(throws: RemoteCacheError.self) { try RemoteLocation.parse("s3://bucket/p", environment: endpoint) }
+        let space = try #require(throws: RemoteCacheError.self) {
             try RemoteLocation.parse("http://u:pw@127.0.0.1:8080/a b/", environment: [:])
         }
         #expect(space.message == "--remote-cache http://u:***@127.0.0.1:8080/a b/: invalid URL: spaces or control characters",

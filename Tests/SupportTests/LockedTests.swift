@@ -67,10 +67,20 @@ import Testing
 
 @Suite struct WakeSemaphoreTests {
     /// A post that comes before the wait is kept: the wait returns at once.
-    @Test func postBeforeWaitIsKept() {
+    /// The wait runs on a thread of its own, so a lost post fails the test
+    /// after 10 s instead of hanging it; a second post then frees that thread.
+    @Test func postBeforeWaitIsKept() async throws {
         let wake = WakeSemaphore()
+        let returned = Locked(false)
         wake.post()
-        wake.wait()
+        try startDetachedThread(name: "sem-test") {
+            wake.wait()
+            returned.withLock { $0 = true }
+        }
+        let deadline = monotonicSeconds() + 10
+        while !returned.withLock({ $0 }) && monotonicSeconds() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(returned.withLock { $0 }, "the wait did not return: the post before it was lost")
+        if !returned.withLock({ $0 }) { wake.post() }
     }
 
     /// A thread that notes it sleeps and waits is woken by each post, and

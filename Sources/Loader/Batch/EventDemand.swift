@@ -1,3 +1,5 @@
+import enum Fetch.Defaults
+
 /// What a batch's consumer reads, and how soon it must have it: the batch
 /// builds no event nobody reads, and wakes its consumer (a task on the
 /// cooperative pool, several microseconds and a context switch or two per
@@ -48,5 +50,7 @@ public struct EventDemand: Sendable, Equatable {
 
     /// Every event, each within about 5 ms while results keep coming (30 ms
     /// for the last of a run): what someone watching results live needs.
-    public static let everything = EventDemand(loading: true, latency: 0.005, tailLatency: 0.025, runLength: 64)
+    public static let everything = EventDemand(loading: true, latency: Defaults.liveEventLatency,
+                                               tailLatency: Defaults.liveEventTailLatency,
+                                               runLength: Defaults.liveEventRunLength)
 }

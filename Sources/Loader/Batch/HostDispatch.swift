@@ -1,3 +1,4 @@
+import enum Fetch.Defaults
 import RemoteCache
 import Support
 import Synchronization
@@ -39,7 +40,7 @@ final class HostDispatch: UploadSlots, Sendable {
         var readerDone = false
         var cancelled = false
         /// Queued loads that carry a stored entry (revalidations): each counts
-        /// `LoadBatch.storedEntryWeight` times against the queue limit.
+        /// `Defaults.batchStoredEntryWeight` times against the queue limit.
         var queuedWithEntry = 0
         var timer: Task<Void, Never>?
         var timerDue: Double?
@@ -53,7 +54,7 @@ final class HostDispatch: UploadSlots, Sendable {
 
         /// Whether the reader may hand over more URLs.
         func hasRoom(_ queueLimit: Int) -> Bool {
-            cancelled || scheduler.queued + (LoadBatch.storedEntryWeight - 1) * queuedWithEntry < queueLimit
+            cancelled || scheduler.queued + (Defaults.batchStoredEntryWeight - 1) * queuedWithEntry < queueLimit
         }
     }
 
@@ -107,7 +108,7 @@ final class HostDispatch: UploadSlots, Sendable {
     }
 
     /// Returns once fewer than `queueLimit` URLs are queued (a load with a
-    /// stored entry counting `LoadBatch.storedEntryWeight` times).
+    /// stored entry counting `Defaults.batchStoredEntryWeight` times).
     func waitForQueueRoom() async {
         while true {
             let room = state.withLock { $0.hasRoom(queueLimit) }
@@ -435,7 +436,7 @@ final class HostDispatch: UploadSlots, Sendable {
     fileprivate func arm(at due: Double) {
         let timer = Task { [weak self] in
             let delay = max(0, due - monotonicSeconds())
-            do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9) + 1_000_000) } catch { return }
+            do { try await Task.sleep(nanoseconds: UInt64((delay + Defaults.hostPauseTimerSlack) * 1e9)) } catch { return }
             self?.fire(due)
         }
         state.withLock { state in

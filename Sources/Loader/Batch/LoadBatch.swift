@@ -12,7 +12,7 @@ import Support
 /// Memory stays flat however long the list: URLs are read lazily, the batch
 /// runs at most `backlog` events ahead of the consumer (it waits for the
 /// consumer rather than buffering: `BatchChannel`), hosts' queues hold at
-/// most about `queueLimit` URLs (or `backlog`, if larger), and only the set
+/// most about `Defaults.batchQueueLimit` URLs (or `backlog`, if larger), and only the set
 /// of seen keys (`DigestSet`: about 24 bytes per distinct URL) and 8 bytes
 /// per distinct host grow.
 ///
@@ -33,25 +33,6 @@ public struct LoadBatch: AsyncSequence, Sendable {
         self.dispatch = dispatch
         self.work = work
     }
-
-    /// Events a batch may run ahead of its consumer before it waits.
-    public static let defaultBacklog = 1024
-
-    /// URLs the hosts' queues may hold before the reader waits: how far the
-    /// input is read ahead of the transfers. The busiest host drains slowest,
-    /// so its queue fills most of this; with too little, the reader crawls
-    /// at that host's pace and a host listed late starts late (a host that
-    /// never answers, listed at 4,355 of 5,000, started 13 s into the run with
-    /// 1,024). Bounded, so memory stays flat in the length of the list.
-    public static let queueLimit = 4096
-
-    /// How many queued URLs a queued load with a stored entry (a
-    /// revalidation: its decoded record, headers and paths, ~1.2 KB against
-    /// ~300 bytes for a cold URL) counts as against `queueLimit`: 1,024
-    /// revalidations are read ahead, not 4,096. At 4,096, `--refresh` of
-    /// 10,000 cached URLs from one host peaked at 30 MB RSS, the worst
-    /// loopback case (issue 22: ≤ 30 MB); at 1,024, about 3 MB less.
-    public static let storedEntryWeight = 4
 
     public func cancel() { work.cancel() }
 
@@ -113,7 +94,7 @@ extension ImageLoader {
     /// none starts, not even the first (a `cancel()` right after this
     /// returned came after the work had started one); every URL is `empty`.
     public func batch<URLs: AsyncSequence & Sendable>(
-        _ urls: URLs, backlog: Int = LoadBatch.defaultBacklog, deliverTo delivery: Delivery? = nil,
+        _ urls: URLs, backlog: Int = Defaults.batchBacklog, deliverTo delivery: Delivery? = nil,
         hostNotes: (@Sendable (HostNote) -> Void)? = nil, demand: EventDemand = .everything, cancelled: Bool = false
     ) -> LoadBatch where URLs.Element == String {
         let channel = BatchChannel(backlog: backlog, demand: demand.bounded, onNote: hostNotes)
@@ -165,8 +146,8 @@ extension ImageLoader {
         if notes != nil { onNote = { note in channel.send(note: note) } }
         return HostDispatch(
             policy: hostPolicy,
-            // Queued URLs wait in memory, read ahead of the transfers (see `LoadBatch.queueLimit`).
-            queueLimit: max(backlog, LoadBatch.queueLimit, min(options.jobs, Int.max / 2) * 2),
+            // Queued URLs wait in memory, read ahead of the transfers (see `Defaults.batchQueueLimit`).
+            queueLimit: max(backlog, Defaults.batchQueueLimit, min(options.jobs, Int.max / 2) * 2),
             onNote: onNote,
             onGaveUp: { [client] host, failure in
                 // Its attempts with no answer yet (still connecting, waiting to share a connection that

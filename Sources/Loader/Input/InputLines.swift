@@ -47,11 +47,11 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
 
     /// Opens `path` (`-` for stdin) and starts reading ahead. A file that
     /// cannot be opened, a directory, or a stdin that is closed (`<&-`: the
-    /// executable reserves descriptor 0 write-only) is an `InputError` naming it.
+    /// executable reserves descriptor 0 write-only) is an `io` `LoadError` naming it.
     public init(path: String) throws {
         self.path = path
         guard let wake = SelfPipe() else {
-            throw InputError(path: path, problem: "pipe: \(String(cString: strerror(errno)))")
+            throw LoadError.unreadableList(path, "pipe: \(String(cString: strerror(errno)))")
         }
         wakeRead = wake.readFD
         wakeWrite = wake.writeFD
@@ -82,7 +82,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
             if closeWhenDone && fd >= 0 { close(fd) }
             close(wakeRead)
             close(wakeWrite)
-            throw InputError(path: path, problem: problem)
+            throw LoadError.unreadableList(path, problem)
         }
         try startDetachedThread(name: "input-reader") { [self] in readLoop() }
     }
@@ -127,11 +127,11 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
 
     /// Every URL line of `path` (`-`: stdin) at once, for a short list (the
     /// `cache` commands); a line too long to keep becomes `overlong(number)`.
-    public static func readAll(path: String, overlong: (Int) -> String) throws(InputError) -> [String] {
+    public static func readAll(path: String, overlong: (Int) -> String) throws(LoadError) -> [String] {
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw InputError(path: path, problem: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .unreadableList(path, String(cString: strerror(errno))) }
         defer { if fd != 0 { close(fd) } }
-        if fd == 0 && fcntl(fd, F_GETFL) & O_ACCMODE == O_WRONLY { throw InputError(path: path, problem: Self.closedStdin) }
+        if fd == 0 && fcntl(fd, F_GETFL) & O_ACCMODE == O_WRONLY { throw .unreadableList(path, Self.closedStdin) }
         var lines: [String] = []
         let failed = LineSplitter.readAll(fd) { line in
             switch line {
@@ -139,7 +139,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
             case .overlong(let number): lines.append(overlong(number))
             }
         }
-        if let failed { throw InputError(path: path, problem: String(cString: strerror(failed))) }
+        if let failed { throw .unreadableList(path, String(cString: strerror(failed))) }
         return lines
     }
 

@@ -14,34 +14,37 @@ public enum HeaderArgument: Sendable, Equatable {
     case send(name: String, value: String)
     case remove(name: String)
 
-    /// Why an argument cannot be used.
-    public enum Problem: Error, Sendable, Equatable {
-        /// Neither `Name: value` nor `Name;` (no colon, or nothing before it).
-        case syntax
-        /// A header that cannot be sent (`HTTPHeaders.problem`).
-        case header(HeaderProblem)
-    }
-
-    public init(parsing line: String) throws(Problem) {
+    /// Reads `line`. One that cannot be sent is a `usage` `LoadError` that
+    /// quotes it: neither `Name: value` nor `Name;` (no colon, or nothing
+    /// before it), a line break (it would end the header and start another,
+    /// sent as given: header injection), or a name or value
+    /// `HTTPHeaders.problem` refuses.
+    public init(parsing line: String) throws(LoadError) {
         if let colon = line.firstIndex(of: ":") {
             let name = trimWhitespace(line[..<colon])
             let value = trimWhitespace(line[line.index(after: colon)...])
             self = value.isEmpty ? .remove(name: name) : .send(name: name, value: value)
-            if let problem = HTTPHeaders.problem(name: name, value: value) { throw Self.refusal(problem) }
+            if let problem = HTTPHeaders.problem(name: name, value: value) { throw Self.refusal(line, problem) }
         } else if let semicolon = line.firstIndex(of: ";"), trimWhitespace(line[line.index(after: semicolon)...]).isEmpty {
             let name = trimWhitespace(line[..<semicolon])
             self = line.index(after: semicolon) == line.endIndex ? .send(name: name, value: "") : .remove(name: name)
-            if let problem = HTTPHeaders.problem(name: name, value: "") { throw Self.refusal(problem) }
+            if let problem = HTTPHeaders.problem(name: name, value: "") { throw Self.refusal(line, problem) }
         } else {
             // A line break counts before the syntax: it is the dangerous part.
-            if let problem = HTTPHeaders.problem(name: line, value: ""), problem == .lineBreak { throw .header(problem) }
-            throw .syntax
+            if let problem = HTTPHeaders.problem(name: line, value: ""), problem == .lineBreak { throw Self.refusal(line, problem) }
+            throw Self.refusal(line, nil)
         }
     }
 
-    /// An empty name is a syntax error (`: value`), as it always was.
-    private static func refusal(_ problem: HeaderProblem) -> Problem {
-        problem == .emptyName ? .syntax : .header(problem)
+    /// Why `line` cannot be sent: `problem`, or its syntax when nil. An
+    /// empty name is a syntax error (`: value`), as it always was.
+    private static func refusal(_ line: String, _ problem: HeaderProblem?) -> LoadError {
+        let message = switch problem {
+        case nil, .emptyName?: "-H expects 'Name: value', got '\(line)'"
+        case .lineBreak?: "-H takes one header line, without a line break: got '\(line.debugDescription.dropFirst().dropLast())'"
+        case let problem?: "-H expects 'Name: value', got '\(line)': \(problem)"
+        }
+        return LoadError(kind: .usage, message: message)
     }
 
     public var name: String {

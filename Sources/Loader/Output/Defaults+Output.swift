@@ -10,6 +10,12 @@ extension Defaults {
     static let progressRedrawInterval: Double = 0.1
     /// A run of one URL shows the bar once its transfer has taken this long.
     static let progressSingleURLDelay: Double = 0.5
+    /// The progress bar shows a rate and an ETA once a run has taken this
+    /// long: over a shorter time they jump about more than they tell.
+    static let progressRateAfter: Double = 0.5
+    /// Events `Reporter.follow` takes from a run and reports under one lock,
+    /// and, off a terminal, how many a run queues before it wakes the reporter.
+    static let reportedEventsAtOnce = 256
     /// A second signal waits at most this long for the writer's lock, to
     /// write out the lines already reported (`Reporter.abandon`). Not what
     /// keeps lines whole: a writer still holding the lock then is blocked

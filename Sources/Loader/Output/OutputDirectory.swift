@@ -33,24 +33,30 @@ public final class OutputDirectory: BodyReceiver, Sendable {
     /// numbers a name that did not need it).
     private let taken = Locked<[Int: Int]>([:])
 
-    /// Opens (creating it, mode 0755 before the umask) the directory; a
-    /// directory that cannot be used is an `OpenError`, and so is the cache
-    /// directory itself (`cacheDirectory`).
+    /// Opens (creating it, mode 0755 before the umask) the directory. A
+    /// directory that cannot be created, opened or written into is an `io`
+    /// `LoadError` naming it with strerror's words; the cache directory
+    /// itself (`cacheDirectory`) is a `usage` one (its files there would
+    /// replace cache entries).
     public init(path: String, name: OutputName = OutputName(), hardLink: Bool = false, givenNames: GivenNames = GivenNames(),
-                cacheDirectory: String? = nil) throws(OpenError) {
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw .cannotCreate(String(cString: strerror(errno))) }
+                cacheDirectory: String? = nil) throws(LoadError) {
+        func failure(_ what: String, _ code: Int32 = errno) -> LoadError {
+            LoadError(kind: .io, message: "\(what) --output-dir \(path): \(String(cString: strerror(code)))", path: path)
+        }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw failure("cannot create") }
         let opened = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
+        guard opened >= 0 else { throw failure("cannot use") }
         if faccessat(opened, ".", W_OK, 0) != 0 {
-            let problem = String(cString: strerror(errno))
+            let code = errno
             close(opened)
-            throw .cannotWrite(problem)
+            throw failure("cannot write into", code)
         }
         var folder = stat(), cache = stat()
         if let cacheDirectory, fstat(opened, &folder) == 0, stat(cacheDirectory, &cache) == 0,
            folder.st_dev == cache.st_dev, folder.st_ino == cache.st_ino {
             close(opened)
-            throw .isCacheDirectory
+            throw LoadError(kind: .usage, message: "--output-dir \(path) is the cache directory; its files there would "
+                            + "replace cache entries (a folder inside it is fine)", path: path)
         }
         self.path = path
         self.name = name
@@ -179,17 +185,5 @@ struct OutputDirectoryError: Error {
 
     static func errno(_ what: String) -> OutputDirectoryError {
         OutputDirectoryError(message: "\(what): \(String(cString: strerror(Glibc.errno)))")
-    }
-}
-
-
-extension OutputDirectory {
-    /// Why the directory cannot be used; each case but the last carries strerror's words.
-    public enum OpenError: Error, Equatable {
-        case cannotCreate(String)
-        case cannotOpen(String)
-        case cannotWrite(String)
-        /// It is the cache directory: its files would replace cache entries.
-        case isCacheDirectory
     }
 }

@@ -1,3 +1,4 @@
+import enum Fetch.Defaults
 import enum Support.HumanUnits
 
 /// One line of progress for stderr: done/total, failures, bytes received
@@ -40,11 +41,11 @@ public struct ProgressBar: Sendable {
         }
         let byteTotal = byteTotal
         parts.append(HumanUnits.bytes(bytes) + (byteTotal.map { " of " + HumanUnits.bytes($0) } ?? ""))
-        let rate = elapsed >= 0.5 ? Double(bytes) / elapsed : 0
-        if elapsed >= 0.5 { parts.append(HumanUnits.bytes(Int64(rate)) + "/s") }
+        let rate = elapsed >= Defaults.progressRateAfter ? Double(bytes) / elapsed : 0
+        if elapsed >= Defaults.progressRateAfter { parts.append(HumanUnits.bytes(Int64(rate)) + "/s") }
         if let byteTotal, rate > 0 {
             parts.append("ETA " + Self.clock(Double(byteTotal - bytes) / rate))
-        } else if let total, done > 0, done < total, elapsed >= 0.5 {
+        } else if let total, done > 0, done < total, elapsed >= Defaults.progressRateAfter {
             parts.append("ETA " + Self.clock(elapsed / Double(done) * Double(total - done)))
         }
         let text = parts.joined(separator: "  ")

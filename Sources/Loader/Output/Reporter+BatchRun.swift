@@ -34,9 +34,9 @@ extension Reporter {
         var stopped = false
         // A run of events at a time: one lock for the batch's queue and one for the output per run.
         var events: [LoadEvent] = []
-        events.reserveCapacity(Self.eventsPerReport)
+        events.reserveCapacity(Defaults.reportedEventsAtOnce)
         while true {
-            await run.events.next(into: &events, limit: Self.eventsPerReport)
+            await run.events.next(into: &events, limit: Defaults.reportedEventsAtOnce)
             if events.isEmpty { break }
             report(taking: &events)
             if !stopped && outputBroken && outputError == EPIPE {

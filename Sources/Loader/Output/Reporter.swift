@@ -95,7 +95,7 @@ public final class Reporter: @unchecked Sendable {
         if !resultsToTerminal {
             demand.latency = Defaults.resultLatencyOffTerminal
             demand.tailLatency = 2 * Defaults.resultLatencyOffTerminal
-            demand.runLength = Self.eventsPerReport
+            demand.runLength = Defaults.reportedEventsAtOnce
         }
         return demand
     }
@@ -173,9 +173,6 @@ public final class Reporter: @unchecked Sendable {
             show(true, &state)
         }
     }
-
-    /// Events `follow` takes from a run and reports under one lock.
-    static let eventsPerReport = 256
 
     /// Counts the event and buffers its line; true when it should be shown
     /// now (`show`), not left in the buffer.

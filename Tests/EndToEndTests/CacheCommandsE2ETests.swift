@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The `cache` commands' arguments (SPEC §7): where `--cache-dir` and
+/// options may go, URL lists given with `-i`, URLs a fetch refuses, and
+/// what `prune` reports.
+@Suite struct CacheCommandsE2ETests {
+    /// SPEC §7: every `cache` command takes `--cache-dir`, including where a
+    /// user naturally puts it: right after `cache`.
+    @Test func cacheDirMayFollowTheCacheWord() async throws {
+        let cli = try CLI()
+        let dir = cli.cache.path + "/elsewhere"
+        let stats = try await cli.run(["cache", "--cache-dir", dir, "stats", "--json"])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        #expect(stats.stdout.contains("\"dir\":\"\(dir)\""), "\(stats.stdout)")
+        let equals = try await cli.run(["cache", "--cache-dir=\(dir)", "dir"])
+        #expect(equals.status == 0, "\(equals.stderr)")
+        #expect(equals.stdout == dir + "\n")
+        let path = try await cli.run(["cache", "--cache-dir", dir, "path", "http://127.0.0.1:9/none.png"])
+        #expect(path.status == 1, "not cached: \(path.stderr)")
+        #expect(path.stderr.contains("not cached"))
+    }
+
+    /// `asyncfetch --json cache list` (options first, as with git) fetched
+    /// the "URLs" cache and list: two invalid-url failures, exit 1. `cache`
+    /// and `help` are never URLs: options before them go behind the command,
+    /// whose parser takes them (or names the one it does not have).
+    @Test func optionsBeforeTheCommandWordGoToTheCommand() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        #expect(try cli.run([url]).status == 0)
+        let list = try cli.run(["--json", "cache", "list"])
+        #expect(list.status == 0, "\(list.stdout)\(list.stderr)")
+        let entries = try #require(CLI.jsonLines(list.stdout), "\(list.stdout)")
+        #expect(entries.count == 1 && entries.first?["url"] as? String == url, "\(entries)")
+        let stats = try cli.run(["--json", "--cache-dir", cli.cacheDir, "cache", "stats"])
+        #expect(stats.status == 0 && stats.stdout.hasPrefix("{\"entries\":1,"), "\(stats.stdout)\(stats.stderr)")
+        let path = try cli.run(["--json", "cache", "path", url])
+        #expect(path.status == 0 && path.stdout.contains("\"cached\":true"), "\(path.stdout)\(path.stderr)")
+        let help = try cli.run(["-v", "help"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: asyncfetch"), "\(help.stdout)\(help.stderr)")
+        let topic = try cli.run(["-v", "help", "bogus"])
+        #expect(topic.status == 2 && topic.stderr.contains("no help on 'bogus'"), "\(topic.stdout)\(topic.stderr)")
+        let unknown = try cli.run(["-q", "cache", "stats"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("'-q'") && !unknown.stdout.contains("invalid-url"),
+                "\(unknown.stdout)\(unknown.stderr)")
+        // An option's value may be the word: that is still a fetch run.
+        let named = try cli.run(["--offline", "--user-agent", "cache", url])
+        #expect(named.status == 0 && named.stdout.hasPrefix("success  \(url)"), "\(named.stdout)\(named.stderr)")
+        // wget's `-O FILE` with a file named like the word: still told that -O takes no file name
+        // (not "Unknown option '-O'" from `cache`, nor "no help on URL").
+        // So is `wget -qO FILE URL`, which fetched FILE as a URL and put the body in the current folder.
+        for (flag, word) in [("-O", "cache"), ("-O", "help"), ("-qO", "out.png"), ("-vO", "cache")] {
+            let wget = try cli.run([flag, word, url])
+            #expect(wget.status == 2 && wget.stderr.hasPrefix("asyncfetch: \(flag) \(word): -O takes no file name")
+                    && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(flag) \(word): \(wget.stdout)\(wget.stderr)")
+        }
+    }
+
+    /// `cache pull -i a.txt -i b.txt` read only b.txt, exiting 0: its `-i`
+    /// took one file, and swift-argument-parser keeps the last of a repeated
+    /// option silently. Like a fetch run's, the lists are read in order.
+    @Test func cachePullReadsEveryList() throws {
+        let store = try WebDAVStore()
+        let server = try FixtureSite.server()
+        let urls = [server.url("/images/red-64x48.png"), server.url("/images/anim-33x17.gif")]
+        let origin = try CLI(), home = try CLI()
+        #expect(try origin.run(["--remote-cache", store.url] + urls).status == 0)
+        let a = try home.cache.write("a.txt", Array("\(urls[0])\n".utf8))
+        let b = try home.cache.write("b.txt", Array("\(urls[1])\n".utf8))
+        let pulled = try home.run(["cache", "pull", "--remote-cache", store.url, "-i", a, "-i", b])
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        #expect(Set(pulled.stdout.split(separator: "\n").map(String.init)) == Set(urls.map { "pulled   " + $0 }),
+                "\(pulled.stdout)\(pulled.stderr)")
+        #expect(try home.run(["--offline"] + urls).status == 0, "both entries are now local")
+    }
+
+    /// The list written for `-P DIR` (`URL<TAB>name` lines, README) names
+    /// the same URLs everywhere: without `-P` each such line was an
+    /// `invalid-url` failure, and `cache path`, `rm` and `pull` took the
+    /// whole line for a URL ("not cached", the entry left in place).
+    @Test func aNamedListWorksWithoutAFolderAndInTheCacheCommands() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png"), other = server.url("/images/anim-33x17.gif")
+        let list = try cli.cache.write("named.txt", Array("\(url)\tmine.png\n\(other)\n".utf8))
+        let placed = try cli.run(["-i", list, "-P", cli.cache.path + "/photos"])
+        #expect(placed.status == 0, "\(placed.stdout)\(placed.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/photos/mine.png"))
+
+        let offline = try cli.run(["--offline", "-i", list])
+        #expect(offline.status == 0, "\(offline.stdout)\(offline.stderr)")
+        #expect(offline.stdout.hasPrefix("success  \(url)  "), "\(offline.stdout)")
+        let path = try cli.run(["cache", "path", "-i", list])
+        #expect(path.status == 0, "\(path.stdout)\(path.stderr)")
+        #expect(path.stdout.split(separator: "\n").count == 2 && !path.stdout.contains("-\n"), "\(path.stdout)")
+        let json = try #require(CLI.jsonLines(try cli.run(["cache", "path", "--json", "-i", list]).stdout))
+        #expect(json.first?["url"] as? String == url && json.first?["cached"] as? Bool == true, "\(json)")
+
+        let removed = try cli.run(["cache", "rm", "-i", list])
+        #expect(removed.status == 0, "\(removed.stdout)\(removed.stderr)")
+        #expect(try cli.run(["cache", "path", url]).status == 1, "the entry is gone")
+
+        let store = try WebDAVStore()
+        #expect(try cli.run(["--remote-cache", store.url, url]).status == 0)
+        let home = try CLI()
+        let pulled = try home.run(["cache", "pull", "--remote-cache", store.url, "-i", list])
+        #expect(pulled.stdout.contains("pulled   \(url)\n"), "\(pulled.stdout)\(pulled.stderr)")
+        // A tab is never part of a URL: given as an argument, such a string is still invalid.
+        let argument = try cli.run(["--json", "--offline", "\(url)\tmine.png"])
+        #expect(argument.stdout.contains("\"kind\":\"invalid-url\""), "\(argument.stdout)")
+    }
+
+    /// `cache rm -i urls.txt` with a URL listed twice (lists often are; the
+    /// fetch run reports each distinct URL once) removed the entry, then
+    /// said "absent" and "not cached" for the repeat and exited 1. A URL
+    /// whose entry this command removed is `removed` each time it is named.
+    @Test func removingAURLListedTwiceSucceeds() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        #expect(try cli.run([url]).status == 0)
+        let list = try cli.cache.write("twice.txt", Array("\(url)\n\(url)#again\n".utf8))
+        let removed = try cli.run(["cache", "rm", url, "-i", list])
+        #expect(removed.status == 0, "\(removed.stdout)\(removed.stderr)")
+        #expect(removed.stdout == ["removed  \(url)", "removed  \(url)", "removed  \(url)#again"].joined(separator: "\n") + "\n",
+                "\(removed.stdout)")
+        #expect(removed.stderr.isEmpty, "\(removed.stderr)")
+        let again = try cli.run(["cache", "rm", "--json", url])
+        #expect(again.status == 1 && again.stdout.contains("\"reason\":\"not-cached\""), "a later command finds nothing: \(again.stdout)")
+    }
+
+    /// `cache path` and `cache rm` called a URL that a fetch refuses before
+    /// any I/O (a space, a port out of range) "not cached" / `absent`,
+    /// while the run reports it `invalid-url`: such a URL is in no cache.
+    @Test func cacheCommandsCallAURLTheFetchRefusesInvalid() async throws {
+        let cli = try CLI()
+        let urls = ["http://127.0.0.1/a b.png", "http://127.0.0.1:99999/a.png", "http://127.0.0.1:0/a.png", "ftp://127.0.0.1/a.png"]
+        let run = try HTTPCachingE2ETests.json(try await cli.run(["--json", "--offline"] + urls)).filter { $0["phase"] as? String == "failure" }
+        #expect(run.count == urls.count, "the run refuses each: \(run)")
+        let path = try HTTPCachingE2ETests.json(try await cli.run(["cache", "path", "--json"] + urls))
+        #expect(path.map { $0["reason"] as? String } == Array(repeating: "invalid-url", count: urls.count), "\(path)")
+        let removal = try await cli.run(["cache", "rm"] + urls)
+        #expect(removal.status == 1)
+        #expect(removal.stdout == urls.map { "invalid  \($0)\n" }.joined(), "\(removal.stdout)")
+        #expect(removal.stderr.split(separator: "\n").allSatisfy { $0.hasSuffix(": invalid URL") }, "\(removal.stderr)")
+        // `cache pull` said "not in the remote cache", after asking the tier for some.
+        let tier = try ScriptedServer()
+        let pull = try await cli.run(["cache", "pull", "--remote-cache", tier.url("/tier/")] + urls)
+        #expect(pull.status == 1)
+        #expect(pull.stderr.split(separator: "\n").filter { $0.hasSuffix(": invalid URL") }.count == urls.count, "\(pull.stderr)")
+        #expect(tier.totalRequests == 0, "the tier is not asked")
+    }
+
+    @Test func pruneReportsWhatRemainsInGoodEnglish() async throws {
+        let server = try ScriptedServer()
+        server.route("/a.png", .ok(FixtureSite.png))
+        let cli = try CLI()
+        #expect(try await cli.run([server.url("/a.png")]).status == 0)
+        let pruned = try await cli.run(["cache", "prune", "--max-size", "1G"])
+        #expect(pruned.status == 0)
+        #expect(pruned.stdout.hasPrefix("removed 0 entries (0 B); 1 entry ("), "\(pruned.stdout)")
+        #expect(pruned.stdout.hasSuffix(") remains\n"), "\(pruned.stdout)")
+    }
+}
