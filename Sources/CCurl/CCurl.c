@@ -69,9 +69,7 @@ __attribute__((visibility("default"), used)) int _gnutls_global_init_skip(void) 
     X(CURLMcode, curl_multi_cleanup, (CURLM *m)) \
     X(CURLMcode, curl_multi_add_handle, (CURLM *m, CURL *h)) \
     X(CURLMcode, curl_multi_remove_handle, (CURLM *m, CURL *h)) \
-    X(CURLMcode, curl_multi_perform, (CURLM *m, int *running)) \
-    X(CURLMcode, curl_multi_poll, (CURLM *m, struct curl_waitfd fds[], unsigned int n, int ms, int *numfds)) \
-    X(CURLMcode, curl_multi_wakeup, (CURLM *m)) \
+    X(CURLMcode, curl_multi_socket_action, (CURLM *m, curl_socket_t s, int ev_bitmask, int *running)) \
     X(const char *, curl_multi_strerror, (CURLMcode c)) \
     X(struct curl_slist *, curl_slist_append, (struct curl_slist *l, const char *s)) \
     X(void, curl_slist_free_all, (struct curl_slist *l)) \
@@ -236,11 +234,9 @@ HIDDEN CURLM *curl_multi_init(void) { return p_curl_multi_init(); }
 HIDDEN CURLMcode curl_multi_cleanup(CURLM *m) { return p_curl_multi_cleanup(m); }
 HIDDEN CURLMcode curl_multi_add_handle(CURLM *m, CURL *h) { return p_curl_multi_add_handle(m, h); }
 HIDDEN CURLMcode curl_multi_remove_handle(CURLM *m, CURL *h) { return p_curl_multi_remove_handle(m, h); }
-HIDDEN CURLMcode curl_multi_perform(CURLM *m, int *running) { return p_curl_multi_perform(m, running); }
-HIDDEN CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd fds[], unsigned int n, int ms, int *numfds) {
-    return p_curl_multi_poll(m, fds, n, ms, numfds);
+HIDDEN CURLMcode curl_multi_socket_action(CURLM *m, curl_socket_t s, int ev_bitmask, int *running) {
+    return p_curl_multi_socket_action(m, s, ev_bitmask, running);
 }
-HIDDEN CURLMcode curl_multi_wakeup(CURLM *m) { return p_curl_multi_wakeup(m); }
 HIDDEN const char *curl_multi_strerror(CURLMcode c) { return loaded ? p_curl_multi_strerror(c) : "libcurl not loaded"; }
 HIDDEN struct curl_slist *curl_slist_append(struct curl_slist *l, const char *s) { return p_curl_slist_append(l, s); }
 HIDDEN void curl_slist_free_all(struct curl_slist *l) { p_curl_slist_free_all(l); }
@@ -460,6 +456,12 @@ CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option, ccurl_
 CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_xferinfo_callback cb) {
     return p_curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, cb);
 }
+CURLcode ccurl_easy_setopt_opensocket_callback(CURL *handle, curl_opensocket_callback cb) {
+    return p_curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, cb);
+}
+CURLcode ccurl_easy_setopt_closesocket_callback(CURL *handle, curl_closesocket_callback cb) {
+    return p_curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, cb);
+}
 CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback cb) {
     return p_curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, cb);
 }
@@ -482,6 +484,15 @@ CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **val
 
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return p_curl_multi_setopt(multi, option, value);
+}
+CURLMcode ccurl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return p_curl_multi_setopt(multi, option, value);
+}
+CURLMcode ccurl_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback cb) {
+    return p_curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, cb);
+}
+CURLMcode ccurl_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback cb) {
+    return p_curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, cb);
 }
 
 CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {

@@ -157,3 +157,11 @@ void cstartup_signals_default(void) {
     }
     if (current > CATCHING) die_by((int)current);
 }
+
+int cstartup_ignore_sigpipe(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_IGN;
+    if (sigemptyset(&action.sa_mask) == -1) return -1;
+    return sigaction(SIGPIPE, &action, NULL);
+}

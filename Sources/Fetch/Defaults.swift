@@ -169,7 +169,8 @@ public enum Defaults {
     /// libcurl a copy of the data it holds and the loop a wake-up (issue 22:
     /// 4,112 pauses for 200 MiB with one; see bench/README).
     public static let streamBuffersToResume = 2
-    /// How long the loop thread sleeps in `curl_multi_poll` when nothing
-    /// happens; any submission or cancellation wakes it at once.
+    /// How long the loop thread waits at most when nothing happens (its epoll
+    /// set: `CurlLoop`); any submission or cancellation wakes it at once, and
+    /// libcurl's timer sooner when due. The bound also paces the stall sweep.
     public static let pollTimeoutMs: Int32 = 1000
 }

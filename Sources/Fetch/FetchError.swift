@@ -56,9 +56,12 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     /// last URL asked for, password removed): a 404, a refused connection or
     /// a loop at another address than `url`. Nil when it failed at `url`.
     public internal(set) var effectiveURL: String?
-    /// The proxy a failed connection went to (kind `.connect`), as the
-    /// environment named it when the attempt failed, without user name or
-    /// password (`http://p:3128 (http_proxy)`); nil when it went direct, or
+    /// The proxy whose failure this is, as the environment named it when the
+    /// attempt failed, without user name or password (`http://p:3128
+    /// (http_proxy)`): one that could not be reached (kind `.connect`), whose
+    /// name did not resolve (`.dns`), or that gave no answer in time
+    /// (`.timeout`, before any status line or answer to a `CONNECT`). Nil
+    /// when the attempt went direct, when the failure was past the proxy, or
     /// when its client was made with no proxy variable set (it then reads none).
     public internal(set) var proxy: String?
 
@@ -118,17 +121,24 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         case .invalidURL: return "invalid URL" + suffix(detail ?? curlMessage)
         case .unsupportedScheme: return "unsupported scheme" + suffix(detail ?? curlMessage) + " (only http and https are allowed)"
         case .dns:
+            // libcurl's own text ("Could not resolve proxy: p") says less than the variable that named it.
+            if let proxy { return "could not resolve the proxy \(proxy)" }
             // libcurl's own text already says it ("Could not resolve host: x"): don't say it twice.
             if let text = curlMessage, text.lowercased().hasPrefix("could not resolve") {
                 return "c" + text.dropFirst()
             }
+            // A URL of a host given up on after its one lookup: the loader's sentence
+            // ("host x did not resolve; not tried again in this run") says it all.
+            if curlMessage == nil, let detail, !detail.isEmpty { return detail }
             return "could not resolve host" + curlSays
         case .connect:
             // libcurl names the address it failed to reach, and not that it is a proxy's.
             if let proxy { return "could not connect to the proxy \(proxy)" + curlSays }
             return "could not connect" + curlSays
         case .tls: return "TLS error" + curlSays
-        case .timeout: return "timed out" + curlSays
+        case .timeout:
+            if let proxy { return "timed out waiting for the proxy \(proxy)" + curlSays }
+            return "timed out" + curlSays
         case .http:
             let code = status ?? 0
             // `detail`: the body that followed was broken too (a note; the status stands).

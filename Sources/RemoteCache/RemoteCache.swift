@@ -279,10 +279,17 @@ public final class RemoteCache: Sendable {
             case .http, .redirects: failure = .refusal
             default: failure = .object
             }
-            text = fetchError.kind == .redirects && location.sigV4 != nil
-                ? "answered with a redirect, which a signed S3 request does not follow (its session token would go to "
+            if fetchError.kind == .redirects && location.sigV4 != nil {
+                text = "answered with a redirect, which a signed S3 request does not follow (its session token would go to "
                     + "the host it names); give the bucket's own endpoint (AWS_ENDPOINT_URL, AWS_REGION)"
-                : fetchError.message
+            } else if !reading && fetchError.kind == .http && fetchError.status == 404 {
+                // A read's 404 is a miss; an upload's says the place does not exist (a misspelled bucket:
+                // S3's NoSuchBucket), and that is why every read was a miss.
+                text = fetchError.message + " (the tier has no bucket or path by that name, so every read is a miss too; "
+                    + "check the bucket and prefix of \(location.display))"
+            } else {
+                text = fetchError.message
+            }
         } else {
             failure = .object
             text = "\(error)"

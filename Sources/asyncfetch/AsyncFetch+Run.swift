@@ -19,9 +19,7 @@ extension AsyncFetch {
 enum FetchRun {
     static func run(_ options: RunSettings) async throws {
         try options.checkUsage()
-        // A closed stdout shows up as EPIPE (and stops the run, exit 141)
-        // instead of killing the process with temporary files left behind.
-        signal(SIGPIPE, SIG_IGN)
+        try EarlySignals.ignoreSIGPIPE()
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()

@@ -22,6 +22,15 @@ enum EarlySignals {
         return early == 0 ? nil : early
     }
 
+    /// SIGPIPE ignored for the rest of the process: a closed stdout shows up
+    /// as EPIPE (and stops the run, exit 141) instead of killing the process
+    /// with temporary files left behind. Not something to run without.
+    static func ignoreSIGPIPE() throws {
+        guard cstartup_ignore_sigpipe() == 0 else {
+            throw RuntimeFailure("cannot ignore SIGPIPE: sigaction: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// The default disposition back; a signal that came already ends the
     /// process here. Does nothing once a run has taken the signals over.
     static func giveBack() {

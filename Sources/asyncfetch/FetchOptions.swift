@@ -53,7 +53,7 @@ struct FetchOptions: ParsableArguments {
     @Flag(help: "Print JSON Lines: one object per phase change, then a summary.")
     var json = false
 
-    @Flag(name: .shortAndLong, help: "Print only the URLs that did not succeed (failure, empty).")
+    @Flag(name: .shortAndLong, help: "Print only the URLs that did not succeed (failure, empty); with -v, each with its detail.")
     var quiet = false
 
     @Flag(name: .shortAndLong, help: "Add HTTP detail (status, version, attempts, a resumed download, timings).")

@@ -49,23 +49,23 @@ import TestSupport
             .components(separatedBy: "\n## ").first ?? ""
         #expect(table.contains("| habitual option | what asyncfetch says |"), "docs/habits.md has the table")
         let rows: [(String, String)] = [
-            ("-k", "use --insecure"), ("--no-check-certificate", "use --insecure"), ("--ca-certificate", "use --cacert"),
-            ("-s", "use -q"), ("--silent", "use -q"), ("-S", "always on"), ("-L", "always on: redirects are followed"),
+            ("-k", "curl's -k (--insecure): use --insecure"), ("--no-check-certificate", "use --insecure"), ("--ca-certificate", "use --cacert"),
+            ("-s", "curl's -s (--silent): use -q"), ("--silent", "use -q"), ("-S", "curl's -S (--show-error): always on"), ("-L", "curl's -L (--location): always on: redirects are followed"),
             ("--location", "always on"), ("-f", "always on: an HTTP 4xx/5xx is a failure"), ("--fail", "always on"),
             ("--remote-name", "use -O"), ("-J", "not supported, because"), ("--create-dirs", "always on"),
-            ("-C", "always on: a transfer cut off"), ("-c", "always on"), ("--continue-at", "always on"),
+            ("-C", "always on: a transfer cut off"), ("-c", "wget's and aria2's -c (--continue): always on"), ("--continue-at", "always on"),
             ("--compressed", "always on"), ("--user", "put the credentials in the URL"), ("-u", "put the credentials"),
-            ("--netrc", "not supported, because"), ("--max-time", "use --timeout"), ("-m", "use --timeout"), ("-T", "use --timeout"),
-            ("--retry", "use --retries"), ("-t", "use --retries"), ("--tries", "use --retries"),
+            ("--netrc", "not supported, because"), ("--max-time", "use --timeout"), ("-m", "curl's -m (--max-time): use --timeout"), ("-T", "wget's -T (--timeout): use --timeout"),
+            ("--retry", "use --retries"), ("-t", "wget's -t N (--tries): use --retries N-1"), ("--tries", "use --retries"),
             ("--retry-delay", "not supported, because the backoff is automatic"), ("--max-filesize", "use --max-size"),
-            ("--parallel", "always on"), ("-Z", "always on"), ("--parallel-max", "use --jobs"), ("-j", "use --jobs"),
+            ("--parallel", "always on"), ("-Z", "curl's -Z (--parallel): always on"), ("--parallel-max", "use --jobs"), ("-j", "aria2's -j N (--max-concurrent-downloads): use --jobs N"),
             ("--parallel-max-host", "use --jobs-per-host N"), ("--max-connection-per-server", "use --jobs-per-host N"),
-            ("-N", "always on: fresh copies are reused"), ("-z", "always on"), ("--time-cond", "always on"),
-            ("-w", "use --json"), ("--write-out", "use --json"), ("-#", "use --progress"), ("--no-progress-meter", "use --no-progress"),
-            ("-x", "not supported as an option, because proxies come from"), ("--proxy", "not supported as an option"),
-            ("-X", "not supported, because asyncfetch only downloads"), ("-d", "not supported, because"),
-            ("-I", "not supported, because a HEAD"), ("-A", "use --user-agent STRING"), ("--referer", "use -H 'Referer"),
-            ("-b", "use -H 'Cookie"), ("-r", "not supported, because the cache keeps whole bodies"),
+            ("-N", "wget's -N (--timestamping): always on: fresh copies are reused"), ("-z", "always on"), ("--time-cond", "always on"),
+            ("-w", "curl's -w (--write-out): use --json"), ("--write-out", "use --json"), ("-#", "use --progress"), ("--no-progress-meter", "use --no-progress"),
+            ("-x", "curl's -x (--proxy): not supported as an option, because proxies come from"), ("--proxy", "not supported as an option"),
+            ("-X", "not supported, because asyncfetch only downloads"), ("-d", "curl's -d (--data): not supported, because"),
+            ("-I", "not supported, because a HEAD"), ("-A", "curl's -A (--user-agent): use --user-agent STRING"), ("--referer", "use -H 'Referer"),
+            ("-b", "curl's -b (--cookie): use -H 'Cookie"), ("-r", "not supported, because the cache keeps whole bodies"),
             ("--limit-rate", "not supported, because asyncfetch does not throttle"), ("-K", "use -i FILE"),
             ("-nc", "not supported, because -P replaces"), ("-nv", "use -q"), ("--http2", "always on"),
             ("--output-document", "use -o FILE"), ("--directory-prefix", "use -P DIR"), ("--input-file", "use -i FILE"),
@@ -73,6 +73,12 @@ import TestSupport
             ("--wait", "not supported, because asyncfetch does not pace requests"), ("--random-wait", "not supported"),
             ("-4", "not supported, because the system resolver picks the address"), ("-6", "not supported"),
             ("--ipv4", "not supported"), ("--inet6-only", "not supported"), ("--split", "not supported, because each URL is one transfer"),
+            // A short option that means another thing to wget or aria2c names each tool's meaning: wget's -w
+            // (--wait) and aria2's -s (--split) got curl's answer; --http1.1 was "always on".
+            ("--http1.1", "not supported, because the HTTP version is not chosen by hand"), ("--http3", "not supported"),
+            ("-U", "wget's and aria2's -U (--user-agent): use --user-agent STRING; curl's -U (--proxy-user)"),
+            ("-e", "curl's -e (--referer): use -H 'Referer: …'; wget's -e (--execute)"), ("-D", "use -v"),
+            ("--server-response", "use -v"), ("-n", "curl's -n (--netrc): not supported"),
         ]
         for (flag, answer) in rows {
             let result = try cli.run([flag, "http://127.0.0.1:9/x.png"])
@@ -81,6 +87,14 @@ import TestSupport
                     "\(flag): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
             #expect(table.contains("`\(flag)"), "the curl/wget table in docs/habits.md names \(flag)")
+        }
+        for (flag, other) in [("-w", "wget's -w (--wait): not supported, because asyncfetch does not pace requests"),
+                              ("-s", "aria2's -s N (--split): not supported, because each URL is one transfer"),
+                              ("-T", "curl's -T (--upload-file): not supported"), ("-m", "wget's -m (--mirror): not supported"),
+                              ("-c", "curl's -c (--cookie-jar): not supported"), ("-t", "aria2's -t (--timeout): use --timeout"),
+                              ("-S", "wget's -S (--server-response): use -v"), ("-N", "curl's -N (--no-buffer): not supported")] {
+            let result = try cli.run([flag, "http://127.0.0.1:9/x.png"])
+            #expect(result.stderr.contains("; " + other), "\(flag): \(result.stderr)")
         }
         let wget = try cli.run(["-O", "cat.png", "http://127.0.0.1:9/x.png"])
         #expect(wget.status == 2 && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(wget.stderr)")

@@ -276,8 +276,8 @@ extension CLI {
         // The host is given up on after three refusals: -v's note says they were the proxy's.
         let batch = try await cli.runOffPool(["-v", "--retries", "0"] + (1...4).map { "http://images.example.invalid/\($0).png" },
                                              environment: ["http_proxy": proxy, "no_proxy": "", "NO_PROXY": ""])
-        #expect(batch.stderr.contains("host images.example.invalid gave 3 connect failures in a row; not tried again in this run "
-                                      + "(through the proxy http://127.0.0.1:\(port) (http_proxy), which could not be reached)"),
+        #expect(batch.stderr.contains("host images.example.invalid gave 3 connect failures in a row through the proxy "
+                                      + "http://127.0.0.1:\(port) (http_proxy); not tried again in this run"),
                 "\(batch.stderr)")
         #expect(!batch.stderr.contains("s3cret") && !batch.stdout.contains("s3cret"))
 

@@ -34,6 +34,13 @@ import TestSupport
         #expect(counts?["hits"] as? Int == 0 && counts?["uploads"] as? Int == 0 && counts?["uploadErrors"] as? Int == 5, "\(counts ?? [:])")
         #expect(origin.totalRequests == 10)
 
+        // A bucket that does not exist (a typo): S3 answers 404 to every GET (a miss) and to every PUT. The
+        // warning says what the PUT's 404 means. Before, it read "PUT …: HTTP 404 Not Found" alone.
+        let typo = try CLI().run(["--remote-cache", "s3://no-such-bucket/team"] + urls, environment: s3.environment())
+        #expect(typo.status == 0, "\(typo.stderr)")
+        #expect(typo.stderr.contains(": HTTP 404 Not Found (the tier has no bucket or path by that name, so every read is a miss too; "
+                                     + "check the bucket and prefix of s3://no-such-bucket/team)"), "\(typo.stderr)")
+
         // Without credentials, s3:// is a usage error.
         let missing = try CLI().run(["--remote-cache", tier, urls[0]], environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
         #expect(missing.status == 2 && missing.stderr.contains("AWS_ACCESS_KEY_ID"), "\(missing.stderr)")

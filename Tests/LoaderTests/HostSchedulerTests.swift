@@ -477,6 +477,31 @@ import Testing
         #expect(over.notes.isEmpty, "\(over.notes)")
     }
 
+    /// A 429 whose pause note waited for a URL (above) halves the limit at
+    /// once; `-v` said the halving first and the pause it came from after,
+    /// when a URL came. The notes come as the events happened: the pause,
+    /// then the limit; and a halving whose pause is never said is said before the
+    /// limit's next change.
+    @Test func aDelayedPauseNoteComesBeforeTheLimitItHalved() {
+        var harness = Harness(jobs: 8, perHost: 2)
+        harness.enqueue(0, Self.a)
+        harness.complete(Self.a, .pushedBack(status: 429, retryAfter: 2))
+        #expect(harness.notes.isEmpty, "\(harness.notes)")
+        #expect(harness.scheduler.limit(of: Self.a) == 1)
+        harness.now = 1
+        harness.enqueue(1, Self.a)
+        #expect(harness.notes == [.paused(Self.a, seconds: 1, status: 429), .limitChanged(Self.a, from: 2, to: 1)],
+                "\(harness.notes)")
+
+        var unsaid = Harness(jobs: 8, perHost: 2) { $0.growAfter = 1 }
+        unsaid.enqueue(0, Self.b)
+        unsaid.complete(Self.b, .pushedBack(status: 429, retryAfter: 1))
+        unsaid.advance(to: 2)   // the pause is over, said to nobody
+        unsaid.enqueue(1, Self.b)
+        unsaid.complete(Self.b, .answered)
+        #expect(unsaid.notes == [.limitChanged(Self.b, from: 2, to: 1), .limitChanged(Self.b, from: 1, to: 2)], "\(unsaid.notes)")
+    }
+
     @Test func theNextWakeFollowsPausesThroughTheirEndAndAGiveUp() {
         var harness = Harness(jobs: 8, perHost: 2)
         for (index, host) in [Self.a, Self.b].enumerated() {

@@ -174,20 +174,29 @@ import Testing
     @Test func verboseHostNotes() {
         let host = HostKey(origin: "https://example.com", name: "example.com")
         #expect(ResultLine.hostNote(.limitChanged(host, from: 6, to: 3)) == "host example.com: at most 3 transfers at once (was 6)")
+        // "at most 1 transfers" before.
+        #expect(ResultLine.hostNote(.limitChanged(host, from: 3, to: 1)) == "host example.com: at most 1 transfer at once (was 3)")
         #expect(ResultLine.hostNote(.paused(host, seconds: 2, status: 429)) == "host example.com answered 429: paused for 2.00 s")
     }
 
     @Test func theProgressBarRendersCountsBytesRateAndETA() {
         var bar = ProgressBar()
-        bar.done = 2
-        bar.failed = 1
         bar.total = 4
         bar.known = 4
+        bar.record()
+        bar.done = 2
+        bar.failed = 1
         bar.bytes = 2048
         bar.elapsed = 2
+        bar.transfersRunning = 1
+        bar.record()
         #expect(bar.render(width: 100) == "[###############...............]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
-        // Less room: fewer cells, and the text stays whole (79 columns of 80).
-        #expect(bar.render(width: 80) == "[##############...............]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
+        // Less room: fewer cells (the width less 56 columns for the text), and the text stays whole.
+        #expect(bar.render(width: 80) == "[#########..........]  2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s  ETA 2s")
+        // The bar keeps its length while the text's changes (it moved with every digit).
+        var longer = bar
+        longer.failed = 10
+        #expect(longer.render(width: 80).hasPrefix("[#########..........]  2/4 URLs  10 failed"), "\(longer.render(width: 80))")
         #expect(bar.render(width: 40) == "2/4 URLs  1 failed  2.0 KiB  1.0 KiB/s ", "no room for the bar: the text, cut short of the width")
         var unknown = ProgressBar()
         unknown.done = 3
@@ -195,5 +204,53 @@ import Testing
         #expect(unknown.render(width: 80) == "3/5+ URLs  0 B")
         #expect(ProgressBar.clock(65) == "1m05s")
         #expect(ProgressBar.clock(7380) == "2h03m")
+    }
+
+    /// The bar told less than the truth: `0 B/s` in a run of cache hits, an
+    /// ETA that grew while a run's last URLs took their time (the elapsed
+    /// time grew, the count did not), and an average rate for a transfer that
+    /// had slowed or stopped. The rate and the ETA now come from the last few seconds.
+    @Test func theProgressBarSaysOnlyWhatItKnows() {
+        var hits = ProgressBar(window: 5)
+        hits.total = 10
+        hits.known = 10
+        hits.transfersRunning = 0
+        for second in 0...2 {
+            hits.elapsed = Double(second)
+            hits.done = 3 * second
+            hits.record()
+        }
+        #expect(hits.render(width: 60).hasSuffix("]  6/10 URLs  0 B  ETA 2s"), "no rate without a byte from the network: \(hits.render(width: 60))")
+
+        // The URLs left are all running: how long they take is not known from a count.
+        var end = ProgressBar(window: 5)
+        end.total = 10
+        end.known = 10
+        var shown: [(line: String, waiting: Bool)] = []
+        for tenth in 0...100 {
+            end.elapsed = Double(tenth) / 10
+            end.done = min(9, tenth / 4)
+            end.transfersRunning = min(3, 10 - end.done)
+            end.bytes = Int64(end.done) * 1000
+            end.bodiesInFlight = 1
+            end.record()
+            shown.append((end.render(width: 200), 10 - end.done > 3))
+        }
+        #expect(shown.contains { $0.waiting && $0.line.contains("ETA") }, "an ETA while URLs wait to start")
+        #expect(!shown.contains { !$0.waiting && $0.line.contains("ETA") }, "\(shown.filter { !$0.waiting }.map(\.line))")
+        #expect(shown.last!.line.hasSuffix("  stalled"), "no byte in 5 s: \(shown.last!.line)")
+
+        // One large body of declared length: the ETA by bytes, at the rate of the last seconds.
+        var large = ProgressBar(window: 2)
+        large.total = 1
+        large.known = 1
+        large.bodiesInFlight = 1
+        large.expectedBytes = 10_000
+        for second in 0...4 {
+            large.elapsed = Double(second)
+            large.bytes = second < 3 ? Int64(second) * 3000 : 6000 + Int64(second - 2) * 1000   // slower from 2 s on
+            large.record()
+        }
+        #expect(large.render(width: 200).hasSuffix("  1000 B/s  ETA 2s"), "\(large.render(width: 200))")
     }
 }

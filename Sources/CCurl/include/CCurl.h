@@ -70,7 +70,12 @@ CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value
 CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
 CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 
+CURLcode ccurl_easy_setopt_opensocket_callback(CURL *handle, curl_opensocket_callback cb);
+CURLcode ccurl_easy_setopt_closesocket_callback(CURL *handle, curl_closesocket_callback cb);
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLMcode ccurl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+CURLMcode ccurl_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback cb);
+CURLMcode ccurl_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback cb);
 CURLSHcode ccurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
 
 /// A new OpenSSL X509_STORE (loads libcurl first) trusting `system` (a
@@ -138,5 +143,29 @@ typedef struct {
 
 /// Wraps curl_multi_info_read. Returns 0 when the queue is empty.
 int ccurl_multi_next_message(CURLM *multi, ccurl_message *out);
+
+/// A transfer loop's events (CCurlEvents.c): an epoll set of the sockets libcurl asks to be
+/// watched (CURLMOPT_SOCKETFUNCTION), libcurl's timer (CURLMOPT_TIMERFUNCTION) and an eventfd
+/// that wakes the loop, driving one multi handle with curl_multi_socket_action. Used on the loop's
+/// thread only, but for ccurl_events_wake.
+typedef struct ccurl_events ccurl_events;
+/// Makes the set and installs its callbacks on `multi`; NULL with the call that failed in `*why`
+/// (and errno, 0 when libcurl refused). Freed with ccurl_events_free after curl_multi_cleanup.
+ccurl_events *ccurl_events_new(CURLM *multi, const char **why);
+void ccurl_events_free(ccurl_events *events);
+/// Opens and closes `easy`'s connections' sockets through the set (CURLOPT_OPENSOCKETFUNCTION,
+/// CURLOPT_CLOSESOCKETFUNCTION), so that it may keep an idle one in it; once per easy handle, which
+/// then belongs to this set's multi handle. CURLE_OK or libcurl's refusal.
+CURLcode ccurl_events_attach(ccurl_events *events, CURL *easy);
+/// Wakes ccurl_events_run, now or at its next call; from any thread.
+void ccurl_events_wake(ccurl_events *events);
+/// Waits up to `max_wait_ms` (0: not at all; never past libcurl's timer) for a socket or a
+/// wake-up, then hands libcurl each ready socket and, once due, its timer. CURLM_OK, or the first
+/// code curl_multi_socket_action returned (CURLM_ABORTED_BY_CALLBACK: see ccurl_events_failure).
+CURLMcode ccurl_events_run(ccurl_events *events, int max_wait_ms);
+/// The errno of the set's first failure since the last look (0: none), with the call that failed
+/// in `*call`; clears it. A socket the set could not watch made libcurl end every transfer of the
+/// multi handle (CURLE_ABORTED_BY_CALLBACK, not a cancellation).
+int ccurl_events_failure(ccurl_events *events, const char **call);
 
 #endif

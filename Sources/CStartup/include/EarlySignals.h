@@ -15,4 +15,8 @@ int cstartup_hand_over_signals(int fd);
 /// nothing after `cstartup_hand_over_signals`.
 void cstartup_signals_default(void);
 
+/// A run ignores SIGPIPE: a closed stdout (or a peer gone) shows up as EPIPE
+/// instead of killing the process. 0, or -1 with errno set (sigaction).
+int cstartup_ignore_sigpipe(void);
+
 #endif

@@ -8,10 +8,28 @@ import Glibc
 /// one of a client's `TransferLoops`, which decides what runs here.
 ///
 /// Other threads talk to it only through `submit` and `cancel`, which append
-/// to a queue in `shared` and, if the loop sleeps in `curl_multi_poll`, call
-/// `curl_multi_wakeup` (thread-safe), so the loop reacts within a millisecond
-/// or two instead of at the next poll timeout. The loop itself repeats: drain the queue, `curl_multi_perform`,
-/// collect finished transfers, `curl_multi_poll`.
+/// to a queue in `shared` and, if the loop sleeps, wake it (an eventfd in its
+/// epoll set), so the loop reacts within a millisecond or two instead of at
+/// the end of its wait. The loop itself repeats: drain the queue, wait for a
+/// socket, libcurl's timer or a wake-up (`ccurl_events_run`, which hands
+/// libcurl each ready socket and its timer once due through
+/// `curl_multi_socket_action`), collect finished transfers.
+///
+/// Events, not `curl_multi_perform`: libcurl says which of its sockets to
+/// watch for what (CURLMOPT_SOCKETFUNCTION) and when its next timeout is due
+/// (CURLMOPT_TIMERFUNCTION), and works only on the transfers with something
+/// to do, where `curl_multi_perform` polled every running transfer's socket
+/// at every call (40-60 system calls per URL on the internet-like preset).
+/// Nothing is lost that no socket would announce: libcurl sets itself a
+/// timeout of 0 for a transfer it must come back to (bytes left in OpenSSL's
+/// or nghttp2's buffers, a transfer added or resumed, one that waited to
+/// share a connection and may now go on), which the timer runs at the loop's
+/// next turn.
+///
+/// A kept-alive connection's socket stays in the epoll set between its
+/// transfers (CCurlEvents.c: the loop opens and closes its handles' sockets,
+/// so it knows when one goes): on one server answering 10,000 304s, taking
+/// it out and putting it back per transfer cost more CPU than the polls saved.
 ///
 /// Completions: a finished transfer's file work and the caller's completion
 /// (`FetchClient.start`; of a first 304's, only what it hands off itself:
@@ -37,7 +55,7 @@ final class CurlLoop: @unchecked Sendable {
     private struct Shared {
         var queue: [Message] = []
         var stopping = false
-        /// The loop thread is in (or about to enter) `curl_multi_poll`.
+        /// The loop thread is in (or about to enter) its wait (`ccurl_events_run`).
         var polling = false
 
         /// Appends; true when the caller must wake the loop. Only a loop that
@@ -54,6 +72,10 @@ final class CurlLoop: @unchecked Sendable {
 
     private let shared = Locked(Shared())
     private let multi: UnsafeMutableRawPointer
+    /// The loop's epoll set, libcurl's timer and the wake-up (`ccurl_events`): made with the
+    /// multi handle, freed by `deinit` (after the thread's `curl_multi_cleanup`), so a wake-up
+    /// from any thread holding this loop finds it open.
+    private let events: OpaquePointer
     private let configuration: FetchConfiguration
     /// The thread's name, "curl-loop-N" (N: the loop's index), as `top -H` and `perf` show it.
     private let threadName: String
@@ -63,6 +85,9 @@ final class CurlLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var active: [ObjectIdentifier: CurlTransfer] = [:]
     @exclusivity(unchecked) private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     @exclusivity(unchecked) private var idleHandles: [CurlEasy] = []
+    /// Easy handles libcurl would not take out of the multi handle (`removeFromMulti`), with the
+    /// transfers their callbacks may still point at: kept, never reused, until the multi handle goes.
+    private var stranded: [(CurlEasy, CurlTransfer)] = []
     private let maxIdleHandles: Int
     private let shares: TLSSessionShares
     private let certificates: CertificateStore
@@ -124,10 +149,20 @@ final class CurlLoop: @unchecked Sendable {
         }
         self.multi = multi
         self.configuration = configuration
+        var why: UnsafePointer<CChar>?
+        guard let events = ccurl_events_new(multi, &why) else {
+            let error = errno
+            _ = curl_multi_cleanup(multi)   // a new multi handle with no transfer: nothing to undo
+            let call = why.map { String(cString: $0) } ?? "ccurl_events_new"
+            throw FetchError(.network, url: "", detail: "could not set up a transfer loop: \(call)"
+                                 + (error != 0 ? ": " + String(cString: strerror(error)) : ""))
+        }
+        self.events = events
         switch TLSSessionShares.make() {
         case .success(let shares): self.shares = shares
         case .failure(let error):
-            curl_multi_cleanup(multi)
+            _ = curl_multi_cleanup(multi)
+            ccurl_events_free(events)
             throw error
         }
         self.certificates = certificates
@@ -145,7 +180,8 @@ final class CurlLoop: @unchecked Sendable {
             rc = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, perHost))
         }
         guard rc == CURLM_OK else {
-            curl_multi_cleanup(multi)
+            _ = curl_multi_cleanup(multi)
+            ccurl_events_free(events)
             throw FetchError(.network, url: "", curlCode: Int(rc.rawValue),
                              curlMessage: "curl_multi_setopt: " + String(cString: curl_multi_strerror(rc)))
         }
@@ -169,10 +205,17 @@ final class CurlLoop: @unchecked Sendable {
         }, retained)
         guard created == 0 else {
             Unmanaged<CurlLoop>.fromOpaque(retained).release()
-            curl_multi_cleanup(multi)
+            _ = curl_multi_cleanup(multi)
+            ccurl_events_free(events)
             throw FetchError(.network, url: "", detail: "could not start a transfer thread: \(String(cString: strerror(created)))")
         }
         threadStarted = true
+    }
+
+    deinit {
+        // The thread has ended (it holds this loop until then) and cleaned the multi handle up,
+        // the last user of the set's callbacks; a loop whose `init` failed freed it there.
+        if threadStarted { ccurl_events_free(events) }
     }
 
     /// Queues a transfer; its completion must already be set.
@@ -181,7 +224,7 @@ final class CurlLoop: @unchecked Sendable {
             guard !shared.stopping else { return (false, false) }
             return (true, shared.enqueue(.add(transfer)))
         }
-        if wake { curl_multi_wakeup(multi) }
+        if wake { ccurl_events_wake(events) }
         if !accepted { transfer.finish(.failure(FetchError(.cancelled, url: transfer.spec.url))) }
     }
 
@@ -192,7 +235,7 @@ final class CurlLoop: @unchecked Sendable {
             transfer.cancelRequested.store(true, ordering: .releasing)
             return shared.enqueue(.cancel(transfer))
         }
-        if wake { curl_multi_wakeup(multi) }
+        if wake { ccurl_events_wake(events) }
     }
 
     /// Asks the loop to end, failing each with `kind` and `detail`, every
@@ -205,7 +248,7 @@ final class CurlLoop: @unchecked Sendable {
             guard !shared.stopping else { return false }
             return shared.enqueue(.endUnanswered(host: host, kind: kind, detail: detail))
         }
-        if wake { curl_multi_wakeup(multi) }
+        if wake { ccurl_events_wake(events) }
     }
 
     /// Asks the loop to resume a transfer its write callback paused
@@ -215,7 +258,7 @@ final class CurlLoop: @unchecked Sendable {
             guard !shared.stopping else { return false }
             return shared.enqueue(.resume(transfer))
         }
-        if wake { curl_multi_wakeup(multi) }
+        if wake { ccurl_events_wake(events) }
     }
 
     /// Runs `completion` on a completion worker. Called on this loop's thread
@@ -297,15 +340,12 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Aborts everything and stops the thread; waits for it to exit.
     func shutdown() {
-        // The wake-up happens under the lock: the loop sees `stopping` only
-        // after taking it, so it cannot have freed the multi handle (which
-        // it does right after) before this call has used it.
         let wasStopping = shared.withLock { shared -> Bool in
             let was = shared.stopping
             shared.stopping = true
-            if !was && threadStarted { curl_multi_wakeup(multi) }
             return was
         }
+        if !wasStopping && threadStarted { ccurl_events_wake(events) }
         guard !wasStopping, threadStarted else { return }
         if pthread_equal(pthread_self(), thread) == 0 {
             pthread_join(thread, nil)
@@ -333,26 +373,20 @@ final class CurlLoop: @unchecked Sendable {
             }
             drained.removeAll(keepingCapacity: true)
             if stop { break }
-            var running: Int32 = 0
-            let rc = curl_multi_perform(multi, &running)
-            if rc != CURLM_OK && rc != CURLM_CALL_MULTI_PERFORM {
-                failAll(FetchError(.network, url: "", curlCode: Int(rc.rawValue),
-                                   curlMessage: "curl_multi_perform: " + String(cString: curl_multi_strerror(rc))))
+            // Sleeps until a socket is ready, libcurl's timer is due, or `submit`/`cancel` wake us;
+            // not at all when messages arrived meanwhile (nobody would wake us for them). Then
+            // libcurl works on what is ready.
+            let mayWait = shared.withLock { shared -> Bool in
+                shared.polling = shared.queue.isEmpty && !shared.stopping
+                return shared.polling
             }
+            let rc = ccurl_events_run(events, mayWait ? Defaults.pollTimeoutMs : 0)
+            if mayWait { shared.withLock { $0.polling = false } }
+            checkEvents(rc)
             collectFinished()
             sweepStalls()
             runRoundEnds()
             handOffRound()
-            // Sleeps until a socket is ready, a timer is due, or `submit`/`cancel` wake us;
-            // not at all when messages arrived meanwhile (nobody would wake us for them).
-            let mayPoll = shared.withLock { shared -> Bool in
-                shared.polling = shared.queue.isEmpty && !shared.stopping
-                return shared.polling
-            }
-            if mayPoll {
-                _ = curl_multi_poll(multi, nil, 0, Defaults.pollTimeoutMs, nil)
-                shared.withLock { $0.polling = false }
-            }
         }
         // Shutting down: every transfer gets its one answer (outside the lock:
         // an answer may hand a slot to a transfer bound for this loop, see `submit`).
@@ -365,7 +399,25 @@ final class CurlLoop: @unchecked Sendable {
         runRoundEnds()
         handOffRound()
         idleHandles.removeAll()
-        curl_multi_cleanup(multi)
+        // Refused only for a bad handle or a call from one of libcurl's callbacks: the loop's own
+        // handle, here, is neither, and the thread ends either way.
+        _ = curl_multi_cleanup(multi)
+        stranded.removeAll()   // after the multi handle that held them
+    }
+
+    /// Fails every running transfer when libcurl's run of the events failed
+    /// (`rc`, from `ccurl_events_run`), or the epoll set did (a socket it
+    /// could not watch makes libcurl end every transfer, as aborted by a
+    /// callback: not a cancellation). Before `collectFinished`, which would
+    /// take those ends for cancellations.
+    private func checkEvents(_ rc: CURLMcode) {
+        var call: UnsafePointer<CChar>?
+        let error = ccurl_events_failure(events, &call)
+        guard error != 0 || rc != CURLM_OK else { return }
+        let what = error != 0 ? (call.map { String(cString: $0) } ?? "epoll") + ": " + String(cString: strerror(error))
+                              : "curl_multi_socket_action: " + String(cString: curl_multi_strerror(rc))
+        failAll(FetchError(.network, url: "", curlCode: rc == CURLM_OK ? nil : Int(rc.rawValue),
+                           curlMessage: "the transfer loop's events failed: " + what))
     }
 
     /// Starts `transfer` (the client's limit on transfers at once is kept by `TransferLoops`).
@@ -390,6 +442,14 @@ final class CurlLoop: @unchecked Sendable {
             case .success(let made): easy = made
             case .failure(let failure):
                 transfer.finish(.failure(failure.error(url: transfer.spec.url)))
+                return
+            }
+            // Its connections' sockets opened and closed through the loop's epoll set, which may then
+            // keep an idle one watched (CCurlEvents.c). The handle stays this loop's (`idleHandles`).
+            let rc = ccurl_events_attach(events, easy.handle)
+            guard rc == CURLE_OK else {
+                transfer.finish(.failure(CurlOptionFailure(call: "setting CURLOPT_OPENSOCKETFUNCTION, CURLOPT_CLOSESOCKETFUNCTION",
+                                                           code: rc).error(url: transfer.spec.url)))
                 return
             }
         }
@@ -426,11 +486,23 @@ final class CurlLoop: @unchecked Sendable {
     private func end(_ transfer: CurlTransfer, _ outcome: AttemptOutcome) {
         guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
         byHandle.removeValue(forKey: easy.handle)
-        // libcurl 7.88 refuses only a bad handle or a call from inside its callbacks (never the case here:
-        // the loop calls this between `curl_multi_perform`s), and answers CURLM_OK for a handle already out.
-        _ = curl_multi_remove_handle(multi, easy.handle)
-        release(easy, from: transfer)
+        if removeFromMulti(easy, of: transfer) { release(easy, from: transfer) }
         transfer.finish(outcome)
+    }
+
+    /// Takes `easy` out of the multi handle (libcurl 7.88 answers CURLM_OK for
+    /// a handle already out); false when libcurl refuses, which it does only
+    /// for a bad handle or a call from inside its callbacks (the loop makes
+    /// neither). Such a handle may still run: it is detached from `transfer`
+    /// (its next callback then aborts it) and kept with it in `stranded`, so
+    /// that nothing libcurl still holds is freed or reused.
+    private func removeFromMulti(_ easy: CurlEasy, of transfer: CurlTransfer) -> Bool {
+        guard curl_multi_remove_handle(multi, easy.handle) != CURLM_OK else { return true }
+        _ = easy.detach()   // never reused, so its clocks need not come back
+        transfer.easy = nil
+        transfer.waitingSince = nil
+        stranded.append((easy, transfer))
+        return false
     }
 
     /// Fails the transfers to `host` that have received no byte of a
@@ -457,7 +529,9 @@ final class CurlLoop: @unchecked Sendable {
     private func unpause(_ transfer: CurlTransfer) {
         guard active[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy else { return }
         let rc = curl_easy_pause(easy.handle, CURLPAUSE_RECV_CONT | CURLPAUSE_SEND_CONT)
-        guard rc != CURLE_OK else { return }
+        // CURLE_ABORTED_BY_CALLBACK: the epoll set could not watch the transfer's socket
+        // (the write callback refuses with CURLE_WRITE_ERROR), and `checkEvents` fails every transfer.
+        guard rc != CURLE_OK, rc != CURLE_ABORTED_BY_CALLBACK else { return }
         end(transfer, transfer.outcome(code: rc, easy: easy))
     }
 
@@ -470,9 +544,8 @@ final class CurlLoop: @unchecked Sendable {
             active.removeValue(forKey: ObjectIdentifier(transfer))
             let outcome = transfer.outcome(code: message.result, easy: easy)
             if let host = noteConnection(transfer.multiplexingHost, code: message.result, easy: easy) { failedHosts.insert(host) }
-            _ = curl_multi_remove_handle(multi, handle)
             if easy.dnsCacheTimeout != -1 { dnsExpiry.ended(timeout: easy.dnsCacheTimeout, now: monotonicSeconds()) }
-            release(easy, from: transfer)
+            if removeFromMulti(easy, of: transfer) { release(easy, from: transfer) }
             transfer.finish(outcome)
         }
         if !failedHosts.isEmpty { restartWaiting(for: failedHosts) }
@@ -497,9 +570,8 @@ final class CurlLoop: @unchecked Sendable {
     private func failAll(_ error: FetchError) {
         for transfer in Array(active.values) {
             if let easy = transfer.easy {
-                _ = curl_multi_remove_handle(multi, easy.handle)
                 byHandle.removeValue(forKey: easy.handle)
-                release(easy, from: transfer)
+                if removeFromMulti(easy, of: transfer) { release(easy, from: transfer) }
             }
             active.removeValue(forKey: ObjectIdentifier(transfer))
             transfer.finish(.failure(FetchError(error.kind, url: transfer.spec.url, curlCode: error.curlCode,

@@ -117,7 +117,8 @@ struct TransferOrigin: Sendable {
 /// `Unmanaged.passUnretained(self)` as userdata. That is safe because the
 /// loop's `active` table holds a strong reference from `curl_multi_add_handle`
 /// until after `curl_multi_remove_handle`, and libcurl calls them only
-/// inside `curl_multi_perform` while the handle is added.
+/// inside the loop's calls (`curl_multi_socket_action`, `curl_easy_pause`)
+/// while the handle is added.
 ///
 /// Bodies: the first `Defaults.bufferedBodyLimit` bytes of a 2xx body are
 /// kept in `bufferedBody`; a body that fits is handed to the sink after the
@@ -280,7 +281,11 @@ final class CurlTransfer: @unchecked Sendable {
             }
             // Which proxy libcurl went through, decided now, as libcurl did (libcurl 7.88 cannot say):
             // a message read later, in a process whose environment changed since, stays true.
-            if failure.kind == .connect, easy.readsProxyEnvironment {
+            // The proxy's failure: not reached, its name unresolved, or no answer from it in time
+            // (no status line, nor an answer to a CONNECT: a tunnel it opened is the origin's).
+            let proxysOwn = failure.kind == .connect || (failure.kind == .dns && code == CURLE_COULDNT_RESOLVE_PROXY)
+                || (failure.kind == .timeout && head.status == 0 && easy.long(CURLINFO_HTTP_CONNECTCODE) == 0)
+            if proxysOwn, easy.readsProxyEnvironment {
                 failure.proxy = ProxyEnvironment.proxy(for: failure.effectiveURL ?? spec.url)
             }
             if diedOnReuse(code), redirects > 0, bodyBytes == 0, let url = easy.string(CURLINFO_EFFECTIVE_URL) {

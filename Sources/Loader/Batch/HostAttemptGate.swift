@@ -116,7 +116,7 @@ final class HostAttemptGate: FetchAttemptGate {
         // `attempts` counts this one: a retry is left while it is at most `retries`.
         var waits = false
         if case .pushedBack = outcome, error.attempts <= retries { waits = true }
-        dispatch.report(outcome, host: host, requeueing: waits)
+        dispatch.report(outcome, host: host, proxy: error.proxy, requeueing: waits)
         if waits { return await waitForHost() }
         if [.connect, .timeout, .dns].contains(error.kind) || error.closedBeforeAnswer, dispatch.failure(of: host) != nil {
             return .stop

@@ -210,10 +210,10 @@ final class HostDispatch: UploadSlots, Sendable {
 
     // MARK: The gates' side
 
-    func report(_ outcome: Scheduler.Outcome, host: HostKey, requeueing: Bool = false) {
+    func report(_ outcome: Scheduler.Outcome, host: HostKey, proxy: String? = nil, requeueing: Bool = false) {
         // Most reports (each URL's connection and response) change nothing: one look, no step.
         if state.withLock({ $0.scheduler.changesNothing(outcome, host: host) }) { return }
-        step { $0.scheduler.report(outcome, host: host, requeueing: requeueing, now: $1) }
+        step { $0.scheduler.report(outcome, host: host, proxy: proxy, requeueing: requeueing, now: $1) }
     }
 
     /// Gives the gate's slot back and queues it at the front of its host, to
@@ -266,6 +266,8 @@ final class HostDispatch: UploadSlots, Sendable {
 
     /// Hosts with a transfer running, and hosts paused now.
     var activity: (active: Int, paused: Int) { state.withLock { $0.scheduler.activity(now: monotonicSeconds()) } }
+    /// Items holding a slot now.
+    var running: Int { state.withLock { $0.scheduler.running } }
 
     // MARK: Inside
 

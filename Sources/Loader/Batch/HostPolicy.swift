@@ -131,19 +131,26 @@ public struct HostPolicy: Sendable, Equatable {
     /// Why a host's URLs fail without being tried, after `timeouts` timeouts,
     /// `refusals` refused connections and `closes` connections closed before
     /// an answer in a row (both connect failures); the kind they report is
-    /// that of the failure that decided it (`last`).
+    /// that of the failure that decided it (`last`). `proxy`: the proxy the
+    /// deciding failure was (`FetchError.proxy`): the host itself was never reached.
     public static func giveUp(host: HostKey, timeouts: Int, refusals: Int, closes: Int = 0,
-                              last: HostFailure.Kind) -> HostFailure {
+                              last: HostFailure.Kind, proxy: String? = nil) -> HostFailure {
         let connects = refusals + closes
         let what = connects == 0 ? "gave \(timeouts) timeouts in a row"
             : timeouts == 0 && refusals == 0 ? "closed \(closes) connections in a row before answering"
             : timeouts == 0 ? "gave \(connects) connect failures in a row"
             : "gave \(timeouts + connects) connect failures or timeouts in a row"
-        return HostFailure(kind: last, message: "host \(host.name) \(what); not tried again in this run")
+        let through = proxy.map { " through the proxy \($0)" } ?? ""
+        return HostFailure(kind: last, message: "host \(host.name) \(what)\(through); not tried again in this run", proxy: proxy)
     }
 
-    /// Why a name that did not resolve fails its URLs without a second lookup.
-    public static func unresolved(host: HostKey) -> HostFailure {
-        HostFailure(kind: .dns, message: "host \(host.name) did not resolve; not tried again in this run")
+    /// Why a name that did not resolve fails its URLs without a second
+    /// lookup; with `proxy`, it was the proxy's name that did not resolve.
+    public static func unresolved(host: HostKey, proxy: String? = nil) -> HostFailure {
+        guard let proxy else {
+            return HostFailure(kind: .dns, message: "host \(host.name) did not resolve; not tried again in this run")
+        }
+        return HostFailure(kind: .dns, message: "the proxy \(proxy) did not resolve; host \(host.name) not tried again in this run",
+                           proxy: proxy)
     }
 }

@@ -127,13 +127,15 @@ public struct HostScheduler<Item> {
     /// still held; `finished` releases it (an attempt's last outcome can go
     /// with it: `finished(host:after:)`, one step instead of two).
     /// `requeueing`: the item that reports it will wait for the host (`finished(requeue:)` follows).
-    public mutating func report(_ outcome: Outcome, host: HostKey, requeueing: Bool = false, now: Double) -> [Action] {
+    /// `proxy`: the proxy whose failure the outcome was (`FetchError.proxy`), named when the host is given up on.
+    public mutating func report(_ outcome: Outcome, host: HostKey, proxy: String? = nil, requeueing: Bool = false,
+                                now: Double) -> [Action] {
         // The host's state is copied, changed and stored back, and that copy is gone
         // before `fill` starts items in place (alive, it would share the queue's storage
         // and `start` would copy the whole queue for every URL).
         var actions: [Action] = []
         if var state = hosts[host] {
-            actions = apply(outcome, to: &state, host: host, now: now, requeueing: requeueing)
+            actions = apply(outcome, to: &state, host: host, proxy: proxy, now: now, requeueing: requeueing)
             hosts[host] = state
         }
         fill(now: now, into: &actions)
@@ -141,8 +143,8 @@ public struct HostScheduler<Item> {
     }
 
     /// `requeueing`: the item that reports it goes back to the host's queue.
-    private mutating func apply(_ outcome: Outcome, to state: inout HostState<Item>, host: HostKey, now: Double,
-                                requeueing: Bool = false) -> [Action] {
+    private mutating func apply(_ outcome: Outcome, to state: inout HostState<Item>, host: HostKey, proxy: String? = nil,
+                                now: Double, requeueing: Bool = false) -> [Action] {
         var actions: [Action] = []
         switch outcome {
         case .answered:
@@ -160,7 +162,12 @@ public struct HostScheduler<Item> {
                 if everPaused.insert(host).inserted { counts.hostsPaused += 1 }
                 let halved = policy.limit(state.limit, afterPushback: status)
                 if halved != state.limit {
-                    actions.append(.note(.limitChanged(host, from: state.limit, to: halved)))
+                    if state.unannouncedPauseStatus != nil {
+                        // The pause's note waits for a URL it holds back: the halving it caused is said after it.
+                        if state.unannouncedLimitFrom == nil { state.unannouncedLimitFrom = state.limit }
+                    } else {
+                        actions.append(.note(.limitChanged(host, from: state.limit, to: halved)))
+                    }
                     state.limit = halved
                 }
             } else if let retryAfter, let until = state.pausedUntil {
@@ -184,11 +191,11 @@ public struct HostScheduler<Item> {
             if state.givenUp == nil && policy.givesUp(failuresInARow: state.failuresInARow) {
                 let failure = HostPolicy.giveUp(host: host, timeouts: state.timeoutsInARow, refusals: state.refusalsInARow,
                                                 closes: state.closesInARow,
-                                                last: outcome == .refused || outcome == .closed ? .connect : .timeout)
+                                                last: outcome == .refused || outcome == .closed ? .connect : .timeout, proxy: proxy)
                 actions += giveUp(&state, host, failure)
             }
         case .unresolved:
-            if state.givenUp == nil { actions += giveUp(&state, host, HostPolicy.unresolved(host: host)) }
+            if state.givenUp == nil { actions += giveUp(&state, host, HostPolicy.unresolved(host: host, proxy: proxy)) }
         case .connected:
             state.resolved = true
         case .responding:
@@ -241,6 +248,7 @@ public struct HostScheduler<Item> {
         state.answersInARow += 1
         let grown = policy.limit(state.limit, afterAnswers: state.answersInARow)
         if grown != state.limit {
+            announceLimit(&state, host: host, into: &actions)   // a halving not said yet comes first
             actions.append(.note(.limitChanged(host, from: state.limit, to: grown)))
             state.limit = grown
         }
@@ -291,6 +299,16 @@ public struct HostScheduler<Item> {
             actions.append(.note(.paused(host, seconds: until - now, status: status)))
         }
         state.unannouncedPauseStatus = nil
+        announceLimit(&state, host: host, into: &actions)
+    }
+
+    /// `-v`'s note of a limit halved by a pause whose own note waited
+    /// (`announcePause`): said after the pause's, as the events happened, or
+    /// before the next change of the limit.
+    private static func announceLimit(_ state: inout HostState<Item>, host: HostKey, into actions: inout [Action]) {
+        guard let from = state.unannouncedLimitFrom else { return }
+        state.unannouncedLimitFrom = nil
+        if from != state.limit { actions.append(.note(.limitChanged(host, from: from, to: state.limit))) }
     }
 
     /// Work of no host (an upload to the remote tier) asks for one of the

@@ -24,6 +24,8 @@ struct HostState<Item> {
     /// The status that set the pause (`pausedUntil`), until `-v` hears of
     /// it: only once a URL waits on it (`HostScheduler.announcePause`).
     var unannouncedPauseStatus: Int?
+    /// The limit before a halving that waits for that pause's note (`HostScheduler.announceLimit`).
+    var unannouncedLimitFrom: Int?
     var pushbacksInARow = 0
     var answersInARow = 0
     var timeoutsInARow = 0

@@ -57,6 +57,8 @@ public struct LoadBatch: AsyncSequence, Sendable {
 
     /// Hosts with a transfer running now, and hosts paused now (for a progress display).
     public var hostActivity: (active: Int, paused: Int) { dispatch.activity }
+    /// Transfers holding a slot now (the progress bar: no ETA by URLs while every URL left is one of them).
+    public var transfersRunning: Int { dispatch.running }
 
     /// The next events, in order, as many as are queued (at most `limit`),
     /// waiting only for the first: `events` is emptied, then filled; left

@@ -17,7 +17,7 @@ import Glibc
 /// file; what a pipe or terminal already holds), then the sequence ends, so
 /// that every URL that was asked for gets its `empty`/`cancelled` report but
 /// nobody waits on a producer that may never stop.
-public final class InputLines: AsyncSequence, @unchecked Sendable {
+public final class InputLines: AsyncSequence, Sendable {
     public typealias Element = String
 
     /// The name used in messages: the path, or `stdin`.
@@ -61,7 +61,11 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
             closeWhenDone = false
         } else {
             name = path
-            fd = open(path, O_RDONLY | O_CLOEXEC)
+            // Not blocking: a FIFO nobody has opened for writing yet blocked this open,
+            // and a Ctrl-C then waited for the 3 s grace, with no summary. The reader
+            // polls before each read, so it waits for a writer there (it wakes for a
+            // cancel), and takes EAGAIN in its stride.
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             closeWhenDone = true
         }
         var info = stat()
@@ -205,7 +209,9 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
         guard !state.draining else { return }
         state.draining = true
         var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        // One byte, once (`draining`), into a pipe only this writes: never full, so it fails only
+        // when a signal interrupts it, and then goes again (the reader waits for it in `poll`).
+        while write(wakeWrite, &byte, 1) < 0 && errno == EINTR {}
     }
 
     // MARK: - Reader thread
@@ -226,6 +232,7 @@ public final class InputLines: AsyncSequence, @unchecked Sendable {
             }
             if fds[1].revents != 0 {
                 var sink = [UInt8](repeating: 0, count: 64)
+                // The wake byte, read only to empty the pipe: `draining` says what it meant.
                 _ = read(wakeRead, &sink, sink.count)
                 continue
             }

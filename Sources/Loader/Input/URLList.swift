@@ -12,8 +12,10 @@ public struct URLList: URLChunkSequence {
     public var names: GivenNames?
     public var shard: Shard?
 
+    /// `arguments` lose the white space around them, as an input line does
+    /// (`URLList.trimmed`).
     public init(arguments: [String], inputs: [InputLines], names: GivenNames? = nil, shard: Shard? = nil) {
-        self.arguments = arguments
+        self.arguments = arguments.map(Self.trimmed)
         self.inputs = inputs
         self.names = names
         self.shard = shard
@@ -49,6 +51,18 @@ public struct URLList: URLChunkSequence {
             }
             return []
         }
+    }
+
+    /// A URL argument without the white space around it (space, tab, line
+    /// breaks: what `LineSplitter` trims from a line): `" https://x/a.png "`,
+    /// pasted or quoted with a space, was "malformed scheme". White space
+    /// inside a URL is left for the URL check to refuse.
+    public static func trimmed(_ argument: String) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) }
+        let utf8 = argument.utf8
+        guard let first = utf8.first, let last = utf8.last, isSpace(first) || isSpace(last) else { return argument }
+        guard let start = utf8.firstIndex(where: { !isSpace($0) }), let end = utf8.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(argument[start...end])
     }
 
     public func makeAsyncIterator() -> AsyncIterator {

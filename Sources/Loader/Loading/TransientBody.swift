@@ -8,12 +8,13 @@ import Glibc
 /// (see `Delivery`). Each holder calls `release()` once; the last one
 /// removes the file, so it is gone before that caller's `load` returns.
 /// `deinit` removes it too, for holders that never got to release.
-final class TransientBody: @unchecked Sendable {
+final class TransientBody: Sendable {
     let path: String
     private let holders = Locked(1)
 
     init(path: String) { self.path = path }
 
+    /// ENOENT once a holder removed it; nothing else can fail that a caller could act on.
     deinit { unlink(path) }
 
     /// Sets how many callers will `release()` (0 removes the file now).

@@ -8,11 +8,21 @@ extension Defaults {
     public static let listTypeColumnMax = 40
     /// The progress bar redraws at most this often (10 times a second): `Reporter.tick`'s pace.
     static let progressRedrawInterval: Double = 0.1
+    /// The progress bar's rate and ETA are taken over this many seconds of
+    /// the run just past (`ProgressBar.record`), not over the whole run.
+    public static let progressRateWindow: Double = 5
     /// A run of one URL shows the bar once its transfer has taken this long.
     static let progressSingleURLDelay: Double = 0.5
-    /// The progress bar shows a rate and an ETA once a run has taken this
-    /// long: over a shorter time they jump about more than they tell.
+    /// The progress bar shows a rate and an ETA once the samples they are
+    /// taken over (`progressRateWindow`) span this long: over a shorter time
+    /// they jump about more than they tell.
     static let progressRateAfter: Double = 0.5
+    /// The progress bar's cells: at most this many, and none rather than fewer than `progressMinimumCells`.
+    static let progressMaximumCells = 30
+    static let progressMinimumCells = 10
+    /// Columns the progress bar leaves for its text (`37/120 URLs  3 failed  4.2 MiB of 9.0 MiB  1.1 MiB/s  ETA 8s`):
+    /// the bar keeps its length while the text's changes by a character or two.
+    static let progressTextColumns = 56
     /// Events `Reporter.follow` takes from a run and reports under one lock,
     /// and, off a terminal, how many a run queues before it wakes the reporter.
     static let reportedEventsAtOnce = 256

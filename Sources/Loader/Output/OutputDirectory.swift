@@ -139,11 +139,18 @@ public final class OutputDirectory: BodyReceiver, Sendable {
             if hardLink { note = "no hard link: \(String(cString: strerror(refused)))" }
         }
         if renameat(parent, temporary, parent, final) != 0 {
-            let failure = OutputDirectoryError.errno("cannot rename into place")
-            unlinkat(parent, temporary, 0)
-            throw failure
+            throw Self.removing(temporary, in: parent, after: .errno("cannot rename into place"))
         }
         return (method, note)
+    }
+
+    /// `failure`, once the temporary file of the placement it ended is
+    /// removed; one that cannot be removed is named in it (it stays in the
+    /// folder, where the user will find it): the failure is never lost for it.
+    static func removing(_ temporary: String, in parent: Int32, after failure: OutputDirectoryError) -> OutputDirectoryError {
+        guard unlinkat(parent, temporary, 0) != 0, errno != ENOENT else { return failure }
+        let problem = String(cString: strerror(errno))
+        return OutputDirectoryError(message: failure.message + "; the temporary file \(temporary) is left behind (cannot remove it: \(problem))")
     }
 
     /// A reflink where the file system has them, else a copy of the data
@@ -167,10 +174,7 @@ public final class OutputDirectory: BodyReceiver, Sendable {
             }
         }
         if close(output) != 0 && failure == nil { failure = .errno("cannot write") }
-        if let failure {
-            unlinkat(parent, name, 0)
-            throw failure
-        }
+        if let failure { throw removing(name, in: parent, after: failure) }
         return method
     }
 

@@ -8,9 +8,18 @@ import func Support.trimWhitespaceLower
 /// Safe means a relative path of plain components that stays inside the
 /// directory: `/` separates components (a template may make folders); each
 /// component is percent-decoded, then empty, `.` and `..` components are
-/// dropped, a leading `/` is ignored, control characters and `\` become `_`,
-/// and a component longer than 255 bytes is shortened (its extension kept).
+/// dropped, a leading `/` is ignored, control characters become `_`, and a
+/// component longer than 255 bytes is shortened (its extension kept). A `/`
+/// or `\` that decoding brings into a component (`..%2F..%2Fetc`) joins
+/// what is around it with `_`, once empty, `.` and `..` pieces are dropped:
+/// `etc`, not `.._.._etc` (a hidden file, named after a path it is not in).
 /// A name with nothing left becomes `{md5}.{ext}`.
+///
+/// `{name}` at the end of a template (the default) ends with an extension of
+/// the body's image format: `photo` and `photo.php?id=7` holding a PNG
+/// become `photo.png` and `photo.php.png`, `cat.jpeg` holding a JPEG stays
+/// (any usual extension of the format counts, in any case). A name an input
+/// line gave, another template, and a body that is not an image are left as they are.
 public struct OutputName: Sendable {
     /// `{name}`: the URL's last path segment.
     public static let defaultTemplate = "{name}"
@@ -49,23 +58,45 @@ public struct OutputName: Sendable {
                 .replacing("{md5}", with: md5)
                 .replacing("{ext}", with: ext)
         }
-        let safe = Self.safeComponents(text)
+        var safe = Self.safeComponents(text)
+        if given == nil, let format, template.hasSuffix("{name}"), let last = safe.last {
+            safe[safe.count - 1] = Self.withExtension(of: format, last)
+        }
         return safe.isEmpty ? ["\(md5).\(ext)"] : safe
     }
 
     public static func safeComponents(_ text: String) -> [String] {
         text.split(separator: "/", omittingEmptySubsequences: true).compactMap { raw -> String? in
             let decoded = percentDecoded(String(raw))
+            // A separator decoding brought in joins the pieces around it, none of them a way up.
+            let pieces = decoded.split(whereSeparator: { $0 == "/" || $0 == "\\" }).filter { $0 != "." && $0 != ".." }
             var scalars = String.UnicodeScalarView()
-            for scalar in decoded.unicodeScalars {
+            for scalar in pieces.joined(separator: "_").unicodeScalars {
                 let control = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-                scalars.append(control || scalar == "\\" || scalar == "/" ? "_" : scalar)
+                scalars.append(control ? "_" : scalar)
             }
             let component = String(scalars)
             if component.isEmpty || component == "." || component == ".." { return nil }
             return shortened(component)
         }
     }
+
+    /// `name` when it ends with an extension of `format` (`cat.JPEG` for a
+    /// JPEG), else `name` with the format's own appended (`photo` →
+    /// `photo.png`, `photo.php` → `photo.php.png`), shortened to fit.
+    public static func withExtension(of format: ImageFormat, _ name: String) -> String {
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            let ext = name[name.index(after: dot)...].lowercased()
+            if ext == format.fileExtension || ext == format.name || otherExtensions[format.name]?.contains(ext) == true { return name }
+        }
+        return shortened(name + "." + format.fileExtension)
+    }
+
+    /// Extensions files of a format also go by, beside its `fileExtension` and its name.
+    static let otherExtensions: [String: Set<String>] = [
+        "jpeg": ["jpe", "jfif", "pjpeg", "pjp"], "tiff": ["tif"], "heif": ["heic", "hif", "heics", "heifs"], "bmp": ["dib"],
+        "ico": ["cur"], "svg": ["svgz"], "png": ["apng"],
+    ]
 
     /// At most `maxComponentBytes` of UTF-8, cut on a character boundary, extension kept.
     public static func shortened(_ component: String) -> String {

@@ -4,7 +4,18 @@ import enum Support.HumanUnits
 /// One line of progress for stderr: done/total, failures, bytes received
 /// (of how many, when every transfer in flight declared its length), rate
 /// and ETA. Pure rendering, no I/O: the caller (`Reporter`)
-/// decides when to draw and erase it.
+/// decides when to draw and erase it, and `record`s each state it draws.
+///
+/// The rate and the ETA come from the last `Defaults.progressRateWindow`
+/// seconds, not from the whole run: an average since the start said
+/// `0 B/s` in a run of cache hits, kept a stalled transfer's rate up, and
+/// made the ETA grow at a run's end while its last URL took its time
+/// (elapsed time grew and the count did not). So the rate is shown only
+/// once bytes came from the network (`stalled` when bodies are in flight
+/// and none came in the window), and an ETA by URLs only while some URLs
+/// wait to start (`transfersRunning`): when every URL left is running, how
+/// long the slowest takes is not known from a count, and by bytes only when
+/// every one of them declared its length (`byteTotal`).
 public struct ProgressBar: Sendable {
     /// URLs that reached their terminal phase.
     public var done = 0
@@ -23,8 +34,39 @@ public struct ProgressBar: Sendable {
     /// Hosts with a transfer running, and hosts paused (they answered 429 or 503).
     public var hostsActive = 0
     public var hostsPaused = 0
+    /// Transfers holding a slot now, when known: no ETA by URLs while every URL left is one of them.
+    public var transfersRunning: Int?
 
-    public init() {}
+    /// The states drawn in the last `window` seconds (`record`), oldest first.
+    private var samples: [Sample] = []
+    private struct Sample: Sendable {
+        let elapsed: Double
+        let bytes: Int64
+        let done: Int
+    }
+    /// Seconds of history the rate and the ETA are taken over.
+    public let window: Double
+
+    public init(window: Double = Defaults.progressRateWindow) { self.window = window }
+
+    /// Keeps the state as it is now (`elapsed`, `bytes`, `done`) for the
+    /// rate and the ETA; called once per redraw, before `render`. Keeps one
+    /// sample from the start of the window or before it, so the window is whole.
+    public mutating func record() {
+        samples.append(Sample(elapsed: elapsed, bytes: bytes, done: done))
+        var drop = 0
+        while drop + 1 < samples.count, elapsed - samples[drop + 1].elapsed >= window { drop += 1 }
+        if drop > 0 { samples.removeFirst(drop) }
+    }
+
+    /// Bytes and URLs a second over the recorded window; nil until it spans
+    /// `Defaults.progressRateAfter` (half a second) of the run.
+    var recent: (bytes: Double, urls: Double)? {
+        guard let oldest = samples.first, elapsed - oldest.elapsed >= Defaults.progressRateAfter else { return nil }
+        let span = elapsed - oldest.elapsed
+        return (Double(bytes - oldest.bytes) / span, Double(done - oldest.done) / span)
+    }
+
 
     /// The line, at most `width - 1` columns (a full-width line would wrap
     /// and could no longer be erased with a carriage return).
@@ -41,19 +83,28 @@ public struct ProgressBar: Sendable {
         }
         let byteTotal = byteTotal
         parts.append(HumanUnits.bytes(bytes) + (byteTotal.map { " of " + HumanUnits.bytes($0) } ?? ""))
-        let rate = elapsed >= Defaults.progressRateAfter ? Double(bytes) / elapsed : 0
-        if elapsed >= Defaults.progressRateAfter { parts.append(HumanUnits.bytes(Int64(rate)) + "/s") }
-        if let byteTotal, rate > 0 {
+        let recent = recent
+        if let rate = recent?.bytes, bytes > 0 {
+            if rate >= 1 {
+                parts.append(HumanUnits.bytes(Int64(rate)) + "/s")
+            } else if bodiesInFlight > 0 {
+                parts.append("stalled")
+            }
+        }
+        if let byteTotal, let rate = recent?.bytes, rate >= 1 {
             parts.append("ETA " + Self.clock(Double(byteTotal - bytes) / rate))
-        } else if let total, done > 0, done < total, elapsed >= Defaults.progressRateAfter {
-            parts.append("ETA " + Self.clock(elapsed / Double(done) * Double(total - done)))
+        } else if byteTotal == nil, let total, done < total, let rate = recent?.urls, rate > 0,
+                  total - done > transfersRunning ?? 0 {
+            parts.append("ETA " + Self.clock(Double(total - done) / rate))
         }
         let text = parts.joined(separator: "  ")
         // The bar takes its cells plus four columns: `[`, `]` and two spaces.
         let room = width - 1 - text.count - 4
         var line = text
-        if let fraction, room >= 10 {
-            let cells = min(30, room)
+        if let fraction, room >= Defaults.progressMinimumCells {
+            // As many cells as the width leaves beside `progressTextColumns` of text, so the bar keeps its
+            // length while the text's changes by a character or two; fewer only for a longer text.
+            let cells = min(Defaults.progressMaximumCells, room, max(Defaults.progressMinimumCells, width - 1 - 4 - Defaults.progressTextColumns))
             let filled = min(cells, Int(fraction * Double(cells)))
             line = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: cells - filled) + "]  " + text
         }

@@ -29,7 +29,10 @@ extension Reporter {
     /// run's fetch configuration counts into), nil without a bar.
     public func follow(_ run: BatchRun, transfers: TransferProgress?, interrupted: () -> Bool,
                        sync: Bool) async -> Followed {
-        attachProgress(transfers, hosts: { run.events.hostActivity }) { run.progress }
+        attachProgress(transfers, hosts: {
+            let hosts = run.events.hostActivity
+            return (hosts.active, hosts.paused, run.events.transfersRunning)
+        }) { run.progress }
         let ticker = startTicker()
         var stopped = false
         // A run of events at a time: one lock for the batch's queue and one for the output per run.

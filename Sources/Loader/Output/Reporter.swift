@@ -13,7 +13,7 @@ import Support
 /// is always erased before result lines are written and drawn again after:
 /// the two never share a line. Public: a Swift program that runs a
 /// `BatchRun` prints what the tool prints.
-public final class Reporter: @unchecked Sendable {
+public final class Reporter: Sendable {
     /// Human lines, or JSON Lines (`--json`).
     public enum Style: Sendable { case human, json }
 
@@ -57,7 +57,7 @@ public final class Reporter: @unchecked Sendable {
         var bar = ProgressBar()
         var lastDraw = -Double.infinity
         var progressSource: (@Sendable () -> (known: Int, total: Int?))?
-        var hostSource: (@Sendable () -> (active: Int, paused: Int))?
+        var hostSource: (@Sendable () -> (active: Int, paused: Int, running: Int))?
         var transfers: TransferProgress?
     }
 
@@ -112,9 +112,9 @@ public final class Reporter: @unchecked Sendable {
     public var outputError: Int32 { state.withLock { $0.out.writeError } }
 
     /// Where the progress bar learns how many URLs there are, how many
-    /// bytes have arrived, and how many hosts are active or paused (sampled
+    /// bytes have arrived, how many hosts are active or paused and how many transfers run (sampled
     /// at each redraw).
-    func attachProgress(_ transfers: TransferProgress?, hosts: (@Sendable () -> (active: Int, paused: Int))? = nil,
+    func attachProgress(_ transfers: TransferProgress?, hosts: (@Sendable () -> (active: Int, paused: Int, running: Int))? = nil,
                         _ source: @escaping @Sendable () -> (known: Int, total: Int?)) {
         state.withLock { state in
             state.progressSource = source
@@ -327,12 +327,14 @@ public final class Reporter: @unchecked Sendable {
         if let hosts = state.hostSource?() {
             state.bar.hostsActive = hosts.active
             state.bar.hostsPaused = hosts.paused
+            state.bar.transfersRunning = hosts.running
         }
         if let transfers = state.transfers {
             state.bar.bytes = transfers.receivedBytes
             state.bar.expectedBytes = transfers.unknownLengths == 0 ? transfers.expectedBytes : nil
             state.bar.bodiesInFlight = transfers.bodiesInFlight
         }
+        state.bar.record()
         // One URL gets a bar too once its transfer takes a while (a quick one never flashes one).
         let slowSingle = state.bar.bytes > 0 && state.bar.elapsed >= Defaults.progressSingleURLDelay
         let visible = state.progressMode == .on || state.bar.known > 1 || (state.bar.total ?? 0) > 1 || slowSingle

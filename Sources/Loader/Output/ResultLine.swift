@@ -274,11 +274,10 @@ public struct ResultLine: Sendable {
         case .paused(let host, let seconds, let status):
             return "host \(host.name) answered \(status): paused for \(HumanUnits.duration(seconds))"
         case .limitChanged(let host, let from, let to):
-            return "host \(host.name): at most \(to) transfers at once (was \(from))"
-        case .gaveUp(let host, let failure):
-            // Its connections went to the proxy: the host itself was never reached.
-            guard failure.kind == .connect, let proxy = ProxyEnvironment.proxy(for: host.origin + "/") else { return failure.message }
-            return failure.message + " (through the proxy \(proxy), which could not be reached)"
+            return "host \(host.name): at most \(to) transfer\(to == 1 ? "" : "s") at once (was \(from))"
+        case .gaveUp(_, let failure):
+            // Names the proxy when its failures were the proxy's (`HostFailure.proxy`).
+            return failure.message
         }
     }
 
