@@ -125,7 +125,7 @@ let package = Package(
                                                    "-Xlinker", "--export-dynamic-symbol=curl_maprintf",
                                            "-Xlinker", "--export-dynamic-symbol=curl_url_get",
                                            "-Xlinker", "--export-dynamic-symbol=__isoc99_sscanf"])]),
-        .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "Support", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPCachingTests", dependencies: ["HTTPCaching", "Fetch", "DiskCache"], swiftSettings: strict),
         .testTarget(
             name: "RemoteCacheTests", dependencies: ["RemoteCache", "Fetch", "DiskCache", "Support", "TestSupport"],

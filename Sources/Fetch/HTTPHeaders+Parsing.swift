@@ -18,8 +18,8 @@ extension HTTPHeaders {
             if !more.isEmpty { fields[fields.count - 1].value += " " + String(decoding: more, as: UTF8.self) }
             return true
         }, field: { name, value in
-            fields.append((name: commonText(name) ?? String(decoding: name, as: UTF8.self),
-                           value: commonText(value) ?? String(decoding: value, as: UTF8.self)))
+            fields.append(Field(name: commonText(name) ?? String(decoding: name, as: UTF8.self),
+                                value: commonText(value) ?? String(decoding: value, as: UTF8.self)))
         }) }
         self.init(fields)
     }

@@ -3,7 +3,8 @@ import Support
 /// Header fields of one HTTP response or request, in arrival order.
 /// Look-ups are case-insensitive, as HTTP field names are.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    public typealias Field = (name: String, value: String)
+    /// One field, name and value (a struct in Support: see `HeaderField`).
+    public typealias Field = HeaderField
     public private(set) var fields: [Field]
     /// Whether every field is known to be sendable (`problem` nil for each, checked by
     /// `init(sendable:)`): `firstProblem` then checks nothing. A field added clears it.
@@ -24,18 +25,18 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { (name: $0.0, value: $0.1) }
+        fields = elements.map { Field(name: $0.0, value: $0.1) }
     }
 
     public mutating func add(name: String, value: String) {
-        fields.append((name, value))
+        fields.append(Field(name: name, value: value))
         checked = false
     }
 
     /// Replaces every field called `name` with one field.
     public mutating func set(name: String, value: String) {
         remove(name: name)
-        fields.append((name, value))
+        fields.append(Field(name: name, value: value))
         checked = false
     }
 

@@ -13,10 +13,10 @@ public enum Revalidation {
         guard stored.hasBody else { return HTTPHeaders() }
         var headers: [HTTPHeaders.Field] = []
         headers.reserveCapacity(2)
-        if let etag = stored.header("ETag") { headers.append(("If-None-Match", etag)) }
+        if let etag = stored.header("ETag") { headers.append(HTTPHeaders.Field(name: "If-None-Match", value: etag)) }
         // A valid date is ASCII letters, digits, spaces, commas and colons (`HTTPDate`): always sendable.
         if let modified = stored.header("Last-Modified"), HTTPDate.parse(modified) != nil {
-            headers.append(("If-Modified-Since", modified))
+            headers.append(HTTPHeaders.Field(name: "If-Modified-Since", value: modified))
         }
         // A validator that cannot be sent (a line break in a damaged record) is not used: the request
         // goes unconditional rather than failing. Checked once, here (`HTTPHeaders(sendable:)`), not

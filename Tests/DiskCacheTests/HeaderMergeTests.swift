@@ -1,4 +1,5 @@
 import DiskCache
+import Support
 import Testing
 
 /// A 304's merge (`CacheMetadata.replaceHeaders`, RFC 9111 §4.3.4) made from
@@ -30,7 +31,7 @@ import Testing
     /// Merges `fields` into `meta` and checks every reading and the record written against the list's merge.
     func expectListMerge(_ meta: CacheMetadata, _ fields: [(name: String, value: String)], _ context: String) throws {
         var merged = meta
-        let replaced = merged.replaceHeaders(with: fields, picking: Self.isPicked)
+        let replaced = merged.replaceHeaders(with: fields.map { HeaderField(name: $0.name, value: $0.value) }, picking: Self.isPicked)
         let pickedFields = fields.filter { Self.isPicked($0.name) }
         #expect(replaced.count == pickedFields.count, "\(context)")
         #expect(replaced.varies == pickedFields.contains { Self.asciiLowercased($0.name) == "vary" }, "\(context)")

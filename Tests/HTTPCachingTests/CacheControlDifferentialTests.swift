@@ -190,7 +190,7 @@ import Testing
         let names = ["Cache-Control", "cache-control", "CACHE-CONTROL", "Cache-Controls", "Cache-Contro", "ETag", "Pragma"]
         for _ in 0..<3_000 {
             let fields = (0..<random.below(5)).map { _ in
-                (name: names[random.below(names.count)], value: String(decoding: Self.value(&random), as: UTF8.self))
+                HTTPHeaders.Field(name: names[random.below(names.count)], value: String(decoding: Self.value(&random), as: UTF8.self))
             }
             let headers = HTTPHeaders(fields)
             let values = fields.filter { $0.name.count == 13 && $0.name.lowercased() == "cache-control" }.map(\.value)

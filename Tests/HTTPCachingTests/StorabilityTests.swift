@@ -8,10 +8,10 @@ import Testing
     static let now = 1_000_000.0
 
     @Test func onlyTheHeadersCachingNeedsAreStoredInTheirOrder() {
-        let headers: HTTPHeaders = HTTPHeaders([
-            ("Set-Cookie", "id=secret"), ("ETag", "\"v1\""), ("content-type", "image/png"), ("Authorization", "x"),
-            ("Cache-Control", "max-age=60"), ("X-Custom", "1"), ("Cache-Control", "public"), ("VARY", "Accept"),
-        ])
+        let headers: HTTPHeaders = [
+            "Set-Cookie": "id=secret", "ETag": "\"v1\"", "content-type": "image/png", "Authorization": "x",
+            "Cache-Control": "max-age=60", "X-Custom": "1", "Cache-Control": "public", "VARY": "Accept",
+        ]
         let stored = Storability.storedHeaders(headers)
         #expect(stored == [CacheMetadata.Header("ETag", "\"v1\""), CacheMetadata.Header("content-type", "image/png"),
                            CacheMetadata.Header("Cache-Control", "max-age=60"), CacheMetadata.Header("Cache-Control", "public"),
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func aResumedBodyIsStoredAsTheWhole200() {
-        let headers = HTTPHeaders([("Content-Range", "bytes 10-19/20"), ("ETag", "\"e\""), ("Content-Type", "image/png")])
+        let headers: HTTPHeaders = ["Content-Range": "bytes 10-19/20", "ETag": "\"e\"", "Content-Type": "image/png"]
         let vary = [CacheMetadata.Header("accept", "*/*")]
         let meta = Storability.record(url: "https://x.test/a.png", status: 206, headers: headers, varyRequest: vary,
                                       requestTime: 5, responseTime: 6, format: "png", width: 3, height: 4)
@@ -86,13 +86,13 @@ import Testing
 
     @Test func aCutOffBodyKeepsItsValidator() {
         let meta = Storability.partialRecord(url: "https://x.test/big.png",
-                                             headers: HTTPHeaders([("ETag", "\"big\""), ("Server", "nginx")]),
+                                             headers: ["ETag": "\"big\"", "Server": "nginx"],
                                              requestTime: 1, responseTime: 2)
         #expect(meta.status == 200 && meta.header("ETag") == "\"big\"" && meta.header("Server") == nil)
     }
 
     func error(_ status: Int, _ headers: [(String, String)], freshness: Freshness = Freshness(defaultTTL: 0)) -> CacheMetadata? {
-        Storability.errorRecord(url: "https://x.test/e", status: status, headers: HTTPHeaders(headers), varyRequest: [],
+        Storability.errorRecord(url: "https://x.test/e", status: status, headers: HTTPHeaders(headers.map { HTTPHeaders.Field(name: $0.0, value: $0.1) }), varyRequest: [],
                                 requestTime: Self.now, responseTime: Self.now, freshness: freshness, now: Self.now)
     }
 

@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func theValueSentIsTheCombinedHeaderElseLibcurlsDefault() {
-        let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "en"), ("accept-language", "DE")]), userAgent: "ua/1")
+        let request = VaryRequest(headers: ["Accept-Language": "en", "accept-language": "DE"], userAgent: "ua/1")
         #expect(request.value("Accept-Language", url: "https://x.test/a") == "de, en")
         #expect(request.value("User-Agent", url: "https://x.test/a") == "ua/1")
         #expect(request.value("Accept", url: "https://x.test/a") == "*/*")
@@ -25,7 +25,7 @@ import Testing
 
     /// `-H 'Accept:'` (removed) sends no Accept, not libcurl's `*/*`; `-H 'X;'` sends "".
     @Test func aRemovedHeaderIsNotSentAndAnEmptyOneIsEmpty() {
-        let request = VaryRequest(headers: HTTPHeaders([("X-Empty", "")]), userAgent: "ua",
+        let request = VaryRequest(headers: ["X-Empty": ""], userAgent: "ua",
                                   removedHeaders: ["accept", "User-Agent", "Accept-Encoding"])
         #expect(request.value("Accept", url: "https://x.test/a") == "")
         #expect(request.value("Accept-Encoding", url: "https://x.test/a") == "")
@@ -43,19 +43,19 @@ import Testing
     /// sends, and nothing recorded beside it.
     @Test func aVaryThatNamesNothingIsReusedLikeNoVary() {
         let requests = [VaryRequest(headers: HTTPHeaders(), userAgent: "ua"),
-                        VaryRequest(headers: HTTPHeaders([("Accept", "image/webp"), ("X-A", "1")]), userAgent: "other")]
+                        VaryRequest(headers: ["Accept": "image/webp", "X-A": "1"], userAgent: "other")]
         for vary in [nil, "", " ", ",", ", ,", " ,\t, "] {
             for request in requests {
                 #expect(request.matches(stored(vary: vary, request: [])), "\(vary.debugDescription)")
-                #expect(request.values(for: HTTPHeaders(vary.map { [("Vary", $0)] } ?? []), url: "https://x.test/a").isEmpty, "\(vary.debugDescription)")
+                #expect(request.values(for: HTTPHeaders(vary.map { [HTTPHeaders.Field(name: "Vary", value: $0)] } ?? []), url: "https://x.test/a").isEmpty, "\(vary.debugDescription)")
             }
         }
-        #expect(requests[1].values(for: HTTPHeaders([("Vary", ""), ("Vary", ", ")]), url: "https://x.test/a").isEmpty)
+        #expect(requests[1].values(for: ["Vary": "", "Vary": ", "], url: "https://x.test/a").isEmpty)
     }
 
     @Test func theValuesStoredAreThoseTheVaryNames() {
-        let request = VaryRequest(headers: HTTPHeaders([("Accept", "image/webp")]), userAgent: "ua")
-        #expect(request.values(for: HTTPHeaders([("Vary", "Accept, *"), ("Vary", "X-Missing")]), url: "https://x.test/a") ==
+        let request = VaryRequest(headers: ["Accept": "image/webp"], userAgent: "ua")
+        #expect(request.values(for: ["Vary": "Accept, *", "Vary": "X-Missing"], url: "https://x.test/a") ==
                 [CacheMetadata.Header("accept", "image/webp"), CacheMetadata.Header("x-missing", "")])
         #expect(request.values(for: HTTPHeaders(), url: "https://x.test/a").isEmpty)
     }
@@ -63,20 +63,20 @@ import Testing
     /// Credentials a `Vary` names are kept as a digest, never as sent, and
     /// still answer only the same credential.
     @Test func credentialsAreStoredAndMatchedAsADigest() {
-        let request = VaryRequest(headers: HTTPHeaders([("Authorization", "Bearer s3cret"), ("Cookie", "a=1")]), userAgent: "ua")
+        let request = VaryRequest(headers: ["Authorization": "Bearer s3cret", "Cookie": "a=1"], userAgent: "ua")
         let vary = "Authorization, Cookie, Proxy-Authorization"
-        let values = request.values(for: HTTPHeaders([("Vary", vary)]), url: "https://x.test/a")
+        let values = request.values(for: ["Vary": vary], url: "https://x.test/a")
         #expect(values == [CacheMetadata.Header("authorization", "md5 " + MD5.hex("Bearer s3cret")),
                            CacheMetadata.Header("cookie", "md5 " + MD5.hex("a=1")),
                            CacheMetadata.Header("proxy-authorization", "")])
         let entry = stored(vary: vary, request: values.map { ($0.name, $0.value) })
         #expect(request.matches(entry))
-        #expect(!VaryRequest(headers: HTTPHeaders([("Authorization", "Bearer other"), ("Cookie", "a=1")]), userAgent: "ua").matches(entry))
-        #expect(!VaryRequest(headers: HTTPHeaders([("Cookie", "a=1")]), userAgent: "ua").matches(entry))
+        #expect(!VaryRequest(headers: ["Authorization": "Bearer other", "Cookie": "a=1"], userAgent: "ua").matches(entry))
+        #expect(!VaryRequest(headers: ["Cookie": "a=1"], userAgent: "ua").matches(entry))
     }
 
     @Test func aStoredResponseAnswersOnlyTheSameNormalisedValues() {
-        let request = VaryRequest(headers: HTTPHeaders([("Accept-Language", "de ;q=1.0, en;q=0.5")]), userAgent: "ua")
+        let request = VaryRequest(headers: ["Accept-Language": "de ;q=1.0, en;q=0.5"], userAgent: "ua")
         #expect(request.matches(stored(vary: nil, request: [])))
         #expect(request.matches(stored(vary: "accept-language", request: [("accept-language", "EN;q=0.5,de")])))
         #expect(!request.matches(stored(vary: "Accept-Language", request: [("accept-language", "fr")])))
@@ -93,12 +93,12 @@ import Testing
         let request = VaryRequest(headers: HTTPHeaders(), userAgent: "ua")
         #expect(request.value("Host", url: "http://ann@x.test:8080/a?b@c") == "x.test:8080")
         #expect(request.value("host", url: "https://[::1]/a") == "[::1]")
-        #expect(request.values(for: HTTPHeaders([("Vary", "Host")]), url: "https://x.test/a") == [CacheMetadata.Header("host", "x.test")])
+        #expect(request.values(for: ["Vary": "Host"], url: "https://x.test/a") == [CacheMetadata.Header("host", "x.test")])
         #expect(request.matches(stored(vary: "Host", request: [("host", "x.test")])))
         #expect(!request.matches(stored(vary: "Host", request: [("host", "")])), "stored for a request that replaced it")
-        let named = VaryRequest(headers: HTTPHeaders([("Host", "X.Test")]), userAgent: "ua")
+        let named = VaryRequest(headers: ["Host": "X.Test"], userAgent: "ua")
         #expect(named.matches(stored(vary: "Host", request: [("host", "x.test")])), "the same host, named with -H")
-        #expect(!VaryRequest(headers: HTTPHeaders([("Host", "y.test")]), userAgent: "ua")
+        #expect(!VaryRequest(headers: ["Host": "y.test"], userAgent: "ua")
             .matches(stored(vary: "Host", request: [("host", "x.test")])))
     }
 }

@@ -87,6 +87,31 @@ import TestSupport
         #expect(problem(badLength) == "PNG chunk 2 has an impossible length")
     }
 
+    /// A chunk's ordinal counts the chunks of its type before it, whether the type is one of PNG's
+    /// own (counted without an array until it repeats) or not: `tEXt` thrice, `IDAT` twice, a private `prVt` twice.
+    @Test func pngChunkOrdinalsCountEachType() {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            let crc = body.withUnsafeBufferPointer { CRC32.update(0, $0.baseAddress!, $0.count) }
+            return [UInt8(data.count >> 24), UInt8(truncatingIfNeeded: data.count >> 16),
+                    UInt8(truncatingIfNeeded: data.count >> 8), UInt8(truncatingIfNeeded: data.count)]
+                + body + [UInt8(crc >> 24), UInt8(truncatingIfNeeded: crc >> 16), UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)]
+        }
+        let png = ImageFixture.png
+        let head = Array(png.prefix(33)), rest = Array(png.dropFirst(33))   // the signature and IHDR; IDAT (one) and IEND
+        let text = chunk("tEXt", Array("a\0b".utf8)), other = chunk("prVt", [1, 2])
+        func damaged(_ chunk: [UInt8]) -> [UInt8] { chunk.dropLast() + [chunk.last! ^ 1] }
+        #expect(problem(head + text + text + damaged(text) + rest) == "PNG tEXt chunk 3 fails its CRC check (damaged)")
+        #expect(problem(head + text + damaged(text) + rest) == "PNG tEXt chunk 2 fails its CRC check (damaged)")
+        #expect(problem(head + damaged(text) + rest) == "PNG tEXt chunk fails its CRC check (damaged)")
+        #expect(problem(head + other + text + damaged(other) + rest) == "PNG prVt chunk 2 fails its CRC check (damaged)")
+        #expect(problem(head + damaged(other) + rest) == "PNG prVt chunk fails its CRC check (damaged)")
+        let idat = Array(rest.dropLast(12))
+        #expect(problem(head + idat + text + damaged(idat) + rest) == "PNG IDAT chunk 2 fails its CRC check (damaged)")
+        #expect(problem(head + idat + idat + text + Array(rest.prefix(20))) == "PNG cut inside IDAT chunk 3")
+        #expect(problem(head + text + text + rest) == nil)
+    }
+
     @Test func gif() {
         let gif = ImageFixture.bytes("images/anim-33x17.gif")
         #expect(problem(Array(gif.dropLast())) == "GIF cut before its trailer (after 2 images)")

@@ -56,7 +56,7 @@ extension CacheMetadata {
     /// record are copied as its bytes (`RecordHeaders(_:replacedBy:)`): no
     /// `headers` array, no `String` made for them. Nothing changes when no
     /// field is picked. Returns how many were, and whether a `Vary` was.
-    package mutating func replaceHeaders(with fields: [(name: String, value: String)],
+    package mutating func replaceHeaders(with fields: [HeaderField],
                                          picking isStored: (String) -> Bool) -> (count: Int, varies: Bool) {
         guard !fields.isEmpty else { return (0, false) }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: fields.count) { picks in

@@ -136,7 +136,7 @@ extension RecordHeaders {
 /// `CacheMetadata.replaceHeaders` picked them (valid only during its call:
 /// `picks` is on its stack).
 struct HeaderUpdates {
-    let fields: [(name: String, value: String)]
+    let fields: [HeaderField]
     /// Per field: 0 when it is not picked, else its `HeaderKind`'s raw value + 1.
     let picks: UnsafeMutableBufferPointer<UInt8>
     /// One bit per kind (but `other`) among the picked fields.
@@ -147,7 +147,7 @@ struct HeaderUpdates {
     private(set) var lineBytes = 0
 
     /// The fields `isPicked` picks among `fields`, noted in `picks` (one byte a field).
-    init(_ fields: [(name: String, value: String)], picks: UnsafeMutableBufferPointer<UInt8>, _ isPicked: (String) -> Bool) {
+    init(_ fields: [HeaderField], picks: UnsafeMutableBufferPointer<UInt8>, _ isPicked: (String) -> Bool) {
         self.fields = fields
         self.picks = picks
         for index in fields.indices {

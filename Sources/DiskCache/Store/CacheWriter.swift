@@ -65,10 +65,13 @@ public final class CacheWriter: @unchecked Sendable {
     /// `commit` then hashes the head in one call (XXH3-128, `BodyHash.stored(ofWhole:)`),
     /// with no streaming state made, fed and freed, nor an object for it (~0.9 k
     /// instructions per cold URL). Made, and fed the head, before any other byte is added.
-    private var hash: BodyHash?
-    public private(set) var bytesWritten: Int64 = 0
+    ///
+    /// The writer's changing state is used by one owner at a time (above): no dynamic exclusivity
+    /// check (a `swift_beginAccess` per read or change, ~60 instructions, five a cold URL).
+    @exclusivity(unchecked) private var hash: BodyHash?
+    @exclusivity(unchecked) public private(set) var bytesWritten: Int64 = 0
     /// The first `CacheDefaults.headLimit` bytes, kept for image sniffing without rereading the file.
-    public private(set) var head: [UInt8] = []
+    @exclusivity(unchecked) public private(set) var head: [UInt8] = []
     /// Whether `append` keeps the `head`: a writer whose head nobody reads
     /// (the remote tier's, whose record names the format) keeps none, one
     /// copy of up to `CacheDefaults.headLimit` bytes less per body.

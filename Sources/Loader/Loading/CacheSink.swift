@@ -38,28 +38,30 @@ final class CacheSink: BodySink, @unchecked Sendable {
         let value: Value
         init(_ value: Value) { self.value = value }
     }
-    private var writer: CacheWriter?
-    private var spool: SpoolFile?
+    // What changes is used by one thread at a time (above): no dynamic exclusivity check
+    // (a `swift_beginAccess` per read or change, ~60 instructions each).
+    @exclusivity(unchecked) private var writer: CacheWriter?
+    @exclusivity(unchecked) private var spool: SpoolFile?
     /// The body's structure so far, when it is checked (`checksStructure`; not with `--any`).
     /// Not an `ImageStructure?`: that was copied and destroyed through its value witnesses.
-    private var structure: ImageStructure
+    @exclusivity(unchecked) private var structure: ImageStructure
     private let checksStructure: Bool
     /// `structure.hasEnded`, for the transfer loop to read while the writes
     /// run on a completion worker (`hasEnded(held:)`).
     private let structureEnded = Atomic<Bool>(false)
     /// The structure after a resumed body's kept part: where a retried attempt starts over.
-    private var keptStructure: Box<ImageStructure>?
+    @exclusivity(unchecked) private var keptStructure: Box<ImageStructure>?
     /// The 2xx response being received (its validators are what a kept partial needs).
-    private(set) var status = 0
-    private(set) var headers = HTTPHeaders()
+    @exclusivity(unchecked) private(set) var status = 0
+    @exclusivity(unchecked) private(set) var headers = HTTPHeaders()
     /// A 206 did not continue the kept part (`begin` refused it).
-    private(set) var partialRefused = false
+    @exclusivity(unchecked) private(set) var partialRefused = false
     /// `--max-size` (`FetchConfiguration.maxSize`; `Int64.max`: none). The
     /// transfer counts only the bytes it receives, so a resumed body's kept
     /// part is counted here.
     private let limit: Int64
     /// Why a resumed body, its kept part included, was refused as past `limit` (the load is `too-large`).
-    private(set) var overLimit: String?
+    @exclusivity(unchecked) private(set) var overLimit: String?
 
     init(cache: DiskCacheStore, key: CacheKey, hex: String, partial: PartialBody? = nil, checkStructure: Bool,
          limit: Int64 = .max) {

@@ -352,8 +352,9 @@ extension ImageLoader {
             return unstored(writer, info: info, check: check, response: response,
                             storeFailure: (writer as? SpoolFile)?.storeFailure)
         }
-        let meta = Storability.record(url: key.storedURL, status: response.status, headers: response.headers,
-                                      varyRequest: varyRequest.values(for: response.headers, url: key.storedURL),
+        let storedURL = key.storedURL   // once: a scan of the URL for a password, and a string retained (~170 instructions)
+        let meta = Storability.record(url: storedURL, status: response.status, headers: response.headers,
+                                      varyRequest: varyRequest.values(for: response.headers, url: storedURL),
                                       requestTime: requestTime, responseTime: responseTime,
                                       format: info?.format.name, width: info?.width, height: info?.height)
         do {
@@ -444,10 +445,10 @@ extension ImageLoader {
     /// (`Storability.errorRecord`); otherwise nothing is stored (an older
     /// entry stays until a response replaces it).
     private func remember(status: Int, headers: HTTPHeaders, key: CacheKey, requestTime: Double) {
-        let now = currentUnixTime()
+        let now = currentUnixTime(), storedURL = key.storedURL
         guard let meta = Storability.errorRecord(
-            url: key.storedURL, status: status, headers: headers,
-            varyRequest: varyRequest.values(for: headers, url: key.storedURL),
+            url: storedURL, status: status, headers: headers,
+            varyRequest: varyRequest.values(for: headers, url: storedURL),
             requestTime: requestTime, responseTime: now, freshness: options.freshness, now: now) else { return }
         bestEffort("the status is not remembered, and the next run asks again; this failure is reported either way") {
             try cache.storeWithoutBody(meta, key: key.hex)
@@ -458,7 +459,7 @@ extension ImageLoader {
         // The record's fields read in place (a `let` of `entry.metadata` copied it whole: a retain per string).
         LoadResult(
             stored: .entry(directory: entry.directory, key: entry.keyDigest), source: source, bytes: entry.metadata.bodyLength,
-            status: response.wholeStatus, contentType: entry.metadata.header("Content-Type"),
+            status: response.wholeStatus, contentType: entry.metadata.header(.contentType),
             formatName: entry.metadata.format, width: entry.metadata.width, height: entry.metadata.height,
             attempts: response.attempts, httpVersion: response.httpVersion, redirects: response.redirects,
             effectiveURL: response.effectiveURL, checked: checked)
