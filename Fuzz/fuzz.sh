@@ -53,7 +53,13 @@ build_all() {
         local extra=()
         # CVips.c sees glib's headers (Package.swift gives the same paths).
         [[ $name == CVips ]] && read -r -a extra <<< "$(pkg-config --cflags-only-I vips)"
-        clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$dir/include" "${extra[@]}" "$dir/$name.c" -o "$out/obj/$name.o"
+        # Every C file of the corner (CCurl has two), joined into one object for the module.
+        local parts=() file
+        for file in "$dir"*.c; do
+            parts+=("$out/obj/$name-$(basename "$file" .c).o")
+            clang -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$dir/include" "${extra[@]}" "$file" -o "${parts[-1]}"
+        done
+        ld -r "${parts[@]}" -o "$out/obj/$name.o"
         printf 'module %s {\n    header "%s"\n    export *\n}\n' "$name" "$root/$dir/include/$name.h" > "$out/obj/$name.modulemap"
         CFLAGS+=(-Xcc "-fmodule-map-file=$out/obj/$name.modulemap" -Xcc -I"$root/$dir/include")
     done
