@@ -25,22 +25,27 @@
  * Which sockets are in the set: `watched[fd]`, the events the set has for each descriptor (0: not
  * in it). A connection's socket libcurl stops watching (CURL_POLL_REMOVE, also when a transfer ends
  * and its connection goes back to libcurl's cache) is parked, not taken out: a kept-alive connection
- * is mostly asked for again by the next transfer, with the same events, and then needs no call at
- * all. An EPOLL_CTL_DEL then ADD per transfer (the kernel frees and makes its entry and hooks the
- * socket's wait queue again) cost more CPU than libcurl's own socket bookkeeping (one host,
- * 10,000 × 304: ~40 ms; bench/history/revalidate.md, session 24). A parked socket that becomes
+ * is mostly asked for again by the next transfer, and then needs one EPOLL_CTL_MOD (below). An
+ * EPOLL_CTL_DEL then ADD per transfer (the kernel frees and makes its entry and hooks the socket's
+ * wait queue again) cost more CPU than libcurl's own socket bookkeeping (one host, 10,000 × 304:
+ * ~40 ms; bench/history/revalidate.md, session 24). A parked socket that becomes
  * ready (its server closed it; level-triggered, it would wake every wait) is taken out at its first
  * event; libcurl finds the connection dead when it next looks.
  *
- * Parking is safe only for a socket whose close the set hears of: libcurl closes a parked socket
- * without a CURL_POLL_REMOVE (it no longer knows it), closing takes it out of the set, and its number
- * may come back as a new socket. So connections' sockets are opened and closed here
+ * A parked socket may have been closed meanwhile, which took it out of the set, and its number may
+ * have come back as another socket. Connections' sockets are opened and closed here
  * (CURLOPT_OPENSOCKETFUNCTION, CURLOPT_CLOSESOCKETFUNCTION on every easy handle of the loop,
- * ccurl_events_attach), which marks them OWN and forgets them at close. Other sockets libcurl asks
- * to have watched (its threaded resolver's socket pair, closed right after a CURL_POLL_REMOVE) are
- * taken out at CURL_POLL_REMOVE. A socket closed without a CURL_POLL_REMOVE while watched, whose
- * number a new socket got, is caught by the kernel's answer: EEXIST turns an ADD into a MOD and
- * ENOENT a MOD into an ADD.
+ * ccurl_events_attach), which marks them OWN, takes them out of the set and forgets them at close.
+ * But libcurl 7.88 does not close every socket it opened through that callback: one still
+ * connecting when its attempt is dropped (a connect timeout, a transfer cancelled or ended while
+ * connecting, the losing address of a dual-stack host) is closed with a plain close() (curl PR
+ * 11439, fixed in 8.2.0). Its entry then outlives it, and its number may come back as a socket libcurl
+ * did not open here, its threaded resolver's socket pair. So `watched` is never trusted on its own
+ * where it matters: a parked socket asked for again is handed to the kernel (one EPOLL_CTL_MOD,
+ * still cheaper than the DEL and ADD parking saves), and an answer that shows the entry was stale
+ * (ENOENT for a MOD, EEXIST for an ADD) also drops OWN: that descriptor is not the socket opened
+ * here, and is taken out at CURL_POLL_REMOVE like the resolver's. Other sockets libcurl asks to
+ * have watched (the resolver's pair, closed right after a CURL_POLL_REMOVE) are taken out then.
  */
 struct ccurl_events {
     CURLM *multi;
@@ -126,7 +131,7 @@ static int socket_callback(CURL *easy, curl_socket_t socket, int what, void *use
     uint32_t want = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
     uint32_t had = events->watched[socket];
     uint32_t own = had & OWN;
-    if ((had & EVENTS) == want) {   /* watched or parked with these events: no call */
+    if ((had & (EVENTS | PARKED)) == want) {   /* watched (not parked) with these events: no call */
         events->watched[socket] = want | own;
         return 0;
     }
@@ -136,10 +141,11 @@ static int socket_callback(CURL *easy, curl_socket_t socket, int what, void *use
         int again = op == EPOLL_CTL_ADD && errno == EEXIST ? EPOLL_CTL_MOD
                   : op == EPOLL_CTL_MOD && errno == ENOENT ? EPOLL_CTL_ADD : -1;
         if (again < 0 || epoll_ctl(events->epoll, again, socket, &event) != 0) {
-            events->watched[socket] = own;
+            events->watched[socket] = 0;
             note_failure(events, op == EPOLL_CTL_ADD ? "epoll_ctl(EPOLL_CTL_ADD)" : "epoll_ctl(EPOLL_CTL_MOD)", errno);
             return -1;
         }
+        own = 0;   /* the entry was stale: this descriptor is not the socket opened here (see the top) */
     }
     events->watched[socket] = want | own;
     return 0;
@@ -157,7 +163,9 @@ static void unpark(ccurl_events *events, int fd) {
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
     (void)purpose;
     ccurl_events *events = clientp;
-    int fd = socket(address->family, address->socktype, address->protocol);
+    /* Close-on-exec: a child process started meanwhile must not keep the socket, which would keep
+     * its entry in the set after the close below. */
+    int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
     if (fd < 0) return CURL_SOCKET_BAD;   /* libcurl reports errno */
     if (!make_room(events, fd)) {
         (void)close(fd);   /* a socket nobody used: nothing to lose */
@@ -168,12 +176,18 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     return fd;
 }
 
-/* CURLOPT_CLOSESOCKETFUNCTION: forgets the socket (closing takes it out of the set) and closes it.
+/* CURLOPT_CLOSESOCKETFUNCTION: takes the socket out of the set (closing would, unless another
+ * process holds a copy of it), forgets it and closes it: one call per connection, not per transfer.
  * libcurl ignores the result; a close that fails (EINTR, EIO) has released the descriptor all the
  * same on Linux. */
 static int close_socket(void *clientp, curl_socket_t socket) {
     ccurl_events *events = clientp;
-    if (socket >= 0 && socket < events->watched_count) events->watched[socket] = 0;
+    if (socket >= 0 && socket < events->watched_count) {
+        if ((events->watched[socket] & EVENTS) != 0 && epoll_ctl(events->epoll, EPOLL_CTL_DEL, socket, NULL) != 0
+            && errno != ENOENT && errno != EBADF)
+            note_failure(events, "epoll_ctl(EPOLL_CTL_DEL)", errno);
+        events->watched[socket] = 0;
+    }
     return close(socket);
 }
 

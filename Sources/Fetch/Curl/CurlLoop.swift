@@ -27,9 +27,11 @@ import Glibc
 /// next turn.
 ///
 /// A kept-alive connection's socket stays in the epoll set between its
-/// transfers (CCurlEvents.c: the loop opens and closes its handles' sockets,
-/// so it knows when one goes): on one server answering 10,000 304s, taking
-/// it out and putting it back per transfer cost more CPU than the polls saved.
+/// transfers, and the next transfer's watch is one `EPOLL_CTL_MOD`: on one
+/// server answering 10,000 304s, taking it out and putting it back per
+/// transfer cost more CPU than the polls saved. The set's bookkeeping is
+/// checked against the kernel's answers, since libcurl 7.88 closes a socket
+/// dropped while connecting without telling the loop (CCurlEvents.c).
 ///
 /// Completions: a finished transfer's file work and the caller's completion
 /// (`FetchClient.start`; of a first 304's, only what it hands off itself:

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The transfer loop's epoll set (Sources/CCurl/CCurlEvents.c) against what
+/// libcurl 7.88 really does with its sockets: a socket still connecting when
+/// its attempt is dropped (a connect timeout, a cancel, the losing address of
+/// a dual-stack host) is closed with a plain close(), without the close
+/// callback (curl PR 11439, fixed in 8.2.0), and its number comes back as the
+/// threaded resolver's socket pair of the next lookup. Every lookup's socket
+/// must then be in the set, or that lookup waits out its connect timeout and
+/// a healthy host can be given up on.
+///
+/// The set's callbacks are the shim's own (static) functions, so a small C
+/// driver includes CCurlEvents.c and plays libcurl's calls on real
+/// descriptors (libcurl's own functions stubbed: none is reached).
+@Suite struct CurlEventsBookkeepingTests {
+    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Sources/CCurl").standardizedFileURL.path
+
+    static func driver(including file: String) -> String {
+        """
+        #include "\(file)"
+        #include <fcntl.h>
+        #include <stdio.h>
+        #include <string.h>
+
+        CURLMcode ccurl_multi_setopt_pointer(CURLM *m, CURLMoption o, void *v) { (void)m; (void)o; (void)v; return CURLM_OK; }
+        CURLMcode ccurl_multi_setopt_socket_callback(CURLM *m, curl_socket_callback c) { (void)m; (void)c; return CURLM_OK; }
+        CURLMcode ccurl_multi_setopt_timer_callback(CURLM *m, curl_multi_timer_callback c) { (void)m; (void)c; return CURLM_OK; }
+        CURLcode ccurl_easy_setopt_pointer(CURL *h, CURLoption o, void *v) { (void)h; (void)o; (void)v; return CURLE_OK; }
+        CURLcode ccurl_easy_setopt_opensocket_callback(CURL *h, curl_opensocket_callback c) { (void)h; (void)c; return CURLE_OK; }
+        CURLcode ccurl_easy_setopt_closesocket_callback(CURL *h, curl_closesocket_callback c) { (void)h; (void)c; return CURLE_OK; }
+        CURLMcode curl_multi_socket_action(CURLM *m, curl_socket_t s, int e, int *r) { (void)m; (void)s; (void)e; *r = 0; return CURLM_OK; }
+
+        /* Whether the set reports `fd` readable once its peer has written a byte. */
+        static int answered(ccurl_events *events, int fd, int peer) {
+            if (write(peer, "x", 1) != 1) return 0;
+            struct epoll_event ready[4];
+            int count = epoll_wait(events->epoll, ready, 4, 500);
+            for (int i = 0; i < count; i++) if (ready[i].data.fd == fd) return 1;
+            return 0;
+        }
+
+        int main(int argc, char **argv) {
+            int removed = argc > 1 && strcmp(argv[1], "removed") == 0;
+            static int multi;
+            const char *why = "";
+            ccurl_events *events = ccurl_events_new((CURLM *)&multi, &why);
+            if (events == NULL) { fprintf(stderr, "ccurl_events_new: %s\\n", why); return 2; }
+            /* A connection's socket, connecting: watched for writing. */
+            struct curl_sockaddr address = { .family = AF_INET, .socktype = SOCK_STREAM, .protocol = 0 };
+            int n = open_socket(events, CURLSOCKTYPE_IPCXN, &address);
+            if (n < 0 || socket_callback(NULL, n, CURL_POLL_OUT, events, NULL) != 0) { perror("watch"); return 2; }
+            /* The attempt is dropped: (removed or not,) closed with no close callback. */
+            if (removed && socket_callback(NULL, n, CURL_POLL_REMOVE, events, NULL) != 0) { perror("remove"); return 2; }
+            close(n);
+            for (int lookup = 1; lookup <= 3; lookup++) {
+                /* The next lookup's socket pair, its own end at descriptor n. */
+                int pair[2];
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) { perror("socketpair"); return 2; }
+                int peer = fcntl(pair[1], F_DUPFD_CLOEXEC, 100);
+                close(pair[1]);
+                if (pair[0] != n) {
+                    if (dup2(pair[0], n) < 0) { perror("dup2"); return 2; }
+                    close(pair[0]);
+                }
+                if (socket_callback(NULL, n, CURL_POLL_IN, events, NULL) != 0) { perror("watch the pair"); return 2; }
+                if (!answered(events, n, peer)) {
+                    printf("lookup %d: the resolver's socket %d is not in the epoll set\\n", lookup, n);
+                    return 1;
+                }
+                if (socket_callback(NULL, n, CURL_POLL_REMOVE, events, NULL) != 0) { perror("remove the pair"); return 2; }
+                close(n);
+                close(peer);
+            }
+            ccurl_events_free(events);
+            printf("ok\\n");
+            return 0;
+        }
+        """
+    }
+
+    @Test(arguments: ["removed", "not removed"])
+    func aSocketClosedBehindTheLoopsBackDoesNotHideTheNextLookup(_ variant: String) throws {
+        let folder = try TempDirectory(prefix: "asyncfetch-events")
+        let source = folder.file("driver.c"), program = folder.file("driver")
+        try Self.driver(including: Self.sources + "/CCurlEvents.c").write(toFile: source, atomically: true, encoding: .utf8)
+        let compiled = try runProcess("/usr/bin/env", ["clang", "-Wall", "-I", Self.sources + "/include", "-o", program, source])
+        try #require(compiled.status == 0, "\(compiled.stderr)")
+        let ran = try runProcess(program, [variant], timeout: 30)
+        #expect(ran.status == 0 && ran.stdout == "ok\n", "\(ran.stdout)\(ran.stderr)")
+    }
+}
