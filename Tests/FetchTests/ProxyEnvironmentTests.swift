@@ -21,6 +21,11 @@ import Testing
         let shown = ProxyEnvironment.proxy(for: "http://a.example/x", environment: ["http_proxy": "http://user:pa@ss@p.internal:8080/"])
         #expect(shown == "http://p.internal:8080/ (http_proxy)")
         #expect(ProxyEnvironment.proxy(for: "http://a.example/x", environment: ["http_proxy": "user:pw@p:1"]) == "p:1 (http_proxy)")
+        // A password with an unencoded '#', '/' or '?' (libcurl cannot read the value: "could not resolve the proxy").
+        for password in ["p#ss", "p/ss", "p?ss", "a@b#c"] {
+            let shown = ProxyEnvironment.proxy(for: "http://a.example/x", environment: ["http_proxy": "http://agent:\(password)@proxy:3128"])
+            #expect(shown == "http://proxy:3128 (http_proxy)", "\(password)")
+        }
     }
 
     @Test func noProxyEntriesMatchHostsDomainsAndAddresses() {

@@ -39,7 +39,17 @@ public enum ProxyEnvironment {
         else if let proxy = value("all_proxy") { named = ("all_proxy", proxy) }
         else if let proxy = value("ALL_PROXY") { named = ("ALL_PROXY", proxy) }
         guard let named else { return nil }
-        return "\(urlWithoutUserInfo(named.value)) (\(named.name))"
+        return "\(withoutUserInfo(named.value)) (\(named.name))"
+    }
+
+    /// A proxy variable's value without what precedes its last `@`, wherever that is: a password
+    /// with a `/`, `?` or `#` left unencoded (`http://u:p#ss@p:1`) is not a URL libcurl can read
+    /// (it fails as a proxy name that does not resolve), and its authority would end too early for
+    /// `urlWithoutUserInfo`. A proxy's own value has no `@` but in its user info.
+    static func withoutUserInfo(_ value: String) -> String {
+        let start = schemeSeparator(in: value)?.upperBound ?? value.startIndex
+        guard let at = value[start...].lastIndex(of: "@") else { return value }
+        return String(value[..<start]) + String(value[value.index(after: at)...])
     }
 
     /// Whether a `no_proxy` list names `host`: `*`, or an entry equal to it
