@@ -26,10 +26,16 @@ public enum RemoteDefaults {
     /// rest of the run (a tier that answers now and then but mostly times out).
     public static let failureTotal = 10
     /// Refusals in a row (an error status other than 404: a wrong key's 403,
-    /// a 5xx), reads and uploads alike, at least one upload among them, after
-    /// which the tier is left alone for the rest of the run (`TierHealth`).
-    /// Not 3: a busy tier's few 503s should not cost a run its tier.
+    /// a 5xx), reads and uploads alike, `uploadRefusalLimit` uploads among
+    /// them, after which the tier is left alone for the rest of the run
+    /// (`TierHealth`). Not 3: a busy tier's few 503s should not cost a run its tier.
     public static let refusalLimit = 10
+    /// Uploads refused in a row (no upload stored between) that `refusalLimit`
+    /// needs among its refusals. Not 1: to a key without `s3:ListBucket`
+    /// every read of a missing object is a 403, so a cold run's refusals in a
+    /// row are mostly reads, and one upload refused by a busy tier (S3's 503
+    /// SlowDown, a body over a WebDAV server's limit) must not turn it off.
+    public static let uploadRefusalLimit = 3
     /// Longest metadata record accepted in a remote object.
     public static let recordLimit = 1024 * 1024
     /// AWS region when neither `AWS_REGION` nor `AWS_DEFAULT_REGION` names one.

@@ -8,10 +8,11 @@
 /// - transport failures (connect, DNS, TLS, timeout): `RemoteDefaults.failureLimit`
 ///   in a row or `RemoteDefaults.failureTotal` in all. A tier that is down or
 ///   hangs costs each URL a timeout.
-/// - refusals (an error status other than 404, or a signed tier's redirect):
-///   `RemoteDefaults.refusalLimit` in a row, uploads among them. A wrong key's
-///   403 or a 5xx for everything costs each URL a GET and a PUT. Reads
-///   refused alone do not count: S3 answers 403, not 404, for a missing
+/// - refusals (an error status other than 404, or a redirect not followed: a signed tier's, or too many):
+///   `RemoteDefaults.refusalLimit` in a row, `RemoteDefaults.uploadRefusalLimit`
+///   uploads in a row among them. A wrong key's 403 or a 5xx for everything
+///   costs each URL a GET and a PUT. Refused reads alone do not count, nor
+///   one upload refused among them: S3 answers 403, not 404, for a missing
 ///   object to a key without `s3:ListBucket`, and such a run still fills the
 ///   tier with its uploads.
 /// Anything else (an object refused: corrupt, foreign, junk) is about that
@@ -26,13 +27,13 @@ struct TierHealth {
     private var transportInARow = 0
     private var transportInAll = 0
     private var refusalsInARow = 0
-    private var uploadRefusedInARow = false
+    private var uploadsRefusedInARow = 0
 
     /// A read or upload that worked, or a 404: the failures in a row start over.
     mutating func succeeded() {
         transportInARow = 0
         refusalsInARow = 0
-        uploadRefusedInARow = false
+        uploadsRefusedInARow = 0
     }
 
     /// Counts one failure (`upload`: of a PUT; `text`: its message); returns
@@ -50,8 +51,8 @@ struct TierHealth {
             }
         case .refusal:
             refusalsInARow += 1
-            uploadRefusedInARow = uploadRefusedInARow || upload
-            if refusalsInARow >= RemoteDefaults.refusalLimit && uploadRefusedInARow {
+            if upload { uploadsRefusedInARow += 1 }
+            if refusalsInARow >= RemoteDefaults.refusalLimit && uploadsRefusedInARow >= RemoteDefaults.uploadRefusalLimit {
                 return "\(refusalsInARow) reads and uploads in a row refused (the last: \(text))"
             }
         case .object:
