@@ -137,7 +137,7 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
             return "could not connect" + curlSays
         case .tls: return "TLS error" + curlSays
         case .timeout:
-            if let proxy { return "timed out waiting for the proxy \(proxy)" + curlSays }
+            if let proxy { return "no answer in time through the proxy \(proxy)" + curlSays }
             return "timed out" + curlSays
         case .http:
             let code = status ?? 0

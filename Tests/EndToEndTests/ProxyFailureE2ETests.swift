@@ -59,7 +59,7 @@ import TestSupport
         let error = try #require(Self.failure(result, urls[0]), "\(result.stdout)")
         #expect(error["kind"] as? String == "timeout", "\(error)")
         let message = error["message"] as? String ?? ""
-        #expect(message.hasPrefix("timed out waiting for the proxy http://127.0.0.1:\(silent.port) (http_proxy): "), "\(message)")
+        #expect(message.hasPrefix("no answer in time through the proxy http://127.0.0.1:\(silent.port) (http_proxy): "), "\(message)")
         // The host's give-up, which the fourth URL reports, names the proxy too.
         let givenUp = try #require(Self.failure(result, urls[3]), "\(result.stdout)")
         #expect((givenUp["message"] as? String)?.contains(
