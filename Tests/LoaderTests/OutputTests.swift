@@ -39,6 +39,10 @@ import TestSupport
         let parts = URLParts(url)
         #expect(parts.host == "example.com_8443" && parts.path == "a/b/cat.png" && parts.lastSegment == "cat.png")
         #expect(OutputName.problem(with: "{host}/{name}") == nil)
+        // A name with nothing left under {host}/: the key names the file inside the host's folder.
+        #expect(Self.name("http://h/", template: "{host}/{name}", format: .png) == "h/\(Self.md5).png")
+        #expect(Self.name("http://h/..%2F", template: "{host}/{name}", format: .png) == "h/\(Self.md5).png")
+        #expect(Self.name("http://h/", format: .png) == "\(Self.md5).png")
         #expect(OutputName.problem(with: "{size}.png")?.contains("unknown {variable}") == true)
     }
 

@@ -59,8 +59,15 @@ public struct OutputName: Sendable {
                 .replacing("{ext}", with: ext)
         }
         var safe = Self.safeComponents(text)
-        if given == nil, let format, template.hasSuffix("{name}"), let last = safe.last {
-            safe[safe.count - 1] = Self.withExtension(of: format, last)
+        if given == nil, template.hasSuffix("{name}") {
+            if template == "{name}" || template.hasSuffix("/{name}"), Self.safeComponents(parts.lastSegment).isEmpty {
+                // The name has nothing left (`https://host/`): the file is named by its key, in the
+                // folders the rest of the template made (`{host}/{name}` → `host/<md5>.png`, never a
+                // file `host.png`).
+                safe.append("\(md5).\(ext)")
+            } else if let format, let last = safe.last {
+                safe[safe.count - 1] = Self.withExtension(of: format, last)
+            }
         }
         return safe.isEmpty ? ["\(md5).\(ext)"] : safe
     }
