@@ -40,10 +40,10 @@ import TestSupport
 
     @Test func aFormatForLibcurlsEngineBeforeLibcurlIsLoadedGetsLibcurlsOutput() async throws {
         let folder = try TempDirectory(prefix: "asyncfetch-printf")
-        let source = folder.file("early.c"), library = folder.file("early.so")
-        try Self.early.write(toFile: source, atomically: true, encoding: .utf8)
         // The C compiler of the Swift toolchain that builds the tests.
-        let compiled = try await runProcessOffPool("/usr/bin/env", ["clang", "-shared", "-fPIC", "-o", library, source, "-ldl"])
+        let (library, compiled) = try await offPool {
+            try compileC(Self.early, named: "early.so", in: folder, flags: ["-shared", "-fPIC"], libraries: ["-ldl"])
+        }
         try #require(compiled.status == 0, "\(compiled.stderr)")
         let cli = try CLI()
         let result = try await cli.run(["cache", "dir"], environment: ["LD_PRELOAD": library])

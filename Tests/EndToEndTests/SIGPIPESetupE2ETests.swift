@@ -25,9 +25,9 @@ import TestSupport
 
     @Test func aRunThatCannotIgnoreSIGPIPESaysSoAndFetchesNothing() async throws {
         let folder = try TempDirectory(prefix: "asyncfetch-sigpipe")
-        let source = folder.file("refusing.c"), library = folder.file("refusing.so")
-        try Self.refusing.write(toFile: source, atomically: true, encoding: .utf8)
-        let compiled = try await runProcessOffPool("/usr/bin/env", ["clang", "-shared", "-fPIC", "-o", library, source, "-ldl"])
+        let (library, compiled) = try await offPool {
+            try compileC(Self.refusing, named: "refusing.so", in: folder, flags: ["-shared", "-fPIC"], libraries: ["-ldl"])
+        }
         try #require(compiled.status == 0, "\(compiled.stderr)")
         let cli = try CLI()
         let result = try await cli.run(["--offline", "http://127.0.0.1:9/a.png"], environment: ["LD_PRELOAD": library])

@@ -84,9 +84,8 @@ import TestSupport
     @Test(arguments: ["removed", "not removed"])
     func aSocketClosedBehindTheLoopsBackDoesNotHideTheNextLookup(_ variant: String) throws {
         let folder = try TempDirectory(prefix: "asyncfetch-events")
-        let source = folder.file("driver.c"), program = folder.file("driver")
-        try Self.driver(including: Self.sources + "/CCurlEvents.c").write(toFile: source, atomically: true, encoding: .utf8)
-        let compiled = try runProcess("/usr/bin/env", ["clang", "-Wall", "-I", Self.sources + "/include", "-o", program, source])
+        let (program, compiled) = try compileC(Self.driver(including: Self.sources + "/CCurlEvents.c"), named: "driver", in: folder,
+                                               flags: ["-Wall", "-I", Self.sources + "/include"])
         try #require(compiled.status == 0, "\(compiled.stderr)")
         let ran = try runProcess(program, [variant], timeout: 30)
         #expect(ran.status == 0 && ran.stdout == "ok\n", "\(ran.stdout)\(ran.stderr)")
