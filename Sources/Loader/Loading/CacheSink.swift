@@ -25,11 +25,15 @@ import Synchronization
 /// `abandon` are called after it, by the awaiting task or by
 /// `FetchClient.start`'s completion (on the completion worker that
 /// finished the transfer).
-final class CacheSink: BodySink, @unchecked Sendable {
+///
+/// Not final: a network load's `ImageLoader.NetworkExchange` is its own sink
+/// (one object per load, not an exchange holding a sink: an allocation and a
+/// free fewer per cold URL). Nothing is overridden.
+class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
     /// The URL's key, and as text (made once by the caller: the entry's file name).
-    private let cacheKey: CacheKey
-    private let key: String
+    let key: CacheKey
+    private let hex: String
     /// The kept partial body this transfer may continue. Boxed, as `keptStructure`: most
     /// sinks resume nothing, and a nil reference is freed with no value witness (a nil
     /// `PartialBody?` or `ImageStructure?` is destroyed through them, ~260 instructions each).
@@ -66,8 +70,8 @@ final class CacheSink: BodySink, @unchecked Sendable {
     init(cache: DiskCacheStore, key: CacheKey, hex: String, partial: PartialBody? = nil, checkStructure: Bool,
          limit: Int64 = .max) {
         self.cache = cache
-        cacheKey = key
-        self.key = hex
+        self.key = key
+        self.hex = hex
         resuming = partial.map(Box.init)
         self.limit = limit
         structure = ImageStructure()
@@ -112,7 +116,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
                                      + "(Content-Range: \(headers["Content-Range"] ?? "none"))")
             }
             if writer?.isResumed != true {
-                let resumed = try cache.makeWriter(for: key, resuming: partial)
+                let resumed = try cache.makeWriter(for: hex, resuming: partial)
                 writer = resumed
                 try checkResumedLength(total: Self.completeLength(range) ?? headers["Content-Length"].flatMap { Int64($0) }
                     .map { $0 + partial.length })
@@ -122,7 +126,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
             // The server sent the whole body (it changed, or ignores Range): start over.
             writer?.abandon()
             writer = nil
-            cache.removePartial(key)
+            cache.removePartial(hex)
             if checksStructure { structure = ImageStructure() }
             structureEnded.store(false, ordering: .releasing)
             keptStructure = nil
@@ -245,7 +249,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         if let writer { return writer }
         if let spool { return spool }
         do {
-            let created = try cache.makeWriter(for: cacheKey, hex: key)   // no check of the key, nor hex read back
+            let created = try cache.makeWriter(for: key, hex: hex)   // no check of the key, nor hex read back
             writer = created
             return created
         } catch where error.kind == .io {
