@@ -55,8 +55,11 @@ import Glibc
 /// Threading: one owner at a time (the fetch engine's loop thread while the
 /// transfer runs, the awaiting task before and after).
 public final class CacheWriter: @unchecked Sendable {
-    public let key: String
-    /// `key` as its digest: what the committed entry is named by (not read back from `key`).
+    /// The entry's key, 32 lowercase hex digits: made when asked (an error, a sidecar,
+    /// a kept partial). A download names its file and its record from `keyDigest`, with
+    /// no string made (a 32-digit `String` made and freed per cold URL before).
+    public var key: String { keyDigest.hex }
+    /// The key as its digest: what the committed entry is named by.
     private let keyDigest: MD5.Digest
     private let store: DiskCacheStore
     private let file: TemporaryFile
@@ -82,12 +85,11 @@ public final class CacheWriter: @unchecked Sendable {
     /// Whether this writer continues a kept partial body.
     public var isResumed: Bool { resumed != nil }
 
-    /// `key` is a checked key (`DiskCacheStore.validate`), `keyDigest` its digest.
-    init(store: DiskCacheStore, key: String, keyDigest: MD5.Digest) throws(DiskCacheError) {
+    /// `keyDigest`: the entry's key (a checked key's digest, `DiskCacheStore.digest(ofKey:)`, or a `CacheKey`'s).
+    init(store: DiskCacheStore, keyDigest: MD5.Digest) throws(DiskCacheError) {
         self.store = store
-        self.key = key
         self.keyDigest = keyDigest
-        file = try store.createTemporaryFile(for: key)
+        file = try store.createTemporaryFile(for: keyDigest.hex)
         resumed = nil
     }
 
@@ -108,9 +110,8 @@ public final class CacheWriter: @unchecked Sendable {
 
     /// Continues `partial`: its bytes are hashed (one read of the kept part)
     /// and its head kept; new bytes are appended.
-    init(store: DiskCacheStore, key: String, keyDigest: MD5.Digest, resuming partial: PartialBody) throws(DiskCacheError) {
+    init(store: DiskCacheStore, keyDigest: MD5.Digest, resuming partial: PartialBody) throws(DiskCacheError) {
         self.store = store
-        self.key = key
         self.keyDigest = keyDigest
         let taken = try store.takePartial(partial)
         file = taken
@@ -262,7 +263,7 @@ public final class CacheWriter: @unchecked Sendable {
         } else {
             meta.url = CacheKey.recordedURL(meta.url)
         }
-        meta.key = key
+        meta.storedKey = .digest(keyDigest)
         meta.hasBody = true
         meta.bodyLength = Int64(info.st_size)
         (meta.digestAlgorithm, meta.storedDigest) = storedDigest()
@@ -277,7 +278,7 @@ public final class CacheWriter: @unchecked Sendable {
         // published by name in the cache's directory (`linkat`), and the result builds the path it shows.
         if store.placement.mode(store) != .sidecar {
             guard let code = store.setRecord(fd: file.fd, meta) else {
-                try store.publish(file, key: key)
+                try store.publish(file, digest: keyDigest)
                 // The record's last use is the entry (it moves in): with `meta.storedAt` read after it in
                 // the call, it was copied whole and the copy destroyed (a retain and release of every string).
                 let storedAt = meta.storedAt

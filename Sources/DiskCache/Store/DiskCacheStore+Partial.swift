@@ -50,6 +50,13 @@ extension DiskCacheStore {
         return PartialBody(key: key, path: path, metadata: meta)
     }
 
+    /// `partial(for: key.hex, url: key.storedURL)`, asked only where partial bodies may be (a
+    /// folder of them exists): a cold URL makes neither string here (the loader's).
+    package func partial(for key: CacheKey) -> PartialBody? {
+        guard placement.readsRecords, hasPartialFolder else { return nil }
+        return partial(for: key.hex, url: key.storedURL)
+    }
+
     private var hasPartialFolder: Bool {
         var state = partialFolderState.load(ordering: .relaxed)
         if state == 0 {
@@ -63,7 +70,7 @@ extension DiskCacheStore {
     /// A writer that continues `partial`: its bytes are hashed (read once)
     /// and the rest is appended. Committing publishes the whole body.
     public func makeWriter(for key: String, resuming partial: PartialBody) throws(DiskCacheError) -> CacheWriter {
-        try CacheWriter(store: self, key: key, keyDigest: Self.digest(ofKey: key), resuming: partial)
+        try CacheWriter(store: self, keyDigest: Self.digest(ofKey: key), resuming: partial)
     }
 
     /// Removes `key`'s partial body, if any (a 200 replaced it, it was

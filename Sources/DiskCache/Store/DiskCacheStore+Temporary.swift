@@ -65,8 +65,20 @@ extension DiskCacheStore {
     /// name in `.tmp` and one `rename` replaces the old entry. `path` is
     /// `bodyPath(key)`, which the caller has made already.
     func publish(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
-        // The path only when linking by name did not do (or for its error): not built per download.
-        if try file.linkIfAbsent(directoryFD: directoryFD, name: key, path: bodyPath(key)) { return }
+        try publish(file, digest: Self.digest(ofKey: key))
+    }
+
+    /// `publish(file, key:)` of the key `digest` is: linked by a name written on the stack
+    /// (`MD5.Digest.withHex`), no string made per download. The path only when linking
+    /// by name did not do (or for its error): not built per download either.
+    func publish(_ file: TemporaryFile, digest: MD5.Digest) throws(DiskCacheError) {
+        let linked = digest.withHex { _, name in
+            Result { () throws(DiskCacheError) in
+                try file.linkIfAbsent(directoryFD: directoryFD, name: name, path: bodyPath(digest.hex))
+            }
+        }
+        if try linked.get() { return }
+        let key = digest.hex
         _ = try name(file, key: key)
         try file.publish(as: bodyPath(key))
     }

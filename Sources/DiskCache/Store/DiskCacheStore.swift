@@ -134,16 +134,13 @@ public final class DiskCacheStore: Sendable {
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
     public func makeWriter(for key: String) throws(DiskCacheError) -> CacheWriter {
-        try CacheWriter(store: self, key: key, keyDigest: Self.digest(ofKey: key))
+        try CacheWriter(store: self, keyDigest: Self.digest(ofKey: key))
     }
 
-    /// `makeWriter(for: key.hex)`, where `hex` is `key.hex` made already: a key's digest needs no
-    /// check, and its entry is named by the digest, not by parsing the hex again (per download).
-    /// Package-only: a `hex` that is not the key's would name the file by one and the entry by the
-    /// other, and only the loader, which made both from one key, may skip the check.
-    package func makeWriter(for key: CacheKey, hex: String) throws(DiskCacheError) -> CacheWriter {
-        assert(hex == key.hex, "'\(hex)' is not the key's hex")
-        return try CacheWriter(store: self, key: hex, keyDigest: key.digest)
+    /// `makeWriter(for: key.hex)` without the hex: a key's digest needs no check, and its entry
+    /// is named by the digest, written on the stack where it is linked (no string per download).
+    package func makeWriter(for key: CacheKey) throws(DiskCacheError) -> CacheWriter {
+        try CacheWriter(store: self, keyDigest: key.digest)
     }
 
     /// Records a bodiless entry (a remembered error status), replacing any

@@ -118,10 +118,9 @@ final class TemporaryFile: @unchecked Sendable {
     /// Links an unnamed file to `name` in `directoryFD` (`path` for
     /// messages) if nothing has that name: true when it is now published
     /// there. False for a named file, or when the name is taken (EEXIST).
-    func linkIfAbsent(directoryFD: Int32, name: String, path: @autoclosure () -> String) throws(DiskCacheError) -> Bool {
+    func linkIfAbsent(directoryFD: Int32, name: UnsafePointer<CChar>, path: @autoclosure () -> String) throws(DiskCacheError) -> Bool {
         guard self.path == nil else { return false }
-        // `withCString`: no copy of the name into a new array, as the implicit conversion makes.
-        if name.withCString({ cdisk_link_tmpfile(fd, directoryFD, $0) }) == 0 {
+        if cdisk_link_tmpfile(fd, directoryFD, name) == 0 {
             published = true
             return true
         }

@@ -31,9 +31,8 @@ import Synchronization
 /// free fewer per cold URL). Nothing is overridden.
 class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
-    /// The URL's key, and as text (made once by the caller: the entry's file name).
+    /// The URL's key (its text, `key.hex`, is made only to resume a kept partial body).
     let key: CacheKey
-    private let hex: String
     /// The kept partial body this transfer may continue. Boxed, as `keptStructure`: most
     /// sinks resume nothing, and a nil reference is freed with no value witness (a nil
     /// `PartialBody?` or `ImageStructure?` is destroyed through them, ~260 instructions each).
@@ -67,11 +66,10 @@ class CacheSink: BodySink, @unchecked Sendable {
     /// Why a resumed body, its kept part included, was refused as past `limit` (the load is `too-large`).
     @exclusivity(unchecked) private(set) var overLimit: String?
 
-    init(cache: DiskCacheStore, key: CacheKey, hex: String, partial: PartialBody? = nil, checkStructure: Bool,
+    init(cache: DiskCacheStore, key: CacheKey, partial: PartialBody? = nil, checkStructure: Bool,
          limit: Int64 = .max) {
         self.cache = cache
         self.key = key
-        self.hex = hex
         resuming = partial.map(Box.init)
         self.limit = limit
         structure = ImageStructure()
@@ -116,7 +114,7 @@ class CacheSink: BodySink, @unchecked Sendable {
                                      + "(Content-Range: \(headers["Content-Range"] ?? "none"))")
             }
             if writer?.isResumed != true {
-                let resumed = try cache.makeWriter(for: hex, resuming: partial)
+                let resumed = try cache.makeWriter(for: key.hex, resuming: partial)
                 writer = resumed
                 try checkResumedLength(total: Self.completeLength(range) ?? headers["Content-Length"].flatMap { Int64($0) }
                     .map { $0 + partial.length })
@@ -126,7 +124,7 @@ class CacheSink: BodySink, @unchecked Sendable {
             // The server sent the whole body (it changed, or ignores Range): start over.
             writer?.abandon()
             writer = nil
-            cache.removePartial(hex)
+            cache.removePartial(key.hex)
             if checksStructure { structure = ImageStructure() }
             structureEnded.store(false, ordering: .releasing)
             keptStructure = nil
@@ -249,7 +247,7 @@ class CacheSink: BodySink, @unchecked Sendable {
         if let writer { return writer }
         if let spool { return spool }
         do {
-            let created = try cache.makeWriter(for: key, hex: hex)   // no check of the key, nor hex read back
+            let created = try cache.makeWriter(for: key)   // no check of the key: a `CacheKey` is one
             writer = created
             return created
         } catch where error.kind == .io {

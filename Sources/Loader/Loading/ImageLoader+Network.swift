@@ -166,14 +166,14 @@ extension ImageLoader {
                          gate: (any FetchAttemptGate)?, handedOut: Bool = false) -> (NetworkExchange, Made) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
-            let hex = key.hex   // made once here: a key is its digest (see `CacheKey.digest`)
-            var partial = entry == nil ? loader.cache.partial(for: hex, url: key.storedURL).flatMap { partial in
+            // No `key.hex` made here: a cold URL needs none (the writer names its entry from the digest).
+            var partial = entry == nil ? loader.cache.partial(for: key).flatMap { partial in
                 partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
             } : nil
             if let kept = partial, !CacheSink.mayResume(kept.metadata) {
                 // A part an older version kept that cannot be continued (of a coded body, or
                 // with only a weak Last-Modified): the whole body is asked for.
-                loader.cache.removePartial(hex)
+                loader.cache.removePartial(key.hex)
                 partial = nil
             }
             let made: Made
@@ -189,17 +189,17 @@ extension ImageLoader {
                 }
                 made = .plain(request)
             }
-            let exchange = NetworkExchange(loader, key: key, hex: hex, partial: partial, entry: entry, handedOut: handedOut)
+            let exchange = NetworkExchange(loader, key: key, partial: partial, entry: entry, handedOut: handedOut)
             return (exchange, made)
         }
 
-        private init(_ loader: ImageLoader, key: CacheKey, hex: String, partial: PartialBody?, entry: CacheEntry?,
+        private init(_ loader: ImageLoader, key: CacheKey, partial: PartialBody?, entry: CacheEntry?,
                      handedOut: Bool) {
             if let entry { stored = Stored(entry) } else { stored = nil }
             foundPartial = partial != nil
             self.handedOut = handedOut
             requestTime = currentUnixTime()
-            super.init(cache: loader.cache, key: key, hex: hex, partial: partial?.validator == nil ? nil : partial,
+            super.init(cache: loader.cache, key: key, partial: partial?.validator == nil ? nil : partial,
                        checkStructure: !loader.options.acceptAnyContent,
                        limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
         }
