@@ -62,7 +62,8 @@ public final class CacheWriter: @unchecked Sendable {
     /// The key as its digest: what the committed entry is named by.
     private let keyDigest: MD5.Digest
     private let store: DiskCacheStore
-    private let file: TemporaryFile
+    /// Held inline (a noncopyable struct); changed by one owner at a time (see the threading note above).
+    @exclusivity(unchecked) private var file: TemporaryFile
     /// The body's digest so far. Nil while the body is exactly `head`, given in one
     /// piece (`append(_: [UInt8])`: a body the transfer held whole, every small one):
     /// `commit` then hashes the head in one call (XXH3-128, `BodyHash.stored(ofWhole:)`),
@@ -113,8 +114,7 @@ public final class CacheWriter: @unchecked Sendable {
     init(store: DiskCacheStore, keyDigest: MD5.Digest, resuming partial: PartialBody) throws(DiskCacheError) {
         self.store = store
         self.keyDigest = keyDigest
-        let taken = try store.takePartial(partial)
-        file = taken
+        var taken = try store.takePartial(partial)
         do throws(DiskCacheError) {
             let digest = try BodyHash()
             var prefix: [UInt8] = []
@@ -139,6 +139,7 @@ public final class CacheWriter: @unchecked Sendable {
             taken.discard()
             throw error
         }
+        file = taken
     }
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
@@ -208,7 +209,7 @@ public final class CacheWriter: @unchecked Sendable {
             if isResumed { store.removePartial(key) }
             return false
         }
-        try store.publishPartial(file, key: key)
+        try store.publishPartial(&file, key: key)
         file.markPublished()
         return true
     }
@@ -278,7 +279,7 @@ public final class CacheWriter: @unchecked Sendable {
         // published by name in the cache's directory (`linkat`), and the result builds the path it shows.
         if store.placement.mode(store) != .sidecar {
             guard let code = store.setRecord(fd: file.fd, meta) else {
-                try store.publish(file, digest: keyDigest)
+                try store.publish(&file, digest: keyDigest)
                 // The record's last use is the entry (it moves in): with `meta.storedAt` read after it in
                 // the call, it was copied whole and the copy destroyed (a retain and release of every string).
                 let storedAt = meta.storedAt
@@ -291,9 +292,9 @@ public final class CacheWriter: @unchecked Sendable {
         }
         let bodyPath = store.bodyPath(key)
         meta.bodyInode = UInt64(info.st_ino)
-        let metaFile = try store.writeTemporaryMetadata(meta.encoded(), key: key)
+        var metaFile = try store.writeTemporaryMetadata(meta.encoded(), key: key)
         defer { metaFile.discard() }
-        _ = try store.name(file, key: key)
+        _ = try store.name(&file, key: key)
         try store.commitLock.withLock { () throws(DiskCacheError) in
             try metaFile.publish(as: store.metadataPath(key))
             do throws(DiskCacheError) {
@@ -319,7 +320,7 @@ public final class CacheWriter: @unchecked Sendable {
     /// writer is done afterwards.
     public func keepUnstored() throws(DiskCacheError) -> String {
         defer { file.discard() }
-        let path = try store.name(file, key: key, suffix: TemporaryFileName.deliverySuffix)
+        let path = try store.name(&file, key: key, suffix: TemporaryFileName.deliverySuffix)
         file.markPublished()
         return path
     }

@@ -112,7 +112,7 @@ extension DiskCacheStore {
             attempt += 1
             let taken = makeTemporaryName(for: partial.key)
             if rename(partial.path, taken) == 0 {
-                let file = try TemporaryFile(resuming: taken)
+                var file = try TemporaryFile(resuming: taken)
                 // An fstat failure throws; `file` is then discarded by its deinit.
                 guard try Int64(file.status().st_size) == partial.length else {
                     file.discard()
@@ -130,13 +130,13 @@ extension DiskCacheStore {
 
     /// Publishes `file` (complete up to now, its record set) as `key`'s
     /// partial body, replacing an older one.
-    func publishPartial(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
+    func publishPartial(_ file: inout TemporaryFile, key: String) throws(DiskCacheError) {
         let destination = partialDirectory + "/" + key
         if file.path == destination { return }   // a resumed partial, grown in place
         if mkdir(partialDirectory, 0o700) != 0 && errno != EEXIST {
             throw DiskCacheError.system("cannot create", path: partialDirectory)
         }
-        _ = try name(file, key: key)
+        _ = try name(&file, key: key)
         try file.publish(as: destination)
     }
 }
