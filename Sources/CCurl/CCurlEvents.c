@@ -277,9 +277,10 @@ ccurl_events *ccurl_events_new(CURLM *multi, const char **why) {
 
 void ccurl_events_free(ccurl_events *events) {
     if (events == NULL) return;
-    /* A close that fails (EINTR, EIO) has released the descriptor all the same on Linux. */
-    if (events->wake >= 0 && close(events->wake) != 0) events->wake = -1;
-    if (events->epoll >= 0 && close(events->epoll) != 0) events->epoll = -1;
+    /* A close that fails (EINTR, EIO) has released the descriptor all the same on Linux: nothing is
+     * left to undo or to report. */
+    if (events->wake >= 0) (void)close(events->wake);
+    if (events->epoll >= 0) (void)close(events->epoll);
     free(events->watched);
     free(events);
 }
