@@ -147,6 +147,13 @@ public enum CacheDirectory {
         return String(cString: name)
     }
 
+    /// Whether nothing is at `path` (`stat` says `ENOENT`): a command that
+    /// only reads the cache finds no entries there, and does not create it.
+    public static func isAbsent(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) != 0 && errno == ENOENT
+    }
+
     /// Throws a `.directory` error naming `path` unless this process may
     /// create and remove files in it (read-only filesystem, permissions).
     public static func checkWritable(_ path: String) throws(DiskCacheError) {
