@@ -47,7 +47,8 @@ enum Main {
             status = 0
         } catch {
             EarlySignals.giveBack()   // help, version, a usage error: no run (nothing once one started)
-            status = exitStatus(for: error, root: root, help: helpCommand(root: root, arguments: arguments, given: given))
+            status = exitStatus(for: error, root: root, arguments: arguments,
+                                help: helpCommand(root: root, arguments: arguments, given: given))
         }
         end(flushOutput(status))
     }
@@ -235,7 +236,9 @@ enum Main {
 
     /// The exit status for `error`, its message written on stderr; a usage
     /// error points at `help`, the help of the command that was given.
-    static func exitStatus(for error: Error, root: ParsableCommand.Type, help: String = "asyncfetch --help") -> Int32 {
+    /// `arguments` as routed: an unknown option's suggestion is among that command's options.
+    static func exitStatus(for error: Error, root: ParsableCommand.Type, arguments: [String] = [],
+                           help: String = "asyncfetch --help") -> Int32 {
         switch error {
         case let code as ExitCode:
             return code.rawValue
@@ -261,6 +264,7 @@ enum Main {
             if code == .validationFailure {
                 let firstLine = message.split(separator: "\n").first.map(String.init) ?? message
                 var reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
+                reason = OptionSuggestion.reworded(reason) { OptionSuggestion.options(root: root, arguments: arguments) }
                 if let forms = ValueForms.hint(for: reason) { reason += ": " + forms }
                 Console.error("asyncfetch: \(reason)\nSee '\(help)'.")
                 return 2

@@ -80,7 +80,7 @@ import TestSupport
 
     @Test func usageErrorsExit2WithOneLineAndAHint() async throws {
         let cases: [([String], String)] = [
-            (["--bogus"], "asyncfetch: Unknown option '--bogus'."),
+            (["--bogus"], "asyncfetch: Unknown option '--bogus'"),
             ([], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
             // The cache commands that take URLs say it in the same words.
             (["cache", "path"], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
@@ -120,6 +120,31 @@ import TestSupport
             let help = arguments.first == "cache" && arguments.count > 1 && !arguments[1].hasPrefix("-") ? "cache \(arguments[1]) " : ""
             #expect(lines.last == "See 'asyncfetch \(help)--help'.", "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty)
+        }
+    }
+
+    /// swift-argument-parser suggested any option within 3 edits: `--bogus`
+    /// got "Did you mean '--jobs'?", and `--jbos` (two letters swapped)
+    /// '--json'. A suggestion is now one slip away (two for a long name), or
+    /// the one option that starts with what was typed; else there is none.
+    /// A cache command suggests among its own options.
+    @Test func anUnknownOptionGetsASuggestionOnlyWhenOneIsClose() async throws {
+        let cases: [([String], String)] = [
+            (["--bogus"], "Unknown option '--bogus'"),
+            (["--jbos", "4"], "Unknown option '--jbos'. Did you mean '--jobs'?"),
+            (["--ouptut", "x.png"], "Unknown option '--ouptut'. Did you mean '--output'?"),
+            (["--refesh"], "Unknown option '--refesh'. Did you mean '--refresh'?"),
+            (["--verb"], "Unknown option '--verb'. Did you mean '--verbose'?"),
+            (["--no-heuristics"], "Unknown option '--no-heuristics'. Did you mean '--no-heuristic'?"),
+            (["--xyz"], "Unknown option '--xyz'"),
+            (["cache", "prune", "--max-sise", "1G"], "Unknown option '--max-sise'. Did you mean '--max-size'?"),
+            (["cache", "list", "--jsn"], "Unknown option '--jsn'. Did you mean '--json'?"),
+            (["cache", "list", "--bogus"], "Unknown option '--bogus'"),
+        ]
+        for (arguments, reason) in cases {
+            let result = try await cli.run(arguments + (arguments.first == "cache" ? [] : ["http://127.0.0.1:9/x.png"]))
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.split(separator: "\n").first.map(String.init) == "asyncfetch: \(reason)", "\(arguments): \(result.stderr)")
         }
     }
 
