@@ -243,10 +243,11 @@ enum Main {
         case let code as ExitCode:
             return code.rawValue
         case let usage as UsageError:
-            Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee '\(help)'." : ""))
+            let message = UnreadableInputs.asTyped(usage.description, arguments: arguments)   // `cache path -i FILE`
+            Console.error("asyncfetch: \(message)" + (usage.pointsAtHelp ? "\nSee '\(help)'." : ""))
             return 2
         case let inputs as UnreadableInputs:   // one line per list named by --input
-            for input in inputs.errors { Console.error("asyncfetch: \(input.message)") }
+            for input in inputs.errors { Console.error("asyncfetch: \(UnreadableInputs.asTyped(input.message, arguments: arguments))") }
             return 2
         case let failure as RuntimeFailure:
             Console.error("asyncfetch: \(failure.description)")
