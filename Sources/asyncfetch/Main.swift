@@ -14,7 +14,7 @@ enum Main {
         MallocPolicy.apply()
         useUTF8Characters()
         guard StandardStreams.reserved else { end(2) }   // not reached: the C corner has ended the process
-        let given = givenArguments()
+        let given = ArgumentCheck.separatingAttachedValues(givenArguments())   // `-ocat.png` as `-o cat.png`
         let (root, arguments) = route(given)
         // Only a fetch run reports a signal; anything else is killed by it (`EarlySignals`).
         if root != AsyncFetch.self { EarlySignals.giveBack() }
