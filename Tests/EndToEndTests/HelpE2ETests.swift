@@ -110,6 +110,10 @@ import TestSupport
             // An unset shell variable must not send the run to the default cache.
             (["--cache-dir", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cache-dir is empty"),
             (["--cache-dir=", "--offline", "http://127.0.0.1:9/x.png"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
+            // So must an empty list, template or CA file (the template named every file by its key, unsaid).
+            (["-i", "", "http://127.0.0.1:9/x.png"], "asyncfetch: -i/--input is empty: give a file ('-' for standard input)"),
+            (["-P", "photos", "--name", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --name is empty: give a template"),
+            (["--cacert", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cacert is empty: give a PEM file"),
         ]
         for (arguments, reason) in cases {
             let result = try await cli.run(arguments)
@@ -171,6 +175,7 @@ import TestSupport
             (["cache", "--bogus"], "Unknown option '--bogus'", "cache"),
             (["cache", "--cache-dir"], "Missing value for '--cache-dir <dir>'", "cache"),
             (["cache", "--cache-dir", ""], "--cache-dir is empty", "cache"),
+            (["cache", "path", "-i", ""], "-i/--input is empty", "cache path"),
         ]
         for (arguments, reason, command) in cases {
             let result = try await cli.run(arguments)
