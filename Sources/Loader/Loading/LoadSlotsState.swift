@@ -44,6 +44,9 @@ struct LoadSlotsState<Waiter> {
     /// Loads holding a slot, in all.
     var inUse: Int { running }
 
+    /// Tickets waiting in a host's queue, in all.
+    var waiting: Int { waitingFor.count }
+
     mutating func ticket() -> UInt64 {
         lastTicket += 1
         return lastTicket
