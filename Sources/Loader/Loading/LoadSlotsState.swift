@@ -18,7 +18,7 @@ struct LoadSlotsState<Waiter> {
         case resume([(Waiter, Bool)])
     }
 
-    private struct Host {
+    fileprivate struct Host {
         var running = 0
         var waiting = FIFO<(id: UInt64, waiter: Waiter)>()
     }
@@ -120,3 +120,6 @@ struct LoadSlotsState<Waiter> {
         if index < turn { turn -= 1 }
     }
 }
+
+extension LoadSlotsState: Sendable where Waiter: Sendable {}
+extension LoadSlotsState.Host: Sendable where Waiter: Sendable {}
