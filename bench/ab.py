@@ -11,6 +11,13 @@ runs A then B (then B then A), so a slow spell of the shared VM hits both.
 --hosts H spreads the URLs over H hosts (127.0.0.1 … 127.0.0.H, one nginx listening on each):
 with one host every transfer runs on one transfer loop, with several on all of them.
 
+--dir DIR puts every file (nginx's, the cache) under DIR instead of /dev/shm: /var/tmp for the
+VM's ext4 disk. --cases fresh,offline keeps only those hit cases. --c-loop adds make bench's
+offline reference to every repetition (bench/md5stat.c, EVP: an MD5 and a `stat` per URL) and
+runs the offline case as make bench does (`--jobs 8 --jobs-per-host 8 --offline --input`, the
+human lines to /dev/null), then prints each binary's wall over the C loop's, median of the
+repetitions' ratios and their spread.
+
 --remote measures make bench's remote-tier cases instead (`bench.py --remote-only`): cold from the
 origin, cold with the uploads to a second nginx (WebDAV, a new prefix each run), and warm from the
 tier into a new local cache (a prefix the first binary filled once, read by both).
@@ -29,8 +36,11 @@ def main():
     ap.add_argument("--hosts", type=int, default=1, help="spread the URLs over this many hosts (1-200)")
     ap.add_argument("--cold", action="store_true", help="the cold case (a new cache each run) instead of the hits")
     ap.add_argument("--remote", action="store_true", help="the remote tier's cases (cold, cold + uploads, warm from the tier)")
+    ap.add_argument("--dir", default="/dev/shm", help="where the files go (/var/tmp: the VM's ext4 disk)")
+    ap.add_argument("--cases", default="fresh,offline,revalidate", help="the hit cases to run, comma-separated")
+    ap.add_argument("--c-loop", action="store_true", help="make bench's offline case beside its C loop (md5stat.c)")
     args = ap.parse_args()
-    root = tempfile.mkdtemp(prefix="asyncfetch-ab-", dir="/dev/shm")
+    root = tempfile.mkdtemp(prefix="asyncfetch-ab-", dir=args.dir)
     os.chmod(root, 0o755)  # nginx workers run as another user
     nginx = tier = None
     try:
@@ -49,6 +59,9 @@ def main():
         with open(urls, "w") as f:
             f.write("".join(f"http://{hosts[i % len(hosts)]}:{nginx.port}/{i}.png\n" for i in range(args.n)))
         cache = f"{root}/cache"
+        if args.c_loop:   # as make bench has it: a symlink to the directory (the C loop's paths go through it)
+            os.makedirs(f"{root}/cache-0")
+            os.symlink(f"{root}/cache-0", cache)
         if args.remote:
             store = f"{root}/store"
             os.makedirs(store)
@@ -70,8 +83,16 @@ def main():
         elif args.cold:   # the fill above warmed nginx's open-file cache for it
             cases = {"cold (new cache)": ["-q", "--jobs", "8", "--jobs-per-host", "8", "--input", urls]}
         else:
-            cases = {"fresh": ["-q", "--input", urls], "offline": ["-q", "--offline", "--input", urls],
-                     "revalidate (--refresh, all 304)": ["-q", "--refresh", "--input", urls]}
+            offline = (["--jobs", "8", "--jobs-per-host", "8", "--offline", "--input", urls] if args.c_loop
+                       else ["-q", "--offline", "--input", urls])
+            every = {"fresh": ["-q", "--input", urls], "offline": offline,
+                     "revalidate": ["-q", "--refresh", "--input", urls]}
+            cases = {name: every[name] for name in args.cases.split(",")}
+        loop = []   # the C loop's runs (wall, CPU), one per repetition
+        if args.c_loop:
+            md5stat = f"{root}/md5stat"
+            subprocess.run(["cc", "-O2", "-o", md5stat, f"{os.path.dirname(os.path.abspath(__file__))}/md5stat.c", "-lcrypto"],
+                           check=True)
         results = {(c, w): [] for c in cases for w in "ab"}
         for rep in range(args.reps):
             order = "ab" if rep % 2 == 0 else "ba"
@@ -86,6 +107,11 @@ def main():
                     if m[3] != 0:
                         raise SystemExit(f"{who} {case} exited {m[3]}")
                     results[(case, who)].append(m)
+            if args.c_loop:
+                m = measure([md5stat, cache, urls])
+                if m[3] != 0:
+                    raise SystemExit(f"the C loop exited {m[3]}")
+                loop.append(m)
         print(f"| case | A (old) median | B (new) median | B/A median | B/A min | CPU A | CPU B |")
         print("|---|---|---|---|---|---|---|")
         for case in cases:
@@ -94,6 +120,16 @@ def main():
             amin, bmin = min(x[0] for x in a), min(x[0] for x in b)
             ac, bc = statistics.median(x[1] for x in a), statistics.median(x[1] for x in b)
             print(f"| {case} {args.n}{f' over {len(hosts)} hosts' if len(hosts) > 1 else ''} | {am*1000:.1f} ms | {bm*1000:.1f} ms | {bm/am:.3f} | {bmin/amin:.3f} | {ac*1000:.0f} ms | {bc*1000:.0f} ms |")
+        if loop and "offline" in cases:
+            lm, lc = statistics.median(x[0] for x in loop), statistics.median(x[1] for x in loop)
+            print(f"\nC loop (md5stat, EVP) on {args.dir}: wall {lm*1000:.1f} ms (min {min(x[0] for x in loop)*1000:.1f}), CPU {lc*1000:.0f} ms")
+            for who in "ab":
+                runs = results[("offline", who)]
+                ratios = sorted(r[0] / l[0] for r, l in zip(runs, loop))
+                print(f"offline {who.upper()} / C loop: median of medians {statistics.median(r[0] for r in runs) / lm:.2f} "
+                      f"(min over min {min(r[0] for r in runs) / min(l[0] for l in loop):.2f}); per repetition median "
+                      f"{statistics.median(ratios):.2f}, range {ratios[0]:.2f}–{ratios[-1]:.2f}; "
+                      f"CPU per URL {statistics.median(r[1] for r in runs) / args.n * 1e6:.1f} µs against {lc / args.n * 1e6:.1f}")
     finally:
         for server in (nginx, tier):
             if server:

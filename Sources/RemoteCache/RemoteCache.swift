@@ -18,8 +18,11 @@ import Support
 /// dropped. Each such error is counted and passed to `onError` (the command
 /// line warns once and shows each with `-v`). A tier that keeps failing
 /// (`TierHealth`: transport failures, or refusals of reads and uploads, in a
-/// row) is left alone for the rest of the run: its reads and uploads in
-/// flight are stopped, queued ones dropped, and `onTurnedOff` says why.
+/// row; an S3 bucket or a path that does not exist) is left alone for the
+/// rest of the run: its reads and uploads in flight are stopped, queued ones
+/// dropped, and `onTurnedOff` says why. One that keeps refusing uploads only
+/// (a read-only key) has its uploads stopped the same way, and goes on
+/// serving reads.
 ///
 /// Transfers run on the tier's own `FetchClient` (its own libcurl thread and
 /// connections). Uploads run in the background, at most `uploadLimit` at
@@ -31,7 +34,7 @@ public final class RemoteCache: Sendable {
     let client: FetchClient
     /// Uploads at once, at most.
     let uploadLimit: Int
-    private let onError: @Sendable (String) -> Void
+    private let onError: @Sendable (Transfer, String) -> Void
     private let onTurnedOff: @Sendable (String) -> Void
     private let state = Locked(State())
 
@@ -39,8 +42,11 @@ public final class RemoteCache: Sendable {
     private struct State {
         var counters = Stats()
         var health = TierHealth()
-        /// Reads and uploads in flight, stopped when the tier is turned off.
-        var running: [ObjectIdentifier: FetchHandle] = [:]
+        /// Reads and uploads in flight, stopped when the tier is turned off
+        /// (uploads: when its uploads are stopped).
+        var running: [ObjectIdentifier: (handle: FetchHandle, transfer: Transfer)] = [:]
+        /// Whether the bucket was asked whether it exists (`claimBucketProbe`).
+        var probed = false
         var queue = FIFO<Upload>()
         var uploading = 0
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -66,16 +72,27 @@ public final class RemoteCache: Sendable {
         public var uploadErrors = 0
         /// Whether the tier was given up for the rest of the run.
         public var disabled = false
+        /// Whether uploads were stopped for the rest of the run (reads went on).
+        public var uploadsStopped = false
+        /// Why the tier was given up, or its uploads stopped.
+        public var reason: String?
         public var errors: Int { readErrors + uploadErrors }
+    }
+
+    /// Which of the tier's transfers an error was of.
+    public enum Transfer: Sendable {
+        case read
+        case upload
     }
 
     /// `uploads`: uploads at once, at most (at least 1). The command line
     /// passes `--jobs` when it is below `RemoteDefaults.uploads`: a user who
     /// asks for one transfer at a time does not get five.
     /// `onError`: each read or upload error's message. `onTurnedOff`: once, if
-    /// the tier is left alone for the rest of the run, naming it and why.
+    /// the tier is left alone for the rest of the run, naming it and why; and
+    /// once if its uploads are stopped.
     public init(location: RemoteLocation, fetch: FetchConfiguration, uploads: Int = RemoteDefaults.uploads,
-                onError: @escaping @Sendable (String) -> Void = { _ in },
+                onError: @escaping @Sendable (Transfer, String) -> Void = { _, _ in },
                 onTurnedOff: @escaping @Sendable (String) -> Void = { _ in }) {
         self.location = location
         uploadLimit = max(1, uploads)
@@ -125,13 +142,18 @@ public final class RemoteCache: Sendable {
     public func startRead(_ key: CacheKey, into store: DiskCacheStore, handle: FetchHandle,
                           completion: @escaping @Sendable (Read) -> Void) {
         let id = ObjectIdentifier(handle)
-        guard begin(handle, id) else { return handle.continueOnTask { completion(.unavailable) } }
+        guard begin(handle, id, .read) else { return handle.continueOnTask { completion(.unavailable) } }
         let hex = key.hex
         let url = location.objectURL(hex)
         let sink = RemoteObjectSink(store: store, key: key, hex: hex)
         // Every object URL is valid once the location is (`RemoteLocation.checked`): not checked per key.
         client.start(FetchRequest(url: url), urlChecked: true, into: sink, handle: handle) { [self] fetched in
-            completion(finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url, id: id))
+            let read = finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url, id: id)
+            guard case .absent = read, let probe = claimBucketProbe(handle) else { return completion(read) }
+            // The run's first miss: its read answers once the bucket is known to exist, in its
+            // slot (`--jobs` bounds the probe too) and on its handle (cancelling the read stops
+            // the probe), and is `.unavailable` if the bucket does not exist.
+            probe { exists in completion(exists ? read : .unavailable) }
         }
     }
 
@@ -141,7 +163,7 @@ public final class RemoteCache: Sendable {
         do {
             _ = try fetched.get()
             let entry = try sink.finish(url: storedURL)
-            succeeded(id) { $0.hits += 1 }
+            succeeded(id, objectRead: true) { $0.hits += 1 }
             return .stored(entry)
         } catch let error as FetchError where error.kind == .http && error.status == 404 {
             sink.abandon()
@@ -153,27 +175,59 @@ public final class RemoteCache: Sendable {
             return .unavailable
         } catch {
             sink.abandon()
-            failed(sink.refusal ?? error, id: id, reading: true, what: "GET \(redactURL(url))")
+            failed(sink.refusal ?? error, id: id, transfer: .read, what: "GET \(redactURL(url))")
             return .unavailable
         }
     }
 
     /// Registers a read or upload about to start (`running`); false, without
-    /// registering it, once the tier is turned off.
-    private func begin(_ handle: FetchHandle, _ id: ObjectIdentifier) -> Bool {
+    /// registering it, once the tier is turned off (an upload: once uploads are stopped).
+    private func begin(_ handle: FetchHandle, _ id: ObjectIdentifier, _ transfer: Transfer) -> Bool {
         state.withLock { s in
-            guard !s.counters.disabled else { return false }
-            s.running[id] = handle
+            guard !s.counters.disabled, transfer == .read || !s.counters.uploadsStopped else { return false }
+            s.running[id] = (handle, transfer)
             return true
         }
     }
 
     /// A read or upload `id` that worked (a 404 included): counted, and the failures in a row start over.
-    private func succeeded(_ id: ObjectIdentifier, _ count: (inout Stats) -> Void) {
+    private func succeeded(_ id: ObjectIdentifier, objectRead: Bool = false, upload: Bool = false,
+                           _ count: (inout Stats) -> Void) {
         state.withLock { s in
             s.running.removeValue(forKey: id)
             count(&s.counters)
-            s.health.succeeded()
+            s.health.succeeded(objectRead: objectRead, upload: upload)
+        }
+    }
+
+    /// At an S3 tier's first miss, whether its bucket exists is asked once
+    /// (`RemoteLocation.bucketProbeURL`): a misspelled bucket answers 404 to
+    /// every read, a miss, and the tier is turned off now rather than at the
+    /// first upload's 404 (or never, in `cache pull`). Any other answer (the
+    /// listing, or 403 to a key without `s3:ListBucket`) says nothing: the
+    /// tier goes on. Not counted as a read. Returns the probe to start on
+    /// `handle` (the miss's, whose fetch has ended), which calls its argument
+    /// with whether the bucket may exist; nil when there is none to make (not
+    /// S3, asked already, or the tier turned off).
+    private func claimBucketProbe(_ handle: FetchHandle) -> ((@escaping @Sendable (Bool) -> Void) -> Void)? {
+        guard let url = location.bucketProbeURL, let bucket = location.bucket else { return nil }
+        let id = ObjectIdentifier(handle)
+        let claimed = state.withLock { s -> Bool in
+            guard !s.probed, !s.counters.disabled else { return false }
+            s.probed = true
+            s.running[id] = (handle, .read)
+            return true
+        }
+        guard claimed else { return nil }
+        return { [self] answer in
+            client.start(FetchRequest(url: url), into: DiscardSink(), handle: handle) { [self] fetched in
+                guard case .failure(let error) = fetched, error.kind == .http, error.status == 404 else {
+                    state.withLock { _ = $0.running.removeValue(forKey: id) }
+                    return answer(true)
+                }
+                stop(.turnOff("the bucket \(bucket) does not exist (a listing of it was answered \(error.message))"), id: id)
+                answer(false)
+            }
         }
     }
 
@@ -188,7 +242,7 @@ public final class RemoteCache: Sendable {
     public func upload(key: String, url: String, from store: DiskCacheStore,
                        shareable: @escaping @Sendable (CacheMetadata) -> Bool, slots: (any UploadSlots)? = nil) {
         let start = state.withLock { s -> Bool in
-            guard !s.counters.disabled else { return false }
+            guard !s.counters.disabled, !s.counters.uploadsStopped else { return false }
             s.queue.append(Upload(key: key, url: url, shareable: shareable, slots: slots))
             guard s.uploading < uploadLimit else { return false }
             s.uploading += 1
@@ -216,9 +270,9 @@ public final class RemoteCache: Sendable {
                 continue
             }
             // Refused (the run was cancelled): the upload is dropped, as an interrupted run's queue is;
-            // so is one whose tier was given up on while it waited for its slot.
+            // so is one whose tier was given up on (or its uploads stopped) while it waited for its slot.
             _ = await slots.run {
-                if state.withLock({ $0.counters.disabled }) { return }
+                if state.withLock({ $0.counters.disabled || $0.counters.uploadsStopped }) { return }
                 await put(next, from: store)
             }
         }
@@ -227,7 +281,7 @@ public final class RemoteCache: Sendable {
     /// The next queued upload, or nil after marking this worker done (waking `drain` when it was the last).
     private func nextUpload() -> Upload? {
         let (next, waiters) = state.withLock { s -> (Upload?, [CheckedContinuation<Void, Never>]) in
-            if !s.counters.disabled, let item = s.queue.popFirst() { return (item, []) }
+            if !s.counters.disabled, !s.counters.uploadsStopped, let item = s.queue.popFirst() { return (item, []) }
             s.queue.removeAll()
             s.uploading -= 1
             guard s.uploading == 0 else { return (nil, []) }
@@ -251,61 +305,89 @@ public final class RemoteCache: Sendable {
         // Started as a read is (its handle in `running`), so that turning the tier off stops it too.
         let handle = FetchHandle()
         let id = ObjectIdentifier(handle)
-        guard begin(handle, id) else { return }
+        guard begin(handle, id, .upload) else { return }
         let request = FetchRequest(url: target, method: .put, body: header, bodyFile: body)
         let fetched = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FetchResponse, FetchError>, Never>) in
             client.start(request, into: DiscardSink(), handle: handle) { continuation.resume(returning: $0) }
         }
         switch fetched {
         case .success:
-            succeeded(id) { $0.uploads += 1 }
+            succeeded(id, upload: true) { $0.uploads += 1 }
         case .failure(let error) where error.kind == .cancelled:
             state.withLock { _ = $0.running.removeValue(forKey: id) }
         case .failure(let error):
-            failed(error, id: id, reading: false, what: "PUT \(redactURL(target))")
+            failed(error, id: id, transfer: .upload, what: "PUT \(redactURL(target))")
         }
     }
 
     /// Counts the error of read or upload `id`, passes its message on, and
-    /// turns the tier off if `TierHealth` says so: the reads and uploads
-    /// still in flight are stopped (each ends `.cancelled`, not counted), the
-    /// queued ones dropped, and `onTurnedOff` names the tier and why, once.
-    private func failed(_ error: Error, id: ObjectIdentifier, reading: Bool, what: String) {
+    /// does what `TierHealth` says (`stop`).
+    private func failed(_ error: Error, id: ObjectIdentifier, transfer: Transfer, what: String) {
         let failure: TierHealth.Failure
-        let text: String
+        var text = "\(error)"
+        var placeMissing: String?
         if let fetchError = error as? FetchError {
             switch fetchError.kind {
             case .dns, .connect, .timeout, .tls, .network: failure = .transport
-            case .http, .redirects: failure = .refusal
+            case .http: failure = .refusal(status: fetchError.status)
+            case .redirects: failure = .refusal(status: nil)
             default: failure = .object
             }
+            text = fetchError.message
             if fetchError.kind == .redirects && location.sigV4 != nil {
                 text = "answered with a redirect, which a signed S3 request does not follow (its session token would go to "
                     + "the host it names); give the bucket's own endpoint (AWS_ENDPOINT_URL, AWS_REGION)"
-            } else if !reading && fetchError.kind == .http && fetchError.status == 404 {
+            } else if transfer == .upload && fetchError.status == 404 {
                 // A read's 404 is a miss; an upload's says the place does not exist (a misspelled bucket:
-                // S3's NoSuchBucket), and that is why every read was a miss.
-                text = fetchError.message + " (the tier has no bucket or path by that name, so every read is a miss too; "
-                    + "check the bucket and prefix of \(location.display))"
-            } else {
-                text = fetchError.message
+                // S3's NoSuchBucket), and that is why every read was a miss (`TierHealth`: `.noSuchPlace`).
+                placeMissing = location.bucket.map { "the bucket \($0) does not exist (\(what) was answered \(text))" }
+                    ?? "the server has no path \(location.display) (\(what) was answered \(text))"
             }
         } else {
             failure = .object
-            text = "\(error)"
         }
-        let (why, stopped) = state.withLock { s -> (String?, [FetchHandle]) in
+        let verdict = state.withLock { s -> TierHealth.Verdict in
             s.running.removeValue(forKey: id)
-            if reading { s.counters.readErrors += 1 } else { s.counters.uploadErrors += 1 }
-            guard !s.counters.disabled,
-                  let why = s.health.failed(failure, upload: !reading, text: text) else { return (nil, []) }
-            s.counters.disabled = true
-            defer { s.running.removeAll() }
-            return (why, Array(s.running.values))
+            if transfer == .read { s.counters.readErrors += 1 } else { s.counters.uploadErrors += 1 }
+            guard !s.counters.disabled else { return .goOn }
+            return s.health.failed(failure, upload: transfer == .upload, text: text)
         }
-        onError("remote cache: \(what): \(text)")
-        guard let why else { return }
-        onTurnedOff("remote cache \(location.display): \(why); not used for the rest of this run")
+        onError(transfer, "remote cache: \(what): \(text)")
+        if verdict == .noSuchPlace, let placeMissing {
+            stop(.turnOff(placeMissing), id: id)
+        } else {
+            stop(verdict, id: id)
+        }
+    }
+
+    /// Does what a verdict says, once: turned off, the tier's reads and
+    /// uploads still in flight are stopped (each ends `.cancelled`, not
+    /// counted) and the queued uploads dropped; uploads stopped, only the
+    /// uploads. `onTurnedOff` names the tier and why. `id`: the transfer
+    /// that failed (no longer running).
+    private func stop(_ verdict: TierHealth.Verdict, id: ObjectIdentifier) {
+        let (message, stopped) = state.withLock { s -> (String?, [FetchHandle]) in
+            s.running.removeValue(forKey: id)
+            switch verdict {
+            case .goOn, .noSuchPlace:
+                return (nil, [])
+            case .turnOff(let why):
+                guard !s.counters.disabled else { return (nil, []) }
+                s.counters.disabled = true
+                s.counters.reason = why
+                defer { s.running.removeAll() }
+                return ("\(why); not used for the rest of this run", s.running.values.map(\.handle))
+            case .stopUploads(let why):
+                guard !s.counters.disabled, !s.counters.uploadsStopped else { return (nil, []) }
+                s.counters.uploadsStopped = true
+                s.counters.reason = why
+                let uploads = s.running.filter { $0.value.transfer == .upload }
+                for key in uploads.keys { s.running.removeValue(forKey: key) }
+                return ("\(why); nothing more is uploaded in this run, reads go on", uploads.values.map(\.handle))
+            }
+        }
+        guard let message else { return }
+        onTurnedOff("remote cache \(location.display): \(message)")
         for handle in stopped { handle.cancel() }
     }
 }

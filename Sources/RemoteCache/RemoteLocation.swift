@@ -19,6 +19,14 @@ public struct RemoteLocation: Sendable, Equatable {
     public let sigV4: String?
     public let userPassword: String?
     public let sessionToken: String?
+    /// S3's bucket, nil for `http(s)://`.
+    public let bucket: String?
+    /// S3: a listing of at most no key of the bucket (ListObjectsV2,
+    /// `max-keys=0`), which answers 404 when the bucket does not exist. Asked
+    /// once, at a run's first miss (`RemoteCache`): an object's 404 alone does
+    /// not say whether the object or the bucket is missing (S3 says so in the
+    /// body, `NoSuchKey` or `NoSuchBucket`, which the transfer engine drops).
+    public let bucketProbeURL: String?
 
     /// The object URL of a cache key (its 32 hex digits).
     public func objectURL(_ key: String) -> String { base + key }
@@ -34,7 +42,8 @@ public struct RemoteLocation: Sendable, Equatable {
             }
             let base = text.hasSuffix("/") ? text : text + "/"
             let shown = redactURL(text)
-            return try RemoteLocation(base: base, display: shown, sigV4: nil, userPassword: nil, sessionToken: nil)
+            return try RemoteLocation(base: base, display: shown, sigV4: nil, userPassword: nil, sessionToken: nil,
+                                      bucket: nil, bucketProbeURL: nil)
                 .checked(shown: shown)
         }
         guard lower.hasPrefix("s3://") else {
@@ -52,16 +61,18 @@ public struct RemoteLocation: Sendable, Equatable {
         let region = variable("AWS_REGION") ?? variable("AWS_DEFAULT_REGION") ?? RemoteDefaults.awsRegion
         let tail = prefix.isEmpty ? "" : prefix + "/"
         let base: String
+        let bucketRoot: String
         // What the checks' messages show: the endpoint too, where a problem with it would be.
         var shown = text
         if let name = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"].first(where: { variable($0) != nil }),
            var endpoint = variable(name) {
             shown += " (\(name) \(urlWithoutUserInfo(endpoint)))"
             while endpoint.hasSuffix("/") { endpoint.removeLast() }
-            base = endpoint + "/" + bucket + "/" + tail
+            bucketRoot = endpoint + "/" + bucket + "/"
         } else {
-            base = "https://" + bucket + ".s3." + region + ".amazonaws.com/" + tail
+            bucketRoot = "https://" + bucket + ".s3." + region + ".amazonaws.com/"
         }
+        base = bucketRoot + tail
         for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
             if let value = variable(name), let offset = value.utf8.firstIndex(where: { $0 < 0x20 || $0 == 0x7F }) {
                 let position = value.utf8.distance(from: value.utf8.startIndex, to: offset) + 1
@@ -70,7 +81,8 @@ public struct RemoteLocation: Sendable, Equatable {
             }
         }
         return try RemoteLocation(base: base, display: text, sigV4: "aws:amz:" + region + ":s3",
-                                  userPassword: keyID + ":" + secret, sessionToken: variable("AWS_SESSION_TOKEN"))
+                                  userPassword: keyID + ":" + secret, sessionToken: variable("AWS_SESSION_TOKEN"),
+                                  bucket: bucket, bucketProbeURL: bucketRoot + "?list-type=2&max-keys=0")
             .checked(shown: shown)
     }
 

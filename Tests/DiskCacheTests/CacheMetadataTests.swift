@@ -344,4 +344,45 @@ import TestSupport
             #expect(Array(noSpace.utf8).withUnsafeBytes { CacheMetadata.decode($0) } == nil, "\(length)")
         }
     }
+
+    /// Field names are compared as words read from their literals (`ByteRun.equals`): a name with
+    /// any one byte changed (the low bit, the ASCII case bit, the high bit), at any place, is not
+    /// that field's; the record then lacks the field (an unknown name is skipped) or is refused,
+    /// and never reads back as the sample. The same for the magic line, `end` and the digest's
+    /// algorithm name.
+    @Test func aNameWithAnyByteChangedIsNotThatField() throws {
+        // Every field away from what a record without it reads as (no key, a body, stored at the response).
+        var meta = Self.sample
+        meta.key = "0123456789abcdef0123456789abcdef"
+        meta.hasBody = false
+        meta.storedAt = 1_700_000_001.75
+        let bytes = meta.encoded()
+        #expect(bytes.withUnsafeBytes { CacheMetadata.decode($0) } == meta)
+        var lineStart = 0
+        var changedNames = 0
+        while lineStart < bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: 0x0A) ?? bytes.count
+            let line = bytes[lineStart..<lineEnd]
+            // The name (the magic line: all of it), and for `body-digest` also its algorithm's.
+            var spans = [lineStart..<(line.firstIndex(of: 0x20) ?? lineEnd)]
+            if lineStart == 0 { spans = [lineStart..<lineEnd] }
+            if Array(line).starts(with: Array("body-digest ".utf8)) {
+                let algorithm = lineStart + 12
+                spans.append(algorithm..<(bytes[algorithm..<lineEnd].firstIndex(of: 0x20) ?? lineEnd))
+            }
+            for span in spans {
+                for place in span {
+                    for flip: UInt8 in [0x01, 0x20, 0x80] {
+                        var changed = bytes
+                        changed[place] ^= flip
+                        let decoded = changed.withUnsafeBytes { CacheMetadata.decode($0) }
+                        #expect(decoded != meta, "byte \(place - span.lowerBound) of '\(String(decoding: bytes[span], as: UTF8.self))' ^ \(flip)")
+                        changedNames += 1
+                    }
+                }
+            }
+            lineStart = lineEnd + 1
+        }
+        #expect(changedNames > 400)
+    }
 }

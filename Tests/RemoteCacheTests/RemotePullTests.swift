@@ -64,7 +64,7 @@ import TestSupport
         let hostB = try Host()
         try hostB.put(urls[0], bodies[0])
         let errors = Locked<[String]>([])
-        let tier = RemoteCache(location: location, fetch: FetchConfiguration()) { message in
+        let tier = RemoteCache(location: location, fetch: FetchConfiguration()) { _, message in
             errors.withLock { $0.append(message) }
         }
         let seen = Locked<[String: RemoteCache.PullOutcome]>([:])

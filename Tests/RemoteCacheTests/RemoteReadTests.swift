@@ -24,7 +24,7 @@ import TestSupport
             store = try DiskCacheStore(directory: temp.path + "/cache")
             let base = server.url("/cache/").replacingOccurrences(of: "http://", with: "http://" + credentials)
             let kept = messages
-            remote = RemoteCache(location: try RemoteLocation.parse(base, environment: [:]), fetch: FetchConfiguration()) { message in
+            remote = RemoteCache(location: try RemoteLocation.parse(base, environment: [:]), fetch: FetchConfiguration()) { _, message in
                 kept.withLock { $0.append(message) }
             }
             key = try CacheKey(url: url)
@@ -73,7 +73,7 @@ import TestSupport
                            "AWS_ENDPOINT_URL": server.url("")]
         let messages = Locked<[String]>([])
         let remote = RemoteCache(location: try RemoteLocation.parse("s3://bucket/p", environment: environment),
-                                 fetch: FetchConfiguration()) { message in messages.withLock { $0.append(message) } }
+                                 fetch: FetchConfiguration()) { _, message in messages.withLock { $0.append(message) } }
         let key = try CacheKey(url: "http://origin.test/a.png")
         let path = "/bucket/p/" + key.hex
         server.route(path, .redirect(to: elsewhere.url("/taken"), status: 307))

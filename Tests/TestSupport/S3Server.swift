@@ -9,13 +9,17 @@ import Glibc
 /// and — once authentication is on — checks SigV4 signatures against the
 /// access keys it issued (a wrong secret gets 403 SignatureDoesNotMatch).
 /// Authentication is on after `INITIAL_NO_AUTH_ACTION_COUNT` requests; the
-/// first four create a user, its access key, a policy allowing s3:*, and
-/// the bucket, over moto's IAM/S3 API with libcurl's own signing (`curl --aws-sigv4`).
+/// first seven create a user, its access key, a policy allowing s3:*, a
+/// second user allowed only to read (s3:GetObject, s3:ListBucket: moto
+/// enforces the policies of the keys it issued), its key and policy, and the
+/// bucket, over moto's IAM/S3 API with libcurl's own signing (`curl --aws-sigv4`).
 public final class S3Server: @unchecked Sendable {
     public let port: Int
     public let bucket = "asyncfetch-test"
     public private(set) var accessKeyID = ""
     public private(set) var secretAccessKey = ""
+    /// A key of the user that may only read (GET an object, list the bucket): its PUTs are refused (403).
+    public private(set) var readOnlyKey = (id: "", secret: "")
     private let process: ChildProcess
     public var endpoint: String { "http://127.0.0.1:\(port)" }
 
@@ -31,7 +35,7 @@ public final class S3Server: @unchecked Sendable {
         for _ in 0..<3 where started == nil {
             let port = try NginxServer.freePort()
             let process = try ChildProcess(Self.executable, ["-H", "127.0.0.1", "-p", String(port)],
-                                           environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "4"])
+                                           environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "7"])
             if ListenerOwner.waitFor(pid: process.pid, port: port, timeout: 20, gaveUp: { !process.isRunning }) {
                 started = (port, process)
             } else {
@@ -50,9 +54,10 @@ public final class S3Server: @unchecked Sendable {
         process.stop(SIGKILL)   // moto_server ignores SIGTERM; it keeps nothing on disk
     }
 
-    /// The variables `asyncfetch --remote-cache s3://…` reads.
-    public func environment(secret: String? = nil) -> [String: String] {
-        ["AWS_ACCESS_KEY_ID": accessKeyID, "AWS_SECRET_ACCESS_KEY": secret ?? secretAccessKey,
+    /// The variables `asyncfetch --remote-cache s3://…` reads (`readOnly`: with the key that may only read).
+    public func environment(secret: String? = nil, readOnly: Bool = false) -> [String: String] {
+        ["AWS_ACCESS_KEY_ID": readOnly ? readOnlyKey.id : accessKeyID,
+         "AWS_SECRET_ACCESS_KEY": secret ?? (readOnly ? readOnlyKey.secret : secretAccessKey),
          "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint]
     }
 
@@ -64,20 +69,25 @@ public final class S3Server: @unchecked Sendable {
     }
 
     private func provision() throws {
+        (accessKeyID, secretAccessKey) = try user("asyncfetch", allowed: #""s3:*""#)
+        readOnlyKey = try user("reader", allowed: #"["s3:GetObject","s3:ListBucket"]"#)
+        _ = try curl(["-X", "PUT", "--aws-sigv4", "aws:amz:us-east-1:s3", "-u", accessKeyID + ":" + secretAccessKey,
+                      "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", endpoint + "/" + bucket])
+    }
+
+    /// Creates user `name` with a key and a policy allowing `allowed` (a JSON action or list of them): three requests.
+    private func user(_ name: String, allowed: String) throws -> (id: String, secret: String) {
         let iam = ["--aws-sigv4", "aws:amz:us-east-1:iam", "-u", "bootstrap:bootstrap", endpoint + "/"]
-        _ = try curl(iam + ["-d", "Action=CreateUser&UserName=asyncfetch&Version=2010-05-08"])
-        let key = try curl(iam + ["-d", "Action=CreateAccessKey&UserName=asyncfetch&Version=2010-05-08"])
+        _ = try curl(iam + ["-d", "Action=CreateUser&UserName=\(name)&Version=2010-05-08"])
+        let key = try curl(iam + ["-d", "Action=CreateAccessKey&UserName=\(name)&Version=2010-05-08"])
         guard let id = Self.values(of: "AccessKeyId", in: key).first,
               let secret = Self.values(of: "SecretAccessKey", in: key).first else {
             throw TestSupportError.message("moto: no access key in \(key)")
         }
-        accessKeyID = id
-        secretAccessKey = secret
-        let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#
+        let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"# + allowed + #","Resource":"*"}]}"#
         _ = try curl(iam + ["--data-urlencode", "PolicyDocument=" + policy,
-                            "-d", "Action=PutUserPolicy&UserName=asyncfetch&PolicyName=s3&Version=2010-05-08"])
-        _ = try curl(["-X", "PUT", "--aws-sigv4", "aws:amz:us-east-1:s3", "-u", id + ":" + secret,
-                      "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", endpoint + "/" + bucket])
+                            "-d", "Action=PutUserPolicy&UserName=\(name)&PolicyName=s3&Version=2010-05-08"])
+        return (id, secret)
     }
 
     private func curl(_ arguments: [String]) throws -> String {

@@ -252,7 +252,8 @@ public struct ResultLine: Sendable {
 
     /// `12 URLs: 11 success, 1 failure, 0 empty (cache 3, network 8,
     /// revalidated 0, stale 0); 1.2 MiB in 1.25 s`, plus the remote tier's
-    /// counts when it was used.
+    /// counts when it was used (and, when it was turned off or its uploads
+    /// stopped, why).
     public static func summaryText(_ s: BatchTotals, duration: Double) -> String {
         let parts = ["\(s.success) success", "\(s.failure) failure", "\(s.empty) empty"]
         var sources = "cache \(s.cache), network \(s.network), revalidated \(s.revalidated), stale \(s.stale)"
@@ -260,6 +261,10 @@ public struct ResultLine: Sendable {
         if let r = s.remoteTier {
             sources += ", remote \(s.remote)"
             tier = "; remote cache: \(r.hits) hits, \(r.misses) misses, \(r.uploads) uploads, \(r.errors) errors"
+            // Why it was given up, or its uploads stopped: the warning may be long gone from the screen.
+            if let reason = r.reason {
+                tier += r.disabled ? ", turned off: \(reason)" : ", uploads stopped: \(reason)"
+            }
         }
         if let h = s.hosts, h.hostsPaused > 0 || h.hostsGivenUp > 0 {
             tier += "; hosts: \(h.hosts), \(h.hostsPaused) paused, \(h.hostsGivenUp) given up"
@@ -302,6 +307,8 @@ public struct ResultLine: Sendable {
             tier.add("uploads", r.uploads)
             tier.add("uploadErrors", r.uploadErrors)
             tier.add("disabled", r.disabled)
+            tier.add("uploadsStopped", r.uploadsStopped)
+            tier.add("reason", r.reason)
             s.add("remoteCache", object: tier)
         }
         s.add("bytes", c.bytes)
