@@ -48,6 +48,8 @@ let package = Package(
         // start; and malloc's thresholds. Only Sources/asyncfetch/StandardStreams.swift,
         // EarlySignals.swift and MallocPolicy.swift import it.
         .target(name: "CStartup"),
+        // C corner: pipe2(O_CLOEXEC) (_GNU_SOURCE only). Only Sources/Loader/Input/SelfPipe.swift imports it.
+        .target(name: "CLoader"),
         // C corner: open a body with libvips (libvips-dev), read its declared size, decode every
         // pixel once. Only Sources/ImageDecoding/VipsDecoder.swift imports it; its public header
         // needs nothing from libvips, so only CVips.c sees glib's headers (Debian's paths:
@@ -74,7 +76,7 @@ let package = Package(
         .target(name: "RemoteCache", dependencies: ["Fetch", "DiskCache", "Support"], swiftSettings: strict),
         .target(
             name: "Loader",
-            dependencies: ["Support", "ImageFormats", "ImageDecoding", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache"],
+            dependencies: ["CLoader", "Support", "ImageFormats", "ImageDecoding", "Fetch", "DiskCache", "HTTPCaching", "RemoteCache"],
             swiftSettings: strict),
         .executableTarget(
             name: "asyncfetch",

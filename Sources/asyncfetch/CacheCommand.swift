@@ -47,7 +47,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() throws {
             let urls = try list.all()
-            let store = try cache.openStore()
+            let store = try cache.openStoreIfPresent().store   // no directory: nothing cached
             var missing = false
             for url in urls {
                 let line = CacheURLLine.path(of: url, in: store)

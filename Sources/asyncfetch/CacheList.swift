@@ -30,7 +30,7 @@ extension CacheCommand {
         var noHeuristic = false
 
         func run() throws {
-            let store = try cache.openStore()
+            guard let store = try cache.openStoreIfPresent().store else { return }   // no directory: no entries
             let scan = try CacheCommand.scan(store)
             let freshness = Freshness(defaultTTL: defaultTTL.seconds, heuristic: !noHeuristic)
             let now = currentUnixTime()

@@ -28,11 +28,23 @@ struct CacheOptions: ParsableArguments {
         }
     }
 
+    /// The store, or nil (with the directory it would be) when the
+    /// directory does not exist: `path`, `list` and `stats` only read the
+    /// cache, and one that is not there holds nothing, so they do not create
+    /// it (`dir`, a run and the commands that write do). A directory that is
+    /// there is checked as `openStore` checks it.
+    func openStoreIfPresent() throws -> (store: DiskCacheStore?, directory: String) {
+        let directory = try resolvedDirectory()
+        if CacheDirectory.isAbsent(directory) { return (nil, directory) }
+        let store = try openStore()
+        return (store, store.directory)
+    }
+
     func resolvedDirectory() throws -> String {
         do {
             return try CacheDirectory.resolve(explicit: cacheDir)
         } catch {
-            throw UsageError(environment: error.message)
+            throw cacheDir?.isEmpty == true ? UsageError(error.message) : UsageError(environment: error.message)
         }
     }
 }

@@ -39,7 +39,7 @@ extension CacheCommand {
             }
             let store = try cache.openStore(writable: true)
             let tier = RemoteCache.warning(at: location, fetch: FetchConfiguration(), verbose: verbose,
-                                           fallback: "cache pull contacts no origin") {
+                                           fallback: "not pulled: cache pull contacts no origin") {
                 Console.error("asyncfetch: warning: " + $0)
             }
             let list = URLList(arguments: urls, inputs: try UnreadableInputs.open(input), shard: shard)

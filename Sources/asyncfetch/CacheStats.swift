@@ -19,12 +19,12 @@ extension CacheCommand {
         var json = false
 
         func run() throws {
-            let store = try cache.openStore()
-            let scan = try CacheCommand.scan(store)
+            let (store, directory) = try cache.openStoreIfPresent()
+            let scan = try store.map(CacheCommand.scan) ?? DiskCacheStore.Scan()   // no directory: no entries
             if json {
-                print(CacheReportLine.statsJSON(scan, directory: store.directory))
+                print(CacheReportLine.statsJSON(scan, directory: directory))
             } else {
-                for line in CacheReportLine.stats(scan, directory: store.directory) { print(line) }
+                for line in CacheReportLine.stats(scan, directory: directory) { print(line) }
             }
         }
     }

@@ -24,6 +24,7 @@ struct CacheURLInput: ParsableArguments {
     /// reports an unknown option, and `cache rm --bogus` must say that.
     func all() throws -> [String] {
         if urls.isEmpty && input.isEmpty { throw UsageError.noURLGiven }
+        if input.contains("") { throw UsageError.emptyInput }
         var all = urls.map(URLList.trimmed)   // as `asyncfetch URL` and an input line read them
         for path in input { all += try Self.lines(of: path) }
         return all

@@ -14,7 +14,7 @@ enum Main {
         MallocPolicy.apply()
         useUTF8Characters()
         guard StandardStreams.reserved else { end(2) }   // not reached: the C corner has ended the process
-        let given = givenArguments()
+        let given = ArgumentCheck.separatingAttachedValues(givenArguments())   // `-ocat.png` as `-o cat.png`
         let (root, arguments) = route(given)
         // Only a fetch run reports a signal; anything else is killed by it (`EarlySignals`).
         if root != AsyncFetch.self { EarlySignals.giveBack() }
@@ -47,7 +47,8 @@ enum Main {
             status = 0
         } catch {
             EarlySignals.giveBack()   // help, version, a usage error: no run (nothing once one started)
-            status = exitStatus(for: error, root: root, help: helpCommand(root: root, arguments: arguments, given: given))
+            status = exitStatus(for: error, root: root, arguments: arguments,
+                                help: helpCommand(root: root, arguments: arguments, given: given))
         }
         end(flushOutput(status))
     }
@@ -235,15 +236,18 @@ enum Main {
 
     /// The exit status for `error`, its message written on stderr; a usage
     /// error points at `help`, the help of the command that was given.
-    static func exitStatus(for error: Error, root: ParsableCommand.Type, help: String = "asyncfetch --help") -> Int32 {
+    /// `arguments` as routed: an unknown option's suggestion is among that command's options.
+    static func exitStatus(for error: Error, root: ParsableCommand.Type, arguments: [String] = [],
+                           help: String = "asyncfetch --help") -> Int32 {
         switch error {
         case let code as ExitCode:
             return code.rawValue
         case let usage as UsageError:
-            Console.error("asyncfetch: \(usage.description)" + (usage.pointsAtHelp ? "\nSee '\(help)'." : ""))
+            let message = UnreadableInputs.asTyped(usage.description, arguments: arguments)   // `cache path -i FILE`
+            Console.error("asyncfetch: \(message)" + (usage.pointsAtHelp ? "\nSee '\(help)'." : ""))
             return 2
         case let inputs as UnreadableInputs:   // one line per list named by --input
-            for input in inputs.errors { Console.error("asyncfetch: \(input.message)") }
+            for input in inputs.errors { Console.error("asyncfetch: \(UnreadableInputs.asTyped(input.message, arguments: arguments))") }
             return 2
         case let failure as RuntimeFailure:
             Console.error("asyncfetch: \(failure.description)")
@@ -261,6 +265,7 @@ enum Main {
             if code == .validationFailure {
                 let firstLine = message.split(separator: "\n").first.map(String.init) ?? message
                 var reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
+                reason = OptionSuggestion.reworded(reason) { OptionSuggestion.options(root: root, arguments: arguments) }
                 if let forms = ValueForms.hint(for: reason) { reason += ": " + forms }
                 Console.error("asyncfetch: \(reason)\nSee '\(help)'.")
                 return 2

@@ -24,6 +24,12 @@ extension RunSettings {
         if outputDir?.isEmpty == true {
             throw UsageError("--output-dir is empty: give a folder ('.' for the current one), or leave the option out")
         }
+        if input.contains("") { throw UsageError.emptyInput }
+        // An empty template named every file by its key ({md5}.{ext}), with nothing said.
+        if name?.isEmpty == true {
+            throw UsageError("--name is empty: give a template ({name}, {host}/{path}, {md5}.{ext}), or leave the option out for {name}")
+        }
+        if cacert?.isEmpty == true { throw UsageError("--cacert is empty: give a PEM file, or leave the option out") }
         if output != nil && (urls.count != 1 || !input.isEmpty) {
             throw UsageError("-o/--output takes exactly one URL, named on the command line")
         }

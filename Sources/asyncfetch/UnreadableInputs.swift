@@ -22,4 +22,15 @@ struct UnreadableInputs: Error {
         guard failed.isEmpty else { throw UnreadableInputs(errors: failed) }
         return opened
     }
+
+    /// A list's error (`cannot read --input FILE: …`, `LoadError.unreadableList`) in the
+    /// option's spelling on the command line: `-i FILE` when only `-i` was typed
+    /// (`cache path -i urls.txt` was told of an `--input` it had not given).
+    static func asTyped(_ message: String, arguments: [String]) -> String {
+        let long = "cannot read --input "
+        guard message.hasPrefix(long), !arguments.contains(where: { $0 == "--input" || $0.hasPrefix("--input=") }) else {
+            return message
+        }
+        return "cannot read -i " + message.dropFirst(long.count)
+    }
 }

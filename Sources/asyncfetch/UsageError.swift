@@ -12,4 +12,7 @@ struct UsageError: Error, CustomStringConvertible {
 
     /// A fetch run, `cache path`, `rm` or `pull` without a URL.
     static var noURLGiven: UsageError { UsageError("no URL given (name URLs as arguments, or a list with --input FILE)") }
+
+    /// `-i ""` (an unset shell variable): said as `-o ""` is, not "cannot read --input : No such file or directory".
+    static var emptyInput: UsageError { UsageError("-i/--input is empty: give a file ('-' for standard input), or leave the option out") }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 
@@ -160,5 +161,41 @@ import TestSupport
         #expect(pruned.status == 0)
         #expect(pruned.stdout.hasPrefix("removed 0 entries (0 B); 1 entry ("), "\(pruned.stdout)")
         #expect(pruned.stdout.hasSuffix(") remains\n"), "\(pruned.stdout)")
+    }
+
+    /// `cache list`, `stats` and `path` only read the cache, yet on a cache
+    /// directory that did not exist they created it (mode 0700, parents
+    /// too): a mistyped `--cache-dir` left a folder behind. They now report
+    /// what an empty cache holds and leave the file system as it was; `dir`
+    /// still creates it (documented), and so does a fetch run.
+    @Test func commandsThatOnlyReadDoNotCreateTheCacheDirectory() async throws {
+        let cli = try CLI()
+        let dir = cli.cache.path + "/typo/cache"
+        let list = try await cli.run(["cache", "list", "--cache-dir", dir])
+        #expect(list.status == 0 && list.stdout.isEmpty && list.stderr.isEmpty, "\(list.stdout)\(list.stderr)")
+        let json = try await cli.run(["cache", "list", "--json", "--cache-dir", dir])
+        #expect(json.status == 0 && json.stdout.isEmpty, "\(json.stdout)\(json.stderr)")
+        let stats = try await cli.run(["cache", "stats", "--json", "--cache-dir", dir])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        #expect(stats.stdout == "{\"entries\":0,\"bytes\":0,\"dir\":\"\(dir)\",\"broken\":0,\"temporaryFiles\":0,\"partialFiles\":0}\n",
+                "\(stats.stdout)")
+        let human = try await cli.run(["cache", "stats", "--cache-dir", dir + "/"])
+        #expect(human.status == 0 && human.stdout.hasPrefix("directory  \(dir)\nentries    0\n"), "\(human.stdout)")
+        let path = try await cli.run(["cache", "path", "--json", "--cache-dir", dir, "http://127.0.0.1:9/a.png", "ftp://x/y.png"])
+        #expect(path.status == 1)
+        let lines = CLI.jsonLines(path.stdout) ?? []
+        #expect(lines.map { $0["reason"] as? String } == ["not-cached", "invalid-url"], "\(path.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/typo"), "nothing made")
+        // A directory that is there is still checked: one other users may write to is refused.
+        let shared = cli.cache.path + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        #expect(chmod(shared, 0o777) == 0)
+        let refused = try await cli.run(["cache", "list", "--cache-dir", shared])
+        #expect(refused.status == 2 && refused.stderr.contains("is writable by other users"), "\(refused.stderr)")
+        let empty = try await cli.run(["cache", "list", "--cache-dir", ""])
+        #expect(empty.status == 2 && empty.stderr.contains("--cache-dir is empty"), "\(empty.stderr)")
+        // `dir` makes it, as documented.
+        let made = try await cli.run(["cache", "dir", "--cache-dir", dir])
+        #expect(made.status == 0 && made.stdout == dir + "\n" && FileManager.default.fileExists(atPath: dir))
     }
 }

@@ -21,6 +21,15 @@ import TestSupport
         #expect(CacheE2E.files(in: dir + "/.tmp").isEmpty, "temporary files must be removed")
     }
 
+    /// A cache on a 1 MiB tmpfs, a `$TMPDIR` of the test's own (where a body
+    /// the cache refused is spooled), and the environment that names both.
+    func fullCache(_ cli: CLI) throws -> (mount: TmpfsMount, spoolDir: String, environment: [String: String]) {
+        let mount = try TmpfsMount(at: cli.cache.path + "/full-fs", size: "1m")
+        let spoolDir = cli.cache.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: spoolDir, withIntermediateDirectories: true)
+        return (mount, spoolDir, ["ASYNCFETCH_CACHE_DIR": mount.path, "TMPDIR": spoolDir])
+    }
+
     @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
     func aFullFilesystemIsAnIOFailureAndLeavesNothing() throws {
         let server = try FixtureSite.server()
@@ -58,11 +67,8 @@ import TestSupport
         let bytes = (0..<(2 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
         server.route("/big.bin", .ok(bytes, headers: [("Content-Type", "application/octet-stream")]))
         let cli = try CLI()
-        let mount = try TmpfsMount(at: cli.cache.path + "/full-fs", size: "1m")
+        let (mount, spoolDir, env) = try fullCache(cli)
         defer { mount.unmount() }
-        let spoolDir = cli.cache.path + "/tmp"
-        try FileManager.default.createDirectory(atPath: spoolDir, withIntermediateDirectories: true)
-        let env = ["ASYNCFETCH_CACHE_DIR": mount.path, "TMPDIR": spoolDir]
         let url = server.url("/big.bin")
         let out = cli.cache.path + "/big.bin"
         let result = try cli.run(["--json", "--any", "--retries", "0", url, "-o", out], environment: env)
@@ -84,6 +90,35 @@ import TestSupport
         let message = error["message"] as? String ?? ""
         #expect(message.contains(mount.path) && message.contains("No space left on device"), "\(message)")
         #expect(CacheE2E.files(in: spoolDir).isEmpty)
+    }
+
+    /// Without `-o` or `-P` nobody takes a body the cache refused, yet it
+    /// went on into a spool file to its end before the URL failed: a server
+    /// that then stalls (here 2 of 3 MiB sent, then silence) made the run
+    /// wait for the transfer's timeout and report `timeout`, on a cache disk
+    /// of 1 MiB that was full after the first MiB. The transfer now ends at
+    /// the cache's refusal: `io`, naming the cache and the cause, at once.
+    @Test(.enabled(if: CacheE2E.canMount, "needs mount -t tmpfs (root in a VM or privileged container)"))
+    func aCacheDiskThatFillsUpWithNoOutputEndsTheTransferAtOnce() throws {
+        let server = try ScriptedServer()
+        var stalling = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        stalling.generatedBodyLength = 2 * 1024 * 1024
+        stalling.declaredLength = 3 * 1024 * 1024
+        stalling.stallAfterBody = 30
+        server.route("/stalls.bin", stalling)
+        let cli = try CLI()
+        let (mount, spoolDir, env) = try fullCache(cli)
+        defer { mount.unmount() }
+        let url = server.url("/stalls.bin")
+        let result = try cli.run(["--json", "--any", "--retries", "0", "--timeout", "20", url], environment: env, timeout: 60)
+        #expect(result.status == 1)
+        let error = try #require(failure(result), "\(result.stdout)")
+        #expect(error["kind"] as? String == "io", "\(error)")
+        let message = error["message"] as? String ?? ""
+        #expect(message.hasPrefix("cannot write a new entry in \(mount.path)") && message.contains("No space left on device"),
+                "the cache's words, as when the body was spooled first: \(message)")
+        #expect(CacheE2E.files(in: spoolDir).isEmpty, "nothing spooled is left in $TMPDIR")
+        try expectNothingHalfWritten(cli, dir: mount.path, url, environment: env)
     }
 
     /// A cache disk that fills up at the last step, as the entry's record

@@ -258,4 +258,33 @@ import TestSupport
         // wget's -r is not curl's range: the answer says both.
         #expect(try cli.run(["-r", "http://127.0.0.1:9/x.png"]).stderr.contains("does not crawl"))
     }
+
+    /// A value joined to its short option (`-ocat.png`, curl's `-H'X: 1'`,
+    /// wget's `-Pphotos`, `-iurls.txt`, `-qo-`) was read as a cluster of flags:
+    /// "Unknown option '-.'", "Unknown option '-X'", "Unknown option
+    /// '-Pphotos'". Each is now the option and its value, as curl, wget and
+    /// getopt take them; an option's value is never split, nor what follows `--`.
+    @Test func aValueJoinedToItsShortOptionIsTakenAsCurlAndWgetTakeIt() throws {
+        let server = try FixtureSite.server()
+        let url = server.url("/images/red-64x48.png")
+        let dir = cli.cache.path
+        let output = try cli.run(["-o\(dir)/cat.png", "-H", "X-Joined: no", "-HX-Attached: yes", url])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/cat.png"))
+        #expect(server.requests("/images/red-64x48.png").last?.header("X-Attached") == "yes", "-H's value reached the server")
+        let folder = try cli.run(["-P\(dir)/photos", "--refresh", url])
+        #expect(folder.status == 0 && FileManager.default.fileExists(atPath: dir + "/photos/red-64x48.png"), "\(folder.stderr)")
+        let list = try cli.cache.write("list.txt", Array("\(url)\n".utf8))
+        let listed = try cli.run(["-qi\(list)"])
+        #expect(listed.status == 0 && listed.stdout.isEmpty, "\(listed.stdout)\(listed.stderr)")
+        let body = try cli.run(["-qo-", url])
+        #expect(body.status == 0 && body.stdoutBytes == FixtureSite.png, "\(body.stderr)")
+        let path = try cli.run(["cache", "path", "-i\(list)"])
+        #expect(path.status == 0 && path.stdout.hasPrefix(dir), "\(path.stdout)\(path.stderr)")
+        // An option's value stays whole; wget's -Ocat.png still gets its answer.
+        let agent = try cli.run(["--user-agent", "-obot", url])
+        #expect(agent.status == 2 && agent.stderr.hasPrefix("asyncfetch: Missing value for '--user-agent <string>'"), "\(agent.stderr)")
+        let wget = try cli.run(["-Ocat.png", url])
+        #expect(wget.status == 2 && wget.stderr.contains("wget's -O FILE is -o FILE"), "\(wget.stderr)")
+    }
 }

@@ -80,7 +80,7 @@ import TestSupport
 
     @Test func usageErrorsExit2WithOneLineAndAHint() async throws {
         let cases: [([String], String)] = [
-            (["--bogus"], "asyncfetch: Unknown option '--bogus'."),
+            (["--bogus"], "asyncfetch: Unknown option '--bogus'"),
             ([], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
             // The cache commands that take URLs say it in the same words.
             (["cache", "path"], "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"),
@@ -110,6 +110,10 @@ import TestSupport
             // An unset shell variable must not send the run to the default cache.
             (["--cache-dir", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cache-dir is empty"),
             (["--cache-dir=", "--offline", "http://127.0.0.1:9/x.png"], "asyncfetch: Missing value for '--cache-dir <dir>'"),
+            // So must an empty list, template or CA file (the template named every file by its key, unsaid).
+            (["-i", "", "http://127.0.0.1:9/x.png"], "asyncfetch: -i/--input is empty: give a file ('-' for standard input)"),
+            (["-P", "photos", "--name", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --name is empty: give a template"),
+            (["--cacert", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cacert is empty: give a PEM file"),
         ]
         for (arguments, reason) in cases {
             let result = try await cli.run(arguments)
@@ -120,6 +124,31 @@ import TestSupport
             let help = arguments.first == "cache" && arguments.count > 1 && !arguments[1].hasPrefix("-") ? "cache \(arguments[1]) " : ""
             #expect(lines.last == "See 'asyncfetch \(help)--help'.", "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty)
+        }
+    }
+
+    /// swift-argument-parser suggested any option within 3 edits: `--bogus`
+    /// got "Did you mean '--jobs'?", and `--jbos` (two letters swapped)
+    /// '--json'. A suggestion is now one slip away (two for a long name), or
+    /// the one option that starts with what was typed; else there is none.
+    /// A cache command suggests among its own options.
+    @Test func anUnknownOptionGetsASuggestionOnlyWhenOneIsClose() async throws {
+        let cases: [([String], String)] = [
+            (["--bogus"], "Unknown option '--bogus'"),
+            (["--jbos", "4"], "Unknown option '--jbos'. Did you mean '--jobs'?"),
+            (["--ouptut", "x.png"], "Unknown option '--ouptut'. Did you mean '--output'?"),
+            (["--refesh"], "Unknown option '--refesh'. Did you mean '--refresh'?"),
+            (["--verb"], "Unknown option '--verb'. Did you mean '--verbose'?"),
+            (["--no-heuristics"], "Unknown option '--no-heuristics'. Did you mean '--no-heuristic'?"),
+            (["--xyz"], "Unknown option '--xyz'"),
+            (["cache", "prune", "--max-sise", "1G"], "Unknown option '--max-sise'. Did you mean '--max-size'?"),
+            (["cache", "list", "--jsn"], "Unknown option '--jsn'. Did you mean '--json'?"),
+            (["cache", "list", "--bogus"], "Unknown option '--bogus'"),
+        ]
+        for (arguments, reason) in cases {
+            let result = try await cli.run(arguments + (arguments.first == "cache" ? [] : ["http://127.0.0.1:9/x.png"]))
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.split(separator: "\n").first.map(String.init) == "asyncfetch: \(reason)", "\(arguments): \(result.stderr)")
         }
     }
 
@@ -146,6 +175,7 @@ import TestSupport
             (["cache", "--bogus"], "Unknown option '--bogus'", "cache"),
             (["cache", "--cache-dir"], "Missing value for '--cache-dir <dir>'", "cache"),
             (["cache", "--cache-dir", ""], "--cache-dir is empty", "cache"),
+            (["cache", "path", "-i", ""], "-i/--input is empty", "cache path"),
         ]
         for (arguments, reason, command) in cases {
             let result = try await cli.run(arguments)

@@ -102,7 +102,7 @@ import TestSupport
         // Two lists that open and fail as they are read (an I/O error at their first byte).
         let failing = try await cli.run(["--offline", "-i", "/proc/self/mem", "-i", "/proc/self/mem"])
         #expect(failing.status == 2, "\(failing.stdout)")
-        #expect(failing.stderr == String(repeating: "asyncfetch: cannot read --input /proc/self/mem: Input/output error\n", count: 2),
+        #expect(failing.stderr == String(repeating: "asyncfetch: cannot read -i /proc/self/mem: Input/output error\n", count: 2),
                 "\(failing.stderr)")
     }
 
@@ -127,7 +127,7 @@ import TestSupport
         let result = try await runProcessOffPool("/usr/bin/python3", ["-c", writer, CLI.binary, "--offline", "--json", "-i", "-"],
                                                  environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
         #expect(result.status == 2, "\(result.stdout)")
-        #expect(result.stderr == "asyncfetch: cannot read --input -: Connection reset by peer\n")
+        #expect(result.stderr == "asyncfetch: cannot read -i -: Connection reset by peer\n")
         let lines = try #require(CLI.jsonLines(result.stdout))
         #expect(lines.compactMap { $0["url"] as? String } == ["http://127.0.0.1:9/a.png", "http://127.0.0.1:9/b.png"])
         #expect((lines.last?["summary"] as? [String: Any])?["empty"] as? Int == 2, "\(result.stdout)")

@@ -153,10 +153,41 @@ import TestSupport
                                        "\(result.stdout)")
             let error = try #require(failure["error"] as? [String: Any])
             #expect(error["kind"] as? String == "io")
-            #expect(error["message"] as? String == "cannot write \(target): No such file or directory")
+            #expect(error["message"] as? String == "cannot write \(target): the folder \(cli.cache.path)/no-such-dir does not exist")
             #expect(error["status"] == nil, "run \(run): \(error)")
         }
         #expect(try await cli.run(["--offline", image]).status == 0, "the body is in the cache")
+    }
+
+    /// `-o photos/` for a folder that does not exist said "Is a directory"
+    /// (the kernel's answer to a name ending in `/`), and `-o photos/cat.png`
+    /// "No such file or directory", of the file about to be made: the message
+    /// names what is wrong, a missing folder, a file where a folder should be,
+    /// or a folder where the file should be.
+    @Test func anOutputFileInAFolderThatCannotHoldItNamesTheFolder() async throws {
+        let image = server.url("/images/red-64x48.png")
+        let base = cli.cache.path
+        try FileManager.default.createDirectory(atPath: base + "/there", withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: base + "/plain.txt", contents: Data("x".utf8))
+        let cases: [(String, String)] = [
+            ("nodir/", "the folder \(base)/nodir does not exist"),
+            ("nodir/deeper/cat.png", "the folder \(base)/nodir does not exist"),
+            ("there/", "it is a folder, not a file"),
+            ("there", "it is a folder, not a file"),
+            ("plain.txt/cat.png", "\(base)/plain.txt is not a folder"),
+        ]
+        for (name, reason) in cases {
+            let target = base + "/" + name
+            let result = try await cli.run(["--json", image, "-o", target])
+            #expect(result.status == 1, "\(name)")
+            let failure = CLI.jsonLines(result.stdout)?.first { $0["phase"] as? String == "failure" }
+            let message = (failure?["error"] as? [String: Any])?["message"] as? String
+            #expect(message == "cannot write \(target): \(reason)", "\(name): \(result.stdout)")
+        }
+        // Relative to the working directory, as typed.
+        let relative = try runProcess(CLI.binary, ["--json", image, "-o", "missing/"],
+                                      environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], directory: base)
+        #expect(relative.stdout.contains("cannot write missing/: the folder missing does not exist"), "\(relative.stdout)")
     }
 
     /// Quotes, backslashes and control characters in what is printed are

@@ -52,7 +52,8 @@ import TestSupport
 
         // Without -o or -P the body has nowhere to go: a failure, as before.
         let nowhere = try cli.run([url], environment: env)
-        #expect(nowhere.status == 1 && nowhere.stdout.contains("Read-only file system"), "\(nowhere.stdout)")
+        #expect(nowhere.status == 1 && nowhere.stdout.contains("  cannot create a file in \(mount.path): Read-only file system"),
+                "\(nowhere.stdout)")
         #expect(CacheE2E.files(in: mount.path) == filesBefore)
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cli.cache.path)) ?? []
         #expect(!leftovers.contains { $0.hasPrefix("asyncfetch-") && $0.hasSuffix(".part") }, "no temporary file left: \(leftovers)")

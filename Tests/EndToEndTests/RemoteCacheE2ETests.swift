@@ -153,15 +153,18 @@ import TestSupport
     /// `cache pull` from a tier that fails said "not in the remote cache"
     /// for every URL, and its warning said "the origins are used instead",
     /// though the command contacts no origin. A URL the tier lacks (404) and
-    /// one it could not serve (503, nothing listening) are told apart.
+    /// one it could not serve (503, 403: a wrong key, nothing listening) are
+    /// told apart, and the exit status is 1. The first error's warning says
+    /// what became of that URL (before: "(cache pull contacts no origin; …)").
     @Test func pullSaysWhenTheTierFailedRatherThanLackedTheURL() throws {
         let root = try TempDirectory(prefix: "asyncfetch-remote")
         let failing = try NginxServer(root: root.path, extraConfig: "location /cache/ { return 503; }")
+        let forbidden = try NginxServer(root: root.path, extraConfig: "location /cache/ { return 403; }")
         let closed = try ScriptedServer()
         let deadURL = closed.url("/cache/")
         closed.stop()
         let urls = ["http://origin.invalid/a.png", "http://origin.invalid/b.png"]
-        for tier in [failing.url("/cache/"), deadURL] {
+        for tier in [failing.url("/cache/"), forbidden.url("/cache/"), deadURL] {
             let result = try CLI().run(["cache", "pull", "--remote-cache", tier] + urls)
             #expect(result.status == 1, "\(tier): \(result.stderr)")
             let lines = result.stderr.split(separator: "\n").map(String.init)
@@ -170,7 +173,10 @@ import TestSupport
                         "\(tier): \(result.stderr)")
             }
             #expect(!result.stderr.contains("not in the remote cache") && !result.stderr.contains("origins are used"), "\(result.stderr)")
-            #expect(result.stderr.contains("cache pull contacts no origin"), "\(result.stderr)")
+            #expect(lines.filter { $0.hasPrefix("asyncfetch: warning: remote cache: GET \(tier)") }.count == 1
+                    && lines.contains { $0.hasPrefix("asyncfetch: warning: remote cache: GET \(tier)")
+                        && $0.hasSuffix(" (not pulled: cache pull contacts no origin; -v shows every remote cache error)") },
+                    "\(result.stderr)")
             #expect(lines.last == "0 pulled, 0 already cached, 2 not pulled (remote cache: 0 misses, 2 errors)", "\(result.stderr)")
         }
         // A tier that answers 404 lacks the URL: that is what it says.

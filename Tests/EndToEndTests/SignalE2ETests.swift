@@ -231,4 +231,21 @@ import TestSupport
         #expect(lines.count > 500)
         #expect(lines.allSatisfy { $0["phase"] as? String == "empty" }, "the first URLs' lines, whole")
     }
+
+    /// The self-pipes that wake a run on a signal (`Interruption`) and a
+    /// `--input -` reader were made with `pipe` and then marked close-on-exec
+    /// with `fcntl`: in between, a process spawned by another thread kept
+    /// both ends. They are made close-on-exec at once (`pipe2` with
+    /// `O_CLOEXEC`); glibc's `pipe` is `pipe2(fds, 0)`, which strace shows.
+    @Test func theRunsSelfPipesAreCloseOnExecFromTheStart() throws {
+        try HeapTrimE2ETests.requireStrace()
+        let trace = cli.cache.path + "/pipes.trace"
+        let result = try runProcess("/usr/bin/strace", ["-f", "-qq", "-e", "trace=pipe,pipe2", "-o", trace, CLI.binary,
+                                                        "--offline", "-i", "-", "http://127.0.0.1:9/x.png"],
+                                    environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], stdin: Array("http://127.0.0.1:9/y.png\n".utf8))
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let calls = (try String(contentsOfFile: trace, encoding: .utf8)).split(separator: "\n").filter { $0.contains("pipe") }
+        #expect(calls.count >= 2, "the run's pipe and the reader's: \(calls)")
+        #expect(calls.allSatisfy { $0.contains("pipe2(") && $0.contains("O_CLOEXEC") }, "\(calls)")
+    }
 }

@@ -60,13 +60,17 @@ import TestSupport
         for arguments in [["-i", "-"], ["--json", "http://127.0.0.1:9/a.png", "-i", "-"]] {
             let result = try await Self.run(cli, arguments, "<&-")
             #expect(result.status == 2, "\(arguments)")
-            #expect(result.stderr == "asyncfetch: cannot read --input -: standard input is closed or not open for reading\n",
+            #expect(result.stderr == "asyncfetch: cannot read -i -: standard input is closed or not open for reading\n",
                     "\(arguments)")
             #expect(result.stdout.isEmpty, "nothing ran: \(arguments)")
         }
-        let listed = try await Self.run(cli, ["cache", "path", "-i", "-"], "<&-")
-        #expect(listed.status == 2)
-        #expect(listed.stderr == "asyncfetch: cannot read --input -: standard input is closed or not open for reading\n")
+        // The option as typed: `cache path -i` was told of an --input it had not given.
+        for (option, typed) in [("-i", "-i"), ("--input", "--input"), ("--input=-", "--input")] {
+            let listed = try await Self.run(cli, ["cache", "path", option] + (option.contains("=") ? [] : ["-"]), "<&-")
+            #expect(listed.status == 2)
+            #expect(listed.stderr == "asyncfetch: cannot read \(typed) -: standard input is closed or not open for reading\n",
+                    "\(option): \(listed.stderr)")
+        }
     }
 
     /// No `/dev/null` (a chroot or container without /dev; here a mount

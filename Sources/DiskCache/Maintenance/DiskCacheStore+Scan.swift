@@ -57,6 +57,9 @@ extension DiskCacheStore {
         public var partialBytes: Int64 { partials.reduce(0) { $0 + $1.bytes } }
         /// Bytes of every file the cache owns, temporary files and kept partial bodies included.
         public var bytes: Int64 { entries.reduce(temporaryBytes + partialBytes) { $0 + $1.bytes } }
+
+        /// Nothing: what a cache directory that does not exist holds.
+        public init() {}
     }
 
     /// Looks at every body, metadata and temporary file the cache owns.

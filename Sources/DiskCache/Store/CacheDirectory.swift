@@ -147,6 +147,26 @@ public enum CacheDirectory {
         return String(cString: name)
     }
 
+    /// Whether nothing is at `path` though a cache directory could be made
+    /// there: a command that only reads the cache finds no entries in it,
+    /// and leaves it unmade. Whether it could be made is tried: the first
+    /// missing folder on the way is made and at once removed. False for a
+    /// directory that is there, and for one that could not be made (or
+    /// anything else odd), which `prepare` then reports as for any command.
+    public static func isAbsent(_ path: String) -> Bool {
+        var info = stat()
+        guard path.hasPrefix("/"), stat(path, &info) != 0, errno == ENOENT else { return false }
+        var prefix = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            if stat(prefix, &info) == 0 { continue }
+            guard errno == ENOENT, mkdir(prefix, 0o700) == 0 else { return false }
+            // Emptied at once; one that another process filled meanwhile is there to be opened.
+            return rmdir(prefix) == 0
+        }
+        return false
+    }
+
     /// Throws a `.directory` error naming `path` unless this process may
     /// create and remove files in it (read-only filesystem, permissions).
     public static func checkWritable(_ path: String) throws(DiskCacheError) {

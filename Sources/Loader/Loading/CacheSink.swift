@@ -1,5 +1,6 @@
 import DiskCache
 import Fetch
+import HTTPCaching
 import ImageFormats
 import Support
 import Synchronization
@@ -17,7 +18,10 @@ import Synchronization
 /// When the cache cannot be written (`makeWriter` fails with `io`: a
 /// read-only directory; or a write fails part way: a full disk), the body
 /// goes to a `SpoolFile` outside the cache instead, so that `-o` and
-/// `--output-dir` still get it.
+/// `--output-dir` still get it; or, when nobody would take it (`spools`
+/// false: `LoaderOptions.keepsUnstoredBodies`) and the response could have
+/// been stored, the cache's error ends the transfer at once (a `no-store`
+/// body is never stored, so it succeeds from the spool all the same).
 ///
 /// Threading: the fetch engine calls `begin`/`write`/`reset` from its loop
 /// thread, from the awaiting task or from a completion worker, one at a
@@ -46,6 +50,8 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// Not an `ImageStructure?`: that was copied and destroyed through its value witnesses.
     @exclusivity(unchecked) private var structure: ImageStructure
     private let checksStructure: Bool
+    /// Whether a body the cache refuses goes on into a `SpoolFile` (else the refusal ends the transfer).
+    private let spools: Bool
     /// `structure.hasEnded`, for the transfer loop to read while the writes
     /// run on a completion worker (`hasEnded(held:)`).
     private let structureEnded = Atomic<Bool>(false)
@@ -60,11 +66,14 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// transfer counts only the bytes it receives, so a resumed body's kept
     /// part is counted here.
     private let limit: Int64
+    /// The cache's refusal that ended the transfer, when the body was not spooled (`spools` false):
+    /// the load's failure, in the cache's words, as a spooled body's would be.
+    @exclusivity(unchecked) private(set) var refusal: DiskCacheError?
     /// Why a resumed body, its kept part included, was refused as past `limit` (the load is `too-large`).
     @exclusivity(unchecked) private(set) var overLimit: String?
 
     init(cache: DiskCacheStore, key: CacheKey, hex: String, partial: PartialBody? = nil, checkStructure: Bool,
-         limit: Int64 = .max) {
+         spools: Bool = true, limit: Int64 = .max) {
         self.cache = cache
         cacheKey = key
         self.key = hex
@@ -72,6 +81,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         self.limit = limit
         structure = ImageStructure()
         checksStructure = checkStructure
+        self.spools = spools
     }
 
     /// The structure check's verdict on the body received (`ImageStructure.inspection`);
@@ -164,6 +174,10 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// Any other error (not `io`, or of a resumed body) is thrown on as it is.
     private func spill(_ refused: CacheWriter, refusedWith failure: any Error) throws -> SpoolFile {
         guard let error = failure as? DiskCacheError, error.kind == .io, !refused.isResumed else { throw failure }
+        guard spoolsRefusedBody else {
+            refusal = error
+            throw error
+        }
         let moved = try SpoolFile(storeFailure: error.message)
         do {
             var offset: Int64 = 0
@@ -249,10 +263,21 @@ final class CacheSink: BodySink, @unchecked Sendable {
             writer = created
             return created
         } catch where error.kind == .io {
+            guard spoolsRefusedBody else {
+                refusal = error
+                throw error
+            }
             let created = try SpoolFile(storeFailure: error.message)
             spool = created
             return created
         }
+    }
+
+    /// Whether a body the cache refused goes on into a `SpoolFile`: when
+    /// someone takes it (`spools`), or when the response may not be stored
+    /// anyway (`no-store`: a success without the cache). Asked only on a refusal.
+    private var spoolsRefusedBody: Bool {
+        spools || !Storability.mayStore(status: status, CacheControl(headers))
     }
 
     /// Whether the body received continues a kept partial (a `206`).

@@ -59,7 +59,9 @@ extension ImageLoader {
             var from = stat(), to = stat()
             if fstat(input, &from) == 0, stat(path, &to) == 0, from.st_dev == to.st_dev, from.st_ino == to.st_ino { return }
             output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard output >= 0 else { throw failure("write", path) }
+            guard output >= 0 else {
+                throw DeliveryError(message: "cannot write \(path): \(OutputFileProblem.reason(path, errno: errno))")
+            }
         }
         var buffer = [UInt8](repeating: 0, count: Defaults.deliveryCopyBytes)
         var failed: DeliveryError?

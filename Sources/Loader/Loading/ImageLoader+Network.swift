@@ -189,7 +189,7 @@ extension ImageLoader {
                 made = .plain(request)
             }
             let sink = CacheSink(cache: loader.cache, key: key, hex: hex, partial: partial?.validator == nil ? nil : partial,
-                                 checkStructure: !loader.options.acceptAnyContent,
+                                 checkStructure: !loader.options.acceptAnyContent, spools: loader.options.keepsUnstoredBodies,
                                  limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
             return (NetworkExchange(sink: sink, key: key, entry: entry, foundPartial: partial != nil, handedOut: handedOut), made)
         }
@@ -228,6 +228,7 @@ extension ImageLoader {
             if let overLimit = sink.overLimit {
                 return .done(.failure(LoadError(kind: .tooLarge, message: "response too large: " + overLimit, attempts: error.attempts)))
             }
+            if let refusal = sink.refusal { return .done(.failure(LoadError(refusal, attempts: error.attempts))) }
             var keptPart: Int64?
             // Cut off by the network, a timeout, or the user (Ctrl-C, a cancelled task): the part is
             // kept alike, so that the next run asks only for the rest (docs/http.md "Resume"). Not

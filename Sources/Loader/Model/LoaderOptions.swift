@@ -34,6 +34,14 @@ public struct LoaderOptions: Sendable {
     /// fail every network load before any I/O (`invalid-url`): refuse them
     /// where the options are made with `fetch.validate()`, as the tool does.
     public var fetch = FetchConfiguration()
+    /// Whether a body the cache cannot take (a read-only directory, a disk or
+    /// quota that fills up) goes on into a spool file outside the cache, for
+    /// a `Delivery` to take (`-o`, `--output-dir`): the URL is then a
+    /// `success` that says it was not stored. Set it to false when no load
+    /// has a `Delivery` (`asyncfetch URL` alone): such a body reaches
+    /// nobody, so the transfer fails (`io`) as soon as the cache refuses a
+    /// write, instead of downloading the rest to a spool first.
+    public var keepsUnstoredBodies = true
     /// The shared tier asked on a local miss and fed after downloads (`--remote-cache`).
     public var remote: RemoteCache?
 

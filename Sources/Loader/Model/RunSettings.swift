@@ -90,6 +90,8 @@ public struct RunSettings: Sendable, Equatable {
         options.staleIfError = staleIfError
         options.jobs = jobs
         options.jobsPerHost = jobsPerHost
+        // Only -o and --output-dir (-O) take a body the cache could not store.
+        options.keepsUnstoredBodies = output != nil || outputDir != nil
         var fetch = FetchConfiguration()
         fetch.maxSize = maxSize
         fetch.connectTimeout = connectTimeout

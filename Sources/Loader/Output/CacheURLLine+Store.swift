@@ -6,8 +6,10 @@ extension CacheURLLine {
     /// The URL's body path when it has an intact entry with a body; the
     /// status when the entry is a remembered error (no body); why, when
     /// the entry is there but broken (what `cache list` shows for it).
-    public static func path(of url: String, in store: DiskCacheStore) -> CacheURLLine {
+    /// No store (its directory does not exist): nothing is cached.
+    public static func path(of url: String, in store: DiskCacheStore?) -> CacheURLLine {
         guard let key = key(of: url) else { return CacheURLLine(url: url, outcome: .invalid) }
+        guard let store else { return CacheURLLine(url: url, outcome: .notCached) }
         guard let entry = store.lookup(key.hex) else {
             return CacheURLLine(url: url, outcome: store.brokenProblem(key).map { .broken(problem: $0) } ?? .notCached)
         }

@@ -1,0 +1,51 @@
+/// A value joined to its short option, as getopt, curl and wget take it:
+/// `-ocat.png`, `-H'Accept: image/png'`, `-Pphotos`, `-iurls.txt`, `-qo-`.
+/// swift-argument-parser reads such a word as a cluster of flags, so they
+/// were "Unknown option '-.'" (of `-ocat.png`), "Unknown option '-X'" (of
+/// `-H'X-A: 1'`) or "Unknown option '-Pphotos'". Each becomes the option and
+/// its value, two arguments, before either parser reads the command line.
+extension ArgumentCheck {
+    /// `arguments` with each attached value given on its own: a word of
+    /// known short flags up to a short option that takes a value, then more
+    /// letters, is split after that option. A word with a letter no option
+    /// has before it (wget's `-Ocat.png`, `-nc`) is left as it is, for the
+    /// habit hints and the parser; so is an option's value, and all after `--`.
+    static func separatingAttachedValues(_ arguments: [String]) -> [String] {
+        var separated: [String] = []
+        separated.reserveCapacity(arguments.count)
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                separated += arguments[(index - 1)...]
+                break
+            }
+            if let (option, value) = attachedValue(argument) {
+                separated += [option, value]
+                continue
+            }
+            separated.append(argument)
+            // An option's value is never split (`--user-agent -ofoo`, `-H -Hfoo`).
+            if takesNextArgument(argument), index < arguments.count {
+                separated.append(arguments[index])
+                index += 1
+            }
+        }
+        return separated
+    }
+
+    /// `-ocat.png` as (`-o`, `cat.png`), `-qo-` as (`-qo`, `-`); nil for anything else.
+    private static func attachedValue(_ argument: String) -> (String, String)? {
+        guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { return nil }
+        var letters = argument.dropFirst()
+        var option = "-"
+        while let letter = letters.first {
+            guard let canonical = shortNames[letter] else { return nil }
+            option.append(letter)
+            letters = letters.dropFirst()
+            if valueOptions.contains(canonical) { return letters.isEmpty ? nil : (option, String(letters)) }
+        }
+        return nil
+    }
+}
