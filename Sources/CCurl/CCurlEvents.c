@@ -40,12 +40,19 @@
  * connecting when its attempt is dropped (a connect timeout, a transfer cancelled or ended while
  * connecting, the losing address of a dual-stack host) is closed with a plain close() (curl PR
  * 11439, fixed in 8.2.0). Its entry then outlives it, and its number may come back as a socket libcurl
- * did not open here, its threaded resolver's socket pair. So `watched` is never trusted on its own
- * where it matters: a parked socket asked for again is handed to the kernel (one EPOLL_CTL_MOD,
- * still cheaper than the DEL and ADD parking saves), and an answer that shows the entry was stale
- * (ENOENT for a MOD, EEXIST for an ADD) also drops OWN: that descriptor is not the socket opened
- * here, and is taken out at CURL_POLL_REMOVE like the resolver's. Other sockets libcurl asks to
- * have watched (the resolver's pair, closed right after a CURL_POLL_REMOVE) are taken out then.
+ * did not open here, its threaded resolver's socket pair, which libcurl asks to have watched for
+ * reading.
+ *
+ * So an OWN entry is trusted only once it is CONNECTED: libcurl asks to read a connection's socket
+ * only once its connect has succeeded and the socket is the connection's (7.88's cf_socket_active;
+ * until then it is watched for writing only), and such a socket it closes only through the close
+ * callback. The first time libcurl asks to read an OWN socket, one getsockopt(SO_DOMAIN) checks that
+ * the descriptor is still an internet socket, not the resolver's AF_UNIX pair at a stale entry's
+ * number: once per connection, not per transfer. A parked CONNECTED socket asked for again with the
+ * same events needs no call; a parked socket not CONNECTED (parked while connecting) is handed to the
+ * kernel (EPOLL_CTL_MOD), and an answer that shows the entry was stale (ENOENT for a MOD, EEXIST for
+ * an ADD) drops OWN. A descriptor that is not OWN (the resolver's pair) is taken out at
+ * CURL_POLL_REMOVE, right before libcurl closes it.
  */
 struct ccurl_events {
     CURLM *multi;
@@ -60,8 +67,8 @@ struct ccurl_events {
     int failure_errno;
     const char *failure_call;
     /* Per descriptor: the events the set has for it (EPOLLIN, EPOLLOUT; 0: not in the set), PARKED
-     * when libcurl does not watch it any more, OWN for a connection's socket opened here;
-     * `watched_count` entries (grown on demand). */
+     * when libcurl does not watch it any more, OWN for a connection's socket opened here, CONNECTED
+     * for one libcurl reads (see the top); `watched_count` entries (grown on demand). */
     uint32_t *watched;
     int watched_count;
 };
@@ -69,6 +76,7 @@ struct ccurl_events {
 /* Flags in `watched`, outside the events the set gives a socket. */
 #define PARKED (1u << 30)
 #define OWN (1u << 29)
+#define CONNECTED (1u << 28)
 #define EVENTS (EPOLLIN | EPOLLOUT)
 
 enum { READY_MAX = 64 };
@@ -102,6 +110,17 @@ static int make_room(ccurl_events *events, int fd) {
     return 1;
 }
 
+/* Whether descriptor `fd` is an internet socket (a connection's, opened here), not the threaded
+ * resolver's AF_UNIX socket pair at a number a socket opened here had before (see the top). A failed
+ * call (ENOTSOCK, EBADF) also says no: the descriptor is then handled as not OWN, which is always
+ * right, only dearer. */
+static int is_internet_socket(int fd) {
+    int domain = 0;
+    socklen_t size = sizeof domain;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &size) != 0) return 0;
+    return domain == AF_INET || domain == AF_INET6;
+}
+
 /* CURLMOPT_SOCKETFUNCTION. -1 (an epoll_ctl the kernel refused, out of memory or past
  * max_user_watches) makes libcurl end every transfer of the multi handle (CURLM_ABORTED_BY_CALLBACK);
  * the loop fails them with ccurl_events_failure's error and the multi handle takes new ones again. */
@@ -130,11 +149,13 @@ static int socket_callback(CURL *easy, curl_socket_t socket, int what, void *use
     }
     uint32_t want = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
     uint32_t had = events->watched[socket];
-    uint32_t own = had & OWN;
-    if ((had & (EVENTS | PARKED)) == want) {   /* watched (not parked) with these events: no call */
+    uint32_t own = had & (OWN | CONNECTED);
+    /* Watched with these events, or parked with them and CONNECTED: no call (see the top). */
+    if ((had & EVENTS) == want && ((had & PARKED) == 0 || (had & CONNECTED) != 0)) {
         events->watched[socket] = want | own;
         return 0;
     }
+    if ((want & EPOLLIN) != 0 && own == OWN) own = is_internet_socket(socket) ? OWN | CONNECTED : 0;
     struct epoll_event event = { .events = want, .data = { .fd = socket } };
     int op = (had & EVENTS) != 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     if (epoll_ctl(events->epoll, op, socket, &event) != 0) {
@@ -151,9 +172,10 @@ static int socket_callback(CURL *easy, curl_socket_t socket, int what, void *use
     return 0;
 }
 
-/* Takes a parked socket that became ready out of the set (it stays OWN: closed here later). */
+/* Takes a parked socket that became ready out of the set (it stays OWN and CONNECTED: closed here
+ * later). */
 static void unpark(ccurl_events *events, int fd) {
-    events->watched[fd] = OWN;
+    events->watched[fd] &= OWN | CONNECTED;
     if (epoll_ctl(events->epoll, EPOLL_CTL_DEL, fd, NULL) != 0 && errno != ENOENT && errno != EBADF)
         note_failure(events, "epoll_ctl(EPOLL_CTL_DEL)", errno);
 }
@@ -255,9 +277,10 @@ ccurl_events *ccurl_events_new(CURLM *multi, const char **why) {
 
 void ccurl_events_free(ccurl_events *events) {
     if (events == NULL) return;
-    /* A close that fails (EINTR, EIO) has released the descriptor all the same on Linux. */
-    if (events->wake >= 0 && close(events->wake) != 0) events->wake = -1;
-    if (events->epoll >= 0 && close(events->epoll) != 0) events->epoll = -1;
+    /* A close that fails (EINTR, EIO) has released the descriptor all the same on Linux: nothing is
+     * left to undo or to report. */
+    if (events->wake >= 0) (void)close(events->wake);
+    if (events->epoll >= 0) (void)close(events->epoll);
     free(events->watched);
     free(events);
 }

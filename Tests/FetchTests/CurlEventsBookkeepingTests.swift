@@ -21,7 +21,9 @@ import TestSupport
     static func driver(including file: String) -> String {
         """
         #include "\(file)"
+        #include <arpa/inet.h>
         #include <fcntl.h>
+        #include <netinet/in.h>
         #include <stdio.h>
         #include <string.h>
 
@@ -42,16 +44,53 @@ import TestSupport
             return 0;
         }
 
+        /* A kept-alive connection: its socket, parked between transfers, is in the set at each one. */
+        static int keptAlive(ccurl_events *events) {
+            int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            struct sockaddr_in at = { .sin_family = AF_INET, .sin_addr = { htonl(INADDR_LOOPBACK) } };
+            socklen_t size = sizeof at;
+            if (listener < 0 || bind(listener, (struct sockaddr *)&at, sizeof at) != 0 || listen(listener, 1) != 0
+                || getsockname(listener, (struct sockaddr *)&at, &size) != 0) { perror("listen"); return 2; }
+            struct curl_sockaddr address = { .family = AF_INET, .socktype = SOCK_STREAM, .protocol = 0 };
+            int n = open_socket(events, CURLSOCKTYPE_IPCXN, &address);
+            if (n < 0 || connect(n, (struct sockaddr *)&at, sizeof at) != 0) { perror("connect"); return 2; }
+            int peer = accept(listener, NULL, NULL);
+            if (peer < 0) { perror("accept"); return 2; }
+            for (int transfer = 1; transfer <= 3; transfer++) {
+                char byte;
+                if (socket_callback(NULL, n, CURL_POLL_IN, events, NULL) != 0) { perror("watch"); return 2; }
+                if (!answered(events, n, peer)) {
+                    printf("transfer %d: the connection's socket %d is not in the epoll set\\n", transfer, n);
+                    return 1;
+                }
+                if (read(n, &byte, 1) != 1) { perror("read"); return 2; }
+                if (socket_callback(NULL, n, CURL_POLL_REMOVE, events, NULL) != 0) { perror("park"); return 2; }
+            }
+            close_socket(events, n);
+            close(peer);
+            close(listener);
+            ccurl_events_free(events);
+            printf("ok\\n");
+            return 0;
+        }
+
         int main(int argc, char **argv) {
-            int removed = argc > 1 && strcmp(argv[1], "removed") == 0;
+            const char *variant = argc > 1 ? argv[1] : "";
             static int multi;
             const char *why = "";
             ccurl_events *events = ccurl_events_new((CURLM *)&multi, &why);
             if (events == NULL) { fprintf(stderr, "ccurl_events_new: %s\\n", why); return 2; }
-            /* A connection's socket, connecting: watched for writing. */
+            if (strcmp(variant, "kept alive") == 0) return keptAlive(events);
+            /* A connection's socket, connecting: watched for writing (unless dropped before that, in
+             * the call that opened it, as the losing address of a dual-stack host can be). */
             struct curl_sockaddr address = { .family = AF_INET, .socktype = SOCK_STREAM, .protocol = 0 };
             int n = open_socket(events, CURLSOCKTYPE_IPCXN, &address);
-            if (n < 0 || socket_callback(NULL, n, CURL_POLL_OUT, events, NULL) != 0) { perror("watch"); return 2; }
+            if (n < 0) { perror("open"); return 2; }
+            if (strcmp(variant, "never watched") != 0 && socket_callback(NULL, n, CURL_POLL_OUT, events, NULL) != 0) {
+                perror("watch");
+                return 2;
+            }
+            int removed = strcmp(variant, "removed") == 0;
             /* The attempt is dropped: (removed or not,) closed with no close callback. */
             if (removed && socket_callback(NULL, n, CURL_POLL_REMOVE, events, NULL) != 0) { perror("remove"); return 2; }
             close(n);
@@ -81,8 +120,18 @@ import TestSupport
         """
     }
 
-    @Test(arguments: ["removed", "not removed"])
+    @Test(arguments: ["removed", "not removed", "never watched"])
     func aSocketClosedBehindTheLoopsBackDoesNotHideTheNextLookup(_ variant: String) throws {
+        try run(variant)
+    }
+
+    /// Parking: the socket stays in the set between a connection's transfers and is re-armed from
+    /// the set's own bookkeeping (CCurlEvents.c).
+    @Test func aKeptAliveConnectionIsWatchedAtEachTransfer() throws {
+        try run("kept alive")
+    }
+
+    func run(_ variant: String) throws {
         let folder = try TempDirectory(prefix: "asyncfetch-events")
         let (program, compiled) = try compileC(Self.driver(including: Self.sources + "/CCurlEvents.c"), named: "driver", in: folder,
                                                flags: ["-Wall", "-I", Self.sources + "/include"])

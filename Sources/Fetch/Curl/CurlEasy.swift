@@ -329,13 +329,16 @@ final class CurlEasy {
     }
 
     /// Forgets the finished transfer's context (the header list stays: it is
-    /// the handle's); false when the handle must not be reused (its clocks,
-    /// shortened by `continueClocks`, could not be restored).
+    /// the handle's); false when the handle must not be reused (a callback's
+    /// pointer to the context could not be cleared, or its clocks, shortened
+    /// by `continueClocks`, could not be restored).
     func detach() -> Bool {
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
-        _ = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
+        // Each one tried, even after a refusal: a stranded handle's callbacks abort on no context.
+        let write = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
+        let header = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
+        let prereq = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
         transferContext = nil
+        guard write == CURLE_OK && header == CURLE_OK && prereq == CURLE_OK else { return false }
         guard clocksShortened else { return true }
         guard ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs) == CURLE_OK,
               ccurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs) == CURLE_OK else { return false }

@@ -27,11 +27,12 @@ import Glibc
 /// next turn.
 ///
 /// A kept-alive connection's socket stays in the epoll set between its
-/// transfers, and the next transfer's watch is one `EPOLL_CTL_MOD`: on one
+/// transfers, and the next transfer's watch needs no system call: on one
 /// server answering 10,000 304s, taking it out and putting it back per
-/// transfer cost more CPU than the polls saved. The set's bookkeeping is
-/// checked against the kernel's answers, since libcurl 7.88 closes a socket
-/// dropped while connecting without telling the loop (CCurlEvents.c).
+/// transfer cost more CPU than the polls saved. Only a socket libcurl has read
+/// (connected, and checked once to be the one the loop opened) is trusted so;
+/// libcurl 7.88 closes a socket dropped while connecting without telling the
+/// loop, and such entries are checked against the kernel (CCurlEvents.c).
 ///
 /// Completions: a finished transfer's file work and the caller's completion
 /// (`FetchClient.start`; of a first 304's, only what it hands off itself:
