@@ -12,8 +12,8 @@ RELEASE_BIN ?= .build/release/asyncfetch
 # headers), the demo's server (python3) and probe (curl), and jq for the README's examples.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev libxxhash-dev libisal-dev pkg-config zlib1g-dev libbrotli-dev \
   libzstd-dev libvips-dev curl python3 jq
-# ... and the tools the tests drive besides.
-TEST_PACKAGES := xxhash nginx python3-venv strace python3-pip imagemagick python3-brotli zstd
+# ... and the tools the tests drive besides (iproute2: `ip`, for the demo test's network namespace).
+TEST_PACKAGES := xxhash nginx python3-venv strace python3-pip imagemagick python3-brotli zstd iproute2
 # Python packages: the decoders the image differential test compares against
 # (Pillow, with HEIF/AVIF and JPEG XL plugins), for the python3 on PATH.
 PIP_PACKAGES := Pillow pillow-heif pillow-jxl-plugin
@@ -26,6 +26,8 @@ MOTO_VERSION := 5.2.5
 BENCH_PACKAGES := nginx wget aria2 gcc time iproute2 openssl python3-venv imagemagick
 BENCH_ARGS ?=
 DEMO_PORT ?= 0
+# `make test`: seconds the tests may run (about 5 min on an idle machine, 10 under load).
+TEST_TIME_LIMIT ?= 1500
 # `make fuzz`: seconds per target, and which targets (all of Fuzz/targets when empty).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
@@ -76,9 +78,11 @@ build-debug: build-deps
 ## Serial on purpose: many tests assert latencies (cancellation well under
 ## 100 ms, timeouts, retry delays) and spawn servers and processes; run in
 ## parallel on a 2-core machine they measure the load, not asyncfetch.
+## A run still going after TEST_TIME_LIMIT seconds (a hang) is ended with every
+## process it started, the `.xctest` one included (Tests/tools/time-limit.sh).
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
-	$(SWIFT) test --skip-build --no-parallel $(SWIFT_BUILD_FLAGS)
+	bash Tests/tools/time-limit.sh $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build --no-parallel $(SWIFT_BUILD_FLAGS)
 
 ## fuzz: every libFuzzer target in Fuzz/targets for FUZZ_SECONDS seconds each
 ## (swiftc -sanitize=fuzzer,address; build and corpora in .build/fuzz; fails on a crash)

@@ -21,7 +21,7 @@ struct SharedLoadState<Waiter> {
         case cancelLoad(resuming: Waiter?)
     }
 
-    private enum Stage {
+    fileprivate enum Stage {
         /// The load runs. `live`: joined and not yet answered; `waiting`: those of them suspended in `wait`.
         case running(live: Set<UInt64>, waiting: [UInt64: Waiter])
         /// Every waiter left before the result: the load is being cancelled.
@@ -102,3 +102,6 @@ struct SharedLoadState<Waiter> {
         }
     }
 }
+
+extension SharedLoadState: Sendable where Waiter: Sendable {}
+extension SharedLoadState.Stage: Sendable where Waiter: Sendable {}

@@ -15,7 +15,11 @@ import Darwin
 /// in its tail, at a fixed address): a `Locked` costs one allocation and one
 /// free, not two (a cold URL makes a few, on one thread, and frees them on
 /// another). Copies of a `Locked` share that object, as references to a class would.
-public struct Locked<Value>: @unchecked Sendable {
+///
+/// `Sendable` only when `Value` is (as `NIOLockedValueBox`): `withLock` can
+/// hand the value, or a part of it, to whichever thread calls it, so a
+/// value that may not cross threads must not be reachable from several.
+public struct Locked<Value> {
     @usableFromInline let storage: Storage
 
     /// The value as the header, the mutex as the one tail element.
@@ -99,6 +103,8 @@ public struct Locked<Value>: @unchecked Sendable {
         }
     }
 }
+
+extension Locked: @unchecked Sendable where Value: Sendable {}
 
 extension Locked where Value == Void {
     public init() { self.init(()) }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 
@@ -42,16 +43,18 @@ import TestSupport
         let (server, cli) = try FixtureSite.start()
         let first = server.url("/images/red-64x48.png")
         let second = server.url("/images/photo-120x80.jpg")
-        // The producer writes one URL, waits, then writes the next: the first
-        // result must be printed while the pipe is still open.
-        let producer = "printf '%s\\n' \(CLI.shellQuote(first)); sleep 4; printf '%s\\n' \(CLI.shellQuote(second))"
+        // The producer writes one URL, then writes the next only once the
+        // first result has been printed (the test then makes `seen`; 30 s at
+        // most): the first result must be printed while the pipe is still open.
+        let seen = cli.cache.path + "/first-result-seen"
+        let producer = "printf '%s\\n' \(CLI.shellQuote(first)); i=0; "
+            + "while [ ! -e \(CLI.shellQuote(seen)) ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; "
+            + "printf '%s\\n' \(CLI.shellQuote(second))"
         let command = "(\(producer)) | \(CLI.shellQuote(CLI.binary)) --input - --no-progress"
-        let child = try startProcess("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 20)
-        let started = Date()
-        let (printed, seconds) = try await offPool {
-            (child.waitForOutput("success  \(first)", timeout: 3.5), Date().timeIntervalSince(started))
-        }
-        #expect(printed && seconds < 3.5, "the first URL is reported before the input ends (after \(seconds) s)")
+        let child = try startProcess("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 60)
+        let printed = try await offPool { child.waitForOutput("success  \(first)", timeout: 30) }
+        #expect(FileManager.default.createFile(atPath: seen, contents: nil))
+        #expect(printed, "the first URL is reported while the input is still open")
         let result = try await child.finish()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("success  \(second)"))
@@ -171,5 +174,85 @@ import TestSupport
         #expect(baseline.kilobytes > 0)
         #expect(growth < 16 * 1024, "peak RSS grew by \(growth) KiB for 100,000 lines (\(baseline.kilobytes) KiB for 1,000)")
         print("InputE2ETests: 100,000 lines in \(seconds) s; peak RSS \(big.kilobytes) KiB vs \(baseline.kilobytes) KiB for 1,000")
+    }
+
+    /// `cat urls.txt | asyncfetch` reads no URL (standard input is read only
+    /// when `-i -` asks), and said only "no URL given": the usage error now
+    /// says how to ask when something was piped in, and not under cron's
+    /// `/dev/null` or a terminal.
+    @Test func urlsPipedInWithoutDashIGetAUsageErrorThatSaysHowToReadThem() async throws {
+        let cli = try CLI()
+        let reason = "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"
+        let piped = try await cli.run([], stdin: Array("http://127.0.0.1:9/a.png\n".utf8))
+        #expect(piped.status == 2 && piped.stderr.hasPrefix(reason + "; standard input is read only with -i -\n"), "\(piped.stderr)")
+        let listed = try await cli.run(["cache", "path"], stdin: Array("http://127.0.0.1:9/a.png\n".utf8))
+        #expect(listed.status == 2 && listed.stderr.hasPrefix(reason + "; standard input is read only with -i -\n"), "\(listed.stderr)")
+        let nothing = try await cli.run([])
+        #expect(nothing.status == 2 && nothing.stderr.hasPrefix(reason + "\n"), "\(nothing.stderr)")
+    }
+
+    /// `" URL "` (pasted, or quoted with a space) was "invalid URL: malformed
+    /// scheme"; an input line was trimmed already. An argument is now read
+    /// as a line is, for a run and for `cache path`; a space inside a URL
+    /// is still refused.
+    @Test func aURLArgumentLosesTheWhitespaceAroundIt() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        let result = try cli.run(["--json", " \(url) ", "\n\(url)\t"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let lines = CLI.jsonLines(result.stdout) ?? []
+        #expect(lines.filter { $0["phase"] as? String == "success" }.map { $0["url"] as? String } == [url], "one URL, fetched once: \(lines)")
+        let path = try cli.run(["cache", "path", "  \(url)"])
+        let key = try CacheE2E.key(url)
+        #expect(path.status == 0 && path.stdout.hasSuffix(key + "\n"), "\(path.stdout)\(path.stderr)")
+        let inside = try cli.run(["--json", server.url("/images/red 64x48.png")])
+        #expect(inside.status == 1 && inside.stdout.contains("\"invalid-url\""), "\(inside.stdout)")
+    }
+
+    /// `-i FIFO` before anyone opened the FIFO for writing: the run's open
+    /// blocked, so SIGTERM waited for the 3 s grace and ended the process
+    /// with no summary (a script reading --json got nothing). Now it ends
+    /// at once with the summary; and a FIFO that gets a writer is read as before.
+    /// The signal and the writer come once the run holds the FIFO open
+    /// (`/proc/PID/fd`), not after a guessed sleep.
+    @Test func aSignalWhileAFIFOHasNoWriterEndsTheRunWithItsSummary() async throws {
+        let (server, cli) = try FixtureSite.start()
+        let fifo = cli.cache.path + "/urls.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let waiting = try startProcess(CLI.binary, ["--json", "-i", fifo], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir],
+                                       timeout: 30)
+        #expect(await Self.opens(fifo, waiting), "never opened the FIFO: \(waiting.stderrSoFar)")
+        waiting.sendSignal(SIGTERM)
+        let result = try await waiting.finish()
+        #expect(result.status == 143, "\(result.stderr)")
+        let summary = (CLI.jsonLines(result.stdout) ?? []).last?["summary"] as? [String: Any]
+        #expect(summary?["interrupted"] as? String == "SIGTERM" && summary?["total"] as? Int == 0, "\(result.stdout)\(result.stderr)")
+
+        let url = server.url("/images/red-64x48.png")
+        let reading = try startProcess(CLI.binary, ["--json", "-i", fifo], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir],
+                                       timeout: 30)
+        #expect(await Self.opens(fifo, reading), "never opened the FIFO: \(reading.stderrSoFar)")
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)   // the run holds the reading end: no wait
+        try #require(writer >= 0, "open: \(String(cString: strerror(errno)))")
+        let line = Array("\(url)\n".utf8)
+        #expect(write(writer, line, line.count) == line.count)
+        close(writer)
+        let read = try await reading.finish()
+        #expect(read.status == 0, "\(read.stdout)\(read.stderr)")
+        #expect((CLI.jsonLines(read.stdout) ?? []).contains { $0["url"] as? String == url && $0["phase"] as? String == "success" })
+    }
+
+    /// Whether `process` comes to hold `fifo` open (it opens it without
+    /// blocking, then waits for a writer) within 30 s; false when it exits first.
+    static func opens(_ fifo: String, _ process: SpawnedProcess) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        let fds = "/proc/\(process.pid)/fd", real = URL(fileURLWithPath: fifo).resolvingSymlinksInPath().path
+        while process.isRunning && Date() < deadline {
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []
+            let targets = open.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0) }
+            if targets.contains(fifo) || targets.contains(real) { return true }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return false
     }
 }

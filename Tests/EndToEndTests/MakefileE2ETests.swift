@@ -84,22 +84,77 @@ import TestSupport
         }
     }
 
+    /// `make test`'s time limit (Tests/tools/time-limit.sh) ends every
+    /// process the run started, one in a process group of its own too, as
+    /// `swift test` starts the `.xctest` one: `timeout` signals its own group
+    /// only, and left that process running. Ended by the limit (124) or by a
+    /// signal to the script (Ctrl-C on `make test`: 130, SIGTERM: 143); a
+    /// command that ends in time keeps its status.
+    @Test func theTestTimeLimitEndsEveryProcessTheRunStarted() async throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-limit")
+        let script = Paths.packageRoot + "/Tests/tools/time-limit.sh"
+        let pidFile = temp.file("child.pid")
+        // With job control (`set -m`) a background job gets a process group of its own.
+        let command = "set -m; sleep 600 & echo $! > \"$0\"; wait"
+        let run = try startProcess("/bin/bash", [script, "600", "/bin/bash", "-c", command, pidFile], timeout: 60)
+        var child: pid_t?
+        for _ in 0..<3_000 where child == nil {
+            child = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .newlines)) }
+            if child == nil { try await Task.sleep(nanoseconds: 10_000_000) }
+        }
+        let pid = try #require(child, "the command never started its child")
+        #expect(getpgid(pid) == pid, "the child leads a process group of its own")
+        run.sendSignal(SIGTERM)
+        let result = try await run.finish()
+        #expect(result.status == 143, "\(result.stderr)")
+        #expect(!Self.isRunning(pid), "the child \(pid) outlived the run it belonged to")
+        if Self.isRunning(pid) { kill(pid, SIGKILL) }
+
+        let limited = try await runProcessOffPool("/bin/bash", [script, "1", "/bin/bash", "-c", "sleep 600"], timeout: 60)
+        #expect(limited.status == 124 && limited.stderr.contains("still running after 1 s"), "\(limited.status) \(limited.stderr)")
+        let ended = try await runProcessOffPool("/bin/bash", [script, "60", "/bin/bash", "-c", "exit 3"], timeout: 60)
+        #expect(ended.status == 3, "\(ended.stderr)")
+    }
+
+    /// Whether `pid` is a process that has not ended (a zombie has).
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].hasPrefix(" Z")
+    }
+
     /// SPEC §8 / issue 2: `make demo` shows a newcomer every phase. Its
     /// server must take the demo's parallel connections at once: Python's
-    /// stock server (backlog 5) made some URLs wait a second.
+    /// stock server (backlog 5) made some URLs wait a second, a connection
+    /// the listen queue had no room for. The demo runs in a network
+    /// namespace of its own (`unshare -n`, root, as the `chattr` tests), whose
+    /// kernel counters then count only its connections: none was dropped
+    /// (`ListenOverflows`, `ListenDrops` in /proc/net/netstat). A time per URL
+    /// told the same only on an idle machine. Shown failing with the demo's
+    /// `request_queue_size` at 1: 2 to 7 drops (and URLs of 1.2 to 2.2 s).
     @Test func theDemoShowsEveryPhaseWithoutStalls() async throws {
         let script = Paths.packageRoot + "/Tests/tools/demo.sh"
-        let result = try await runProcessOffPool("/bin/bash", [script, CLI.binary], timeout: 60)
+        let inNamespace = """
+            ip link set lo up || exit 90
+            bash "$1" "$2"; status=$?
+            awk '/^TcpExt:/ { if (!names) { split($0, name); names = 1 } else for (i = 2; i <= NF; i++) print "netstat:", name[i], $i }' \
+              /proc/net/netstat >&2
+            exit $status
+            """
+        let result = try await runProcessOffPool("/usr/bin/unshare", ["-n", "/bin/bash", "-c", inNamespace, "demo", script, CLI.binary],
+                                                 timeout: 120)
+        try #require(result.status != 90 && !result.stderr.hasPrefix("unshare:"), "a network namespace needs root: \(result.stderr)")
         #expect(result.status == 0, "\(result.stderr)")
         let text = result.stdout + result.stderr
         for shown in ["\"phase\":\"loading\"", "\"phase\":\"success\"", "\"phase\":\"failure\"", "empty    http://", "(cache, "] {
             #expect(text.contains(shown), "\(shown) missing from the demo")
         }
-        let durations = text.split(separator: "\n").compactMap { line -> Double? in
-            guard let range = line.range(of: "\"durationMs\":") else { return nil }
-            return Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." })
-        }
-        #expect(!durations.isEmpty)
-        #expect(durations.allSatisfy { $0 < 800 }, "a URL waited: \(durations.max() ?? 0) ms")
+        let counters = Dictionary(result.stderr.split(separator: "\n").compactMap { line -> (String, Int)? in
+            let words = line.split(separator: " ")
+            guard words.count == 3, words[0] == "netstat:", let value = Int(words[2]) else { return nil }
+            return (String(words[1]), value)
+        }, uniquingKeysWith: { first, _ in first })
+        #expect(counters["ListenOverflows"] == 0 && counters["ListenDrops"] == 0,
+                "connections the demo's server had no room for: \(counters.filter { $0.key.hasPrefix("Listen") })")
     }
 }

@@ -170,4 +170,49 @@ import TestSupport
         #expect(inode(links + "/img7.png")?.links == 2, "a hard link to the cache's file")
         #expect(inode(copies + "/img7.png")?.links == 1)
     }
+
+    /// `-P` with `…/..%2F..%2Fetc` gave `.._.._etc`: hidden by `ls`, named
+    /// after a path it is not in, and without the PNG's extension; a name
+    /// without an extension (`…/photo`, `show.php?id=7`) got none either.
+    @Test func outputDirectoryNamesAreVisibleAndCarryTheImagesExtension() throws {
+        let dir = cli.cache.path + "/photos"
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Paths.packageRoot + "/Fixtures/images/photo-120x80.jpg"))
+        for path in ["/a/..%2F..%2Fetc", "/a/photo", "/a/show.php", "/a/a%2Fb.png", "/a/CAT.JPEG", "/a/cat.png"] {
+            server.route(path, path.hasSuffix("JPEG") || path.hasSuffix("cat.png") ? .ok(Array(jpeg), contentType: "image/jpeg") : .ok(png))
+        }
+        let urls = ["/a/..%2F..%2Fetc", "/a/photo", "/a/show.php?id=7", "/a/a%2Fb.png", "/a/CAT.JPEG", "/a/cat.png"].map(server.url)
+        let result = try cli.run(["-P", dir] + urls)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir))?.sorted() ?? []
+        #expect(names == ["CAT.JPEG", "a_b.png", "cat.png.jpg", "etc.png", "photo.png", "show.php.png"], "\(names)")
+        // A template that names the extension itself, and a name a line gives, are left as they are.
+        let list = try cli.cache.write("named.txt", Array("\(server.url("/a/photo"))\tmine\n".utf8))
+        let named = try cli.run(["-P", dir + "2", "-i", list])
+        let md5 = try cli.run(["-P", dir + "3", "--name", "{md5}.{ext}", server.url("/a/photo")])
+        #expect(named.status == 0 && md5.status == 0, "\(named.stderr)\(md5.stderr)")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir + "2")) == ["mine"])
+        let photoKey = try CacheE2E.key(server.url("/a/photo"))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir + "3")) == [photoKey + ".png"])
+    }
+
+    /// A body that could not be renamed into place left its `.part` file in
+    /// the folder with nothing said when it could not be removed either
+    /// (the unlink's result was dropped). An append-only folder (`chattr +a`:
+    /// files may be created, not renamed or removed) shows both.
+    @Test func aTemporaryFileThatCannotBeRemovedIsNamed() throws {
+        let dir = cli.cache.path + "/appendonly"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let locked = try runProcess("/usr/bin/env", ["chattr", "+a", dir])
+        try #require(locked.status == 0, "chattr +a needs root and ext4: \(locked.stderr)")
+        defer { _ = try? runProcess("/usr/bin/env", ["chattr", "-a", dir]) }
+        let url = server.url("/images/red-64x48.png")
+        let result = try cli.run(["--json", "-P", dir, url])
+        #expect(result.status == 1)
+        let failure = (CLI.jsonLines(result.stdout) ?? []).first { $0["phase"] as? String == "failure" }
+        let message = (failure?["error"] as? [String: Any])?["message"] as? String ?? ""
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        #expect(left.count == 1 && left[0].hasPrefix(".red-64x48.png.") && left[0].hasSuffix(".part"), "\(left)")
+        #expect(message.contains("cannot rename into place: Operation not permitted; the temporary file \(left.first ?? "?") "
+                                 + "is left behind (cannot remove it: Operation not permitted)"), "\(message)")
+    }
 }

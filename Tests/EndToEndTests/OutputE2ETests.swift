@@ -344,4 +344,17 @@ import TestSupport
         #expect(refresh.hasPrefix("refresh  \(url)  background revalidation failed: HTTP 500 Internal Server Error; the stored copy stays  [http, attempts 1, "),
                 "\(result.stdout)")
     }
+
+    /// `-q -v` was taken with nothing said of what it means: it is documented
+    /// (`--help`, the man page): only the URLs that did not succeed, each with `-v`'s detail.
+    @Test func quietAndVerboseTogetherPrintFailuresWithTheirDetail() throws {
+        server.route("/gone.png", .status(404))
+        let result = try cli.run(["-q", "-v", server.url("/images/red-64x48.png"), server.url("/gone.png")])
+        #expect(result.status == 1)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("failure") && lines[0].contains("[http, attempts 1,"), "\(result.stdout)")
+        #expect(result.stderr.isEmpty, "no summary: \(result.stderr)")
+        let help = try cli.run(["--help"])
+        #expect(help.stdout.contains("with -v, each with its detail"), "\(help.stdout)")
+    }
 }

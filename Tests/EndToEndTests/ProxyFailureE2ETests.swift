@@ -66,4 +66,45 @@ import TestSupport
             "host images.example.invalid gave 3 timeouts in a row through the proxy http://127.0.0.1:\(silent.port) (http_proxy); "
                 + "not tried again in this run") == true, "\(givenUp)")
     }
+
+    /// Whose failure it is, the proxy's or the origin's, is decided when the
+    /// attempt fails (`FetchError.proxy`): a timeout is the proxy's while
+    /// nothing came back through it — no status line, no answer to a
+    /// `CONNECT` — and the origin's once the proxy relayed a status line or
+    /// opened the tunnel. Each pair here times out the same way, once with a
+    /// proxy that never answers and once with one that answered for an
+    /// origin that then went silent; only the first may name the proxy.
+    @Test(arguments: ["http", "https"]) func aTimeoutPastTheProxyIsTheOriginsNotTheProxys(scheme: String) async throws {
+        let silent = try FullBacklogListener(fillBacklog: false)   // accepts, never answers
+        let relaying = try ScriptedServer()
+        // Through a plain http proxy: the origin's status line and headers, then a body that stops.
+        var stalled = ScriptedResponse.ok(FixtureSite.png)
+        stalled.declaredLength = FixtureSite.png.count + 1_000
+        stalled.stallAfterBody = 20
+        relaying.route("/cat.png", stalled)
+        // Over https: the tunnel opened, then nothing from the origin (not even its TLS handshake).
+        var tunnel = ScriptedResponse(status: 200)
+        tunnel.stallAfterBody = 20
+        relaying.route("images.example.invalid:443", tunnel)
+        let cli = try CLI()
+        let url = "\(scheme)://images.example.invalid/cat.png"
+        let variable = scheme + "_proxy"
+        func failure(through proxy: Int, timeout: String) async throws -> (kind: String?, message: String) {
+            let result = try await cli.runOffPool(["--json", "--retries", "0", "--timeout", timeout, url],
+                                                  environment: [variable: "http://127.0.0.1:\(proxy)", "no_proxy": "", "NO_PROXY": ""])
+            #expect(result.status == 1)
+            let error = try #require(Self.failure(result, url), "\(result.stdout)\(result.stderr)")
+            return (error["kind"] as? String, error["message"] as? String ?? "")
+        }
+        let proxys = try await failure(through: silent.port, timeout: "1")
+        #expect(proxys.kind == "timeout", "\(proxys)")
+        #expect(proxys.message.hasPrefix("no answer in time through the proxy http://127.0.0.1:\(silent.port) (\(variable)): "),
+                "\(proxys.message)")
+        // 2 s: the relayed answer has to come before the timeout, even on a machine under load.
+        let origins = try await failure(through: relaying.port, timeout: "2")
+        #expect(origins.kind == "timeout", "\(origins)")
+        #expect(!origins.message.contains("proxy"), "the proxy answered; the origin did not: \(origins.message)")
+        #expect(relaying.requestCount(scheme == "http" ? "/cat.png" : "images.example.invalid:443") == 1,
+                "the answer came through the proxy: \(relaying.allRequests.map(\.path))")
+    }
 }

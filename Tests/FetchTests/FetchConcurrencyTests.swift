@@ -64,15 +64,14 @@ import TestSupport
         let server = try ScriptedServer()
         server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(0.5))
         let harness = try FetchHarness()
-        let start = monotonicSeconds()
         let bodies = try await withThrowingTaskGroup(of: [UInt8].self) { group in
             for index in 0..<40 { group.addTask { try await harness.fetch(server.url("/slow.png?n=\(index)")).body } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        let elapsed = monotonicSeconds() - start
         #expect(bodies.count == 40 && bodies.allSatisfy { $0 == Self.png })
+        // The server saw all 40 at once (one by one it sees 1): what a time bound
+        // (under 8 s for 20 s of answers) told, without depending on the machine's load.
         #expect(server.maxConcurrentRequests == 40)
-        #expect(elapsed < 8, "40 half-second responses in parallel took \(elapsed) s (20 s one by one)")
     }
 
     @Test func concurrentHTTPSFetchesShareOneHTTP2Connection() async throws {

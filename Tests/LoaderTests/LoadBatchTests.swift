@@ -113,18 +113,25 @@ final class CountingURLs: AsyncSequence, Sendable {
         #expect(cancelled.count >= 490, "\(cancelled.count) cancelled")
     }
 
+    /// The list stalls after 3 URLs (a pipe with no more lines yet); the
+    /// consumer is cancelled once it has their 3 events, and the sequence
+    /// ends then, not when the list does.
     @Test func cancellingTheConsumingTaskEndsTheSequence() async throws {
         let urls = CountingURLs(count: 1_000_000, pauseAfter: 3) { "http://127.0.0.1:9/\($0).png" }
         let batch = loader.batch(urls)
+        let seenSoFar = Locked(0)
         let consumer = Task {
-            var seen = 0
-            for await _ in batch { seen += 1 }
-            return seen
+            for await _ in batch { seenSoFar.withLock { $0 += 1 } }
+            return seenSoFar.withLock { $0 }
         }
-        try await Task.sleep(nanoseconds: 100_000_000)
+        let deadline = monotonicSeconds() + 30
+        while (seenSoFar.withLock({ $0 }) < 3 || urls.taken < 4) && monotonicSeconds() < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(seenSoFar.withLock { $0 } >= 3 && urls.taken == 4, "the list is read up to its stall, its 3 URLs reported")
         consumer.cancel()
         let seen = await consumer.value
-        #expect(seen < 1_000_000)
+        #expect(seen >= 3 && seen < 1_000_000, "\(seen) events")
         let taken = urls.taken
         try await Task.sleep(nanoseconds: 100_000_000)
         #expect(urls.taken <= taken + 1, "the work stopped reading")

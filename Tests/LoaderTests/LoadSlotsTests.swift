@@ -78,47 +78,95 @@ import TestSupport
     }
 
     /// A host with many loads waiting does not keep another host's load
-    /// behind all of them: hosts are served in turn.
+    /// behind all of them: hosts are served in turn. Checked by order, not
+    /// time: the busy host's answers are held, the other host's load joins
+    /// the queue, then the held answers are let go one at a time, each after
+    /// the slot it frees has been taken. The other host's request comes at
+    /// the second slot that frees (the busy host's turn came first), not
+    /// after the busy host's 18 waiting loads.
     @Test func aBusyHostDoesNotStarveAnother() async throws {
         let h = try LoaderHarness()
         let other = try ScriptedServer()
-        h.server.route("/slow", handler: { _ in ScriptedResponse.ok(LoaderHarness.png).delayed(Self.delay) })
-        other.route("/one.png", .ok(LoaderHarness.png))
+        let arrivals = Locked<[String]>([])
+        let held = DispatchSemaphore(value: 0)
+        h.server.route("/slow", handler: { _ in
+            arrivals.withLock { $0.append("busy") }
+            _ = held.wait(timeout: .now() + 60)   // a bound for a test that failed; a pass lets every answer go
+            return ScriptedResponse.ok(LoaderHarness.png)
+        })
+        other.route("/one.png", handler: { _ in
+            arrivals.withLock { $0.append("other") }
+            return ScriptedResponse.ok(LoaderHarness.png)
+        })
         let loader = h.loader { $0.jobs = 2; $0.jobsPerHost = 2 }
         let busy = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for index in 0..<20 { group.addTask { _ = await loader.load(h.server.url("/slow?\(index)")) } }
+            await withTaskGroup(of: Phase.self) { group in
+                for index in 0..<20 { group.addTask { await loader.load(h.server.url("/slow?\(index)")) } }
+                return await group.reduce(into: [Phase]()) { $0.append($1) }
             }
         }
-        #expect(await h.server.requestsArrive("/slow", count: 2))
-        let start = monotonicSeconds()
-        let phase = await loader.load(other.url("/one.png"))
-        let waited = monotonicSeconds() - start
-        await busy.value
+        defer { for _ in 0..<20 { held.signal() } }
+        #expect(await Self.until { h.server.requestCount("/slow") == 2 && loader.slots.waiting == 18 })
+        let otherLoad = Task { await loader.load(other.url("/one.png")) }
+        #expect(await Self.until { loader.slots.waiting == 19 }, "the other host's load never queued")
+        while !arrivals.withLock({ $0.contains("other") }) {
+            let seen = arrivals.withLock { $0.count }
+            held.signal()
+            guard await Self.until({ arrivals.withLock { $0.count } > seen }) else { break }
+        }
+        let order = arrivals.withLock { $0 }
+        let busyFirst = order.prefix { $0 == "busy" }.count
+        #expect(order.contains("other") && busyFirst <= 3, "the other host's request came after \(busyFirst) of the busy host's: \(order)")
+        for _ in 0..<20 { held.signal() }
+        let phase = await otherLoad.value
         #expect(phase.name == "success", "\(String(describing: phase.error))")
-        // Served at the first slot that frees (about one delay), not after the
-        // busy host's 20 loads (10 delays).
-        #expect(waited < 4 * Self.delay, "the other host's load waited \(waited) s")
+        #expect(await busy.value.allSatisfy { $0.name == "success" })
+    }
+
+    /// Polls `condition` every 5 ms until it holds, for 30 s at most (a bound
+    /// for a hang, not a measure: a load machine's pace only makes it poll longer).
+    static func until(_ condition: () -> Bool) async -> Bool {
+        let deadline = monotonicSeconds() + 30
+        while !condition() {
+            if monotonicSeconds() > deadline { return false }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return true
     }
 
     /// A load waiting for a slot that is cancelled ends at once, `cancelled`,
-    /// and never reaches the server.
+    /// and never reaches the server. "At once": before the load holding the
+    /// slot ends (its answer is held until the cancelled one has ended, 30 s
+    /// at most), not when the slot comes free.
     @Test func aCancelledWaitEndsAtOnce() async throws {
         let h = try LoaderHarness()
-        h.server.route("/slow.png", .ok(LoaderHarness.png).delayed(1))
+        let held = DispatchSemaphore(value: 0)
+        h.server.route("/slow.png", handler: { _ in
+            _ = held.wait(timeout: .now() + 60)
+            return ScriptedResponse.ok(LoaderHarness.png)
+        })
         h.server.route("/queued.png", .ok(LoaderHarness.png))
         let loader = h.loader { $0.jobs = 1 }
-        let running = Task { await loader.load(h.server.url("/slow.png")) }
-        #expect(await h.server.requestsArrive("/slow.png"))
-        let queued = Task { await loader.load(h.server.url("/queued.png")) }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        let start = monotonicSeconds()
+        let ended = Locked<[String]>([])
+        func load(_ path: String) -> Task<Phase, Never> {
+            Task {
+                let phase = await loader.load(h.server.url(path))
+                ended.withLock { $0.append(path) }
+                return phase
+            }
+        }
+        let running = load("/slow.png")
+        defer { held.signal() }
+        #expect(await h.server.requestsArrive("/slow.png", timeout: 30))
+        let queued = load("/queued.png")
+        #expect(await Self.until { loader.slots.waiting == 1 }, "the second load never queued")
         queued.cancel()
+        _ = await Self.until { !ended.withLock { $0.isEmpty } }
+        held.signal()
         let phase = await queued.value
-        let took = monotonicSeconds() - start
-        #expect(phase.error?.kind == .cancelled, "\(phase.name)")
-        #expect(took < 0.1, "cancelled after \(took) s")
         #expect(await running.value.name == "success")
+        #expect(ended.withLock { $0 } == ["/queued.png", "/slow.png"], "the cancelled wait lasted until the slot came free")
+        #expect(phase.error?.kind == .cancelled, "\(phase.name)")
         #expect(h.server.requestCount("/queued.png") == 0)
         #expect(h.temporaryFiles.isEmpty)
     }

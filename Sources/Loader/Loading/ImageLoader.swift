@@ -24,7 +24,7 @@ public final class ImageLoader: Sendable {
     private let inflight = Locked<[String: SharedLoad]>([:])
     private let refreshes = BackgroundWork()
     /// `options.jobs` and `jobsPerHost` for the loads that are not a batch's.
-    private let slots: LoadSlots
+    let slots: LoadSlots
 
     public init(cache: DiskCacheStore, options: LoaderOptions = LoaderOptions()) {
         self.cache = cache

@@ -21,6 +21,9 @@ final class LoadSlots: Sendable {
         state = Locked(LoadSlotsState(jobs: jobs, jobsPerHost: jobsPerHost))
     }
 
+    /// Loads waiting for a slot now (tests wait for a queue to form before they free a slot).
+    var waiting: Int { state.withLock { $0.waiting } }
+
     /// Runs `work` holding one of `host`'s slots; `cancelled` without
     /// running it when the task is cancelled while it waits for one.
     func run(host: HostKey, _ work: () async -> Phase) async -> Phase {

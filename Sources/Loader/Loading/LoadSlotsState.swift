@@ -18,7 +18,7 @@ struct LoadSlotsState<Waiter> {
         case resume([(Waiter, Bool)])
     }
 
-    private struct Host {
+    fileprivate struct Host {
         var running = 0
         var waiting = FIFO<(id: UInt64, waiter: Waiter)>()
     }
@@ -43,6 +43,9 @@ struct LoadSlotsState<Waiter> {
 
     /// Loads holding a slot, in all.
     var inUse: Int { running }
+
+    /// Tickets waiting in a host's queue, in all.
+    var waiting: Int { waitingFor.count }
 
     mutating func ticket() -> UInt64 {
         lastTicket += 1
@@ -117,3 +120,6 @@ struct LoadSlotsState<Waiter> {
         if index < turn { turn -= 1 }
     }
 }
+
+extension LoadSlotsState: Sendable where Waiter: Sendable {}
+extension LoadSlotsState.Host: Sendable where Waiter: Sendable {}

@@ -48,7 +48,9 @@ public final class Reporter: Sendable {
 
     /// Every write of results happens with `out` inside the lock; its buffer
     /// also flushes itself when full, erasing the bar first (`barDrawn`).
-    private struct State {
+    /// Unchecked: `out` is not thread-safe, and is reached only inside
+    /// `state`'s lock (a `Locked` is `Sendable` only for a `Sendable` value).
+    private struct State: @unchecked Sendable {
         let out: LineOutput
         /// The URL column's width so far (`ResultLine.appendURLColumn`).
         var urlColumn = 0
