@@ -1,4 +1,7 @@
 import CStartup
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Descriptors 0, 1 and 2 as the process found them. The C corner
 /// (`Sources/CStartup`) reserves a closed one before anything else runs,
@@ -17,4 +20,16 @@ enum StandardStreams {
     /// code runs). Asking keeps the corner, and its `.preinit_array` entry,
     /// linked into the executable.
     static var reserved: Bool { cstartup_reserve_errno() == 0 }
+
+    /// Whether stdin is a pipe, a socket or a regular file that is not
+    /// empty: something given to read, not a terminal or cron's `/dev/null`.
+    static var inputIsPipeOrFile: Bool {
+        var info = stat()
+        guard fstat(0, &info) == 0 else { return false }
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO, S_IFSOCK: return true
+        case S_IFREG: return info.st_size > 0
+        default: return false
+        }
+    }
 }

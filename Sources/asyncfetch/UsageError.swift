@@ -11,7 +11,12 @@ struct UsageError: Error, CustomStringConvertible {
     init(namingHelp message: String) { description = message; pointsAtHelp = false }
 
     /// A fetch run, `cache path`, `rm` or `pull` without a URL.
-    static var noURLGiven: UsageError { UsageError("no URL given (name URLs as arguments, or a list with --input FILE)") }
+    /// With URLs piped in (`cat urls.txt | asyncfetch`), which are read only
+    /// when asked, it says how to ask.
+    static var noURLGiven: UsageError {
+        let piped = StandardStreams.inputIsPipeOrFile ? "; standard input is read only with -i -" : ""
+        return UsageError("no URL given (name URLs as arguments, or a list with --input FILE)" + piped)
+    }
 
     /// `-i ""` (an unset shell variable): said as `-o ""` is, not "cannot read --input : No such file or directory".
     static var emptyInput: UsageError { UsageError("-i/--input is empty: give a file ('-' for standard input), or leave the option out") }

@@ -176,6 +176,21 @@ import TestSupport
         print("InputE2ETests: 100,000 lines in \(seconds) s; peak RSS \(big.kilobytes) KiB vs \(baseline.kilobytes) KiB for 1,000")
     }
 
+    /// `cat urls.txt | asyncfetch` reads no URL (standard input is read only
+    /// when `-i -` asks), and said only "no URL given": the usage error now
+    /// says how to ask when something was piped in, and not under cron's
+    /// `/dev/null` or a terminal.
+    @Test func urlsPipedInWithoutDashIGetAUsageErrorThatSaysHowToReadThem() async throws {
+        let cli = try CLI()
+        let reason = "asyncfetch: no URL given (name URLs as arguments, or a list with --input FILE)"
+        let piped = try await cli.run([], stdin: Array("http://127.0.0.1:9/a.png\n".utf8))
+        #expect(piped.status == 2 && piped.stderr.hasPrefix(reason + "; standard input is read only with -i -\n"), "\(piped.stderr)")
+        let listed = try await cli.run(["cache", "path"], stdin: Array("http://127.0.0.1:9/a.png\n".utf8))
+        #expect(listed.status == 2 && listed.stderr.hasPrefix(reason + "; standard input is read only with -i -\n"), "\(listed.stderr)")
+        let nothing = try await cli.run([])
+        #expect(nothing.status == 2 && nothing.stderr.hasPrefix(reason + "\n"), "\(nothing.stderr)")
+    }
+
     /// `" URL "` (pasted, or quoted with a space) was "invalid URL: malformed
     /// scheme"; an input line was trimmed already. An argument is now read
     /// as a line is, for a run and for `cache path`; a space inside a URL
