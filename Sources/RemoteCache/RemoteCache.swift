@@ -45,11 +45,20 @@ public final class RemoteCache: Sendable {
         /// Reads and uploads in flight, stopped when the tier is turned off
         /// (uploads: when its uploads are stopped).
         var running: [ObjectIdentifier: (handle: FetchHandle, transfer: Transfer)] = [:]
-        /// Whether the bucket was asked whether it exists (`claimBucketProbe`).
-        var probed = false
+        /// Whether the bucket was asked whether it exists (`afterMiss`).
+        var probe = BucketProbe.notAsked
         var queue = FIFO<Upload>()
         var uploading = 0
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// An S3 tier's question whether its bucket exists, asked at the run's first miss.
+    private enum BucketProbe {
+        case notAsked
+        /// Asked; the misses that came meanwhile wait for the answer (each called with it).
+        case asking([@Sendable (Bool) -> Void])
+        /// Answered: whether the bucket may exist.
+        case answered(Bool)
     }
 
     /// One queued upload: the entry, whether it may be shared, and where it takes its transfer slot.
@@ -149,11 +158,8 @@ public final class RemoteCache: Sendable {
         // Every object URL is valid once the location is (`RemoteLocation.checked`): not checked per key.
         client.start(FetchRequest(url: url), urlChecked: true, into: sink, handle: handle) { [self] fetched in
             let read = finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url, id: id)
-            guard case .absent = read, let probe = claimBucketProbe(handle) else { return completion(read) }
-            // The run's first miss: its read answers once the bucket is known to exist, in its
-            // slot (`--jobs` bounds the probe too) and on its handle (cancelling the read stops
-            // the probe), and is `.unavailable` if the bucket does not exist.
-            probe { exists in completion(exists ? read : .unavailable) }
+            guard case .absent = read else { return completion(read) }
+            afterMiss(handle) { exists in completion(exists ? read : .unavailable) }
         }
     }
 
@@ -200,34 +206,61 @@ public final class RemoteCache: Sendable {
         }
     }
 
-    /// At an S3 tier's first miss, whether its bucket exists is asked once
-    /// (`RemoteLocation.bucketProbeURL`): a misspelled bucket answers 404 to
-    /// every read, a miss, and the tier is turned off now rather than at the
-    /// first upload's 404 (or never, in `cache pull`). Any other answer (the
-    /// listing, or 403 to a key without `s3:ListBucket`) says nothing: the
-    /// tier goes on. Not counted as a read. Returns the probe to start on
-    /// `handle` (the miss's, whose fetch has ended), which calls its argument
-    /// with whether the bucket may exist; nil when there is none to make (not
-    /// S3, asked already, or the tier turned off).
-    private func claimBucketProbe(_ handle: FetchHandle) -> ((@escaping @Sendable (Bool) -> Void) -> Void)? {
-        guard let url = location.bucketProbeURL, let bucket = location.bucket else { return nil }
+    /// A miss answers once its S3 tier's bucket is known to exist: `answer`
+    /// is called with whether it may exist, at once when that is known or the
+    /// tier is not S3. At the run's first miss the bucket is asked once
+    /// (`RemoteLocation.bucketProbeURL`), in that miss's slot (`--jobs` bounds
+    /// the probe too) and on its handle (cancelling the read stops the probe);
+    /// the misses that come meanwhile wait for the same answer, so that none
+    /// of them reports "not in the remote cache" or sends its URL to the origin
+    /// (and its upload after) before a misspelled bucket is known. Such a
+    /// bucket answers 404 to every read, a miss, and the tier is turned off now
+    /// rather than at the first upload's 404 (or never, in `cache pull`). Any
+    /// other answer (the listing, or 403 to a key without `s3:ListBucket`,
+    /// or the probe stopped) says nothing: the tier goes on. Not counted as a read.
+    private func afterMiss(_ handle: FetchHandle, answer: @escaping @Sendable (Bool) -> Void) {
+        guard let url = location.bucketProbeURL, let bucket = location.bucket else { return answer(true) }
         let id = ObjectIdentifier(handle)
-        let claimed = state.withLock { s -> Bool in
-            guard !s.probed, !s.counters.disabled else { return false }
-            s.probed = true
-            s.running[id] = (handle, .read)
-            return true
-        }
-        guard claimed else { return nil }
-        return { [self] answer in
-            client.start(FetchRequest(url: url), into: DiscardSink(), handle: handle) { [self] fetched in
-                guard case .failure(let error) = fetched, error.kind == .http, error.status == 404 else {
-                    state.withLock { _ = $0.running.removeValue(forKey: id) }
-                    return answer(true)
-                }
-                stop(.turnOff("the bucket \(bucket) does not exist (a listing of it was answered \(error.message))"), id: id)
-                answer(false)
+        enum Step { case answer(Bool), wait, ask }
+        let step = state.withLock { s -> Step in
+            switch s.probe {
+            case .answered(let exists):
+                return .answer(exists)
+            case .asking(var waiting):
+                waiting.append(answer)
+                s.probe = .asking(waiting)
+                return .wait
+            case .notAsked:
+                guard !s.counters.disabled else { return .answer(true) }
+                s.probe = .asking([])
+                s.running[id] = (handle, .read)
+                return .ask
             }
+        }
+        switch step {
+        case .answer(let exists): return answer(exists)
+        case .wait: return
+        case .ask: break
+        }
+        client.start(FetchRequest(url: url), into: DiscardSink(), handle: handle) { [self] fetched in
+            let missing = if case .failure(let error) = fetched, error.kind == .http, error.status == 404 {
+                error.message
+            } else {
+                String?.none
+            }
+            if let missing {
+                stop(.turnOff("the bucket \(bucket) does not exist (a listing of it was answered \(missing))"), id: id)
+            } else {
+                state.withLock { _ = $0.running.removeValue(forKey: id) }
+            }
+            let exists = missing == nil
+            let waiting = state.withLock { s -> [@Sendable (Bool) -> Void] in
+                defer { s.probe = .answered(exists) }
+                guard case .asking(let waiting) = s.probe else { return [] }
+                return waiting
+            }
+            answer(exists)
+            for waiter in waiting { waiter(exists) }
         }
     }
 
@@ -354,7 +387,7 @@ public final class RemoteCache: Sendable {
         }
         onError(transfer, "remote cache: \(what): \(text)")
         if verdict == .noSuchPlace, let placeMissing {
-            stop(.turnOff(placeMissing), id: id)
+            stop(location.bucket == nil ? .stopUploads(placeMissing) : .turnOff(placeMissing), id: id)
         } else {
             stop(verdict, id: id)
         }

@@ -35,7 +35,7 @@ public enum RemoteDefaults {
     /// every read of a missing object is a 403, so a cold run's refusals in a
     /// row are mostly reads, and one upload refused by a busy tier (S3's 503
     /// SlowDown, a body over a WebDAV server's limit) must not turn it off.
-    /// Also the uploads denied (401, 403, 405, 409, 501 …: about the tier, not
+    /// Also the uploads denied (a 4xx but 400, 408, 413, 429; 501: about the tier, not
     /// the moment or the object) since the last one stored, whatever the reads
     /// did between, after which uploads stop and reads go on (a read-only key;
     /// `refusalLimit` refusals of any kind do that too), or the tier is turned

@@ -15,14 +15,16 @@
 ///   one upload refused among them: S3 answers 403, not 404, for a missing
 ///   object to a key without `s3:ListBucket`, and such a run still fills the
 ///   tier with its uploads.
-/// - an upload answered 404 before any object was read: the place does not
-///   exist (a misspelled bucket: S3's `NoSuchBucket`), so every read is a miss.
+/// - an S3 tier's upload answered 404 before any object was read: the bucket does
+///   not exist (`NoSuchBucket`), so every read is a miss. On a plain HTTP tier
+///   the same 404 stops only the uploads (`RemoteCache` decides, on `.noSuchPlace`):
+///   a web server serving a tier that others fill may answer a PUT 404.
 ///
 /// Uploads stopped, reads going on (a read-only key: its GETs work, its PUTs
 /// are refused), counting uploads refused since the last one stored, whatever
 /// the reads did between: `RemoteDefaults.uploadRefusalLimit` denials (a 4xx
-/// that is about the tier, not the moment or the object: 401, 403, 405, 409,
-/// 501 …; a redirect), or `RemoteDefaults.refusalLimit` refusals of any
+/// that is about the tier, not the moment or the object: any 4xx but 400, 408,
+/// 413 and 429, and 501; a redirect), or `RemoteDefaults.refusalLimit` refusals of any
 /// kind (a tier whose PUTs always answer 503). If nothing worked in the run
 /// at all, the tier is turned off instead: every read was refused too.
 ///
@@ -40,8 +42,9 @@ struct TierHealth {
     enum Verdict: Equatable {
         case goOn
         case turnOff(String)
-        /// Turned off: an upload was answered 404 and no object was read. The
-        /// caller says why (it knows the bucket or the path).
+        /// An upload was answered 404 and no object was read: an S3 tier is
+        /// turned off, a plain HTTP one's uploads stopped. The caller says why
+        /// (it knows the bucket or the path).
         case noSuchPlace
         case stopUploads(String)
     }
@@ -93,7 +96,8 @@ struct TierHealth {
             if status == 404 && !objectRead { return .noSuchPlace }
             if refusalsInARow >= RemoteDefaults.refusalLimit && uploadsRefusedInARow >= RemoteDefaults.uploadRefusalLimit
                 || !anySuccess && uploadsDeniedSinceStored >= RemoteDefaults.uploadRefusalLimit {
-                return .turnOff("\(refusalsInARow) reads and uploads in a row refused (the last: \(text))")
+                let what = refusalsInARow == uploadsRefusedInARow ? "uploads" : "reads and uploads"
+                return .turnOff("\(refusalsInARow) \(what) in a row refused (the last: \(text))")
             }
             if uploadsDeniedSinceStored >= RemoteDefaults.uploadRefusalLimit
                 || uploadsRefusedSinceStored >= RemoteDefaults.refusalLimit {
@@ -105,12 +109,13 @@ struct TierHealth {
         return .goOn
     }
 
-    /// An upload's refusal that is about the tier, not the moment (408, 429,
-    /// 5xx but 501) or the object (413, a body over the server's limit): the
-    /// next upload will be refused too. A redirect (nil) as well.
+    /// An upload's refusal that is about the tier, not the moment (400: S3's
+    /// `RequestTimeout` and `IncompleteBody` to a slow upload; 408, 429, 5xx
+    /// but 501) or the object (413, a body over the server's limit): the next
+    /// upload will be refused too. A redirect (nil) as well.
     static func denies(_ status: Int?) -> Bool {
         guard let status else { return true }
         if status == 501 { return true }
-        return (400..<500).contains(status) && ![408, 413, 429].contains(status)
+        return (400..<500).contains(status) && ![400, 408, 413, 429].contains(status)
     }
 }

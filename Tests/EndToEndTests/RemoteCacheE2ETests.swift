@@ -374,6 +374,36 @@ import TestSupport
     /// origin's slot. Before, they were read one at a time, since an origin the run never
     /// contacts never resolves, and an unresolved host runs one transfer at a time: 10,000 URLs
     /// from an nginx tier took 3.7 times a cold run from the origin nginx (bench/README).
+    /// A plain web server serving a tier that others fill, which answers a PUT 404 (no such path for
+    /// writing), before any object was read: its uploads stop, with one warning, and its reads go on,
+    /// as docs/many-machines.md promises. Before (review12a), that 404 turned the whole tier off as
+    /// "the server has no path", and the objects it held later in the run were fetched from the origin.
+    @Test func aPlainTierAnsweringPUT404KeepsServingReads() throws {
+        let store = try Store()
+        let (origin, urls) = try #require(Self.origin(count: 30))
+        let held = Array(urls.suffix(10))
+        #expect(try CLI().run(["--remote-cache", store.url] + held).status == 0)
+        let tier = try ScriptedServer()
+        for url in held {
+            let object = try Array(Data(contentsOf: URL(fileURLWithPath: try store.objectPath(url))))
+            tier.route("/cache/" + (try CLI.md5sum(url)), handler: { request in
+                request.method == "GET" ? .ok(object) : .status(404, body: "no\n")
+            })
+        }
+        let result = try CLI().run(["--json", "--jobs", "2", "--remote-cache", tier.url("/cache/")] + urls)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try Self.json(result)
+        let sources = Self.successes(lines)
+        #expect(sources.count == urls.count && held.allSatisfy { sources[$0] == "remote" }
+                && urls.prefix(20).allSatisfy { sources[$0] == "network" }, "\(sources)")
+        #expect(origin.totalRequests == 10 + 20, "the held URLs were asked of the origin again")
+        let counts = try #require(Self.summary(lines)["remoteCache"] as? [String: Any])
+        #expect(counts["disabled"] as? Bool == false && counts["uploadsStopped"] as? Bool == true
+                && counts["hits"] as? Int == 10, "\(counts)")
+        #expect((counts["reason"] as? String)?.hasPrefix("the server has no path ") == true, "\(counts)")
+        #expect(result.stderr.contains("; nothing more is uploaded in this run, reads go on"), "\(result.stderr)")
+    }
+
     @Test func aRunFromTheTierReadsSeveralObjectsAtOnce() throws {
         final class InFlight: @unchecked Sendable {   // under `lock`: the tier's GETs
             let lock = NSLock()

@@ -93,7 +93,8 @@ import Testing
     /// stop the uploads only at `refusalLimit`; an upload stored starts the count over.
     @Test func uploadsRefusedForTheMomentStopThemLater() {
         var health = TierHealth()
-        for status in [503, 429, 413, 500, 408] { #expect(!TierHealth.denies(status)) }
+        // 400: S3's RequestTimeout and IncompleteBody to a slow upload (review12a).
+        for status in [503, 429, 413, 500, 408, 400] { #expect(!TierHealth.denies(status)) }
         for status in [401, 403, 404, 405, 409, 501] { #expect(TierHealth.denies(status)) }
         for _ in 1..<RemoteDefaults.refusalLimit {
             health.succeeded()
@@ -107,6 +108,17 @@ import Testing
         health.succeeded()
         #expect(health.failed(.refusal(status: 503), upload: true, text: "HTTP 503 Slow Down")
                 == .stopUploads("10 uploads in a row refused (the last: HTTP 503 Slow Down)"))
+    }
+
+    /// A tier turned off by refused uploads alone (a WebDAV folder the server cannot write: 500
+    /// to every PUT, nothing read yet) says uploads, not "reads and uploads" (remote7's report).
+    @Test func refusedUploadsAloneAreNamedSo() {
+        var health = TierHealth()
+        for _ in 1..<RemoteDefaults.refusalLimit {
+            #expect(health.failed(.refusal(status: 500), upload: true, text: "HTTP 500") == .goOn)
+        }
+        #expect(health.failed(.refusal(status: 500), upload: true, text: "HTTP 500")
+                == .turnOff("10 uploads in a row refused (the last: HTTP 500)"))
     }
 
     /// An upload answered 404 before any object was read: the bucket or path does not exist
