@@ -25,7 +25,8 @@
  * Which sockets are in the set: `watched[fd]`, the events the set has for each descriptor (0: not
  * in it). A connection's socket libcurl stops watching (CURL_POLL_REMOVE, also when a transfer ends
  * and its connection goes back to libcurl's cache) is parked, not taken out: a kept-alive connection
- * is mostly asked for again by the next transfer, and then needs one EPOLL_CTL_MOD (below). An
+ * is mostly asked for again by the next transfer, and then needs no system call once it is
+ * CONNECTED (below). An
  * EPOLL_CTL_DEL then ADD per transfer (the kernel frees and makes its entry and hooks the socket's
  * wait queue again) cost more CPU than libcurl's own socket bookkeeping (one host, 10,000 × 304:
  * ~40 ms; bench/history/revalidate.md, session 24). A parked socket that becomes

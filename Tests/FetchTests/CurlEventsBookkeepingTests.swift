@@ -58,7 +58,20 @@ import TestSupport
             if (peer < 0) { perror("accept"); return 2; }
             for (int transfer = 1; transfer <= 3; transfer++) {
                 char byte;
-                if (socket_callback(NULL, n, CURL_POLL_IN, events, NULL) != 0) { perror("watch"); return 2; }
+                /* After the first transfer the parked, CONNECTED socket is re-armed from the set's own
+                 * bookkeeping: with the epoll descriptor hidden, a system call would fail. */
+                int epoll = events->epoll;
+                if (transfer > 1) events->epoll = -1;
+                int watched = socket_callback(NULL, n, CURL_POLL_IN, events, NULL);
+                events->epoll = epoll;
+                if (watched != 0) {
+                    printf("transfer %d: re-arming the parked socket %d made a system call\\n", transfer, n);
+                    return 1;
+                }
+                if ((events->watched[n] & CONNECTED) == 0) {
+                    printf("transfer %d: the connection's socket %d is not marked CONNECTED\\n", transfer, n);
+                    return 1;
+                }
                 if (!answered(events, n, peer)) {
                     printf("transfer %d: the connection's socket %d is not in the epoll set\\n", transfer, n);
                     return 1;
@@ -126,7 +139,8 @@ import TestSupport
     }
 
     /// Parking: the socket stays in the set between a connection's transfers and is re-armed from
-    /// the set's own bookkeeping (CCurlEvents.c).
+    /// the set's own bookkeeping (CCurlEvents.c): no system call once it is CONNECTED (review12a:
+    /// the test passed with every parked socket sent to the kernel).
     @Test func aKeptAliveConnectionIsWatchedAtEachTransfer() throws {
         try run("kept alive")
     }
