@@ -40,6 +40,14 @@ def main():
     ap.add_argument("--cases", default="fresh,offline,revalidate", help="the hit cases to run, comma-separated")
     ap.add_argument("--c-loop", action="store_true", help="make bench's offline case beside its C loop (md5stat.c)")
     args = ap.parse_args()
+    every_case = ("fresh", "offline", "revalidate")
+    unknown = [c for c in args.cases.split(",") if c not in every_case]
+    if unknown:
+        ap.error(f"--cases: unknown {', '.join(unknown)} (the hit cases are {', '.join(every_case)})")
+    if args.c_loop and (args.cold or args.remote):
+        ap.error("--c-loop goes with the hit cases only, not --cold or --remote (their cache is removed before each run)")
+    if args.c_loop and "offline" not in args.cases.split(","):
+        ap.error("--c-loop runs beside the offline case: add offline to --cases")
     root = tempfile.mkdtemp(prefix="asyncfetch-ab-", dir=args.dir)
     os.chmod(root, 0o755)  # nginx workers run as another user
     nginx = tier = None

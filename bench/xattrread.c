@@ -29,7 +29,7 @@ struct xattr_args { unsigned long long value; unsigned size; unsigned flags; };
 
 static double cpu_seconds(void) {
     struct rusage r;
-    getrusage(RUSAGE_SELF, &r);
+    if (getrusage(RUSAGE_SELF, &r) != 0) { perror("getrusage"); exit(2); }
     return r.ru_utime.tv_sec + r.ru_stime.tv_sec + (r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
 }
 
@@ -41,8 +41,14 @@ static long get(int dirfd, const char *name, const char *attribute, void *buffer
 int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage: xattrread DIR MODE SIZE [PASSES]\n"); return 2; }
     const char *dir = argv[1];
-    int mode = atoi(argv[2]), passes = argc > 4 ? atoi(argv[4]) : 3;
-    size_t size = (size_t)atol(argv[3]);
+    char *end;
+    long mode = strtol(argv[2], &end, 10);
+    if (*end != '\0' || mode < 1 || mode > 7) { fprintf(stderr, "MODE: 1 to 7 (1 the record, 2 stat, 4 user.h)\n"); return 2; }
+    long sized = strtol(argv[3], &end, 10);
+    if (*end != '\0' || sized < 1) { fprintf(stderr, "SIZE: a number of bytes\n"); return 2; }
+    size_t size = (size_t)sized;
+    long passes = argc > 4 ? strtol(argv[4], &end, 10) : 3;
+    if (argc > 4 && (*end != '\0' || passes < 1)) { fprintf(stderr, "PASSES: a number, at least 1\n"); return 2; }
     static char names[100000][33];
     static char buffer[65536];
     if (size > sizeof buffer) size = sizeof buffer;
@@ -52,7 +58,7 @@ int main(int argc, char **argv) {
     int n = 0;
     for (struct dirent *e; (e = readdir(listing)) && n < 100000;)
         if (strlen(e->d_name) == 32) memcpy(names[n++], e->d_name, 33);
-    closedir(listing);
+    if (closedir(listing) != 0) { perror("closedir"); return 2; }
     if (n == 0) { fprintf(stderr, "no entries in %s\n", dir); return 2; }
     double best = 1e9;
     long failed = 0;
@@ -68,6 +74,6 @@ int main(int argc, char **argv) {
         double perFile = (cpu_seconds() - start) / n * 1e6;
         if (perFile < best) best = perFile;
     }
-    printf("%s mode %d size %zu: %.2f us a file (best of %d, %d files, %ld calls failed)\n", dir, mode, size, best, passes, n, failed);
+    printf("%s mode %ld size %zu: %.2f us a file (best of %ld, %d files, %ld calls failed)\n", dir, mode, size, best, passes, n, failed);
     return failed ? 1 : 0;
 }
