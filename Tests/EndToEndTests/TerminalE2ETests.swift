@@ -105,11 +105,19 @@ import TestSupport
         #expect(!off.stdout.contains(" URLs  "), "\(off.stdout.debugDescription)")
         #expect(!off.stdout.contains("\u{1B}[K"))
 
-        // One URL gets a bar once its run is 0.5 s old (`progressSingleURLDelay`), even after it
-        // is done: a URL answered at once, not one of the quarter-second ones, leaves the whole
-        // 0.5 s to a run on a machine under load (with 0.25 s gone it drew one at load 14).
-        let single = try await cli.runInTerminal([server.url("/images/red-64x48.png")])
-        #expect(!single.stdout.contains("\u{1B}[K"), "one URL: no bar")
+        // One URL gets a bar only while its body arrives once its run is 0.5 s old
+        // (`progressSingleURLDelay`): not after it is done. Done, with the run still waiting for
+        // its upload to a slow remote tier, it drew a bar until the exit (tests7 saw one at load 14
+        // when the run outlived its quarter-second URL).
+        let late = server.url("/late.png")
+        server.route("/late.png", ScriptedResponse.ok(png).delayed(0.6))
+        let tier = try ScriptedServer()
+        tier.route("/cache/" + (try CLI.md5sum(late)), handler: { request in
+            request.method == "PUT" ? ScriptedResponse.status(201).delayed(1.2) : .status(404)
+        })
+        let single = try await cli.runInTerminal([late, "--remote-cache", tier.url("/cache/")])
+        #expect(single.stdout.contains("success") && tier.totalRequests == 2, "\(single.stdout.debugDescription)")
+        #expect(!single.stdout.contains("\u{1B}[K"), "one URL: no bar, \(single.stdout.debugDescription)")
 
         let piped = try await cli.run(["--progress", "--jobs", "1"] + slowURLs(8).map { $0 + "&b" })
         #expect(piped.status == 0)

@@ -337,8 +337,10 @@ public final class Reporter: Sendable {
             state.bar.bodiesInFlight = transfers.bodiesInFlight
         }
         state.bar.record()
-        // One URL gets a bar too once its transfer takes a while (a quick one never flashes one).
-        let slowSingle = state.bar.bytes > 0 && state.bar.elapsed >= Defaults.progressSingleURLDelay
+        // One URL gets a bar too once its transfer takes a while (a quick one never flashes one),
+        // while its body arrives: not after it is done, when the bar would only flash before the exit.
+        let slowSingle = state.bar.bodiesInFlight > 0 && state.bar.bytes > 0
+            && state.bar.elapsed >= Defaults.progressSingleURLDelay
         let visible = state.progressMode == .on || state.bar.known > 1 || (state.bar.total ?? 0) > 1 || slowSingle
         state.out.flush()   // erases the bar first when there are lines
         guard visible else { return }
