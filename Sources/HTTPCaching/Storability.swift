@@ -17,7 +17,13 @@ public enum Storability {
     /// This runs for every header of every response: the name's length picks
     /// the one to three candidates it is compared with, in place, and a name of
     /// no stored name's length (`Content-Length`, `Connection`) is not read at all.
-    public static func isStored(_ name: String) -> Bool {
+    public static func isStored(_ name: String) -> Bool { isStoredName(name) }
+
+    /// `isStored`, inlined into `storedHeaders`: out of line, each of a response's
+    /// fields paid a call and a retain and release of its name, those of no stored
+    /// name's length included (`storedHeaders` 1.34 → 1.16 k instructions per cold URL).
+    @inline(__always)
+    private static func isStoredName(_ name: String) -> Bool {
         switch name.utf8.count {
         case 3, 4, 6, 7, 12, 13, 16: break
         default: return false
@@ -78,7 +84,7 @@ public enum Storability {
         var stored: [CacheMetadata.Header] = []
         stored.reserveCapacity(fields.count)
         // By index: `for field in headers` copied every field (two retains and releases) to read its name.
-        for index in fields.indices where isStored(fields[index].name) {
+        for index in fields.indices where isStoredName(fields[index].name) {
             stored.append(CacheMetadata.Header(fields[index].name, fields[index].value))
         }
         return stored

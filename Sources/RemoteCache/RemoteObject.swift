@@ -120,7 +120,7 @@ final class RemoteObjectSink: BodySink, @unchecked Sendable {
 
     private func openedWriter() throws(DiskCacheError) -> CacheWriter {
         if let writer { return writer }
-        let made = try store.makeWriter(for: key, hex: hex)
+        let made = try store.makeWriter(for: key)
         made.keepsHead = false   // the record names the format: nothing sniffs the body
         writer = made
         return made

@@ -54,7 +54,7 @@ import TestSupport
         var records: [String] = []
         for loaderWay in [false, true] {
             let store = try DiskCacheStore(directory: temp.path + (loaderWay ? "/loader" : "/hex"))
-            let writer = try loaderWay ? store.makeWriter(for: key, hex: key.hex) : store.makeWriter(for: key.hex)
+            let writer = try loaderWay ? store.makeWriter(for: key) : store.makeWriter(for: key.hex)
             try writer.append([1, 2, 3])
             let meta = CacheMetadata(url: loaderWay ? key.storedURL : Self.url, status: 200, requestTime: 1, responseTime: 2,
                                      headers: [.init("ETag", "\"a\"")])

@@ -16,10 +16,14 @@ import TestSupport
             for round in 0..<10 {
                 for (i, body) in bodies.enumerated() {
                     group.addTask {
-                        let writer = try? store.makeWriter(for: key)
-                        try? body.withUnsafeBytes { try writer?.append($0) }
-                        _ = try? writer?.commit(CacheMetadata(url: url, status: 200, requestTime: Double(round), responseTime: Double(i),
-                                                              headers: [.init("ETag", "\"\(i)\"")]))
+                        do {
+                            let writer = try store.makeWriter(for: key)
+                            try body.withUnsafeBytes { try writer.append($0) }
+                            _ = try writer.commit(CacheMetadata(url: url, status: 200, requestTime: Double(round), responseTime: Double(i),
+                                                                headers: [.init("ETag", "\"\(i)\"")]))
+                        } catch {
+                            Issue.record("a writer failed: \(error)")
+                        }
                     }
                 }
                 group.addTask {

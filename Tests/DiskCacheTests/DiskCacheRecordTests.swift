@@ -268,10 +268,14 @@ import TestSupport
                 group.addTask {
                     for round in 0..<150 {
                         let byte = UInt8(worker * 50 + round % 50)
-                        let writer = try? store.makeWriter(for: key)
-                        try? [UInt8](repeating: byte, count: 3000 + Int(byte)).withUnsafeBytes { try writer?.append($0) }
-                        _ = try? writer?.commit(CacheMetadata(url: url, status: 200, requestTime: 1, responseTime: 2,
-                                                              headers: [.init("ETag", "\"\(byte)\"")]))
+                        do {
+                            let writer = try store.makeWriter(for: key)
+                            try [UInt8](repeating: byte, count: 3000 + Int(byte)).withUnsafeBytes { try writer.append($0) }
+                            _ = try writer.commit(CacheMetadata(url: url, status: 200, requestTime: 1, responseTime: 2,
+                                                                headers: [.init("ETag", "\"\(byte)\"")]))
+                        } catch {
+                            Issue.record("a writer failed: \(error)")
+                        }
                     }
                 }
             }

@@ -55,11 +55,15 @@ import Glibc
 /// Threading: one owner at a time (the fetch engine's loop thread while the
 /// transfer runs, the awaiting task before and after).
 public final class CacheWriter: @unchecked Sendable {
-    public let key: String
-    /// `key` as its digest: what the committed entry is named by (not read back from `key`).
+    /// The entry's key, 32 lowercase hex digits: made when asked (an error, a sidecar,
+    /// a kept partial). A download names its file and its record from `keyDigest`, with
+    /// no string made (a 32-digit `String` made and freed per cold URL before).
+    public var key: String { keyDigest.hex }
+    /// The key as its digest: what the committed entry is named by.
     private let keyDigest: MD5.Digest
     private let store: DiskCacheStore
-    private let file: TemporaryFile
+    /// Held inline (a noncopyable struct); changed by one owner at a time (see the threading note above).
+    @exclusivity(unchecked) private var file: TemporaryFile
     /// The body's digest so far. Nil while the body is exactly `head`, given in one
     /// piece (`append(_: [UInt8])`: a body the transfer held whole, every small one):
     /// `commit` then hashes the head in one call (XXH3-128, `BodyHash.stored(ofWhole:)`),
@@ -82,12 +86,11 @@ public final class CacheWriter: @unchecked Sendable {
     /// Whether this writer continues a kept partial body.
     public var isResumed: Bool { resumed != nil }
 
-    /// `key` is a checked key (`DiskCacheStore.validate`), `keyDigest` its digest.
-    init(store: DiskCacheStore, key: String, keyDigest: MD5.Digest) throws(DiskCacheError) {
+    /// `keyDigest`: the entry's key (a checked key's digest, `DiskCacheStore.digest(ofKey:)`, or a `CacheKey`'s).
+    init(store: DiskCacheStore, keyDigest: MD5.Digest) throws(DiskCacheError) {
         self.store = store
-        self.key = key
         self.keyDigest = keyDigest
-        file = try store.createTemporaryFile(for: key)
+        file = try store.createTemporaryFile(for: keyDigest.hex)
         resumed = nil
     }
 
@@ -108,12 +111,10 @@ public final class CacheWriter: @unchecked Sendable {
 
     /// Continues `partial`: its bytes are hashed (one read of the kept part)
     /// and its head kept; new bytes are appended.
-    init(store: DiskCacheStore, key: String, keyDigest: MD5.Digest, resuming partial: PartialBody) throws(DiskCacheError) {
+    init(store: DiskCacheStore, keyDigest: MD5.Digest, resuming partial: PartialBody) throws(DiskCacheError) {
         self.store = store
-        self.key = key
         self.keyDigest = keyDigest
-        let taken = try store.takePartial(partial)
-        file = taken
+        var taken = try store.takePartial(partial)
         do throws(DiskCacheError) {
             let digest = try BodyHash()
             var prefix: [UInt8] = []
@@ -138,6 +139,7 @@ public final class CacheWriter: @unchecked Sendable {
             taken.discard()
             throw error
         }
+        file = taken
     }
 
     public func append(_ bytes: UnsafeRawBufferPointer) throws(DiskCacheError) {
@@ -207,7 +209,7 @@ public final class CacheWriter: @unchecked Sendable {
             if isResumed { store.removePartial(key) }
             return false
         }
-        try store.publishPartial(file, key: key)
+        try store.publishPartial(&file, key: key)
         file.markPublished()
         return true
     }
@@ -262,7 +264,7 @@ public final class CacheWriter: @unchecked Sendable {
         } else {
             meta.url = CacheKey.recordedURL(meta.url)
         }
-        meta.key = key
+        meta.storedKey = .digest(keyDigest)
         meta.hasBody = true
         meta.bodyLength = Int64(info.st_size)
         (meta.digestAlgorithm, meta.storedDigest) = storedDigest()
@@ -277,7 +279,7 @@ public final class CacheWriter: @unchecked Sendable {
         // published by name in the cache's directory (`linkat`), and the result builds the path it shows.
         if store.placement.mode(store) != .sidecar {
             guard let code = store.setRecord(fd: file.fd, meta) else {
-                try store.publish(file, key: key)
+                try store.publish(&file, digest: keyDigest)
                 // The record's last use is the entry (it moves in): with `meta.storedAt` read after it in
                 // the call, it was copied whole and the copy destroyed (a retain and release of every string).
                 let storedAt = meta.storedAt
@@ -290,9 +292,9 @@ public final class CacheWriter: @unchecked Sendable {
         }
         let bodyPath = store.bodyPath(key)
         meta.bodyInode = UInt64(info.st_ino)
-        let metaFile = try store.writeTemporaryMetadata(meta.encoded(), key: key)
+        var metaFile = try store.writeTemporaryMetadata(meta.encoded(), key: key)
         defer { metaFile.discard() }
-        _ = try store.name(file, key: key)
+        _ = try store.name(&file, key: key)
         try store.commitLock.withLock { () throws(DiskCacheError) in
             try metaFile.publish(as: store.metadataPath(key))
             do throws(DiskCacheError) {
@@ -318,7 +320,7 @@ public final class CacheWriter: @unchecked Sendable {
     /// writer is done afterwards.
     public func keepUnstored() throws(DiskCacheError) -> String {
         defer { file.discard() }
-        let path = try store.name(file, key: key, suffix: TemporaryFileName.deliverySuffix)
+        let path = try store.name(&file, key: key, suffix: TemporaryFileName.deliverySuffix)
         file.markPublished()
         return path
     }

@@ -102,7 +102,7 @@ extension DiskCacheStore {
     /// `rename` (under the commit lock) and discards it. Errors name the
     /// temporary path; the file is removed.
     func writeTemporaryMetadata(_ encoded: [UInt8], key: String) throws(DiskCacheError) -> TemporaryFile {
-        let file = try createNamedTemporaryFile(for: key, suffix: CacheFileName.metadataSuffix)
+        var file = try createNamedTemporaryFile(for: key, suffix: CacheFileName.metadataSuffix)
         do throws(DiskCacheError) {
             var failure: DiskCacheError?
             encoded.withUnsafeBytes { bytes in

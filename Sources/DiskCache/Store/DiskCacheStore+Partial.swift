@@ -50,6 +50,13 @@ extension DiskCacheStore {
         return PartialBody(key: key, path: path, metadata: meta)
     }
 
+    /// `partial(for: key.hex, url: key.storedURL)`, asked only where partial bodies may be (a
+    /// folder of them exists): a cold URL makes neither string here (the loader's).
+    package func partial(for key: CacheKey) -> PartialBody? {
+        guard placement.readsRecords, hasPartialFolder else { return nil }
+        return partial(for: key.hex, url: key.storedURL)
+    }
+
     private var hasPartialFolder: Bool {
         var state = partialFolderState.load(ordering: .relaxed)
         if state == 0 {
@@ -63,7 +70,7 @@ extension DiskCacheStore {
     /// A writer that continues `partial`: its bytes are hashed (read once)
     /// and the rest is appended. Committing publishes the whole body.
     public func makeWriter(for key: String, resuming partial: PartialBody) throws(DiskCacheError) -> CacheWriter {
-        try CacheWriter(store: self, key: key, keyDigest: Self.digest(ofKey: key), resuming: partial)
+        try CacheWriter(store: self, keyDigest: Self.digest(ofKey: key), resuming: partial)
     }
 
     /// Removes `key`'s partial body, if any (a 200 replaced it, it was
@@ -105,7 +112,7 @@ extension DiskCacheStore {
             attempt += 1
             let taken = makeTemporaryName(for: partial.key)
             if rename(partial.path, taken) == 0 {
-                let file = try TemporaryFile(resuming: taken)
+                var file = try TemporaryFile(resuming: taken)
                 // An fstat failure throws; `file` is then discarded by its deinit.
                 guard try Int64(file.status().st_size) == partial.length else {
                     file.discard()
@@ -123,13 +130,13 @@ extension DiskCacheStore {
 
     /// Publishes `file` (complete up to now, its record set) as `key`'s
     /// partial body, replacing an older one.
-    func publishPartial(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
+    func publishPartial(_ file: inout TemporaryFile, key: String) throws(DiskCacheError) {
         let destination = partialDirectory + "/" + key
         if file.path == destination { return }   // a resumed partial, grown in place
         if mkdir(partialDirectory, 0o700) != 0 && errno != EEXIST {
             throw DiskCacheError.system("cannot create", path: partialDirectory)
         }
-        _ = try name(file, key: key)
+        _ = try name(&file, key: key)
         try file.publish(as: destination)
     }
 }

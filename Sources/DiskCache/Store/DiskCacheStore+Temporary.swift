@@ -45,7 +45,7 @@ extension DiskCacheStore {
     /// `.tmp` when it is missing (ENOENT) rather than checking every time,
     /// and moving on to the next number when a name is taken (a leftover of
     /// a killed run that had this pid).
-    func name(_ file: TemporaryFile, key: String, suffix: String = "") throws(DiskCacheError) -> String {
+    func name(_ file: inout TemporaryFile, key: String, suffix: String = "") throws(DiskCacheError) -> String {
         var attempt = 0
         while true {
             attempt += 1
@@ -64,10 +64,22 @@ extension DiskCacheStore {
     /// entry's name when there is none yet (one `linkat`); otherwise it gets a
     /// name in `.tmp` and one `rename` replaces the old entry. `path` is
     /// `bodyPath(key)`, which the caller has made already.
-    func publish(_ file: TemporaryFile, key: String) throws(DiskCacheError) {
-        // The path only when linking by name did not do (or for its error): not built per download.
-        if try file.linkIfAbsent(directoryFD: directoryFD, name: key, path: bodyPath(key)) { return }
-        _ = try name(file, key: key)
+    func publish(_ file: inout TemporaryFile, key: String) throws(DiskCacheError) {
+        try publish(&file, digest: Self.digest(ofKey: key))
+    }
+
+    /// `publish(file, key:)` of the key `digest` is: linked by a name written on the stack
+    /// (`MD5.Digest.withHex`), no string made per download. The path only when linking
+    /// by name did not do (or for its error): not built per download either.
+    func publish(_ file: inout TemporaryFile, digest: MD5.Digest) throws(DiskCacheError) {
+        let linked = digest.withHex { _, name in
+            Result { () throws(DiskCacheError) in
+                try file.linkIfAbsent(directoryFD: directoryFD, name: name, path: bodyPath(digest.hex))
+            }
+        }
+        if try linked.get() { return }
+        let key = digest.hex
+        _ = try name(&file, key: key)
         try file.publish(as: bodyPath(key))
     }
 

@@ -134,16 +134,13 @@ public final class DiskCacheStore: Sendable {
 
     /// Starts writing a new body for `key`; nothing is visible until `commit`.
     public func makeWriter(for key: String) throws(DiskCacheError) -> CacheWriter {
-        try CacheWriter(store: self, key: key, keyDigest: Self.digest(ofKey: key))
+        try CacheWriter(store: self, keyDigest: Self.digest(ofKey: key))
     }
 
-    /// `makeWriter(for: key.hex)`, where `hex` is `key.hex` made already: a key's digest needs no
-    /// check, and its entry is named by the digest, not by parsing the hex again (per download).
-    /// Package-only: a `hex` that is not the key's would name the file by one and the entry by the
-    /// other, and only the loader, which made both from one key, may skip the check.
-    package func makeWriter(for key: CacheKey, hex: String) throws(DiskCacheError) -> CacheWriter {
-        assert(hex == key.hex, "'\(hex)' is not the key's hex")
-        return try CacheWriter(store: self, key: hex, keyDigest: key.digest)
+    /// `makeWriter(for: key.hex)` without the hex: a key's digest needs no check, and its entry
+    /// is named by the digest, written on the stack where it is linked (no string per download).
+    package func makeWriter(for key: CacheKey) throws(DiskCacheError) -> CacheWriter {
+        try CacheWriter(store: self, keyDigest: key.digest)
     }
 
     /// Records a bodiless entry (a remembered error status), replacing any
@@ -162,7 +159,7 @@ public final class DiskCacheStore: Sendable {
         meta.bodyMtimeNs = 0
         meta.storedAt = currentUnixTime()
         if placement.mode(self) != .sidecar {
-            let file = try createTemporaryFile(for: key)
+            var file = try createTemporaryFile(for: key)
             defer { file.discard() }
             meta.bodyMtimeNs = nanoseconds(try file.status().st_mtim)
             if let code = setRecord(fd: file.fd, meta) {
@@ -170,13 +167,13 @@ public final class DiskCacheStore: Sendable {
                     throw DiskCacheError.system("cannot record metadata for", path: bodyPath(key), errno: code)
                 }
             } else {
-                try publish(file, key: key)
+                try publish(&file, key: key)
                 return CacheEntry(key: key, directory: directory, metadata: meta, lastAccess: meta.storedAt,
                                   inode: UInt64(try file.status().st_ino), recordOnBody: true)
             }
         }
         meta.bodyMtimeNs = 0
-        let file = try writeTemporaryMetadata(meta.encoded(), key: key)
+        var file = try writeTemporaryMetadata(meta.encoded(), key: key)
         defer { file.discard() }
         try commitLock.withLock { () throws(DiskCacheError) in
             // The old body goes first: until the new metadata is in place, a
@@ -271,7 +268,7 @@ public final class DiskCacheStore: Sendable {
     /// The 304 of an entry kept in a sidecar: a new sidecar, renamed into
     /// place under the commit lock once the body is known to be the entry's.
     private func updateSidecar(of entry: CacheEntry, to meta: CacheMetadata) throws(DiskCacheError) -> (Double, Bool)? {
-        let file = try writeTemporaryMetadata(meta.encoded(), key: entry.key)
+        var file = try writeTemporaryMetadata(meta.encoded(), key: entry.key)
         defer { file.discard() }
         var lastAccess = meta.storedAt
         let published = try commitLock.withLock { () throws(DiskCacheError) -> Bool in

@@ -15,7 +15,11 @@ import func Support.writeAll
 /// can get as the leftover of a dead writer.
 ///
 /// Threading: one owner at a time.
-final class TemporaryFile: @unchecked Sendable {
+///
+/// A noncopyable struct, not a class: the writer of a download holds it
+/// inline (an object made and freed per cold URL before). Its `deinit`
+/// discards it, as the class's did; `discard` may come first, any number of times.
+struct TemporaryFile: ~Copyable, Sendable {
     /// Its name in `DIR/.tmp`, once it has one.
     private(set) var path: String?
     private(set) var fd: Int32
@@ -27,7 +31,7 @@ final class TemporaryFile: @unchecked Sendable {
     /// when the file system has none (the caller then makes a named one).
     static func unnamed(in directoryFD: Int32, directory: String) throws(DiskCacheError) -> TemporaryFile? {
         let fd = cdisk_open_tmpfile(directoryFD, 0o600)
-        if fd >= 0 { return TemporaryFile(fd: fd, path: nil, directory: directory) }
+        if fd >= 0 { return .some(TemporaryFile(fd: fd, path: nil, directory: directory)) }
         switch errno {
         case EOPNOTSUPP, EISDIR, EINVAL, ENOENT: return nil
         default: throw DiskCacheError.system("cannot create a file in", path: directory)
@@ -58,11 +62,18 @@ final class TemporaryFile: @unchecked Sendable {
     init(resuming path: String) throws(DiskCacheError) {
         let opened = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard opened >= 0 else { throw DiskCacheError.system("cannot open", path: path) }
+        _ = flock(opened, LOCK_EX | LOCK_NB)   // best effort, as for a new file: a fresh name nobody else holds
+        guard lseek(opened, 0, SEEK_END) >= 0 else {
+            // Before any property is set (a noncopyable struct is whole or not at all): what
+            // `discard` does to a file that fails here, the error read first (errno).
+            let error = DiskCacheError.system("cannot seek", path: path)
+            _ = close(opened)
+            _ = unlink(path)
+            throw error
+        }
         self.path = path
         fd = opened
         directory = ""
-        _ = flock(fd, LOCK_EX | LOCK_NB)   // best effort, as for a new file: a fresh name nobody else holds
-        guard lseek(fd, 0, SEEK_END) >= 0 else { throw DiskCacheError.system("cannot seek", path: path) }
     }
 
     private init(fd: Int32, path: String?, directory: String) {
@@ -71,7 +82,11 @@ final class TemporaryFile: @unchecked Sendable {
         self.directory = directory
     }
 
-    deinit { discard() }
+    deinit {
+        // `discard`'s work (a deinit cannot call a mutating method).
+        if fd >= 0 { _ = close(fd) }
+        if !published, let path { _ = unlink(path) }
+    }
 
     /// What error messages call the file.
     var displayPath: String { path ?? "a new entry in \(directory)" }
@@ -105,7 +120,7 @@ final class TemporaryFile: @unchecked Sendable {
 
     /// Gives an unnamed file the name `name` (a fresh path in `.tmp`); a
     /// named one keeps its own. Returns the path the file now has.
-    func name(_ makeName: () -> String) throws(DiskCacheError) -> String {
+    mutating func name(_ makeName: () -> String) throws(DiskCacheError) -> String {
         if let path { return path }
         let name = makeName()
         guard cdisk_link_tmpfile(fd, AT_FDCWD, name) == 0 else {
@@ -118,10 +133,9 @@ final class TemporaryFile: @unchecked Sendable {
     /// Links an unnamed file to `name` in `directoryFD` (`path` for
     /// messages) if nothing has that name: true when it is now published
     /// there. False for a named file, or when the name is taken (EEXIST).
-    func linkIfAbsent(directoryFD: Int32, name: String, path: @autoclosure () -> String) throws(DiskCacheError) -> Bool {
+    mutating func linkIfAbsent(directoryFD: Int32, name: UnsafePointer<CChar>, path: @autoclosure () -> String) throws(DiskCacheError) -> Bool {
         guard self.path == nil else { return false }
-        // `withCString`: no copy of the name into a new array, as the implicit conversion makes.
-        if name.withCString({ cdisk_link_tmpfile(fd, directoryFD, $0) }) == 0 {
+        if cdisk_link_tmpfile(fd, directoryFD, name) == 0 {
             published = true
             return true
         }
@@ -133,7 +147,7 @@ final class TemporaryFile: @unchecked Sendable {
 
     /// Renames the (named) file onto `destination` (atomic; replaces what is
     /// there). The descriptor stays open, keeping any lock until `close`.
-    func publish(as destination: String) throws(DiskCacheError) {
+    mutating func publish(as destination: String) throws(DiskCacheError) {
         guard let path else { throw DiskCacheError(.io, path: destination, message: "cannot publish an unnamed file") }
         guard rename(path, destination) == 0 else {
             throw DiskCacheError.system("cannot rename into", path: destination)
@@ -142,11 +156,11 @@ final class TemporaryFile: @unchecked Sendable {
     }
 
     /// The file's name now belongs to someone else (who removes it): `discard` leaves it.
-    func markPublished() { published = true }
+    mutating func markPublished() { published = true }
 
     /// Closes the file, deleting its name unless it was published (an
     /// unnamed file vanishes with its descriptor). Safe to call more than once.
-    func discard() {
+    mutating func discard() {
         if fd >= 0 {
             _ = close(fd)   // nothing to report: the data is published or thrown away
             fd = -1

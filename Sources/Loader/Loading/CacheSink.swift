@@ -29,11 +29,14 @@ import Synchronization
 /// `abandon` are called after it, by the awaiting task or by
 /// `FetchClient.start`'s completion (on the completion worker that
 /// finished the transfer).
-final class CacheSink: BodySink, @unchecked Sendable {
+///
+/// Not final: a network load's `ImageLoader.NetworkExchange` is its own sink
+/// (one object per load, not an exchange holding a sink: an allocation and a
+/// free fewer per cold URL). Nothing is overridden.
+class CacheSink: BodySink, @unchecked Sendable {
     private let cache: DiskCacheStore
-    /// The URL's key, and as text (made once by the caller: the entry's file name).
-    private let cacheKey: CacheKey
-    private let key: String
+    /// The URL's key (its text, `key.hex`, is made only to resume a kept partial body).
+    let key: CacheKey
     /// The kept partial body this transfer may continue. Boxed, as `keptStructure`: most
     /// sinks resume nothing, and a nil reference is freed with no value witness (a nil
     /// `PartialBody?` or `ImageStructure?` is destroyed through them, ~260 instructions each).
@@ -72,11 +75,10 @@ final class CacheSink: BodySink, @unchecked Sendable {
     /// Why a resumed body, its kept part included, was refused as past `limit` (the load is `too-large`).
     @exclusivity(unchecked) private(set) var overLimit: String?
 
-    init(cache: DiskCacheStore, key: CacheKey, hex: String, partial: PartialBody? = nil, checkStructure: Bool,
+    init(cache: DiskCacheStore, key: CacheKey, partial: PartialBody? = nil, checkStructure: Bool,
          spools: Bool = true, limit: Int64 = .max) {
         self.cache = cache
-        cacheKey = key
-        self.key = hex
+        self.key = key
         resuming = partial.map(Box.init)
         self.limit = limit
         structure = ImageStructure()
@@ -122,7 +124,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
                                      + "(Content-Range: \(headers["Content-Range"] ?? "none"))")
             }
             if writer?.isResumed != true {
-                let resumed = try cache.makeWriter(for: key, resuming: partial)
+                let resumed = try cache.makeWriter(for: key.hex, resuming: partial)
                 writer = resumed
                 try checkResumedLength(total: Self.completeLength(range) ?? headers["Content-Length"].flatMap { Int64($0) }
                     .map { $0 + partial.length })
@@ -132,7 +134,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
             // The server sent the whole body (it changed, or ignores Range): start over.
             writer?.abandon()
             writer = nil
-            cache.removePartial(key)
+            cache.removePartial(key.hex)
             if checksStructure { structure = ImageStructure() }
             structureEnded.store(false, ordering: .releasing)
             keptStructure = nil
@@ -259,7 +261,7 @@ final class CacheSink: BodySink, @unchecked Sendable {
         if let writer { return writer }
         if let spool { return spool }
         do {
-            let created = try cache.makeWriter(for: cacheKey, hex: key)   // no check of the key, nor hex read back
+            let created = try cache.makeWriter(for: key)   // no check of the key: a `CacheKey` is one
             writer = created
             return created
         } catch where error.kind == .io {

@@ -17,10 +17,10 @@ extension ImageLoader {
     func network(url: String, key: CacheKey, entry: CacheEntry?, gate: (any FetchAttemptGate)? = nil,
                  handedOut: Bool = false) async -> Phase {
         let (exchange, made) = NetworkExchange.make(self, url: url, key: key, entry: entry, gate: gate, handedOut: handedOut)
-        defer { exchange.sink.abandon() }
+        defer { exchange.abandon() }
         let fetched: Result<FetchResponse, FetchError>
         do {
-            fetched = .success(try await client.fetch(made.request, into: exchange.sink))
+            fetched = .success(try await client.fetch(made.request, into: exchange))
         } catch let error as FetchError {
             fetched = .failure(error)
         } catch {
@@ -64,9 +64,9 @@ extension ImageLoader {
             }
         }
         switch consume made {
-        case .prepared(let prepared): client.start(prepared, into: exchange.sink, handle: handle, completion: end)
+        case .prepared(let prepared): client.start(prepared, into: exchange, handle: handle, completion: end)
         // `url` is a plan's `.network` (or `.revalidateInBackground`): `plan` validated it.
-        case .plain(let request): client.start(request, urlChecked: true, into: exchange.sink, handle: handle, completion: end)
+        case .plain(let request): client.start(request, urlChecked: true, into: exchange, handle: handle, completion: end)
         }
     }
 
@@ -76,7 +76,7 @@ extension ImageLoader {
                         gate: (any FetchAttemptGate)?, handle: FetchHandle, slotGivenBack: Bool,
                         _ completion: @escaping @Sendable (Phase, _ slotGivenBack: Bool) -> Void) {
         let end = complete(exchange, with: fetched, updatesInPlace: slotGivenBack)
-        exchange.sink.abandon()
+        exchange.abandon()
         switch consume end {   // the phase is moved out: it was copied, and the end destroyed, per URL
         case .done(let phase):
             completion(phase, slotGivenBack)
@@ -113,7 +113,10 @@ extension ImageLoader {
     /// A class: `startNetwork`'s closures hold it, on the transfer loop, and a
     /// copy of a struct holding the stored entry (about 250 bytes) copied each
     /// field (three per revalidation, about 1.5 k instructions with their releases).
-    final class NetworkExchange: Sendable {
+    /// It is its own body sink (a `CacheSink`, whose `key` it has): one object per
+    /// load, where an exchange holding its sink was two (an allocation and a free per cold URL).
+    /// Its own fields are constants; the sink's threading is `CacheSink`'s.
+    final class NetworkExchange: CacheSink, @unchecked Sendable {
         /// The request, made ready ahead (`prepareRevalidation`) or made here. Handed to the
         /// caller beside the exchange, not kept in it: read back out of the exchange, it was
         /// copied and destroyed whole (~0.7 k instructions per URL).
@@ -128,8 +131,6 @@ extension ImageLoader {
                 }
             }
         }
-        let sink: CacheSink
-        let key: CacheKey
         /// The stored entry, boxed: most loads (cold URLs) have none, and a `CacheEntry?` held
         /// inline is copied and destroyed, even nil, through its value witnesses.
         private let stored: Stored?
@@ -165,14 +166,14 @@ extension ImageLoader {
                          gate: (any FetchAttemptGate)?, handedOut: Bool = false) -> (NetworkExchange, Made) {
             // Resume (SPEC §5): a body cut off earlier continues where it stopped, if it is still the same one.
             // (Its validator must be sendable: a damaged one means starting over, not failing.)
-            let hex = key.hex   // made once here: a key is its digest (see `CacheKey.digest`)
-            var partial = entry == nil ? loader.cache.partial(for: hex, url: key.storedURL).flatMap { partial in
+            // No `key.hex` made here: a cold URL needs none (the writer names its entry from the digest).
+            var partial = entry == nil ? loader.cache.partial(for: key).flatMap { partial in
                 partial.validator.map { HTTPHeaders.problem(name: "If-Range", value: $0) == nil } ?? true ? partial : nil
             } : nil
             if let kept = partial, !CacheSink.mayResume(kept.metadata) {
                 // A part an older version kept that cannot be continued (of a coded body, or
                 // with only a weak Last-Modified): the whole body is asked for.
-                loader.cache.removePartial(hex)
+                loader.cache.removePartial(key.hex)
                 partial = nil
             }
             let made: Made
@@ -188,19 +189,19 @@ extension ImageLoader {
                 }
                 made = .plain(request)
             }
-            let sink = CacheSink(cache: loader.cache, key: key, hex: hex, partial: partial?.validator == nil ? nil : partial,
-                                 checkStructure: !loader.options.acceptAnyContent, spools: loader.options.keepsUnstoredBodies,
-                                 limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
-            return (NetworkExchange(sink: sink, key: key, entry: entry, foundPartial: partial != nil, handedOut: handedOut), made)
+            let exchange = NetworkExchange(loader, key: key, partial: partial, entry: entry, handedOut: handedOut)
+            return (exchange, made)
         }
 
-        private init(sink: CacheSink, key: CacheKey, entry: CacheEntry?, foundPartial: Bool, handedOut: Bool) {
-            self.sink = sink
-            self.key = key
+        private init(_ loader: ImageLoader, key: CacheKey, partial: PartialBody?, entry: CacheEntry?,
+                     handedOut: Bool) {
             if let entry { stored = Stored(entry) } else { stored = nil }
-            self.foundPartial = foundPartial
+            foundPartial = partial != nil
             self.handedOut = handedOut
             requestTime = currentUnixTime()
+            super.init(cache: loader.cache, key: key, partial: partial?.validator == nil ? nil : partial,
+                       checkStructure: !loader.options.acceptAnyContent, spools: loader.options.keepsUnstoredBodies,
+                       limit: loader.options.fetch.maxSize > 0 ? loader.options.fetch.maxSize : .max)
         }
     }
 
@@ -219,7 +220,7 @@ extension ImageLoader {
     func complete(_ exchange: NetworkExchange, with fetched: Result<FetchResponse, FetchError>,
                   updatesInPlace: Bool = false) -> NetworkEnd {
         // `exchange.entry` is read where it is needed (rarely): see `hasEntry`.
-        let key = exchange.key, sink = exchange.sink, requestTime = exchange.requestTime
+        let key = exchange.key, sink: CacheSink = exchange, requestTime = exchange.requestTime
         let response: FetchResponse
         switch fetched {
         case .success(let answered):
