@@ -267,6 +267,7 @@ enum Main {
                 var reason = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
                 reason = OptionSuggestion.reworded(reason) { OptionSuggestion.options(root: root, arguments: arguments) }
                 if let forms = ValueForms.hint(for: reason) { reason += ": " + forms }
+                if let dashed = ValueForms.dashedValue(for: reason, arguments: arguments) { reason += "; " + dashed }
                 Console.error("asyncfetch: \(reason)\nSee '\(help)'.")
                 return 2
             }

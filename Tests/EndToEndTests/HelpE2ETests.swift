@@ -114,6 +114,11 @@ import TestSupport
             (["-i", "", "http://127.0.0.1:9/x.png"], "asyncfetch: -i/--input is empty: give a file ('-' for standard input)"),
             (["-P", "photos", "--name", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --name is empty: give a template"),
             (["--cacert", "", "http://127.0.0.1:9/x.png"], "asyncfetch: --cacert is empty: give a PEM file"),
+            // A value that starts with '-' is taken for an option: how to give it.
+            (["-o", "-x.png", "http://127.0.0.1:9/x.png"],
+             "asyncfetch: Missing value for '-o <file>'; a value that starts with '-' is written --output=-x.png"),
+            (["--user-agent", "-bot", "http://127.0.0.1:9/x.png"],
+             "asyncfetch: Missing value for '--user-agent <string>'; a value that starts with '-' is written --user-agent=-bot"),
         ]
         for (arguments, reason) in cases {
             let result = try await cli.run(arguments)
