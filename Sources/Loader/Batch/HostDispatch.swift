@@ -420,13 +420,25 @@ final class HostDispatch: UploadSlots, Sendable {
             wake.reader = state.reader
             state.reader = nil
         }
-        if !state.cancelled, let due = state.scheduler.nextWake, due > monotonicSeconds(),
-           state.timerDue.map({ due < $0 }) ?? true {
+        if let due = timerToArm(nextWake: state.scheduler.nextWake, armed: state.timerDue, cancelled: state.cancelled) {
             state.timerDue = due
             state.timer?.cancel()
             wake.timerDue = due
         }
         return wake
+    }
+
+    /// The pause end to arm the timer for: the scheduler's next one, unless
+    /// the batch is cancelled or a timer is armed for it or an earlier one.
+    /// One already past is armed too (it fires at once): the step that found
+    /// it read the clock before, when the pause was not over, and nothing
+    /// else may come to end it. Skipping it (when it was not in the future
+    /// by a second reading of the clock, after a step that also started
+    /// loads) left a host paused for good at the end of a batch, its URLs
+    /// never started (an engine test under TSan waited out its 3 minutes).
+    static func timerToArm(nextWake: Double?, armed: Double?, cancelled: Bool) -> Double? {
+        guard !cancelled, let due = nextWake, armed.map({ due < $0 }) ?? true else { return nil }
+        return due
     }
 
     private func resume(_ wake: Wake) {
