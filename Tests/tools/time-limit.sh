@@ -17,14 +17,19 @@ if [ $# -lt 2 ] || ! [[ $1 =~ ^[0-9]+$ ]]; then
 fi
 limit=$1
 shift
-
-# Not a process group leader (a background job of a shell without job
-# control), so setsid makes the session in this very process: its id is $!.
-setsid "$@" &
-session=$!
+# The session's processes are read from /proc (no `ps`: procps is not on every image).
+if ! [ -r /proc/self/stat ]; then
+  echo "time-limit.sh: /proc is not readable: cannot find the processes a run starts" >&2
+  exit 2
+fi
+session=""
 
 # Every live process of the session (a zombie, the leader before it is waited for, is gone already).
-members() { ps -e -o sid= -o pid= -o stat= | awk -v sid="$session" '$1 == sid && $3 !~ /^Z/ { print $2 }'; }
+# /proc/PID/stat: the fields after the command's closing parenthesis are state, ppid, pgrp, session.
+members() {
+  [ -n "$session" ] || return 0
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v sid="$session" '{ pid = $1; sub(/^.*\) /, ""); if ($4 == sid && $1 != "Z") print pid }'
+}
 
 end_session() {
   local pids
@@ -39,12 +44,31 @@ end_session() {
   return 0
 }
 
+# The traps come first and only note the signal: one between the start and `session=$!` would
+# otherwise end this script, or find no session to end, and leave the session running.
+caught=""
+trap 'caught=130' INT
+trap 'caught=143' TERM
+stop() {
+  kill "$timer" 2>/dev/null
+  end_session
+  wait "$session" 2>/dev/null
+  exit "$1"
+}
 sleep "$limit" &
 timer=$!
-trap 'kill "$timer" 2>/dev/null; end_session; wait "$session" 2>/dev/null; exit 130' INT
-trap 'kill "$timer" 2>/dev/null; end_session; wait "$session" 2>/dev/null; exit 143' TERM
-wait -n -p finished "$session" "$timer"
-status=$?
+# Not a process group leader (a background job of a shell without job
+# control), so setsid makes the session in this very process: its id is $!.
+setsid "$@" &
+session=$!
+finished=""
+while [ -z "${finished:-}" ]; do
+  [ -n "$caught" ] && stop "$caught"
+  # A trapped signal ends the wait at once (status above 128, nothing finished).
+  wait -n -p finished "$session" "$timer"
+  status=$?
+done
+[ -n "$caught" ] && stop "$caught"
 if [ "${finished:-}" = "$session" ]; then
   kill "$timer" 2>/dev/null
   wait "$timer" 2>/dev/null
