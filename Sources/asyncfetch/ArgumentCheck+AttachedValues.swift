@@ -21,8 +21,8 @@ extension ArgumentCheck {
                 separated += arguments[(index - 1)...]
                 break
             }
-            if let (option, value) = attachedValue(argument) {
-                separated += [option, value]
+            if let words = attachedValue(argument) {
+                separated += words
                 continue
             }
             separated.append(argument)
@@ -35,16 +35,26 @@ extension ArgumentCheck {
         return separated
     }
 
-    /// `-ocat.png` as (`-o`, `cat.png`), `-qo-` as (`-qo`, `-`); nil for anything else.
-    private static func attachedValue(_ argument: String) -> (String, String)? {
+    /// `-ocat.png` as `-o cat.png`, `-qo-` as `-qo -`; a value that starts with
+    /// `-` (not `-` alone, standard output) in its long form, which no parser
+    /// reads as an option: `-o-x.png` as `--output=-x.png`, `-qo-x.png` as
+    /// `-q --output=-x.png` (as getopt and curl read them). Nil for anything else.
+    private static func attachedValue(_ argument: String) -> [String]? {
         guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { return nil }
         var letters = argument.dropFirst()
         var option = "-"
         while let letter = letters.first {
             guard let canonical = shortNames[letter] else { return nil }
-            option.append(letter)
             letters = letters.dropFirst()
-            if valueOptions.contains(canonical) { return letters.isEmpty ? nil : (option, String(letters)) }
+            guard valueOptions.contains(canonical) else {
+                option.append(letter)
+                continue
+            }
+            if letters.isEmpty { return nil }
+            let value = String(letters)
+            let flags = option == "-" ? [] : [option]
+            if value.hasPrefix("-") && value != "-" { return flags + [canonical + "=" + value] }
+            return [option + String(letter), value]
         }
         return nil
     }

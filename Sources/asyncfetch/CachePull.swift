@@ -33,6 +33,7 @@ extension CacheCommand {
         func run() async throws {
             // Checked here, not in `validate()`, which runs before an unknown option is reported.
             if urls.isEmpty && input.isEmpty { throw UsageError.noURLGiven }
+            if input.contains("") { throw UsageError.emptyInput }
             if jobs < 1 { throw UsageError("--jobs must be at least 1") }
             guard let location = try RemoteOptions.location(remote.remoteCache) else {
                 throw UsageError("cache pull needs --remote-cache URL (or ASYNCFETCH_REMOTE_CACHE)")

@@ -281,6 +281,15 @@ import TestSupport
         #expect(body.status == 0 && body.stdoutBytes == FixtureSite.png, "\(body.stderr)")
         let path = try cli.run(["cache", "path", "-i\(list)"])
         #expect(path.status == 0 && path.stdout.hasPrefix(dir), "\(path.stdout)\(path.stderr)")
+        // A joined value that starts with '-' is the value, as getopt and curl read it: the file
+        // -x.png (it was split into `-o -x.png`, "Missing value for '-o <file>'"; review12b).
+        for typed in ["-o-x.png", "-qo-y.png"] {
+            let dashed = try runProcess(CLI.binary, [typed, url], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir],
+                                        directory: dir)
+            let file = dir + "/" + typed.dropFirst(typed.hasPrefix("-q") ? 3 : 2)
+            #expect(dashed.status == 0 && FileManager.default.contents(atPath: file).map(Array.init) == FixtureSite.png,
+                    "\(typed): \(dashed.stderr)")
+        }
         // An option's value stays whole; wget's -Ocat.png still gets its answer.
         let agent = try cli.run(["--user-agent", "-obot", url])
         #expect(agent.status == 2 && agent.stderr.hasPrefix("asyncfetch: Missing value for '--user-agent <string>'"), "\(agent.stderr)")

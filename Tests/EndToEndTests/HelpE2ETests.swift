@@ -181,6 +181,8 @@ import TestSupport
             (["cache", "--cache-dir"], "Missing value for '--cache-dir <dir>'", "cache"),
             (["cache", "--cache-dir", ""], "--cache-dir is empty", "cache"),
             (["cache", "path", "-i", ""], "-i/--input is empty", "cache path"),
+            // As for a run and cache path (it said "cannot read -i : No such file or directory"; review12b).
+            (["cache", "pull", "-i", "", "--remote-cache", "http://127.0.0.1:9/c/"], "-i/--input is empty", "cache pull"),
         ]
         for (arguments, reason, command) in cases {
             let result = try await cli.run(arguments)
