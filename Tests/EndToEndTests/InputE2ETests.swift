@@ -44,11 +44,13 @@ import TestSupport
         let first = server.url("/images/red-64x48.png")
         let second = server.url("/images/photo-120x80.jpg")
         // The producer writes one URL, then writes the next only once the
-        // first result has been printed (the test then makes `seen`; 30 s at
-        // most): the first result must be printed while the pipe is still open.
+        // first result has been printed (the test then makes `seen`, having
+        // waited 30 s at most; the producer waits 120 s, so that a reader that
+        // waits for the list's end is never rescued by the producer giving up
+        // first): the first result must be printed while the pipe is still open.
         let seen = cli.cache.path + "/first-result-seen"
         let producer = "printf '%s\\n' \(CLI.shellQuote(first)); i=0; "
-            + "while [ ! -e \(CLI.shellQuote(seen)) ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; "
+            + "while [ ! -e \(CLI.shellQuote(seen)) ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done; "
             + "printf '%s\\n' \(CLI.shellQuote(second))"
         let command = "(\(producer)) | \(CLI.shellQuote(CLI.binary)) --input - --no-progress"
         let child = try startProcess("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 60)

@@ -135,6 +135,7 @@ import TestSupport
     @Test func theDemoShowsEveryPhaseWithoutStalls() async throws {
         let script = Paths.packageRoot + "/Tests/tools/demo.sh"
         let inNamespace = """
+            command -v ip >/dev/null || exit 91
             ip link set lo up || exit 90
             bash "$1" "$2"; status=$?
             awk '/^TcpExt:/ { if (!names) { split($0, name); names = 1 } else for (i = 2; i <= NF; i++) print "netstat:", name[i], $i }' \
@@ -143,6 +144,7 @@ import TestSupport
             """
         let result = try await runProcessOffPool("/usr/bin/unshare", ["-n", "/bin/bash", "-c", inNamespace, "demo", script, CLI.binary],
                                                  timeout: 120)
+        try #require(result.status != 91, "no `ip` (iproute2; `make deps` installs it): \(result.stderr)")
         try #require(result.status != 90 && !result.stderr.hasPrefix("unshare:"), "a network namespace needs root: \(result.stderr)")
         #expect(result.status == 0, "\(result.stderr)")
         let text = result.stdout + result.stderr
