@@ -19,6 +19,7 @@ extension AsyncFetch {
 enum FetchRun {
     static func run(_ options: RunSettings) async throws {
         try options.checkUsage()
+        for hint in WordHints.hints(for: options.urls) { Console.error("asyncfetch: " + hint) }
         try EarlySignals.ignoreSIGPIPE()
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
