@@ -86,8 +86,7 @@ enum FetchRun {
             return try OutputDirectory(path: path, name: OutputName(template: options.name ?? OutputName.defaultTemplate),
                                        hardLink: options.link, givenNames: names, cacheDirectory: cacheDirectory)
         } catch {
-            // The cache directory is a slip on the command line; a folder that cannot be used is the machine's.
-            throw error.kind == .usage ? UsageError(error.message) : UsageError(environment: error.message)
+            throw UsageError(error)   // the cache directory is a slip; a folder that cannot be used, the machine's
         }
     }
 }
