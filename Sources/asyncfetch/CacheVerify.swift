@@ -28,17 +28,17 @@ extension CacheCommand {
         var decode = false
 
         func run() throws {
-            let store = try cache.openStore(writable: true)
-            let report: DiskCacheStore.VerifyReport
+            let (store, directory) = try cache.openStoreIfPresent(writable: true)
+            var report = DiskCacheStore.VerifyReport()   // no directory: nothing to check
             do {
                 // The decoder's refusal of a stored image; nil: decoded, or a format it does not read.
                 let bodyCheck: ((CacheEntry) -> String?)? = decode
                     ? { ImageDecoding.decode(path: $0.bodyPath, formatName: $0.metadata.format).refusal } : nil
-                report = try store.verify(bodyCheck: bodyCheck)
+                if let store { report = try store.verify(bodyCheck: bodyCheck) }
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            for line in CacheReportLine.verifiedLines(report, directory: store.directory, json: json) { print(line) }
+            for line in CacheReportLine.verifiedLines(report, directory: directory, json: json) { print(line) }
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
             if !report.unreadable.isEmpty { throw ExitCode(1) }   // not every entry could be checked
         }
