@@ -163,6 +163,11 @@ import TestSupport
             for _ in 0..<500 where server.requestCount(path) < count { try await Task.sleep(for: .milliseconds(10)) }
             try #require(server.requestCount(path) >= count, "\(path): \(server.requestCount(path)) requests")
         }
+        // A miss is counted when its GET has ended, before it waits for the probe (the listing held 20 s).
+        func waitForMisses(_ count: Int) async throws {
+            for _ in 0..<1500 where remote.stats.misses < count { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(remote.stats.misses == count, "\(remote.stats)")
+        }
         func unavailable(_ read: RemoteCache.Read) -> Bool { if case .unavailable = read { true } else { false } }
 
         let askingEnded = Locked(false)
@@ -173,11 +178,9 @@ import TestSupport
         }
         try await waitFor("/bucket/", count: 1)
         let waiting = Task { await remote.read(keys[1], into: store) }
-        try await waitFor("/bucket/p/" + keys[1].hex, count: 1)
-        try await Task.sleep(for: .milliseconds(300))   // its 404 answered: it waits for the listing
+        try await waitForMisses(2)   // its 404 answered (counted before it waits): it waits for the listing
         let cancelled = Task { await remote.read(keys[2], into: store) }
-        try await waitFor("/bucket/p/" + keys[2].hex, count: 1)
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitForMisses(3)   // its GET is over: only the wait for the listing is left to cancel
         cancelled.cancel()
         #expect(unavailable(await cancelled.value))
         #expect(!askingEnded.withLock { $0 } && server.requestCount("/bucket/") == 1, "the probe still runs")
