@@ -15,7 +15,10 @@ extension RemoteCache {
         case missing
         /// Not pulled: the tier could not be used (an error, a rejected
         /// object, or the tier turned off after failures in a row).
-        case failed
+        /// `turnedOff`: the tier was turned off for the run when this URL's
+        /// read ended (`Read.unavailable`); false when its own read failed
+        /// while the tier was still on.
+        case failed(turnedOff: Bool)
     }
 
     /// How many URLs ended each way.
@@ -75,7 +78,7 @@ extension RemoteCache {
         switch await read(key, into: store) {
         case .stored: return .pulled
         case .absent: return .missing
-        case .unavailable: return .failed
+        case .unavailable(let turnedOff): return .failed(turnedOff: turnedOff)
         }
     }
 }

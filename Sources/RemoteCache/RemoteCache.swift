@@ -131,8 +131,12 @@ public final class RemoteCache: Sendable {
         /// The tier answered that it does not have it (404).
         case absent
         /// The tier could not be used: it failed, it was turned off after
-        /// failures in a row, or the read was cancelled.
-        case unavailable
+        /// failures in a row, or the read was cancelled. `turnedOff`: whether
+        /// the tier was turned off for the run when this read ended (before it
+        /// started, while it ran, or by its own failure); false for a read
+        /// that failed while the tier was still on, even if another turns it
+        /// off right after.
+        case unavailable(turnedOff: Bool)
     }
 
     /// Fetches the object of `key`, checks it while it streams, and stores it in `store`.
@@ -161,7 +165,7 @@ public final class RemoteCache: Sendable {
     public func startRead(_ key: CacheKey, into store: DiskCacheStore, handle: FetchHandle,
                           completion: @escaping @Sendable (Read) -> Void) {
         let id = ObjectIdentifier(handle)
-        guard begin(handle, id, .read) else { return handle.continueOnTask { completion(.unavailable) } }
+        guard begin(handle, id, .read) else { return handle.continueOnTask { completion(.unavailable(turnedOff: true)) } }
         let hex = key.hex
         let url = location.objectURL(hex)
         let sink = RemoteObjectSink(store: store, key: key, hex: hex)
@@ -169,7 +173,7 @@ public final class RemoteCache: Sendable {
         client.start(FetchRequest(url: url), urlChecked: true, into: sink, handle: handle) { [self] fetched in
             let read = finishRead(fetched, sink: sink, storedURL: key.storedURL, url: url, id: id)
             guard case .absent = read else { return completion(read) }
-            afterMiss(handle) { exists in completion(exists ? read : .unavailable) }
+            afterMiss(handle) { exists in completion(exists ? read : .unavailable(turnedOff: self.stats.disabled)) }
         }
     }
 
@@ -187,12 +191,14 @@ public final class RemoteCache: Sendable {
             return .absent
         } catch let error as FetchError where error.kind == .cancelled {
             sink.abandon()
-            state.withLock { _ = $0.running.removeValue(forKey: id) }
-            return .unavailable
+            // Stopped by the tier being turned off (`stop`), or by its caller.
+            return .unavailable(turnedOff: state.withLock { s in
+                s.running.removeValue(forKey: id)
+                return s.counters.disabled
+            })
         } catch {
             sink.abandon()
-            failed(sink.refusal ?? error, id: id, transfer: .read, what: "GET \(redactURL(url))")
-            return .unavailable
+            return .unavailable(turnedOff: failed(sink.refusal ?? error, id: id, transfer: .read, what: "GET \(redactURL(url))"))
         }
     }
 
@@ -404,8 +410,11 @@ public final class RemoteCache: Sendable {
     }
 
     /// Counts the error of read or upload `id`, passes its message on, and
-    /// does what `TierHealth` says (`stop`).
-    private func failed(_ error: Error, id: ObjectIdentifier, transfer: Transfer, what: String) {
+    /// does what `TierHealth` says (`stop`). Returns whether the tier is
+    /// turned off for the run now: it was before this error was counted, or
+    /// this error turned it off.
+    @discardableResult
+    private func failed(_ error: Error, id: ObjectIdentifier, transfer: Transfer, what: String) -> Bool {
         let failure: TierHealth.Failure
         var text = "\(error)"
         var placeMissing: String?
@@ -429,18 +438,20 @@ public final class RemoteCache: Sendable {
         } else {
             failure = .object
         }
-        let verdict = state.withLock { s -> TierHealth.Verdict in
+        let (verdict, wasOff) = state.withLock { s -> (TierHealth.Verdict, Bool) in
             s.running.removeValue(forKey: id)
             if transfer == .read { s.counters.readErrors += 1 } else { s.counters.uploadErrors += 1 }
-            guard !s.counters.disabled else { return .goOn }
-            return s.health.failed(failure, upload: transfer == .upload, text: text)
+            guard !s.counters.disabled else { return (.goOn, true) }
+            return (s.health.failed(failure, upload: transfer == .upload, text: text), false)
         }
         onError(transfer, "remote cache: \(what): \(text)")
+        var then = verdict
         if verdict == .noSuchPlace, let placeMissing {
-            stop(location.bucket == nil ? .stopUploads(placeMissing) : .turnOff(placeMissing), id: id)
-        } else {
-            stop(verdict, id: id)
+            then = location.bucket == nil ? .stopUploads(placeMissing) : .turnOff(placeMissing)
         }
+        stop(then, id: id)
+        if case .turnOff = then { return true }
+        return wasOff
     }
 
     /// Does what a verdict says, once: turned off, the tier's reads and

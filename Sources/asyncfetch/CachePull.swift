@@ -48,9 +48,10 @@ extension CacheCommand {
                 switch outcome {
                 case .pulled: print(CacheURLLine.pulled(url))
                 case .missing: Console.error(CacheURLLine.notInRemote(url))
-                case .failed:
-                    let now = tier.stats
-                    Console.error(CacheURLLine.remoteFailed(url, verbose: verbose, turnedOff: now.disabled, errors: now.errors))
+                case .failed(let turnedOff):
+                    // Whether the tier was off is this read's (a read that failed just before another turned it off
+                    // could be read no more than it was); the errors counted so far only decide the -v hint.
+                    Console.error(CacheURLLine.remoteFailed(url, verbose: verbose, turnedOff: turnedOff, errors: tier.stats.errors))
                 case .present: break
                 }
             }

@@ -99,4 +99,25 @@ import TestSupport
         #expect(tier.stats.readErrors == 3, "\(tier.stats)")
         for url in urls { #expect(try host.body(url) == nil) }
     }
+
+    /// A URL whose own read failed while the tier was still on says so, even
+    /// when another read turns the tier off before its outcome is reported
+    /// (here all three are reported at the end: `jobs` covers them). Before,
+    /// the command line read the tier's state when it printed the line, and
+    /// all three said "turned off for this run".
+    @Test func aFailedURLSaysWhetherTheTierWasOffWhenItsReadEnded() async throws {
+        let location = try RemoteLocation.parse("http://127.0.0.1:9/cache/", environment: [:])
+        let host = try Host()
+        let tier = RemoteCache(location: location, fetch: FetchConfiguration())
+        let urls = (0..<RemoteDefaults.failureLimit).map { "http://origin.test/\($0).png" }
+        let seen = Locked<[RemoteCache.PullOutcome]>([])
+        let counts = await tier.pull(Self.sequence(urls), into: host.store, jobs: urls.count) { _, outcome in
+            seen.withLock { $0.append(outcome) }
+        }
+        #expect(counts.failed == urls.count && tier.stats.disabled, "\(counts) \(tier.stats)")
+        // Each refused connection is counted; the last one in a row turns the tier off.
+        let outcomes = seen.withLock { $0 }
+        #expect(outcomes.filter { $0 == .failed(turnedOff: false) }.count == urls.count - 1, "\(outcomes)")
+        #expect(outcomes.filter { $0 == .failed(turnedOff: true) }.count == 1, "\(outcomes)")
+    }
 }

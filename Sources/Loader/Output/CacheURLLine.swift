@@ -129,7 +129,7 @@ public struct CacheURLLine: Sendable, Equatable {
     /// or failures in a row; its warning says why). The hint that `-v` shows
     /// every error only when there is one to show (`errors`: counted so far):
     /// a tier turned off by its bucket's listing counts none.
-    public static func remoteFailed(_ url: String, verbose: Bool, turnedOff: Bool = false, errors: Int = 1) -> String {
+    public static func remoteFailed(_ url: String, verbose: Bool, turnedOff: Bool, errors: Int) -> String {
         "asyncfetch: \(shown(url)): not pulled: "
             + (turnedOff ? "the remote cache is turned off for this run" : "the remote cache could not be read")
             + (verbose || errors == 0 ? "" : " (-v shows every remote cache error)")
