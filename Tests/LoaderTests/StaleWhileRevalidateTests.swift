@@ -34,6 +34,8 @@ import Testing
 
     /// An answer the server holds until the test lets it go, or 20 s pass:
     /// what the test saw while `waitedItsTime` is false came before the answer.
+    /// (The loader's transfer timeout must be longer, or a loader that waited
+    /// for the answer would see a timeout, not the answer, and pass.)
     final class HeldAnswer: Sendable {
         private let gate = DispatchSemaphore(value: 0)
         private let timedOut = Locked(false)
@@ -53,7 +55,7 @@ import Testing
         let h = try Self.server(held: held)
         let path = try #require(await h.load("/swr.png").result?.path)
         try await Self.waitUntilStale()
-        let loader = h.loader()
+        let loader = h.loader { $0.fetch.timeout = 30 }   // the held answer gives up first
         let stale = try #require(await loader.load(h.server.url("/swr.png")).result)
         #expect(!held.waitedItsTime, "the stale copy came only after the revalidation's answer")
         held.letGo()
@@ -85,7 +87,7 @@ import Testing
         try await Self.waitUntilStale()
         var phases: [Phase] = []
         var firstBeforeTheAnswer = false
-        for await phase in h.loader().phases(for: h.server.url("/swr.png")) {
+        for await phase in h.loader({ $0.fetch.timeout = 30 }).phases(for: h.server.url("/swr.png")) {
             if phases.isEmpty {
                 firstBeforeTheAnswer = !held.waitedItsTime
                 held.letGo()
