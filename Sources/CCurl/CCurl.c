@@ -507,6 +507,8 @@ int ccurl_multi_next_message(CURLM *multi, ccurl_message *out) {
             out->is_done = 1;
             out->easy = msg->easy_handle;
             out->result = msg->data.result;
+            char *context = NULL;
+            out->context = p_curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &context) == CURLE_OK ? context : NULL;
             return 1;
         }
     }

@@ -50,4 +50,8 @@ public enum CacheDefaults {
     /// when `HOME` is unset, the login name a message suggests); an entry that
     /// does not fit is read as none (no home; the uid for the name).
     static let passwdBufferBytes = 16 * 1024
+    /// Names `CacheDirectory.isAbsent` tries for the folder it makes and
+    /// removes to learn that a missing cache directory could be made (4):
+    /// another is taken only by a probe of this process at that instant.
+    static let probeNameAttempts = 4
 }

@@ -21,13 +21,10 @@ extension ArgumentCheck {
                 separated += arguments[(index - 1)...]
                 break
             }
-            if let words = attachedValue(argument) {
-                separated += words
-                continue
-            }
-            separated.append(argument)
-            // An option's value is never split (`--user-agent -ofoo`, `-H -Hfoo`).
-            if takesNextArgument(argument), index < arguments.count {
+            let words = attachedValue(argument) ?? [argument]
+            separated += words
+            // An option's value is never split (`--user-agent -ofoo`, `-H -Hfoo`, `-qo -ofoo`).
+            if let last = words.last, last.hasPrefix("-"), takesNextArgument(last), index < arguments.count {
                 separated.append(arguments[index])
                 index += 1
             }
@@ -38,7 +35,11 @@ extension ArgumentCheck {
     /// `-ocat.png` as `-o cat.png`, `-qo-` as `-qo -`; a value that starts with
     /// `-` (not `-` alone, standard output) in its long form, which no parser
     /// reads as an option: `-o-x.png` as `--output=-x.png`, `-qo-x.png` as
-    /// `-q --output=-x.png` (as getopt and curl read them). Nil for anything else.
+    /// `-q --output=-x.png` (as getopt and curl read them). Flags before an
+    /// option whose value is the next argument stand apart from it: `-qo FILE`
+    /// as `-q -o FILE`, so that `-qo -x.png` is told how to give a value that
+    /// starts with `-`, as `-o -x.png` is (swift-argument-parser said
+    /// "Unknown option '-qo'"). Nil for anything else.
     private static func attachedValue(_ argument: String) -> [String]? {
         guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { return nil }
         var letters = argument.dropFirst()
@@ -50,7 +51,7 @@ extension ArgumentCheck {
                 option.append(letter)
                 continue
             }
-            if letters.isEmpty { return nil }
+            if letters.isEmpty { return option == "-" ? nil : [option, "-" + String(letter)] }
             let value = String(letters)
             let flags = option == "-" ? [] : [option]
             if value.hasPrefix("-") && value != "-" { return flags + [canonical + "=" + value] }

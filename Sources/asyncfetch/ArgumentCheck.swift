@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Checks a command line before either parser reads it: habitual curl/wget
 /// options get their one-line answer (`HabitHints`), and an option given
 /// twice is a usage error naming it, unless it accumulates (`-i`, `-H`).
@@ -49,6 +53,11 @@ enum ArgumentCheck {
                 if let hint = HabitHints.answer(for: name) { throw UsageError(hint: hint) }
                 let canonical = name == "--no-progress" ? "--progress" : name
                 if valueOptions.contains(canonical) || flags.contains(canonical) { try count(canonical, typed: name) }
+                if canonical == "--input" {
+                    let value = argument.contains("=") ? String(argument.drop { $0 != "=" }.dropFirst())
+                                                       : index < arguments.count ? arguments[index] : ""
+                    try checkInputValue(typed: argument.contains("=") ? argument : "\(argument) \(value)", value: value)
+                }
                 if valueOptions.contains(canonical) && !argument.contains("=") { index += 1 }
                 continue
             }
@@ -76,6 +85,9 @@ enum ArgumentCheck {
                 }
                 try count(canonical, typed: typed)
                 if valueOptions.contains(canonical) {
+                    if canonical == "--input", offset == argument.count - 2, index < arguments.count {
+                        try checkInputValue(typed: "\(argument) \(arguments[index])", value: arguments[index])
+                    }
                     if offset == argument.count - 2 { index += 1 }   // the value is the next argument
                     break
                 }
@@ -103,6 +115,15 @@ extension ArgumentCheck {
             if valueOptions.contains(canonical) { return offset == argument.count - 2 }
         }
         return false
+    }
+
+    /// curl's `-i URL` (`--include`), or a URL given to `-i` by mistake: it
+    /// was "cannot read -i https://…: No such file or directory". A file of
+    /// that name (which would need a folder named `https:`) is read as asked.
+    static func checkInputValue(typed: String, value: String) throws {
+        guard value.contains("://"), access(value, F_OK) != 0 else { return }
+        throw UsageError(hint: "\(typed): -i reads a list of URLs from a file; name a URL as an argument itself"
+                         + " (curl's -i, --include: use -v or --json; the response headers themselves are not printed)")
     }
 
     /// The answer to wget's `-O FILE` (`-O -`: the body on stdout), as `typed`.

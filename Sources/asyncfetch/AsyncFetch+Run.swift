@@ -19,6 +19,7 @@ extension AsyncFetch {
 enum FetchRun {
     static func run(_ options: RunSettings) async throws {
         try options.checkUsage()
+        for hint in WordHints.hints(for: options.urls) { Console.error("asyncfetch: " + hint) }
         try EarlySignals.ignoreSIGPIPE()
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
@@ -85,8 +86,7 @@ enum FetchRun {
             return try OutputDirectory(path: path, name: OutputName(template: options.name ?? OutputName.defaultTemplate),
                                        hardLink: options.link, givenNames: names, cacheDirectory: cacheDirectory)
         } catch {
-            // The cache directory is a slip on the command line; a folder that cannot be used is the machine's.
-            throw error.kind == .usage ? UsageError(error.message) : UsageError(environment: error.message)
+            throw UsageError(error)   // the cache directory is a slip; a folder that cannot be used, the machine's
         }
     }
 }

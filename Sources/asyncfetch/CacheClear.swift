@@ -17,15 +17,15 @@ extension CacheCommand {
         var json = false
 
         func run() throws {
-            let store = try cache.openStore(writable: true)
-            let report: DiskCacheStore.PruneReport
+            let (store, directory) = try cache.openStoreIfPresent(writable: true)
+            var report = DiskCacheStore.PruneReport()   // no directory: nothing to remove
             do {
-                report = try store.clear()
+                if let store { report = try store.clear() }
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            print(json ? CacheReportLine.clearedJSON(report, directory: store.directory)
-                       : CacheReportLine.cleared(report, directory: store.directory))
+            print(json ? CacheReportLine.clearedJSON(report, directory: directory)
+                       : CacheReportLine.cleared(report, directory: directory))
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
         }
     }

@@ -29,14 +29,15 @@ struct CacheOptions: ParsableArguments {
     }
 
     /// The store, or nil (with the directory it would be) when the
-    /// directory does not exist: `path`, `list` and `stats` only read the
-    /// cache, and one that is not there holds nothing, so they do not create
-    /// it (`dir`, a run and the commands that write do). A directory that is
-    /// there is checked as `openStore` checks it.
-    func openStoreIfPresent() throws -> (store: DiskCacheStore?, directory: String) {
+    /// directory does not exist though it could be made: the maintenance
+    /// commands (`path`, `list`, `stats`, `verify`, `prune`, `rm`, `clear`)
+    /// find no entries in a cache that is not there, so they do not create
+    /// it (`dir`, a run and `cache pull`, which store entries, do). A
+    /// directory that is there is checked as `openStore` checks it.
+    func openStoreIfPresent(writable: Bool = false) throws -> (store: DiskCacheStore?, directory: String) {
         let directory = try resolvedDirectory()
         if CacheDirectory.isAbsent(directory) { return (nil, directory) }
-        let store = try openStore()
+        let store = try openStore(writable: writable)
         return (store, store.directory)
     }
 

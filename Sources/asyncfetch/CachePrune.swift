@@ -32,10 +32,10 @@ extension CacheCommand {
         func run() throws {
             // Checked here, not in `validate()`, which runs before an unknown option is reported.
             if maxSize == nil && maxAge == nil { throw UsageError("give --max-size, --max-age or both") }
-            let store = try cache.openStore(writable: true)
-            let report: DiskCacheStore.PruneReport
+            let store = try cache.openStoreIfPresent(writable: true).store
+            var report = DiskCacheStore.PruneReport()   // no directory: nothing to evict
             do {
-                report = try store.prune(maxBytes: maxSize?.bytes, maxAge: maxAge?.seconds)
+                if let store { report = try store.prune(maxBytes: maxSize?.bytes, maxAge: maxAge?.seconds) }
             } catch {
                 throw RuntimeFailure(error.message)
             }

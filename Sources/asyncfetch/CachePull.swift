@@ -48,13 +48,16 @@ extension CacheCommand {
                 switch outcome {
                 case .pulled: print(CacheURLLine.pulled(url))
                 case .missing: Console.error(CacheURLLine.notInRemote(url))
-                case .failed: Console.error(CacheURLLine.remoteFailed(url, verbose: verbose))
+                case .failed:
+                    let now = tier.stats
+                    Console.error(CacheURLLine.remoteFailed(url, verbose: verbose, turnedOff: now.disabled, errors: now.errors))
                 case .present: break
                 }
             }
             let stats = tier.stats
             Console.error(CacheURLLine.pullSummary(pulled: counts.pulled, present: counts.present, notPulled: counts.notPulled,
-                                                   remoteMisses: stats.misses, remoteErrors: stats.errors))
+                                                   remoteMisses: stats.misses, remoteErrors: stats.errors,
+                                                   turnedOff: stats.disabled ? stats.reason.map(ShownText.of) : nil))
             if counts.notPulled > 0 { throw ExitCode(1) }
         }
     }

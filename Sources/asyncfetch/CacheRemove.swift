@@ -17,7 +17,7 @@ extension CacheCommand {
         /// cached), `invalid  URL`, or `failed   URL` (with the reason on stderr).
         func run() throws {
             let urls = try list.all()
-            let store = try cache.openStore(writable: true)
+            let store = try cache.openStoreIfPresent(writable: true).store   // no directory: nothing cached
             var missing = false
             var failures: [DiskCacheError] = []
             var removedKeys = Set<String>()

@@ -1,7 +1,5 @@
 import ArgumentParser
-import Fetch
 import Loader
-import Support
 
 /// The URLs of `cache path` and `cache rm`: arguments, then the lines of each
 /// `-i FILE` (as `--input` reads them: blank lines and `#` comments skipped,
@@ -25,15 +23,8 @@ struct CacheURLInput: ParsableArguments {
     func all() throws -> [String] {
         if urls.isEmpty && input.isEmpty { throw UsageError.noURLGiven }
         if input.contains("") { throw UsageError.emptyInput }
-        var all = urls.map(URLList.trimmed)   // as `asyncfetch URL` and an input line read them
-        for path in input { all += try Self.lines(of: path) }
-        return all
-    }
-
-    static func lines(of path: String) throws -> [String] {
         do {
-            return try InputLines.readAll(path: path) { "(line \($0): longer than \(Defaults.inputMaxLineBytes) bytes)" }
-                .map(GivenNames.url(ofLine:))
+            return try URLList.readAll(arguments: urls, inputs: input)   // as `asyncfetch URL` and an input line read them
         } catch {
             throw UsageError(environment: error.message)
         }

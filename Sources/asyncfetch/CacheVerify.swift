@@ -28,22 +28,22 @@ extension CacheCommand {
         var decode = false
 
         func run() throws {
-            let store = try cache.openStore(writable: true)
-            let report: DiskCacheStore.VerifyReport
+            let (store, directory) = try cache.openStoreIfPresent(writable: true)
+            var report = DiskCacheStore.VerifyReport()   // no directory: nothing to check
             do {
                 // The decoder's refusal of a stored image; nil: decoded, or a format it does not read.
                 let bodyCheck: ((CacheEntry) -> String?)? = decode
                     ? { ImageDecoding.decode(path: $0.bodyPath, formatName: $0.metadata.format).refusal } : nil
-                report = try store.verify(bodyCheck: bodyCheck)
+                if let store { report = try store.verify(bodyCheck: bodyCheck) }
             } catch {
                 throw RuntimeFailure(error.message)
             }
             if json {
-                for line in CacheReportLine.verifiedJSON(report, directory: store.directory) { print(line) }
+                for line in CacheReportLine.verifiedJSON(report, directory: directory) { print(line) }
             } else {
                 for removal in report.removed { print(CacheReportLine.removed(removal)) }
                 for path in report.unowned { print(CacheReportLine.unowned(path)) }
-                for entry in report.unreadable { print(CacheReportLine.unreadable(entry, path: store.directory + "/" + entry.key)) }
+                for entry in report.unreadable { print(CacheReportLine.unreadable(entry, path: directory + "/" + entry.key)) }
                 print(CacheReportLine.verified(report))
             }
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)

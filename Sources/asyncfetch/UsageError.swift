@@ -1,3 +1,5 @@
+import Loader
+
 /// A usage problem found after parsing: exit 2 with a one-line reason.
 /// A mistake on the command line adds a pointer to `--help`; a problem with
 /// the machine (a cache directory or a file that cannot be used, a
@@ -9,6 +11,12 @@ struct UsageError: Error, CustomStringConvertible {
     init(environment message: String) { description = message; pointsAtHelp = false }
     /// A message that names the help to read itself.
     init(namingHelp message: String) { description = message; pointsAtHelp = false }
+    /// A run that cannot start: a slip on the command line (`usage`) points at
+    /// the help; a file or folder the machine does not let it use does not.
+    init(_ error: LoadError) {
+        description = error.message
+        pointsAtHelp = error.kind == .usage
+    }
 
     /// A fetch run, `cache path`, `rm` or `pull` without a URL.
     /// With URLs piped in (`cat urls.txt | asyncfetch`), which are read only
@@ -19,5 +27,5 @@ struct UsageError: Error, CustomStringConvertible {
     }
 
     /// `-i ""` (an unset shell variable): said as `-o ""` is, not "cannot read --input : No such file or directory".
-    static var emptyInput: UsageError { UsageError("-i/--input is empty: give a file ('-' for standard input), or leave the option out") }
+    static var emptyInput: UsageError { UsageError(RunSettings.emptyInput) }
 }

@@ -198,4 +198,35 @@ import TestSupport
         let made = try await cli.run(["cache", "dir", "--cache-dir", dir])
         #expect(made.status == 0 && made.stdout == dir + "\n" && FileManager.default.fileExists(atPath: dir))
     }
+
+    /// `rm`, `clear`, `verify` and `prune` of a cache directory that does not
+    /// exist made it (empty, mode 0700) to report that it held nothing: a
+    /// typo in `--cache-dir` left a folder behind. Like `path`, `list` and
+    /// `stats`, they find nothing there and make nothing; one that could not
+    /// be made is still a usage error.
+    @Test func commandsThatRemoveDoNotCreateAMissingCacheDirectory() async throws {
+        let cli = try CLI()
+        let dir = cli.cache.path + "/typo/cache"
+        let rm = try await cli.run(["cache", "rm", "--cache-dir", dir, "http://127.0.0.1:9/a.png", "ftp://x/y.png"])
+        #expect(rm.status == 1 && rm.stdout == "absent   http://127.0.0.1:9/a.png\ninvalid  ftp://x/y.png\n", "\(rm.stdout)\(rm.stderr)")
+        let clear = try await cli.run(["cache", "clear", "--json", "--cache-dir", dir])
+        let cleared = CLI.jsonLines(clear.stdout)?.first?["summary"] as? [String: Any]
+        #expect(clear.status == 0 && cleared?["removed"] as? Int == 0 && cleared?["dir"] as? String == dir,
+                "\(clear.stdout)\(clear.stderr)")
+        let verify = try await cli.run(["cache", "verify", "--json", "--cache-dir", dir])
+        let verified = CLI.jsonLines(verify.stdout)?.last?["summary"] as? [String: Any]
+        #expect(verify.status == 0 && verified?["checked"] as? Int == 0, "\(verify.stdout)\(verify.stderr)")
+        let prune = try await cli.run(["cache", "prune", "--max-size", "0", "--cache-dir", dir])
+        #expect(prune.status == 0 && prune.stdout.hasPrefix("removed 0 entries"), "\(prune.stdout)\(prune.stderr)")
+        for human in [["clear"], ["verify"]] {
+            let result = try await cli.run(["cache"] + human + ["--cache-dir", dir])
+            #expect(result.status == 0 && !result.stdout.isEmpty, "\(human): \(result.stdout)\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/typo"), "nothing made")
+        // One that cannot be made is said, as before.
+        for command in [["rm", "http://127.0.0.1:9/a.png"], ["clear"], ["verify"], ["prune", "--max-age", "1d"]] {
+            let result = try await cli.run(["cache"] + command + ["--cache-dir", "/proc/asyncfetch-cache"])
+            #expect(result.status == 2 && result.stderr.contains("/proc/asyncfetch-cache"), "\(command): \(result.stderr)")
+        }
+    }
 }

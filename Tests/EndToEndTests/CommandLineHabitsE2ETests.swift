@@ -244,6 +244,14 @@ import TestSupport
             ("--check-certificate", "always on: TLS certificates are verified"), ("--all-proxy", "not supported as an option"),
             ("--read-timeout", "use --timeout DURATION"), ("--dns-timeout", "use --connect-timeout DURATION"),
             ("--retry-connrefused", "always on: connect errors"), ("--retry-all-errors", "always on"),
+            // A bare "Unknown option" until session 27.
+            ("-V", "curl's and wget's -V (--version): use --version; aria2's -V (--check-integrity)"),
+            ("--url", "name each URL as an argument"), ("--show-progress", "use --progress"),
+            ("--content-disposition", "not supported, because a name chosen by the server is not safe to trust"),
+            ("--capath", "use --cacert FILE"), ("--ca-directory", "use --cacert FILE"),
+            ("--cert", "not supported, because asyncfetch sends no TLS client certificate"), ("--key", "not supported"),
+            ("--certificate", "not supported"), ("--private-key", "not supported"),
+            ("-E", "curl's -E (--cert): not supported, because asyncfetch sends no TLS client certificate; wget's -E (--adjust-extension)"),
         ]
         for (flag, answer) in rows {
             let result = try cli.run([flag, "http://127.0.0.1:9/x.png"])

@@ -69,6 +69,13 @@ import TestSupport
         #expect(success.hasSuffix(" ms]") || success.hasSuffix(" s]"))
         let failure = try #require(verbose.stdout.split(separator: "\n").first { $0.hasPrefix("failure") })
         #expect(failure.contains("HTTP 404 Not Found  [http, attempts 1, "), "\(failure)")
+        // A hit made no request: the stored response's status, not a protocol (it said `HTTP 200`,
+        // as if a request had been answered without one).
+        let hit = try await cli.run(["-v", other])
+        #expect(hit.stdout.contains("(cache, ") && hit.stdout.contains("  [stored 200, image/bmp, "), "\(hit.stdout)")
+        let offline = try await cli.run(["-v", "--offline", "--max-age", "0", other])
+        #expect(offline.stdout.contains("(stale, offline, ") && offline.stdout.contains("  [stored 200, image/bmp, "),
+                "\(offline.stdout)")
     }
 
     /// `-v` said "answered 503: paused for 2.00 s" for a host whose one URL

@@ -79,6 +79,15 @@ import TestSupport
         #expect(pull.status == 1, "\(pull.stderr)")
         #expect(pull.stderr.split(separator: "\n").contains { $0 == off }, "\(pull.stderr)")
         #expect(!pull.stderr.contains("not in the remote cache"), "\(pull.stderr)")
+        // Each URL's line says the tier is off, and sends nobody to -v, which has no error to show (the listing
+        // counts none): before, "could not be read (-v shows every remote cache error)", and -v showed nothing more.
+        let pulled = pull.stderr.split(separator: "\n").map(String.init)
+        #expect(pulled.filter { $0.hasSuffix(": not pulled: the remote cache is turned off for this run") }.count == 40, "\(pull.stderr)")
+        #expect(!pull.stderr.contains("-v shows"), "\(pull.stderr)")
+        // The last line says why too, and that there is no error for -v to show.
+        #expect(pulled.last?.hasPrefix("0 pulled, 0 already cached, 40 not pulled (remote cache: ") == true
+                && pulled.last?.hasSuffix(" misses, 0 errors, turned off: the bucket no-such-bucket does not exist "
+                                         + "(a listing of it was answered HTTP 404 Not Found))") == true, "\(pull.stderr)")
     }
 
     /// A read-only key (s3:GetObject and s3:ListBucket: moto refuses its PUTs, 403): the run stops

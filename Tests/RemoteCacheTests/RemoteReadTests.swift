@@ -141,4 +141,52 @@ import TestSupport
         let stats = tier.remote.stats
         #expect(stats.hits == 1 && stats.readErrors == 3 && !stats.disabled, "\(stats)")
     }
+    /// An S3 tier's first miss asks whether the bucket exists (`afterMiss`); a miss that comes
+    /// meanwhile waits for that answer. Cancelling the waiting read's task ends it at once,
+    /// `.unavailable` (SPEC §6), while the probe still runs; cancelling the read that asks stops
+    /// the probe, that read is `.unavailable` too, and the miss still waiting asks again (here the
+    /// second listing answers 404, and the tier is turned off). Before, the waiting read ended only
+    /// when the probe answered (here held 20 s), the asking read came back `.absent`, and a
+    /// stopped probe counted as "the bucket exists" for the rest of the run.
+    @Test func aCancelEndsAReadWaitingForTheBucketProbe() async throws {
+        let server = try ScriptedServer()
+        let temp = try TempDirectory(prefix: "asyncfetch-read")
+        let store = try DiskCacheStore(directory: temp.path + "/cache")
+        let environment = ["AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cret", "AWS_ENDPOINT_URL": server.url("")]
+        let remote = RemoteCache(location: try RemoteLocation.parse("s3://bucket/p", environment: environment),
+                                 fetch: FetchConfiguration())
+        let listing = ScriptedResponse.ok(Array("<ListBucketResult></ListBucketResult>".utf8), contentType: "application/xml")
+        // Objects are not routed: 404, a miss.
+        server.route("/bucket/", [listing.delayed(20), .status(404, body: "NoSuchBucket")])
+        let keys = try (0..<3).map { try CacheKey(url: "http://origin.test/\($0).png") }
+        func waitFor(_ path: String, count: Int) async throws {
+            for _ in 0..<500 where server.requestCount(path) < count { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(server.requestCount(path) >= count, "\(path): \(server.requestCount(path)) requests")
+        }
+        func unavailable(_ read: RemoteCache.Read) -> Bool { if case .unavailable = read { true } else { false } }
+
+        let askingEnded = Locked(false)
+        let asking = Task {
+            let read = await remote.read(keys[0], into: store)
+            askingEnded.withLock { $0 = true }
+            return read
+        }
+        try await waitFor("/bucket/", count: 1)
+        let waiting = Task { await remote.read(keys[1], into: store) }
+        try await waitFor("/bucket/p/" + keys[1].hex, count: 1)
+        try await Task.sleep(for: .milliseconds(300))   // its 404 answered: it waits for the listing
+        let cancelled = Task { await remote.read(keys[2], into: store) }
+        try await waitFor("/bucket/p/" + keys[2].hex, count: 1)
+        try await Task.sleep(for: .milliseconds(300))
+        cancelled.cancel()
+        #expect(unavailable(await cancelled.value))
+        #expect(!askingEnded.withLock { $0 } && server.requestCount("/bucket/") == 1, "the probe still runs")
+
+        // The asking read cancelled: it ends, and the read still waiting asks again (404: turned off).
+        asking.cancel()
+        #expect(unavailable(await asking.value))
+        #expect(unavailable(await waiting.value))
+        #expect(server.requestCount("/bucket/") == 2, "\(server.requestCount("/bucket/"))")
+        #expect(remote.stats.disabled && remote.stats.reason?.hasPrefix("the bucket bucket does not exist") == true, "\(remote.stats)")
+    }
 }

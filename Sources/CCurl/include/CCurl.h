@@ -138,10 +138,13 @@ long ccurl_usable_cores(void);
 typedef struct {
     int is_done;
     CURL *easy;
+    /// The handle's CURLINFO_PRIVATE (NULL when libcurl gives none).
+    void *context;
     CURLcode result;
 } ccurl_message;
 
-/// Wraps curl_multi_info_read. Returns 0 when the queue is empty.
+/// Wraps curl_multi_info_read, with the finished handle's CURLINFO_PRIVATE.
+/// Returns 0 when the queue is empty.
 int ccurl_multi_next_message(CURLM *multi, ccurl_message *out);
 
 /// A transfer loop's events (CCurlEvents.c): an epoll set of the sockets libcurl asks to be

@@ -19,6 +19,9 @@ extension DiskCacheStore {
         /// Entries kept because this process may not read them (`verify` names them).
         public var unreadable = 0
         public var failures: [DiskCacheError] = []
+
+        /// Nothing done: a cache directory that does not exist.
+        public init() {}
     }
 
     /// Evicts least recently used entries first (last use = the atime of

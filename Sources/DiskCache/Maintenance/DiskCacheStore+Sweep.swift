@@ -14,6 +14,8 @@ extension DiskCacheStore {
         public var kept = 0
         /// Files that should have gone but could not be removed.
         public var failures: [DiskCacheError] = []
+
+        public init() {}
     }
 
     /// Removes leftovers of killed runs from `DIR/.tmp` without disturbing a

@@ -30,6 +30,9 @@ extension DiskCacheStore {
         /// Entries whose files this process may not read (a mode-000 file):
         /// not judged, so not removed; named so that their owner can look.
         public var unreadable: [Removal] = []
+
+        /// Nothing checked: a cache directory that does not exist.
+        public init() {}
     }
 
     /// Checks every entry — metadata complete and ours and naming its key,

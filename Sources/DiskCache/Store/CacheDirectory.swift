@@ -149,20 +149,37 @@ public enum CacheDirectory {
 
     /// Whether nothing is at `path` though a cache directory could be made
     /// there: a command that only reads the cache finds no entries in it,
-    /// and leaves it unmade. Whether it could be made is tried: the first
-    /// missing folder on the way is made and at once removed. False for a
-    /// directory that is there, and for one that could not be made (or
-    /// anything else odd), which `prepare` then reports as for any command.
+    /// and leaves it unmade. Whether it could be made is tried: a folder of
+    /// a name of its own (`.asyncfetch-probe.<pid>.<n>`) is made in the
+    /// deepest folder on the way that exists, and at once removed. Never the
+    /// cache's own folders: a run creating the same directory at that
+    /// moment takes one it finds (`mkdir -p`), and a probe that made and
+    /// removed it lost the run its parent, or its whole cache directory
+    /// (`CacheDirectoryRaceTests`). False for a directory that is there, and
+    /// for one that could not be made (or anything else odd), which
+    /// `prepare` then reports as for any command.
     public static func isAbsent(_ path: String) -> Bool {
         var info = stat()
         guard path.hasPrefix("/"), stat(path, &info) != 0, errno == ENOENT else { return false }
-        var prefix = ""
+        var parent = "/"
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + component
-            if stat(prefix, &info) == 0 { continue }
-            guard errno == ENOENT, mkdir(prefix, 0o700) == 0 else { return false }
-            // Emptied at once; one that another process filled meanwhile is there to be opened.
-            return rmdir(prefix) == 0
+            let prefix = join(parent, String(component))
+            if stat(prefix, &info) == 0 {
+                parent = prefix
+                continue
+            }
+            guard errno == ENOENT else { return false }
+            return canMakeFolder(in: parent)
+        }
+        return false   // it appeared meanwhile: there to be opened
+    }
+
+    /// Whether this process may make a folder in `parent`: one is made and removed.
+    private static func canMakeFolder(in parent: String) -> Bool {
+        for attempt in 0..<CacheDefaults.probeNameAttempts {
+            let probe = join(parent, ".asyncfetch-probe.\(getpid()).\(attempt)")
+            if mkdir(probe, 0o700) == 0 { return rmdir(probe) == 0 }
+            guard errno == EEXIST else { return false }
         }
         return false
     }

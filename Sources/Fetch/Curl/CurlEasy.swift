@@ -6,7 +6,10 @@ import Glibc
 /// One libcurl easy handle, configured once with the client's policy and then
 /// reused for transfer after transfer: only the URL, the request headers and
 /// the callback context change between transfers (`prepare`), so the hot path
-/// sets four or five options instead of resetting and setting twenty-five.
+/// sets one option (the URL) instead of resetting and setting twenty-five.
+/// The callbacks' data and CURLINFO_PRIVATE are this object, set once: a
+/// callback finds the running transfer in `transferContext`, the loop finds a
+/// finished handle's transfer the same way (`CurlLoop.collectFinished`).
 /// The request header list is the handle's own, kept while the next
 /// transfer's lines are the same (most are: the client's headers and the
 /// `Accept-Encoding` offer), and rebuilt only when they change.
@@ -32,6 +35,8 @@ final class CurlEasy {
     private var headerLines: [String] = []
     /// Whether the last transfer was not a plain GET (its method options must be undone).
     private var changedMethod = false
+    /// CURLOPT_PIPEWAIT as set now.
+    private var waitsForMultiplexing = false
     private var currentMaxRedirects: Int
     /// Whether libcurl may take a proxy from the environment for this handle's transfers
     /// (`FetchConfiguration.environmentNamesProxy`; when not, `configure` set "no proxy").
@@ -45,8 +50,9 @@ final class CurlEasy {
     private var timeoutMs = 0
     /// The running transfer has them shortened (`continueClocks`); `detach` restores them.
     private var clocksShortened = false
-    /// The running transfer's callback context (`prepare`'s `userdata`; nil between transfers),
-    /// for the callback CURLOPT_SSL_CTX_DATA gives this object to (`curlSSLContextCallback`).
+    /// The running transfer (`prepare`'s `userdata`, an unretained `CurlTransfer`; nil between
+    /// transfers), for the callbacks, whose data is this object (`configure`), and for the loop
+    /// when the handle finishes (CURLINFO_PRIVATE, also this object).
     private(set) var transferContext: UnsafeMutableRawPointer?
     /// CURLOPT_SHARE as set now (`use`); held, as the CA store, so that both outlive this handle
     /// (see `CurlShare`, `CertificateStore`).
@@ -130,6 +136,17 @@ final class CurlEasy {
         check("WRITEFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check("HEADERFUNCTION", ccurl_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
         check("PREREQFUNCTION", ccurl_easy_setopt_prereq_callback(easy, curlPrereqCallback))
+        // The callbacks' data and the handle's private pointer: this object, for the handle's life
+        // (unretained: `deinit` cleans the handle up first, so libcurl never passes it on after). Each
+        // callback and the loop find the running transfer in `transferContext`; with none (between
+        // transfers, or a handle libcurl would not let go of) a callback aborts. Set per transfer
+        // (and cleared after it), the three pointers cost six option calls a transfer on the loop
+        // thread (~0.4 k instructions; bench/history/cold.md "Session 27 — loop20").
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        check("WRITEDATA", ccurl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, this))
+        check("HEADERDATA", ccurl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, this))
+        check("PREREQDATA", ccurl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, this))
+        check("PRIVATE", ccurl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, this))
         // TLS: sessions shared across the loop's handles (DNS answers are the multi handle's; `use`
         // picks the host's share); the client's one CA store installed in every connection (CertificateStore).
         check("SHARE", ccurl_easy_setopt_pointer(easy, CURLOPT_SHARE, share.handle))
@@ -140,7 +157,7 @@ final class CurlEasy {
         if hooked == CURLE_OK {
             // Unretained: the handle is this object's own and `deinit` cleans it up first, so
             // libcurl never calls `curlSSLContextCallback` with this object gone.
-            check("SSL_CTX_DATA", ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, Unmanaged.passUnretained(self).toOpaque()))
+            check("SSL_CTX_DATA", ccurl_easy_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, this))
         }
         if certificates.store != nil {
             check("SSL_CTX_FUNCTION (the client's CA store)", hooked)
@@ -180,7 +197,8 @@ final class CurlEasy {
     }
 
     /// Points the handle at one transfer: its URL, its request header lines
-    /// ("Name: value") and the callback context (`userdata`, unretained: see `CurlTransfer`).
+    /// ("Name: value") and the callbacks' context (`userdata`, the transfer, unretained: see
+    /// `CurlTransfer`), which the callbacks find in `transferContext`.
     func prepare(url: String, headerLines lines: [String], maxRedirects: Int, waitForMultiplexing: Bool,
                  userdata: UnsafeMutableRawPointer) -> CurlOptionFailure? {
         errorBuffer[0] = 0
@@ -205,9 +223,6 @@ final class CurlEasy {
             check("MAXREDIRS", ccurl_easy_setopt_long(handle, CURLOPT_MAXREDIRS, maxRedirects))
             currentMaxRedirects = maxRedirects
         }
-        check("WRITEDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, userdata))
-        check("HEADERDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, userdata))
-        check("PREREQDATA", ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, userdata))
         transferContext = userdata
         if let failure = self.waitForMultiplexing(waitForMultiplexing), failed == nil { failed = failure }
         if let failure = setHeaderLines(lines), failed == nil { failed = failure }
@@ -278,11 +293,14 @@ final class CurlEasy {
     }
 
     /// Whether this transfer waits for a connection being set up to say whether
-    /// it multiplexes (HTTP/2) instead of opening its own (CURLOPT_PIPEWAIT;
-    /// see `CurlLoop.unconnectedHosts` for when it must not).
+    /// it multiplexes (HTTP/2) instead of opening its own (CURLOPT_PIPEWAIT, set
+    /// only when it changes; see `CurlLoop.unconnectedHosts` for when it must not).
     func waitForMultiplexing(_ wait: Bool) -> CurlOptionFailure? {
+        guard wait != waitsForMultiplexing else { return nil }
         let rc = ccurl_easy_setopt_long(handle, CURLOPT_PIPEWAIT, wait ? 1 : 0)
-        return rc == CURLE_OK ? nil : CurlOptionFailure(call: "setting CURLOPT_PIPEWAIT", code: rc)
+        guard rc == CURLE_OK else { return CurlOptionFailure(call: "setting CURLOPT_PIPEWAIT", code: rc) }
+        waitsForMultiplexing = wait
+        return nil
     }
 
     /// Sets the request method: a GET undoes what a previous PUT set; a PUT
@@ -329,16 +347,11 @@ final class CurlEasy {
     }
 
     /// Forgets the finished transfer's context (the header list stays: it is
-    /// the handle's); false when the handle must not be reused (a callback's
-    /// pointer to the context could not be cleared, or its clocks, shortened
-    /// by `continueClocks`, could not be restored).
+    /// the handle's; a stranded handle's callbacks abort on no context); false
+    /// when the handle must not be reused (its clocks, shortened by
+    /// `continueClocks`, could not be restored).
     func detach() -> Bool {
-        // Each one tried, even after a refusal: a stranded handle's callbacks abort on no context.
-        let write = ccurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, nil)
-        let header = ccurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, nil)
-        let prereq = ccurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, nil)
         transferContext = nil
-        guard write == CURLE_OK && header == CURLE_OK && prereq == CURLE_OK else { return false }
         guard clocksShortened else { return true }
         guard ccurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs) == CURLE_OK,
               ccurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs) == CURLE_OK else { return false }

@@ -85,8 +85,7 @@ final class CurlLoop: @unchecked Sendable {
 
     // Loop-thread state. Read and changed on the loop thread only, a few times
     // per transfer: no dynamic exclusivity check (a `swift_beginAccess` each time).
-    @exclusivity(unchecked) private var active: [ObjectIdentifier: CurlTransfer] = [:]
-    @exclusivity(unchecked) private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    @exclusivity(unchecked) private var active = ActiveTransfers()
     @exclusivity(unchecked) private var idleHandles: [CurlEasy] = []
     /// Easy handles libcurl would not take out of the multi handle (`removeFromMulti`), with the
     /// transfers their callbacks may still point at: kept, never reused, until the multi handle goes.
@@ -393,7 +392,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         // Shutting down: every transfer gets its one answer (outside the lock:
         // an answer may hand a slot to a transfer bound for this loop, see `submit`).
-        for transfer in Array(active.values) { abort(transfer) }
+        for transfer in active.all { abort(transfer) }
         let unstarted = shared.withLock { shared -> [Message] in
             defer { shared.queue.removeAll() }
             return shared.queue
@@ -476,8 +475,7 @@ final class CurlLoop: @unchecked Sendable {
             return
         }
         if wait { transfer.waitingSince = monotonicSeconds() }
-        active[ObjectIdentifier(transfer)] = transfer
-        byHandle[easy.handle] = transfer
+        active.insert(transfer)
     }
 
     private func abort(_ transfer: CurlTransfer) {
@@ -487,8 +485,7 @@ final class CurlLoop: @unchecked Sendable {
     /// Ends a running transfer with `outcome`, if it still runs here. Its
     /// handle may be out of the multi handle already (`restartWaiting`).
     private func end(_ transfer: CurlTransfer, _ outcome: AttemptOutcome) {
-        guard active.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
-        byHandle.removeValue(forKey: easy.handle)
+        guard active.remove(transfer), let easy = transfer.easy else { return }
         if removeFromMulti(easy, of: transfer) { release(easy, from: transfer) }
         transfer.finish(outcome)
     }
@@ -516,7 +513,7 @@ final class CurlLoop: @unchecked Sendable {
     /// other URLs fail at once). Not a cancellation: each fetch goes on as
     /// after any failed attempt (its gate decides).
     private func endUnanswered(_ host: String, _ kind: FetchError.Kind, _ detail: String) {
-        let unanswered = active.values.filter { transfer in
+        let unanswered = active.all.filter { transfer in
             guard let easy = transfer.easy, TransferLoops.hostIdentity(of: transfer.spec.url) == host else { return false }
             return easy.seconds(CURLINFO_STARTTRANSFER_TIME) == 0 && easy.long(CURLINFO_REDIRECT_COUNT) == 0
         }
@@ -530,7 +527,7 @@ final class CurlLoop: @unchecked Sendable {
     /// if the write callback refuses it (`--max-size`, a failed sink), the
     /// transfer ends here with that error, as it would in `collectFinished`.
     private func unpause(_ transfer: CurlTransfer) {
-        guard active[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy else { return }
+        guard active.contains(transfer), let easy = transfer.easy else { return }
         let rc = curl_easy_pause(easy.handle, CURLPAUSE_RECV_CONT | CURLPAUSE_SEND_CONT)
         // CURLE_ABORTED_BY_CALLBACK: the epoll set could not watch the transfer's socket
         // (the write callback refuses with CURLE_WRITE_ERROR), and `checkEvents` fails every transfer.
@@ -542,9 +539,12 @@ final class CurlLoop: @unchecked Sendable {
         var message = ccurl_message()
         var failedHosts: Set<Substring> = []
         while ccurl_multi_next_message(multi, &message) != 0 {
-            guard let handle = message.easy, let transfer = byHandle.removeValue(forKey: handle),
-                  let easy = transfer.easy else { continue }
-            active.removeValue(forKey: ObjectIdentifier(transfer))
+            // The handle's `CurlEasy` (CURLINFO_PRIVATE) and its running transfer: none for a handle
+            // detached already (stranded: `removeFromMulti`), which then has no transfer to end.
+            guard let context = message.context,
+                  let running = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue().transferContext else { continue }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(running).takeUnretainedValue()
+            guard active.remove(transfer), let easy = transfer.easy else { continue }
             let outcome = transfer.outcome(code: message.result, easy: easy)
             if let host = noteConnection(transfer.multiplexingHost, code: message.result, easy: easy) { failedHosts.insert(host) }
             if easy.dnsCacheTimeout != -1 { dnsExpiry.ended(timeout: easy.dnsCacheTimeout, now: monotonicSeconds()) }
@@ -564,19 +564,16 @@ final class CurlLoop: @unchecked Sendable {
         guard now - lastStallSweep >= Defaults.stallSweepInterval else { return }
         lastStallSweep = now
         var stalled: [(CurlTransfer, FetchError)] = []
-        for transfer in active.values {
+        for transfer in active.all {
             if let failure = transfer.endedBodyStall(now: now, after: stallTime) { stalled.append((transfer, failure)) }
         }
         for (transfer, failure) in stalled { end(transfer, .failure(failure)) }
     }
 
     private func failAll(_ error: FetchError) {
-        for transfer in Array(active.values) {
-            if let easy = transfer.easy {
-                byHandle.removeValue(forKey: easy.handle)
-                if removeFromMulti(easy, of: transfer) { release(easy, from: transfer) }
-            }
-            active.removeValue(forKey: ObjectIdentifier(transfer))
+        for transfer in active.all {
+            if let easy = transfer.easy, removeFromMulti(easy, of: transfer) { release(easy, from: transfer) }
+            active.remove(transfer)
             transfer.finish(.failure(FetchError(error.kind, url: transfer.spec.url, curlCode: error.curlCode,
                                                 curlMessage: error.curlMessage)))
         }
@@ -617,7 +614,7 @@ final class CurlLoop: @unchecked Sendable {
     /// `unconnectedHosts`), with what is left of their clocks. One that has
     /// waited its whole connect timeout has had it: it fails as a timeout.
     private func restartWaiting(for hosts: Set<Substring>) {
-        let stalled = active.values.filter { transfer in
+        let stalled = active.all.filter { transfer in
             guard transfer.waitingSince != nil, let easy = transfer.easy, let host = transfer.multiplexingHost,
                   hosts.contains(host) else { return false }
             return easy.seconds(CURLINFO_PRETRANSFER_TIME) == 0

@@ -3,13 +3,24 @@ import CCurl
 import Glibc
 #endif
 
+/// The running transfer of the handle whose callbacks' data is `userdata` (its
+/// `CurlEasy`, see `CurlEasy.configure`): its `transferContext`, an unretained
+/// `CurlTransfer`; nil between transfers (the callback then aborts, or lets go).
+/// The handle is alive for the whole call (its loop holds it): borrowed, not
+/// retained and released per call.
+@inline(__always)
+private func runningTransfer(_ userdata: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let userdata else { return nil }
+    return Unmanaged<CurlEasy>.fromOpaque(userdata)._withUnsafeGuaranteedRef { $0.transferContext }
+}
+
 /// CURLOPT_WRITEFUNCTION. Returning less than asked aborts the transfer
 /// (libcurl then reports CURLE_WRITE_ERROR, which `CurlTransfer.outcome`
 /// explains from `exceededMaxSize` / `sinkError`); CURL_WRITEFUNC_PAUSE
 /// keeps the chunk for later (`StreamHandoff`: no buffer free).
 let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
-    guard let userdata, let data else { return 0 }
-    return Unmanaged<CurlTransfer>.fromOpaque(userdata)._withUnsafeGuaranteedRef {
+    guard let context = runningTransfer(userdata), let data else { return 0 }
+    return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
         $0.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
     }
 }
@@ -22,9 +33,9 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, userdata in
 /// `CurlTransfer.outcome` explains from `head.problem`, `declaredTooLarge`
 /// or `errorBodySkipped`).
 let curlHeaderCallback: ccurl_data_callback = { data, size, count, userdata in
-    guard let userdata, let data else { return 0 }
+    guard let context = runningTransfer(userdata), let data else { return 0 }
     // The transfer is alive for the whole call (its loop holds it): borrowed, not retained and released per line.
-    return Unmanaged<CurlTransfer>.fromOpaque(userdata)._withUnsafeGuaranteedRef {
+    return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef {
         $0.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count))
     }
 }
@@ -56,8 +67,8 @@ extension CurlTransfer {
 /// already at the TCP connection by `curlSSLContextCallback`): tells the
 /// request's gate (`spec.gate`), which schedules by host. Same userdata and lifetime as the header callback.
 let curlPrereqCallback: ccurl_prereq_callback = { userdata, _, _, _, _ in
-    guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
-    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().gate?.connected()
+    guard let context = runningTransfer(userdata) else { return Int32(CURL_PREREQFUNC_OK) }
+    Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue().gate?.connected()
     return Int32(CURL_PREREQFUNC_OK)
 }
 

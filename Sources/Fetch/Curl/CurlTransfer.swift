@@ -18,8 +18,9 @@ import Glibc
 /// transfer's worker, for a body that streamed to one), or by
 /// `TransferLoops` for a transfer it never handed to the loop.
 ///
-/// Callback lifetime: the write and header callbacks receive
-/// `Unmanaged.passUnretained(self)` as userdata. That is safe because the
+/// Callback lifetime: the write, header and prerequest callbacks find
+/// `Unmanaged.passUnretained(self)` in their handle's `CurlEasy.transferContext`
+/// (the read callback receives it as userdata). That is safe because the
 /// loop's `active` table holds a strong reference from `curl_multi_add_handle`
 /// until after `curl_multi_remove_handle`, and libcurl calls them only
 /// inside the loop's calls (`curl_multi_socket_action`, `curl_easy_pause`)
@@ -57,6 +58,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     // Loop-thread state.
     var easy: CurlEasy?
+    /// Its place in its loop's `ActiveTransfers` while it runs there; -1 otherwise.
+    var activeSlot = -1
     /// When it was started waiting to share a connection being set up
     /// (CURLOPT_PIPEWAIT; `CurlLoop.restartWaiting`), in monotonic seconds; nil otherwise.
     var waitingSince: Double?

@@ -4,9 +4,9 @@ import Support
 
 /// What a run of `asyncfetch URL...` was asked to do, as plain values, one
 /// per option (the names are the options'), and how they become the
-/// loader's settings (`loaderOptions`). It owns that assembly, and never
-/// opens, reads or checks anything: the tool's usage checks and what it
-/// opens stay with the tool. Public: both of the tool's parsers
+/// loader's settings (`loaderOptions`). It owns that assembly and the usage
+/// checks of the values (`usageProblem`, which reads only a `--cacert` file);
+/// what a run opens (the cache, lists, folders) stays with the tool. Public: both of the tool's parsers
 /// (swift-argument-parser's and `QuickParse`) produce it. Defaults come
 /// from `Defaults`.
 public struct RunSettings: Sendable, Equatable {

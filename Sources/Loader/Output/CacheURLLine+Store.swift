@@ -22,9 +22,11 @@ extension CacheURLLine {
     /// `removedKeys` holds the keys this command removed already: a URL
     /// listed again (or another spelling of it, `HTTP://…#x`) is `removed`
     /// too, not "not cached" with exit 1, as the fetch run reports it once.
-    public static func remove(_ url: String, from store: DiskCacheStore,
+    /// No store (its directory does not exist): nothing is cached.
+    public static func remove(_ url: String, from store: DiskCacheStore?,
                               removedKeys: inout Set<String>) -> (line: CacheURLLine, error: DiskCacheError?) {
         guard let key = key(of: url) else { return (CacheURLLine(url: url, outcome: .invalid), nil) }
+        guard let store else { return (CacheURLLine(url: url, outcome: .notCached), nil) }
         if removedKeys.contains(key.hex) { return (CacheURLLine(url: url, outcome: .removed), nil) }
         do {
             let removedEntry = try store.remove(key.hex)

@@ -124,16 +124,23 @@ public struct CacheURLLine: Sendable, Equatable {
     }
 
     /// `cache pull`, for stderr: a URL not pulled because the remote tier
-    /// failed (not because it lacks the object).
-    public static func remoteFailed(_ url: String, verbose: Bool) -> String {
-        "asyncfetch: \(shown(url)): not pulled: the remote cache could not be read"
-            + (verbose ? "" : " (-v shows every remote cache error)")
+    /// failed (not because it lacks the object): it could not be read, or it
+    /// is turned off for the run (`turnedOff`: a bucket that does not exist,
+    /// or failures in a row; its warning says why). The hint that `-v` shows
+    /// every error only when there is one to show (`errors`: counted so far):
+    /// a tier turned off by its bucket's listing counts none.
+    public static func remoteFailed(_ url: String, verbose: Bool, turnedOff: Bool = false, errors: Int = 1) -> String {
+        "asyncfetch: \(shown(url)): not pulled: "
+            + (turnedOff ? "the remote cache is turned off for this run" : "the remote cache could not be read")
+            + (verbose || errors == 0 ? "" : " (-v shows every remote cache error)")
     }
 
-    /// `cache pull`'s closing line, for stderr.
-    public static func pullSummary(pulled: Int, present: Int, notPulled: Int, remoteMisses: Int, remoteErrors: Int) -> String {
+    /// `cache pull`'s closing line, for stderr; `turnedOff`: why the tier was
+    /// turned off, if it was (the warning may be long gone from the screen).
+    public static func pullSummary(pulled: Int, present: Int, notPulled: Int, remoteMisses: Int, remoteErrors: Int,
+                                   turnedOff: String? = nil) -> String {
         "\(pulled) pulled, \(present) already cached, \(notPulled) not pulled"
-            + " (remote cache: \(remoteMisses) misses, \(remoteErrors) errors)"
+            + " (remote cache: \(remoteMisses) misses, \(remoteErrors) errors" + (turnedOff.map { ", turned off: \($0)" } ?? "") + ")"
     }
 
     private var reason: String {

@@ -163,8 +163,9 @@ public struct ResultLine: Sendable {
     private func httpDetail(_ result: LoadResult, duration: Double) -> String {
         var http: [String] = []
         if let status = result.status {
-            // A cache hit has the stored status but made no request.
-            http.append(result.httpVersion.map { "HTTP/\($0) \(status)" } ?? "HTTP \(status)")
+            // A body served from storage (a hit, a stale or --offline copy, the remote tier) has the
+            // stored response's status, not one of this run's: `stored 200`, never a protocol it did not use.
+            http.append(result.httpVersion.map { "HTTP/\($0) \(status)" } ?? "stored \(status)")
         }
         if let type = result.contentType { http.append(type) }
         if result.attempts > 0 { http.append("attempts \(result.attempts)") }

@@ -1,0 +1,61 @@
+import enum Support.NearestName
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A URL argument that is no URL but most likely something else the user
+/// meant: a mistyped option or command (`version`, `list`, `cahce`), a list
+/// that wanted `-i` (`urls.txt`), or a URL without its scheme, which curl
+/// and wget complete (`example.com/cat.png`). It is still the per-URL
+/// `invalid-url` failure SPEC §3 promises, and the batch goes on; this adds
+/// one line on stderr saying what was probably meant (it said only "invalid
+/// URL: expected scheme://host/path"). Only arguments: a line of an
+/// `--input` list is no slip of the command line.
+enum WordHints {
+    /// At most this many hints in a run (`asyncfetch $(cat list)` of bare host names gets a few, not thousands).
+    static let limit = 3
+
+    /// The hints for `urls`, as named on the command line, in order.
+    static func hints(for urls: [String]) -> [String] {
+        var hints: [String] = []
+        for url in urls where !url.contains("://") {
+            guard hints.count < limit else { break }
+            if let hint = hint(for: url) { hints.append(hint) }
+        }
+        return hints
+    }
+
+    static func hint(for word: String) -> String? {
+        if isFile(word) { return "'\(word)' is a file, not a URL: to fetch the URLs listed in it, use -i \(word)" }
+        if !word.isEmpty, word.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) {
+            let name = word.drop { $0 == "-" }.lowercased()   // after `--`: `-- --verison`
+            if CacheCommand.isCommand(name) { return "'\(word)' is not a URL: did you mean 'asyncfetch cache \(name)'?" }
+            if let option = NearestName.nearest(to: name, among: optionNames) {
+                return "'\(word)' is not a URL: did you mean '--\(option)'?"
+            }
+            if let command = NearestName.nearest(to: name, among: Set(CacheCommand.names + ["cache"])) {
+                return "'\(word)' is not a URL: did you mean 'asyncfetch cache \(command == "cache" ? "…" : command)'?"
+            }
+        }
+        let host = word.prefix { $0 != "/" }
+        if host.contains("."), !host.hasPrefix("."),
+           host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":") }) {
+            return "'\(word)' has no scheme: write https://\(word) or http://\(word) (curl and wget guess http://; asyncfetch does not)"
+        }
+        return nil
+    }
+
+    /// The long options of a fetch run, without their dashes.
+    static var optionNames: Set<String> {
+        Set((ArgumentCheck.valueOptions.union(ArgumentCheck.flags)).filter { $0.hasPrefix("--") }.map { String($0.dropFirst(2)) }
+            + ["no-progress", "version", "help"])
+    }
+
+    /// A file (or FIFO) of that name: `asyncfetch urls.txt` for `-i urls.txt`.
+    private static func isFile(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let type = info.st_mode & S_IFMT
+        return type == S_IFREG || type == S_IFIFO
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Slips a careful user makes on the command line get an answer that says
+/// what was meant (session 27, cli13): a bare word read as a URL, a URL
+/// given to `-i`, flags bundled before an option whose value starts with
+/// `-` (more curl/wget/aria2c habits: `CommandLineHabitsE2ETests`).
+@Suite struct CommandLineHintsE2ETests {
+    let cli: CLI
+
+    init() throws { cli = try CLI() }
+
+    /// `asyncfetch version` was only "failure version invalid URL: expected
+    /// scheme://host/path". It is still that failure (SPEC §3: the batch goes
+    /// on, exit 1), with a hint on stderr.
+    @Test func aBareWordReadAsAURLGetsAHintAndTheBatchGoesOn() throws {
+        let server = try FixtureSite.server()
+        let url = server.url("/images/red-64x48.png")
+        let list = try cli.cache.write("urls.txt", Array("\(url)\n".utf8))
+        let cases: [(String, String)] = [
+            ("version", "asyncfetch: 'version' is not a URL: did you mean '--version'?"),
+            ("verison", "asyncfetch: 'verison' is not a URL: did you mean '--version'?"),
+            ("offline", "asyncfetch: 'offline' is not a URL: did you mean '--offline'?"),
+            ("list", "asyncfetch: 'list' is not a URL: did you mean 'asyncfetch cache list'?"),
+            ("cahce", "asyncfetch: 'cahce' is not a URL: did you mean 'asyncfetch cache …'?"),
+            (list, "asyncfetch: '\(list)' is a file, not a URL: to fetch the URLs listed in it, use -i \(list)"),
+            ("example.com/cat.png", "asyncfetch: 'example.com/cat.png' has no scheme: write https://example.com/cat.png or http://example.com/cat.png"),
+        ]
+        for (word, hint) in cases {
+            let result = try cli.run([word, url])
+            #expect(result.status == 1, "\(word): \(result.stderr)")
+            #expect(result.stdout.contains("failure  \(word)  invalid URL"), "\(word): \(result.stdout)")
+            #expect(result.stdout.contains("success  \(url)"), "the batch goes on: \(result.stdout)")
+            #expect(result.stderr.hasPrefix(hint), "\(word): \(result.stderr)")
+            // --json: the same hint on stderr, stdout only JSON.
+            let json = try cli.run(["--json", word])
+            #expect(json.status == 1 && json.stderr.hasPrefix(hint), "\(word): \(json.stderr)")
+            #expect(json.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("{") }, "\(json.stdout)")
+        }
+        // A word that is nothing in particular, and a line of a list, get none.
+        #expect(try cli.run(["nothing-like-it"]).stderr.isEmpty)
+        let listed = try cli.cache.write("words.txt", Array("version\n".utf8))
+        #expect(try cli.run(["-i", listed]).stderr.isEmpty)
+        // A few at most.
+        let many = try cli.run((1...10).map { "host\($0).example/x.png" })
+        #expect(many.stderr.split(separator: "\n").filter { $0.contains("has no scheme") }.count == 3, "\(many.stderr)")
+    }
+
+    /// `-qo -x.png` said "Unknown option '-qo'"; it gets the answer `-o -x.png`
+    /// gets. `-qo FILE` and `-qoFILE` work as getopt reads them.
+    @Test func flagsBundledBeforeAnOptionAreReadAsGetoptReadsThem() throws {
+        let server = try FixtureSite.server()
+        let url = server.url("/images/red-64x48.png")
+        let dir = cli.cache.path
+        for (arguments, reason) in [(["-qo", "-x.png", url], "Missing value for '-o <file>'; a value that starts with '-' is written --output=-x.png"),
+                                    (["-vqi", "-list.txt"], "Missing value for '-i <file>'; a value that starts with '-' is written --input=-list.txt"),
+                                    ([url, "-qo"], "Missing value for '-o <file>'")] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2 && result.stderr.hasPrefix("asyncfetch: \(reason)\n"), "\(arguments): \(result.stderr)")
+        }
+        let spaced = try cli.run(["-qo", dir + "/a.png", url])
+        #expect(spaced.status == 0 && spaced.stdout.isEmpty && FileManager.default.fileExists(atPath: dir + "/a.png"), "\(spaced.stderr)")
+        let joined = try cli.run(["-qo\(dir)/b.png", url])
+        #expect(joined.status == 0 && FileManager.default.fileExists(atPath: dir + "/b.png"), "\(joined.stderr)")
+        // A value after the bundle stays whole: `-qo -ofoo` is not split into `-o foo`.
+        #expect(try cli.run(["-qo", "-ofoo", url]).stderr.contains("written --output=-ofoo"))
+    }
+
+    /// curl's `-i URL` (--include) said "cannot read -i https://…: No such file or directory".
+    @Test func aURLGivenToInputSaysWhatInputTakes() throws {
+        for arguments in [["-i", "https://example.com/cat.png"], ["--input=https://example.com/cat.png"],
+                          ["-qi", "https://example.com/cat.png"], ["cache", "path", "-i", "https://example.com/cat.png"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains(": -i reads a list of URLs from a file; name a URL as an argument itself (curl's -i, --include"),
+                    "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+    }
+}
