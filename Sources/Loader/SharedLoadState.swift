@@ -35,6 +35,12 @@ struct SharedLoadState<Waiter> {
     private var stage = Stage.running(live: [Self.firstWaiter], waiting: [:])
     private var lastTicket = Self.firstWaiter
 
+    /// Waiters suspended in `wait` while the load runs (a read for tests).
+    var waiting: Int {
+        guard case .running(_, let waiting) = stage else { return 0 }
+        return waiting.count
+    }
+
     /// A new ticket, or nil when the load was abandoned or has ended (start a new one instead).
     mutating func join() -> UInt64? {
         guard case .running(var live, let waiting) = stage else { return nil }

@@ -25,7 +25,9 @@ enum FetchRun {
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()
         let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
-        if let output = options.output, output != "-" { try refuseOutputFile(output, inCache: store.directory) }
+        // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
+        let output = options.output.map(Delivery.init(argument:))
+        if let problem = output?.problem(cacheDirectory: store.directory) { throw UsageError(problem) }
         let inputs = try UnreadableInputs.open(options.input)
         // `URL<TAB>name` lines name their file in --output-dir.
         let names = GivenNames()
@@ -47,8 +49,7 @@ enum FetchRun {
             RemoteCache.warning(at: $0, fetch: loaderOptions.fetch, verbose: options.verbose,
                                 uploads: min(RemoteDefaults.uploads, options.jobs)) { reporter.warn($0) }
         }
-        // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
-        let delivery = folder.map { Delivery.receiver($0) } ?? options.output.map(Delivery.init(argument:))
+        let delivery = folder.map { Delivery.receiver($0) } ?? output
         // The reporter says which events it prints (no `loading` without --json) and how soon.
         // A signal already taken (during start-up) starts the batch cancelled: no transfer at all.
         let run = BatchRun(store: store, list: list, options: loaderOptions, deliverTo: delivery,
@@ -69,14 +70,6 @@ enum FetchRun {
         let unread = followed.ending.inputErrors
         if !unread.isEmpty { throw UnreadableInputs(errors: unread.map { LoadError.unreadableList($0.path, $0.problem) }) }
         if !reporter.summary.allSucceeded { throw ExitCode(1) }
-    }
-
-    /// `-o FILE` directly in the cache directory (or a symbolic link to a file
-    /// there, such as an entry's own body) is refused, as `--output-dir` of the
-    /// cache directory is (`CacheDirectory.holds`).
-    private static func refuseOutputFile(_ path: String, inCache cacheDirectory: String) throws {
-        guard CacheDirectory.holds(file: path, directory: cacheDirectory) else { return }
-        throw UsageError("-o \(path) is in the cache directory; a file there could replace a cache entry (a folder inside it is fine)")
     }
 
     /// `--output-dir DIR` opened, its problems worded for the command line.

@@ -1,6 +1,5 @@
 import ArgumentParser
 import DiskCache
-import Fetch
 import HTTPCaching
 import Loader
 import Support
@@ -32,20 +31,10 @@ extension CacheCommand {
         func run() throws {
             guard let store = try cache.openStoreIfPresent().store else { return }   // no directory: no entries
             let scan = try CacheCommand.scan(store)
-            let freshness = Freshness(defaultTTL: defaultTTL.seconds, heuristic: !noHeuristic)
-            let now = currentUnixTime()
             let out = LineOutput(fd: 1)
-            // The type column is as wide as its longest value (capped), so the URLs line up.
-            let typeWidth = CacheEntryLine.typeWidth(scan.intact)
-            for entry in scan.intact.sorted(by: { $0.metadata.url < $1.metadata.url }) {
-                let fresh = freshness.isFresh(entry.metadata, now: now)
-                out.line(json ? CacheEntryLine.json(entry, fresh: fresh) : CacheEntryLine.human(entry, fresh: fresh, typeWidth: typeWidth))
-            }
-            // Then the broken ones, which `cache stats` counts: shown, not hidden (by key).
-            for broken in scan.broken {
-                let path = store.directory + "/" + broken.key
-                out.line(json ? CacheEntryLine.json(broken: broken, path: path)
-                              : CacheEntryLine.human(broken: broken, path: path, typeWidth: typeWidth))
+            let freshness = Freshness(defaultTTL: defaultTTL.seconds, heuristic: !noHeuristic)
+            CacheEntryLine.listing(scan, directory: store.directory, freshness: freshness, now: currentUnixTime(), json: json) {
+                out.line($0)
             }
             out.flush()
             if out.broken { throw OutputFailure.error(errno: out.writeError) }

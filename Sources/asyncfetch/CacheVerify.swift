@@ -38,14 +38,7 @@ extension CacheCommand {
             } catch {
                 throw RuntimeFailure(error.message)
             }
-            if json {
-                for line in CacheReportLine.verifiedJSON(report, directory: directory) { print(line) }
-            } else {
-                for removal in report.removed { print(CacheReportLine.removed(removal)) }
-                for path in report.unowned { print(CacheReportLine.unowned(path)) }
-                for entry in report.unreadable { print(CacheReportLine.unreadable(entry, path: directory + "/" + entry.key)) }
-                print(CacheReportLine.verified(report))
-            }
+            for line in CacheReportLine.verifiedLines(report, directory: directory, json: json) { print(line) }
             try CacheCommand.finish(failures: report.failures + report.sweep.failures)
             if !report.unreadable.isEmpty { throw ExitCode(1) }   // not every entry could be checked
         }

@@ -89,7 +89,9 @@ extension CLI {
         #expect(refused["message"] as? String == "response too large: Content-Length 1073741824 exceeds the 1048576-byte limit")
         let aborted = try #require(Self.error(result, streamed))
         #expect(aborted["kind"] as? String == "too-large")
-        #expect(elapsed < 3, "took \(elapsed) s: the server cannot have sent much of its gigabyte")
+        // Half the 40 s the whole gigabyte takes: a run that read it to the end cannot pass, and a
+        // debug build's start on a loaded machine (seconds) cannot fail it.
+        #expect(elapsed < 20, "took \(elapsed) s: the server cannot have sent much of its gigabyte")
         #expect(Self.storedFiles(cli).isEmpty, "left in the cache: \(Self.storedFiles(cli))")
     }
 

@@ -2,23 +2,20 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `asyncfetch $(cat urls.txt)`: thousands of URL arguments parse quickly
-/// and keep their meaning next to options that take values.
+/// `asyncfetch $(cat urls.txt)`: thousands of URL arguments keep their order
+/// and their meaning next to options that take values. (How fast they parse is
+/// the benchmarks' business: a timed bound here measured the machine's load.)
 @Suite struct LongArgumentListTests {
     @Test func tenThousandURLArgumentsAreHandledInOrder() throws {
         let cli = try CLI()
         let urls = (0..<10_000).map { "http://127.0.0.1:9/never/\($0).png" }
-        let started = Date()
         let result = try cli.run(["--offline", "--json", "-H", "Referer: http://127.0.0.1/page"] + urls)
-        let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 1)
         let lines = try #require(CLI.jsonLines(result.stdout))
         #expect(lines.count == 10_001)
         #expect(lines.first?["url"] as? String == urls.first)
         #expect(lines[9_999]["url"] as? String == urls.last)
         #expect(lines.dropLast().allSatisfy { $0["phase"] as? String == "empty" })
-        // Quadratic parsing took 2.5 s here with a release build; generous for debug builds.
-        #expect(elapsed < 20)
     }
 
     @Test func aURLAfterAValueOptionStaysItsValue() throws {

@@ -299,8 +299,12 @@ import TestSupport
         #expect(origin.totalRequests == 40)
         let counts = try #require(Self.summary(lines)["remoteCache"] as? [String: Any])
         #expect(counts["disabled"] as? Bool == true, "\(counts)")
-        let asked = forbidden.accessLog().filter { $0.path.hasPrefix("/cache/") }.count
-        #expect(asked < urls.count, "the tier was asked \(asked) times for \(urls.count) URLs")
+        // Reads alone never turn a tier off (TierHealthTests), and they run ahead of the uploads (up to
+        // 32 at once): all 40 may be refused before the third upload is. The uploads tell: at most 3
+        // refused plus the 4 that may be on their way, where every URL paid a PUT before.
+        let asked = forbidden.accessLog().filter { $0.path.hasPrefix("/cache/") }
+        let uploads = asked.filter { $0.method == "PUT" }.count
+        #expect(uploads <= 3 + 4 && asked.count < 2 * urls.count, "the tier was asked \(asked.count) times, \(uploads) uploads, for \(urls.count) URLs")
         let off = result.stderr.split(separator: "\n").filter { $0.contains("not used for the rest of this run") }
         let shown = forbidden.url("/cache/").replacingOccurrences(of: "http://", with: "http://user:***@")
         // "N reads and uploads in a row": N is at least 10, as many as were refused when the first upload was.
@@ -446,11 +450,15 @@ import TestSupport
                                      environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
         for _ in 0..<500 where tier.totalRequests < urls.count { try await Task.sleep(nanoseconds: 20_000_000) }
         #expect(tier.totalRequests == urls.count, "the tier was asked for every URL")
+        let probe = PoolLagProbe()
+        defer { probe.stop() }
         child.sendSignal(SIGINT)
         let result = try await child.finish()
         #expect(result.status == 130, "\(result.stderr)")
-        let seconds = try #require(child.secondsFromSignalToExit)
-        #expect(seconds < 1, "exited \(seconds) s after SIGINT")
+        // SPEC §6: "the exit status is 130 / 143 within a second" (the tier answers after 20 s),
+        // plus this machine's scheduling lag meanwhile.
+        let seconds = try #require(child.secondsFromSignalToExit), lag = probe.worstLag
+        #expect(seconds < 1 + lag, "exited \(seconds) s after SIGINT (lag \(lag) s)")
         let terminal = try Self.json(result).filter { $0["phase"] != nil && $0["phase"] as? String != "loading" }
         #expect(terminal.count == urls.count && Set(terminal.compactMap { $0["url"] as? String }) == Set(urls), "\(result.stdout)")
         let inFlight = terminal.filter {

@@ -51,12 +51,16 @@ import TestSupport
 
     /// Sends `signal` and waits for the child: exit status 128 + signal within a second,
     /// from the signal to the child's exit (not to when this test, on a busy pool, resumes).
+    /// SPEC §6: "the exit status is 130 / 143 within a second"; the bound adds the worst
+    /// scheduling lag this process saw meanwhile (on a loaded machine the child runs late too).
     func interruptWithinASecond(_ child: SpawnedProcess, _ signal: Int32) async throws -> ProcessResult {
+        let probe = PoolLagProbe()
+        defer { probe.stop() }
         child.sendSignal(signal)
         let result = try await child.finish()
-        let seconds = try #require(child.secondsFromSignalToExit)
+        let seconds = try #require(child.secondsFromSignalToExit), lag = probe.worstLag
         #expect(result.status == 128 + signal, "\(result.stderr)")
-        #expect(seconds < 1, "exited \(seconds) s after signal \(signal)")
+        #expect(seconds < 1 + lag, "exited \(seconds) s after signal \(signal) (lag \(lag) s)")
         return result
     }
 
@@ -96,11 +100,15 @@ import TestSupport
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         #expect(child.stderrSoFar.contains("host 127.0.0.1:\(paused.port) answered 429: paused for"), "\(child.stderrSoFar)")
+        let probe = PoolLagProbe()
+        defer { probe.stop() }
         child.sendSignal(SIGINT)
         let result = try await child.finish()
         #expect(result.status == 130, "\(result.stderr)")
-        let seconds = try #require(child.secondsFromSignalToExit)
-        #expect(seconds < 2, "the run waited for the pause: exited \(seconds) s after SIGINT")
+        // SPEC §6: "the exit status is 130 / 143 within a second" (the pause is 30 s), plus this
+        // machine's scheduling lag meanwhile.
+        let seconds = try #require(child.secondsFromSignalToExit), lag = probe.worstLag
+        #expect(seconds < 1 + lag, "the run waited for the pause: exited \(seconds) s after SIGINT (lag \(lag) s)")
         let lines = try #require(CLI.jsonLines(result.stdout), "every line is JSON: \(result.stdout)")
         let terminal = lines.filter { $0["phase"] != nil && $0["phase"] as? String != "loading" }
         #expect(terminal.count == 20)
@@ -166,11 +174,15 @@ import TestSupport
         child.sendSignal(SIGINT)
         try await Task.sleep(nanoseconds: 300_000_000)
         #expect(child.isRunning, "still reporting the unread lines")
+        let probe = PoolLagProbe()
+        defer { probe.stop() }
         child.sendSignal(SIGINT)
         let result = try await child.finish()
-        let seconds = try #require(child.secondsFromSignalToExit)
+        let seconds = try #require(child.secondsFromSignalToExit), lag = probe.worstLag
         #expect(result.status == 130)
-        #expect(seconds < 0.5, "exited \(seconds) s after the second SIGINT")
+        // README: "a second Ctrl-C exits at once" (the half million lines would take seconds), plus
+        // this machine's scheduling lag meanwhile.
+        #expect(seconds < 0.5 + lag, "exited \(seconds) s after the second SIGINT (lag \(lag) s)")
         #expect(result.stderr.contains("interrupted again"))
         let lines = try #require(CLI.jsonLines(result.stdout), "no line cut in half")
         #expect(lines.count > 2)

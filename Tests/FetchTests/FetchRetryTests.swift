@@ -180,6 +180,7 @@ import TestSupport
         #expect(error.kind == .cancelled)
         #expect(error.attempts == 1)
         let elapsed = ended - cancelledAt, lag = probe.worstLag
+        // SPEC §6: "cancelling the Swift task that awaits a transfer aborts it promptly (well under 100 ms)".
         #expect(elapsed < 0.1 + lag, "the cancel took \(elapsed * 1000) ms (pool lag \(lag * 1000) ms)")
         #expect(server.requestCount("/busy.png") == 1)
     }

@@ -49,6 +49,7 @@ import TestSupport
         let error = try await queued.value.error
         let elapsed = monotonicSeconds() - cancelledAt, lag = probe.worstLag
         #expect(error?.kind == .cancelled)
+        // SPEC §6: "cancelling the Swift task that awaits a transfer aborts it promptly (well under 100 ms)".
         #expect(elapsed < 0.1 + lag, "cancellation took \(elapsed * 1000) ms (pool lag \(lag * 1000) ms)")
         blocker.cancel()
         #expect(try await blocker.value.error?.kind == .cancelled)

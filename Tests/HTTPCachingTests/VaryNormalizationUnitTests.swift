@@ -8,6 +8,7 @@ import Testing
         #expect(VaryNormalization.normalize("1,2", name: "Foo") == "1, 2")
         #expect(VaryNormalization.normalize("1,,2,", name: "Foo") == "1, 2")
         #expect(VaryNormalization.normalize("\"a, b\",c", name: "Foo") == "\"a, b\", c")   // a quoted comma does not split
+        #expect(VaryNormalization.normalize("\"a,b\",c", name: "Foo") == "\"a,b\", c")     // (split, it would gain a space)
         #expect(VaryNormalization.normalize("B, a", name: "Foo") == "B, a")               // unknown header: case and order kept
     }
 

@@ -155,6 +155,11 @@ public final class ImageLoader: Sendable {
         await refreshes.finished()
     }
 
+    /// Callers waiting on the loads in flight (tests wait for callers to join
+    /// a load before they cancel them). Takes `inflight`'s lock, then each
+    /// load's, the order `sharedNetwork` takes them in.
+    var callersWaiting: Int { inflight.withLock { $0.values.reduce(0) { $0 + $1.waiting } } }
+
     /// The network load of `key`, joined with one already running for it.
     /// `handedOut`: see `network` (the load that starts the transfer decides for those that join it).
     private func sharedNetwork(url: String, key: CacheKey, entry: CacheEntry?, handedOut: Bool = false) async -> Phase {

@@ -42,6 +42,9 @@ final class SharedLoad: Sendable {
         state.withLock { $0.machine.join() }
     }
 
+    /// Callers suspended in `wait` while the load runs (a read for tests).
+    var waiting: Int { state.withLock { $0.machine.waiting } }
+
     /// The load's terminal phase, or `cancelled` if this task is cancelled first.
     func wait(_ id: UInt64) async -> Phase {
         let phase = await withTaskCancellationHandler {

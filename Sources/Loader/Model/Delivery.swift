@@ -1,3 +1,5 @@
+import DiskCache
+
 /// Where `ImageLoader.load`, `phases(for:)` and `batch` also put the body of
 /// a successful URL, besides the cache: `asyncfetch -o FILE` / `-o -`, or
 /// a receiver of every body (`asyncfetch -P DIR`).
@@ -16,6 +18,16 @@ public enum Delivery: Sendable {
     /// `-` means standard output, anything else a file path.
     public init(argument: String) {
         self = argument == "-" ? .standardOutput : .file(argument)
+    }
+
+    /// Why this delivery cannot be used with the cache in `cacheDirectory`, or
+    /// nil: a file directly in that directory (or a symbolic link to a file
+    /// there, such as an entry's own body) could replace a cache entry, so it
+    /// is refused as a `usage` error, as an `OutputDirectory` of the cache
+    /// directory itself is (`CacheDirectory.holds`). A folder inside it is fine.
+    public func problem(cacheDirectory: String) -> LoadError? {
+        guard case .file(let path) = self, CacheDirectory.holds(file: path, directory: cacheDirectory) else { return nil }
+        return LoadError(kind: .usage, message: "-o \(path) is in the cache directory; a file there could replace a cache entry (a folder inside it is fine)")
     }
 
     var name: String {
