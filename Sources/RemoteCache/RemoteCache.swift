@@ -160,7 +160,7 @@ public final class RemoteCache: Sendable {
     /// first timeouts do not each wait for their own).
     public func startRead(_ key: CacheKey, into store: DiskCacheStore, handle: FetchHandle,
                           completion: @escaping @Sendable (Read) -> Void) {
-        let id = ObjectIdentifier(handle)
+        let id = handle.id
         guard begin(handle, id, .read) else { return handle.continueOnTask { completion(.unavailable) } }
         let hex = key.hex
         let url = location.objectURL(hex)
@@ -233,7 +233,7 @@ public final class RemoteCache: Sendable {
     /// stopped that way is asked again by the next miss still waiting.
     private func afterMiss(_ handle: FetchHandle, answer: @escaping @Sendable (Bool) -> Void) {
         guard let url = location.bucketProbeURL, let bucket = location.bucket else { return answer(true) }
-        let id = ObjectIdentifier(handle)
+        let id = handle.id
         enum Step { case answer(Bool), wait, ask }
         let step = state.withLock { s -> Step in
             switch s.probe {
@@ -387,7 +387,7 @@ public final class RemoteCache: Sendable {
         let target = location.objectURL(upload.key)
         // Started as a read is (its handle in `running`), so that turning the tier off stops it too.
         let handle = FetchHandle()
-        let id = ObjectIdentifier(handle)
+        let id = handle.id
         guard begin(handle, id, .upload) else { return }
         let request = FetchRequest(url: target, method: .put, body: header, bodyFile: body)
         let fetched = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FetchResponse, FetchError>, Never>) in
