@@ -9,7 +9,12 @@ import Support
 /// next one registers) or the task. The transfer's completion closure holds
 /// the handle until the transfer is answered (`finish` drops the closure),
 /// which breaks that cycle.
-public final class FetchHandle: Sendable {
+///
+/// A struct over its one `Locked` box: copies are the same handle (they
+/// share the box, as references to a class would), and a fetch makes one
+/// object for it, not two (a class around the box was an allocation and a
+/// free more per URL).
+public struct FetchHandle: Sendable {
     private struct State {
         var cancelled = false
         var transfer: CurlTransfer?
@@ -17,9 +22,12 @@ public final class FetchHandle: Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
 
-    public init() {}
+    public init() { state = Locked(State()) }
+
+    /// The same for every copy of this handle, and for no other handle while it exists.
+    public var id: ObjectIdentifier { state.id }
 
     /// Stops the fetch; it completes `.cancelled` (unless it had completed).
     public func cancel() {

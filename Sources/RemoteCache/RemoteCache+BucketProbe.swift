@@ -40,7 +40,7 @@ extension RemoteCache {
     /// stopped that way is asked again by the next miss still waiting.
     func afterMiss(_ handle: FetchHandle, answer: @escaping @Sendable (Bool) -> Void) {
         guard let url = location.bucketProbeURL, let bucket = location.bucket else { return answer(true) }
-        let id = ObjectIdentifier(handle)
+        let id = handle.id
         enum Step { case answer(Bool), wait, ask }
         let step = state.withLock { s -> Step in
             switch s.probe {

@@ -146,7 +146,7 @@ public final class RemoteCache: Sendable {
     /// first timeouts do not each wait for their own).
     public func startRead(_ key: CacheKey, into store: DiskCacheStore, handle: FetchHandle,
                           completion: @escaping @Sendable (Read) -> Void) {
-        let id = ObjectIdentifier(handle)
+        let id = handle.id
         guard begin(handle, id, .read) else { return handle.continueOnTask { completion(.unavailable(turnedOff: true)) } }
         let hex = key.hex
         let url = location.objectURL(hex)
@@ -277,7 +277,7 @@ public final class RemoteCache: Sendable {
         let target = location.objectURL(upload.key)
         // Started as a read is (its handle in `running`), so that turning the tier off stops it too.
         let handle = FetchHandle()
-        let id = ObjectIdentifier(handle)
+        let id = handle.id
         guard begin(handle, id, .upload) else { return }
         let request = FetchRequest(url: target, method: .put, body: header, bodyFile: body)
         let fetched = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FetchResponse, FetchError>, Never>) in

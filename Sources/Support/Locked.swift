@@ -45,6 +45,10 @@ public struct Locked<Value> {
         if rc != 0 { threadingCallFailed("pthread_mutex_init", rc) }
     }
 
+    /// The box's identity: the same for every copy of this `Locked`.
+    @inlinable
+    public var id: ObjectIdentifier { ObjectIdentifier(storage) }
+
     /// Runs `body` with exclusive access to the value. No dynamic exclusivity
     /// check: the mutex is what makes access exclusive (a `swift_beginAccess`
     /// per `withLock`, ~20 per cold URL, had nothing to add). Inlinable: a

@@ -19,8 +19,9 @@ extension AsyncFetch {
 enum FetchRun {
     static func run(_ options: RunSettings) async throws {
         try options.checkUsage()
-        for hint in WordHints.hints(for: options.urls) { Console.error("asyncfetch: " + hint) }
         try EarlySignals.ignoreSIGPIPE()
+        // After SIGPIPE is ignored: a hint to a stderr nobody reads must not kill the run before its URLs.
+        for hint in WordHints.hints(for: options.urls) { Console.error("asyncfetch: " + hint) }
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()

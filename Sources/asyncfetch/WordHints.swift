@@ -26,7 +26,14 @@ enum WordHints {
     }
 
     static func hint(for word: String) -> String? {
-        if isFile(word) { return "'\(word)' is a file, not a URL: to fetch the URLs listed in it, use -i \(word)" }
+        switch LocalFile(word) {
+        case .list: return "'\(word)' is a file, not a URL: to fetch the URLs listed in it, use -i \(word)"
+        case .other: return "'\(word)' is a local file, not a URL: asyncfetch fetches http:// and https:// URLs"
+        case nil: break
+        }
+        if namesAFile(word) {
+            return "'\(word)' is not a URL, and there is no file of that name here (a list of URLs is read with -i FILE)"
+        }
         if !word.isEmpty, word.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) {
             let name = word.drop { $0 == "-" }.lowercased()   // after `--`: `-- --verison`
             if CacheCommand.isCommand(name) { return "'\(word)' is not a URL: did you mean 'asyncfetch cache \(name)'?" }
@@ -51,11 +58,49 @@ enum WordHints {
             + ["no-progress", "version", "help"])
     }
 
-    /// A file (or FIFO) of that name: `asyncfetch urls.txt` for `-i urls.txt`.
-    private static func isFile(_ path: String) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return false }
-        let type = info.st_mode & S_IFMT
-        return type == S_IFREG || type == S_IFIFO
+    /// A path whose last name ends as a file's (`urls.txt`, `photos/cat.png`,
+    /// `/tmp/photo.jpg`) and whose first part is no host name (`example.com/cat.png` is a URL without its scheme).
+    static func namesAFile(_ word: String) -> Bool {
+        let last = word.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let dot = last.lastIndex(of: "."), fileExtensions.contains(last[last.index(after: dot)...].lowercased()) else { return false }
+        return !word.contains("/") || !word.prefix { $0 != "/" }.contains(".") || word.hasPrefix(".")
+    }
+
+    /// Endings of file names rather than of host names (`urls.txt`, `photo.jpg`, `README.md`),
+    /// for a word that names no file here: "write https://urls.txt" would be the wrong advice.
+    static let fileExtensions: Set<String> = ["txt", "list", "lst", "csv", "tsv", "urls", "json", "jsonl", "md",
+                                              "png", "jpg", "jpeg", "gif", "webp", "bmp", "tif", "tiff", "ico",
+                                              "avif", "heic", "heif", "jxl", "svg"]
+
+    /// What a word that names a local file most likely is: a list of URLs
+    /// (`asyncfetch urls.txt` for `-i urls.txt`) when its first bytes hold a
+    /// `://`, or a FIFO (not read here: its bytes are the run's); anything
+    /// else (`asyncfetch cat.png`) is some other file, and `-i` would be the
+    /// wrong advice.
+    enum LocalFile {
+        case list, other
+
+        /// How much of a regular file is looked at.
+        static let peek = 4096
+
+        init?(_ path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            switch info.st_mode & S_IFMT {
+            case S_IFIFO: self = .list
+            case S_IFREG: self = Self.startsLikeAList(path) ? .list : .other
+            default: return nil
+            }
+        }
+
+        private static func startsLikeAList(_ path: String) -> Bool {
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var bytes = [UInt8](repeating: 0, count: peek)
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, peek) }
+            guard count > 0 else { return false }
+            return String(decoding: bytes[..<count], as: UTF8.self).contains("://")
+        }
     }
 }

@@ -38,6 +38,19 @@ import TestSupport
             #expect(json.status == 1 && json.stderr.hasPrefix(hint), "\(word): \(json.stderr)")
             #expect(json.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("{") }, "\(json.stdout)")
         }
+        // A local file that is no list (an image) is not sent to -i, and a file name that names
+        // nothing here is not sent to https:// (both were, from the first version of these hints).
+        let image = try cli.cache.write("cat.png", Array(FixtureSite.png))
+        let missing = ["nothing.txt", "photo.jpg", "README.md"].map { cli.cache.path + "/" + $0 } + ["photos/cat.png"]
+        let fileCases: [(String, String)] = [(image, "asyncfetch: '\(image)' is a local file, not a URL: asyncfetch fetches http:// and https:// URLs")]
+            + missing.map { ($0, "asyncfetch: '\($0)' is not a URL, and there is no file of that name here (a list of URLs is read with -i FILE)") }
+        for (word, hint) in fileCases {
+            let result = try cli.run([word, url])
+            #expect(result.status == 1 && result.stdout.contains("success  \(url)"), "\(word): \(result.stdout)")
+            #expect(result.stderr.hasPrefix(hint + "\n"), "\(word): \(result.stderr)")
+        }
+        let bare = try cli.run(["urls.txt"])
+        #expect(bare.stderr.hasPrefix("asyncfetch: 'urls.txt' is not a URL, and there is no file of that name here"), "\(bare.stderr)")
         // A word that is nothing in particular, and a line of a list, get none.
         #expect(try cli.run(["nothing-like-it"]).stderr.isEmpty)
         let listed = try cli.cache.write("words.txt", Array("version\n".utf8))
@@ -45,6 +58,28 @@ import TestSupport
         // A few at most.
         let many = try cli.run((1...10).map { "host\($0).example/x.png" })
         #expect(many.stderr.split(separator: "\n").filter { $0.contains("has no scheme") }.count == 3, "\(many.stderr)")
+    }
+
+    /// The hints are written after SIGPIPE is ignored: with standard error a
+    /// pipe nobody reads (a supervisor whose log reader died), `asyncfetch
+    /// version URL` still fetches URL and exits 1. It died of SIGPIPE before
+    /// any URL (exit 141, nothing on stdout).
+    @Test func aHintToAStandardErrorNobodyReadsDoesNotStopTheRun() throws {
+        let server = try FixtureSite.server()
+        let url = server.url("/images/red-64x48.png")
+        let parent = """
+            import os, subprocess, sys
+            r, w = os.pipe()
+            os.close(r)
+            child = subprocess.run(sys.argv[1:], stderr=w, stdout=subprocess.PIPE)
+            sys.stdout.buffer.write(child.stdout)
+            sys.exit(child.returncode if child.returncode >= 0 else 128 - child.returncode)
+            """
+        let result = try runProcess("/usr/bin/python3", ["-c", parent, CLI.binary, "version", url],
+                                    environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir])
+        #expect(result.status == 1, "not killed by SIGPIPE (141): \(result.status) \(result.stderr)")
+        #expect(result.stdout.contains("failure  version  invalid URL"), "\(result.stdout)")
+        #expect(result.stdout.contains("success  \(url)"), "the batch goes on: \(result.stdout)")
     }
 
     /// `-qo -x.png` said "Unknown option '-qo'"; it gets the answer `-o -x.png`

@@ -13,9 +13,10 @@ public struct LoadError: Error, Sendable, CustomStringConvertible {
         case tooLarge = "too-large"
         case notAnImage = "not-an-image"
         case redirects, cancelled, io, network
-        /// Never a URL's: an argument a run cannot start with (a `-H` line
-        /// that is not a header, `--output-dir` naming the cache directory),
-        /// said as a usage error. A file or folder the machine does not let
+        /// Never a URL's: an argument a run cannot start with (any slip
+        /// `RunSettings.usageProblem` finds: options that exclude each other,
+        /// an empty value, a `-H` line that is not a header; `--output-dir`
+        /// naming the cache directory), said as a usage error. A file or folder the machine does not let
         /// a run use is `io`, with its `path`.
         case usage
     }

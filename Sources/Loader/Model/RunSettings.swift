@@ -6,7 +6,8 @@ import Support
 /// per option (the names are the options'), and how they become the
 /// loader's settings (`loaderOptions`). It owns that assembly and the usage
 /// checks of the values (`usageProblem`, which reads only a `--cacert` file);
-/// what a run opens (the cache, lists, folders) stays with the tool. Public: both of the tool's parsers
+/// the `--input` lists are opened by `URLList.open(inputs:)`; the cache and
+/// the folders a run writes are opened by the tool. Public: both of the tool's parsers
 /// (swift-argument-parser's and `QuickParse`) produce it. Defaults come
 /// from `Defaults`.
 public struct RunSettings: Sendable, Equatable {
@@ -79,7 +80,7 @@ public struct RunSettings: Sendable, Equatable {
 
     /// The loader's settings for these values: `--jobs` and `--jobs-per-host`
     /// also bound the connections, `-H` lines become request headers (those
-    /// `HeaderArgument` refuses are left out: `checkUsage` refuses the run).
+    /// `HeaderArgument` refuses are left out: `usageProblem` refuses the run).
     public func loaderOptions() -> LoaderOptions {
         var options = LoaderOptions()
         options.offline = offline
