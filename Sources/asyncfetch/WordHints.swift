@@ -1,4 +1,5 @@
 import enum Support.NearestName
+import enum Fetch.Defaults
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,14 +13,11 @@ import Glibc
 /// URL: expected scheme://host/path"). Only arguments: a line of an
 /// `--input` list is no slip of the command line.
 enum WordHints {
-    /// At most this many hints in a run (`asyncfetch $(cat list)` of bare host names gets a few, not thousands).
-    static let limit = 3
-
     /// The hints for `urls`, as named on the command line, in order.
     static func hints(for urls: [String]) -> [String] {
         var hints: [String] = []
         for url in urls where !url.contains("://") {
-            guard hints.count < limit else { break }
+            guard hints.count < Defaults.wordHintLimit else { break }
             if let hint = hint(for: url) { hints.append(hint) }
         }
         return hints
@@ -80,9 +78,6 @@ enum WordHints {
     enum LocalFile {
         case list, other
 
-        /// How much of a regular file is looked at.
-        static let peek = 4096
-
         init?(_ path: String) {
             var info = stat()
             guard stat(path, &info) == 0 else { return nil }
@@ -97,6 +92,7 @@ enum WordHints {
             let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             guard fd >= 0 else { return false }
             defer { close(fd) }
+            let peek = Defaults.wordHintPeekBytes
             var bytes = [UInt8](repeating: 0, count: peek)
             let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, peek) }
             guard count > 0 else { return false }

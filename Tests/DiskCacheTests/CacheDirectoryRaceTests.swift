@@ -50,3 +50,21 @@ import TestSupport
 private final class StopFlag: Sendable {
     let value = Atomic<Bool>(false)
 }
+
+/// A cache directory behind a symbolic link to nothing (`~/.cache` on a drive
+/// that is not mounted) is not "absent": `cache list`, `stats`, `verify`,
+/// `clear`, `prune` and `rm` must say it cannot be used (exit 2), as a run
+/// does, not report an empty cache. `stat` gives ENOENT for it, and the
+/// probe of b7addaf then made a folder beside it and said "absent".
+@Suite struct CacheDirectoryDanglingLinkTests {
+    @Test func aDirectoryBehindALinkToNothingIsNotAbsent() throws {
+        let temp = try TempDirectory()
+        let link = temp.path + "/cache-link"
+        #expect(symlink(temp.path + "/not-mounted/asyncfetch", link) == 0)
+        #expect(!CacheDirectory.isAbsent(link))
+        #expect(!CacheDirectory.isAbsent(link + "/asyncfetch"))
+        // A plain missing directory still is.
+        #expect(CacheDirectory.isAbsent(temp.path + "/missing/asyncfetch"))
+        #expect(throws: (any Error).self) { try CacheDirectory.prepare(link + "/asyncfetch") }
+    }
+}

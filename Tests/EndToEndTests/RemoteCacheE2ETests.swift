@@ -389,7 +389,8 @@ import TestSupport
         #expect(try CLI().run(["--remote-cache", store.url] + held).status == 0)
         let tier = try ScriptedServer()
         // "Before any object was read": the held objects are served only once the run has said
-        // that its uploads stopped (after 30 s at most). Reads run ahead of uploads, so without
+        // that its uploads stopped (after 8 s at most: shorter than the tier's own 10 s per object,
+        // `RemoteDefaults.timeout`, so a hold that ran out fails on `stopped`, not on the origin count). Reads run ahead of uploads, so without
         // this an object could be read first, and the 404s would then be refusals of uploads to a
         // place that exists ("3 uploads in a row refused": the read-only key's case).
         let released = DispatchSemaphore(value: 0)
@@ -397,14 +398,14 @@ import TestSupport
             let object = try Array(Data(contentsOf: URL(fileURLWithPath: try store.objectPath(url))))
             tier.route("/cache/" + (try CLI.md5sum(url)), handler: { request in
                 guard request.method == "GET" else { return .status(404, body: "no\n") }
-                if released.wait(timeout: .now() + 30) == .success { released.signal() }
+                if released.wait(timeout: .now() + 8) == .success { released.signal() }
                 return .ok(object)
             })
         }
         let cli = try CLI()
         let run = try startProcess(CLI.binary, ["--json", "--jobs", "2", "--remote-cache", tier.url("/cache/")] + urls,
                                    environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 120)
-        let stopped = run.waitForOutput("nothing more is uploaded in this run", inStderr: true, timeout: 30)
+        let stopped = run.waitForOutput("nothing more is uploaded in this run", inStderr: true, timeout: 8)
         released.signal()
         let result = run.wait()
         #expect(stopped, "\(result.stderr)")

@@ -156,8 +156,8 @@ public enum CacheDirectory {
     /// moment takes one it finds (`mkdir -p`), and a probe that made and
     /// removed it lost the run its parent, or its whole cache directory
     /// (`CacheDirectoryRaceTests`). False for a directory that is there, and
-    /// for one that could not be made (or anything else odd), which
-    /// `prepare` then reports as for any command.
+    /// for one that could not be made (behind a symbolic link to nothing, or
+    /// anything else odd), which `prepare` then reports as for any command.
     public static func isAbsent(_ path: String) -> Bool {
         var info = stat()
         guard path.hasPrefix("/"), stat(path, &info) != 0, errno == ENOENT else { return false }
@@ -168,7 +168,9 @@ public enum CacheDirectory {
                 parent = prefix
                 continue
             }
-            guard errno == ENOENT else { return false }
+            // A name that is there though `stat` finds nothing is a symbolic link to nothing (a
+            // cache on a drive not mounted): not absent, `prepare` says it cannot be made.
+            guard errno == ENOENT, lstat(prefix, &info) != 0 else { return false }
             return canMakeFolder(in: parent)
         }
         return false   // it appeared meanwhile: there to be opened

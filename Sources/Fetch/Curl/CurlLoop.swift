@@ -494,8 +494,10 @@ final class CurlLoop: @unchecked Sendable {
     /// a handle already out); false when libcurl refuses, which it does only
     /// for a bad handle or a call from inside its callbacks (the loop makes
     /// neither). Such a handle may still run: it is detached from `transfer`
-    /// (its next callback then aborts it) and kept with it in `stranded`, so
-    /// that nothing libcurl still holds is freed or reused.
+    /// (its next write or header callback then aborts it; the prerequest
+    /// callback lets it go on, and a PUT's read callback still reads from the
+    /// transfer) and kept with it in `stranded`, so that nothing libcurl
+    /// still holds is freed or reused.
     private func removeFromMulti(_ easy: CurlEasy, of transfer: CurlTransfer) -> Bool {
         guard curl_multi_remove_handle(multi, easy.handle) != CURLM_OK else { return true }
         _ = easy.detach()   // never reused, so its clocks need not come back
@@ -540,11 +542,17 @@ final class CurlLoop: @unchecked Sendable {
         var failedHosts: Set<Substring> = []
         while ccurl_multi_next_message(multi, &message) != 0 {
             // The handle's `CurlEasy` (CURLINFO_PRIVATE) and its running transfer: none for a handle
-            // detached already (stranded: `removeFromMulti`), which then has no transfer to end.
-            guard let context = message.context,
-                  let running = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue().transferContext else { continue }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(running).takeUnretainedValue()
-            guard active.remove(transfer), let easy = transfer.easy else { continue }
+            // detached already (stranded: `removeFromMulti`), which then has no transfer to end. A
+            // handle libcurl gave no CURLINFO_PRIVATE for (it cannot in 7.88) is looked for among the
+            // running transfers, so that its transfer still gets its answer.
+            let found: CurlTransfer?
+            if let context = message.context {
+                found = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue().transferContext
+                    .map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }
+            } else {
+                found = active.all.first { $0.easy?.handle == message.easy }
+            }
+            guard let transfer = found, active.remove(transfer), let easy = transfer.easy else { continue }
             let outcome = transfer.outcome(code: message.result, easy: easy)
             if let host = noteConnection(transfer.multiplexingHost, code: message.result, easy: easy) { failedHosts.insert(host) }
             if easy.dnsCacheTimeout != -1 { dnsExpiry.ended(timeout: easy.dnsCacheTimeout, now: monotonicSeconds()) }

@@ -21,8 +21,10 @@ import Glibc
 /// Callback lifetime: the write, header and prerequest callbacks find
 /// `Unmanaged.passUnretained(self)` in their handle's `CurlEasy.transferContext`
 /// (the read callback receives it as userdata). That is safe because the
-/// loop's `active` table holds a strong reference from `curl_multi_add_handle`
-/// until after `curl_multi_remove_handle`, and libcurl calls them only
+/// loop holds a strong reference while the handle is in the multi handle
+/// (its `active` table from just after `curl_multi_add_handle` to just
+/// before `curl_multi_remove_handle`, the caller's own reference around
+/// both; a stranded handle's transfer in `stranded`), and libcurl calls them only
 /// inside the loop's calls (`curl_multi_socket_action`, `curl_easy_pause`)
 /// while the handle is added.
 ///
