@@ -20,7 +20,4 @@ extension Defaults {
     /// At most this many `WordHints` in a run (`asyncfetch $(cat list)` of
     /// bare host names gets a few, not thousands).
     static let wordHintLimit = 3
-    /// How much of a file named as a URL `WordHints` reads to tell a list
-    /// of URLs (`://` in it) from any other file.
-    static let wordHintPeekBytes = 4096
 }

@@ -14,4 +14,7 @@ extension Defaults {
     /// Capacity a line split across reads keeps for the next one; a longer
     /// line's buffer is given back.
     static let inputKeptLineBytes = 64 * 1024
+    /// How much of a file named where a URL goes `NonURLWord` reads to tell
+    /// a list of URLs (`://` in it) from any other file.
+    public static let nonURLPeekBytes = 4096
 }
