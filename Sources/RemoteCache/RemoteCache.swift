@@ -322,51 +322,72 @@ public final class RemoteCache: Sendable {
         } else {
             failure = .object
         }
-        let (verdict, wasOff) = state.withLock { s -> (TierHealth.Verdict, Bool) in
-            s.running.removeValue(forKey: id)
+        // The verdict is done in the lock section that reaches it: another failure counted between
+        // would reach its own (a fourth upload refused) and be the one warned about.
+        // A transfer no longer `running` was stopped by a verdict (its answer crossed the cancel): it
+        // ends as a cancelled one does, not counted, or 16 uploads in flight when uploads stop would
+        // reach the refusals that turn the whole tier off.
+        let (counted, stopped, off) = state.withLock { s -> (Bool, Stopped?, Bool) in
+            guard s.running.removeValue(forKey: id) != nil else { return (false, nil, s.counters.disabled) }
             if transfer == .read { s.counters.readErrors += 1 } else { s.counters.uploadErrors += 1 }
-            guard !s.counters.disabled else { return (.goOn, true) }
-            return (s.health.failed(failure, upload: transfer == .upload, text: text), false)
+            guard !s.counters.disabled else { return (true, nil, true) }
+            var verdict = s.health.failed(failure, upload: transfer == .upload, text: text)
+            if verdict == .noSuchPlace, let placeMissing {
+                verdict = location.bucket == nil ? .stopUploads(placeMissing) : .turnOff(placeMissing)
+            }
+            return (true, s.apply(verdict), s.counters.disabled)
         }
-        onError(transfer, "remote cache: \(what): \(text)")
-        var then = verdict
-        if verdict == .noSuchPlace, let placeMissing {
-            then = location.bucket == nil ? .stopUploads(placeMissing) : .turnOff(placeMissing)
-        }
-        stop(then, id: id)
-        if case .turnOff = then { return true }
-        return wasOff
+        if counted { onError(transfer, "remote cache: \(what): \(text)") }
+        finish(stopped)
+        return off
     }
 
-    /// Does what a verdict says, once: turned off, the tier's reads and
-    /// uploads still in flight are stopped (each ends `.cancelled`, not
-    /// counted) and the queued uploads dropped; uploads stopped, only the
-    /// uploads. `onTurnedOff` names the tier and why. `id`: the transfer
-    /// that failed (no longer running).
+    /// Does what a verdict says, once (`State.apply`), and warns. `id`: the
+    /// transfer that failed (no longer running).
     func stop(_ verdict: TierHealth.Verdict, id: ObjectIdentifier) {
-        let (message, stopped) = state.withLock { s -> (String?, [FetchHandle]) in
+        finish(state.withLock { s in
             s.running.removeValue(forKey: id)
-            switch verdict {
-            case .goOn, .noSuchPlace:
-                return (nil, [])
-            case .turnOff(let why):
-                guard !s.counters.disabled else { return (nil, []) }
-                s.counters.disabled = true
-                s.counters.reason = why
-                defer { s.running.removeAll() }
-                return ("\(why); not used for the rest of this run", s.running.values.map(\.handle))
-            case .stopUploads(let why):
-                guard !s.counters.disabled, !s.counters.uploadsStopped else { return (nil, []) }
-                s.counters.uploadsStopped = true
-                s.counters.reason = why
-                let uploads = s.running.filter { $0.value.transfer == .upload }
-                for key in uploads.keys { s.running.removeValue(forKey: key) }
-                return ("\(why); nothing more is uploaded in this run, reads go on", uploads.values.map(\.handle))
-            }
+            return s.apply(verdict)
+        })
+    }
+
+    /// What a verdict stopped: the warning, and the transfers in flight to cancel.
+    struct Stopped {
+        let message: String
+        let handles: [FetchHandle]
+    }
+
+    private func finish(_ stopped: Stopped?) {
+        guard let stopped else { return }
+        onTurnedOff("remote cache \(location.display): \(stopped.message)")
+        for handle in stopped.handles { handle.cancel() }
+    }
+}
+
+extension RemoteCache.State {
+    /// Does what a verdict says, once: turned off, the tier's reads and
+    /// uploads still in flight are to be stopped (each ends `.cancelled`, not
+    /// counted) and the queued uploads dropped; uploads stopped, only the
+    /// uploads. The message says why.
+    mutating func apply(_ verdict: TierHealth.Verdict) -> RemoteCache.Stopped? {
+        switch verdict {
+        case .goOn, .noSuchPlace:
+            return nil
+        case .turnOff(let why):
+            guard !counters.disabled else { return nil }
+            counters.disabled = true
+            counters.reason = why
+            defer { running.removeAll() }
+            return RemoteCache.Stopped(message: "\(why); not used for the rest of this run", handles: running.values.map(\.handle))
+        case .stopUploads(let why):
+            guard !counters.disabled, !counters.uploadsStopped else { return nil }
+            counters.uploadsStopped = true
+            counters.reason = why
+            let uploads = running.filter { $0.value.transfer == .upload }
+            for key in uploads.keys { running.removeValue(forKey: key) }
+            return RemoteCache.Stopped(message: "\(why); nothing more is uploaded in this run, reads go on",
+                                       handles: uploads.values.map(\.handle))
         }
-        guard let message else { return }
-        onTurnedOff("remote cache \(location.display): \(message)")
-        for handle in stopped { handle.cancel() }
     }
 }
 
