@@ -142,8 +142,11 @@ final class MetadataPlacement: Sendable {
         let current = Mode(rawValue: state.load(ordering: .relaxed)) ?? .unknown
         guard current == .unknown, let store, !markerRead.exchange(true, ordering: .relaxed) else { return current }
         let found = Self.readMarker(store)
-        if found != .unknown { state.store(found.rawValue, ordering: .relaxed) }
-        return found
+        guard found != .unknown else { return found }
+        // A refused record decided meanwhile (`noteRefused`) is not overwritten by an older marker.
+        let (exchanged, meanwhile) = state.compareExchange(expected: Mode.unknown.rawValue, desired: found.rawValue,
+                                                           ordering: .relaxed)
+        return exchanged ? found : Mode(rawValue: meanwhile) ?? .unknown
     }
 
     /// A record was set: the directory keeps records (marker written once).
