@@ -25,7 +25,7 @@ enum FetchRun {
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()
-        let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
+        let store = try CacheOptions.openRunStore(cacheDir: options.cacheDir, offline: options.offline)
         // The loader writes -o itself: that is how a no-store body (never cached) is delivered.
         let output = options.output.map(Delivery.init(argument:))
         if let problem = output?.problem(cacheDirectory: store.directory) { throw UsageError(problem) }

@@ -28,6 +28,18 @@ struct CacheOptions: ParsableArguments {
         }
     }
 
+    /// The store of a run. An `--offline` run only looks, so where the
+    /// directory does not exist though it could be made it makes nothing
+    /// and finds no entries (`DiskCacheStore(absentDirectory:)`), as
+    /// `cache path` does; any other run makes the directory to store in.
+    static func openRunStore(cacheDir: String?, offline: Bool) throws -> DiskCacheStore {
+        if offline {
+            let directory = try resolvedDirectory(cacheDir)
+            if CacheDirectory.isAbsent(directory) { return DiskCacheStore(absentDirectory: directory) }
+        }
+        return try openStore(cacheDir: cacheDir)
+    }
+
     /// The store, or nil (with the directory it would be) when the
     /// directory does not exist though it could be made: the maintenance
     /// commands (`path`, `list`, `stats`, `verify`, `prune`, `rm`, `clear`)
@@ -42,6 +54,10 @@ struct CacheOptions: ParsableArguments {
     }
 
     func resolvedDirectory() throws -> String {
+        try Self.resolvedDirectory(cacheDir)
+    }
+
+    static func resolvedDirectory(_ cacheDir: String?) throws -> String {
         do {
             return try CacheDirectory.resolve(explicit: cacheDir)
         } catch {
