@@ -18,6 +18,9 @@ enum FetchRun {
         try EarlySignals.ignoreSIGPIPE()
         // After SIGPIPE is ignored: a hint to a stderr nobody reads must not kill the run before its URLs.
         for hint in WordHints.hints(for: options.urls) { Console.error("asyncfetch: " + hint) }
+        if let log = HabitHints.logFile(output: options.output) {
+            Console.error("asyncfetch: -o \(options.output ?? ""): the body goes to that file, as with curl's -o; \(log)")
+        }
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()
