@@ -24,7 +24,7 @@ enum FetchRun {
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()
-        let store = try CacheOptions.openStore(cacheDir: options.cacheDir)
+        let store = try CacheOptions.openRunStore(cacheDir: options.cacheDir, offline: options.offline)
         if let problem = options.output.map(Delivery.init(argument:))?.problem(cacheDirectory: store.directory) {
             throw UsageError(problem)
         }

@@ -13,12 +13,17 @@ struct CacheOptions: ParsableArguments {
 
     /// The store (`CacheOpening.store`), its directory created if missing.
     func openStore(writable: Bool = false) throws -> DiskCacheStore {
-        try Self.openStore(cacheDir: cacheDir, writable: writable)
-    }
-
-    static func openStore(cacheDir: String?, writable: Bool = false) throws -> DiskCacheStore {
         do {
             return try CacheOpening.store(explicit: cacheDir, writable: writable)
+        } catch {
+            throw UsageError(error)
+        }
+    }
+
+    /// The store of a run (`CacheOpening.runStore`): an `--offline` run makes no missing directory.
+    static func openRunStore(cacheDir: String?, offline: Bool) throws -> DiskCacheStore {
+        do {
+            return try CacheOpening.runStore(explicit: cacheDir, offline: offline)
         } catch {
             throw UsageError(error)
         }

@@ -43,7 +43,11 @@ import TestSupport
         #expect(absent.store == nil && absent.directory == missing)
         #expect(!FileManager.default.fileExists(atPath: missing), "nothing is made for a command that finds nothing")
         #expect(try CacheOpening.directory(explicit: missing + "/") == missing, "resolved and normalised, not made")
-        let store = try CacheOpening.store(explicit: missing)
+        // An --offline run only looks: it makes nothing either, and finds no entries.
+        let offline = try CacheOpening.runStore(explicit: missing, offline: true)
+        #expect(offline.directory == missing && offline.lookup(String(repeating: "0", count: 32)) == nil)
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        let store = try CacheOpening.runStore(explicit: missing, offline: false)
         #expect(store.directory == missing)
         let mode = try FileManager.default.attributesOfItem(atPath: missing)[.posixPermissions] as? Int
         #expect(mode == 0o700)

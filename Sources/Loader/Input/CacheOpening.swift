@@ -28,6 +28,18 @@ public enum CacheOpening {
         }
     }
 
+    /// The store of a run. An `--offline` run only looks, so where the
+    /// directory does not exist though it could be made it makes nothing
+    /// and finds no entries (`DiskCacheStore(absentDirectory:)`), as
+    /// `cache path` does; any other run makes the directory to store in.
+    public static func runStore(explicit: String?, offline: Bool) throws(LoadError) -> DiskCacheStore {
+        if offline {
+            let directory = try directory(explicit: explicit)
+            if CacheDirectory.isAbsent(directory) { return DiskCacheStore(absentDirectory: directory) }
+        }
+        return try store(explicit: explicit)
+    }
+
     /// The store, or nil (with the directory it would be) when the directory
     /// does not exist though it could be made: the maintenance commands
     /// (`path`, `list`, `stats`, `verify`, `prune`, `rm`, `clear`) find no
