@@ -15,7 +15,8 @@ import Support
 ///
 /// It never fails a URL. A read that goes wrong (unreachable, slow, 5xx,
 /// 403, a corrupt or foreign object) is a miss; an upload that goes wrong is
-/// dropped. Each such error is counted and passed to `onError` (the command
+/// dropped. Each such error (not one whose answer crossed a verdict's stop: it ends as a
+/// cancelled transfer does) is counted and passed to `onError` (the command
 /// line warns once and shows each with `-v`). A tier that keeps failing
 /// (`TierHealth`: transport failures, or refusals of reads and uploads, in a
 /// row; an S3 bucket or a path that does not exist) is left alone for the

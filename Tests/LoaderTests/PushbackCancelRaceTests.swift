@@ -14,9 +14,9 @@ import Testing
 ///
 /// Before, `requeue` read `cancelled` in one lock section and queued the URL in
 /// another: a `cancel` in between drained the queues first, and the URL was then
-/// queued at a paused host no timer would ever wake. And when `requeue` refused,
-/// the gate took its slot back in a lock section of its own, after the task's
-/// cancellation could already have ended the URL holding no slot.
+/// queued at a paused host no timer would ever wake. (The gate's slot flag
+/// moved in a lock section of its own too; no round was seen to leave a slot
+/// held, and `leftRunning` guards it.)
 @Suite struct PushbackCancelRaceTests {
     /// Both sides start together (a spin on an atomic); the canceller waits for
     /// the pause the 429 makes, then a random number of spins (up to some tens
@@ -31,23 +31,30 @@ import Testing
         let key = try CacheKey(url: url)
         var leftRunning = 0, leftQueued = 0
         for _ in 0..<Self.rounds {
-            let dispatch = HostDispatch(policy: HostPolicy(jobs: 1, jobsPerHost: 1), queueLimit: 8, onNote: nil,
+            // A pause no loaded machine outlasts: the canceller, however late it runs, finds the host paused.
+            var policy = HostPolicy(jobs: 1, jobsPerHost: 1)
+            policy.pauseBase = 600
+            policy.pauseMax = 600
+            let dispatch = HostDispatch(policy: policy, queueLimit: 8, onNote: nil,
                                         onGaveUp: { _, _ in }, onFail: { _, _ in }, onStarted: { _ in }, onCancelled: { _ in })
             dispatch.enqueue([HostLoad(host: host, url: url, key: key, entry: nil, shown: url, lookup: 0, refresh: false)])
             dispatch.readerFinished()
             #expect(await dispatch.nextStarts().count == 1)
             let gate = HostAttemptGate(host: host, dispatch: dispatch, retries: 3)
             let start = StartLine()
+            let ended = Atomic<Bool>(false)
             let urlTask = Task.detached {
                 start.arrive()
                 _ = await gate.failed(FetchError(.http, url: url, status: 429))
                 dispatch.finished(gate: gate)   // the URL's end, as a batch's load ends
+                ended.store(true, ordering: .releasing)
             }
             let spins = Int.random(in: 0..<Self.maxSpins)
             try startDetachedThread(name: "canceller") {
                 start.arrive()
                 // The pause its 429 made: the gate is about to give its slot back and queue itself.
-                while dispatch.activity.paused == 0 {}
+                // (Or the URL's end, should the pause ever be missed: the thread never outlives its round.)
+                while dispatch.activity.paused == 0 && !ended.load(ordering: .acquiring) {}
                 start.spin(spins)
                 dispatch.cancel()
                 urlTask.cancel()

@@ -188,9 +188,10 @@ final class HostAttemptGate: FetchAttemptGate {
     /// back: the URL's end (`HostDispatch.finished(gate:)`) then finds either
     /// the slot given back and the gate queued, or the slot still held and
     /// nothing queued. Before, the gate noted the slot given back before it
-    /// asked, and took it back after a refusal in a lock section of its own:
-    /// a cancelled task could end the URL in between, holding a slot it did
-    /// not give back (the batch never ended).
+    /// asked and took it back after a refusal in a lock section of its own;
+    /// the URL's end comes on its own task after `failed` returns, so no
+    /// round was seen to end between the two, but the flag now moves in the
+    /// step that decides.
     func givesSlotBack() -> Bool {
         state.withLock { state in
             guard state.waiting != nil else { return false }
