@@ -29,6 +29,7 @@ enum ArgumentCheck {
     ]
 
     static func check(_ arguments: [String]) throws {
+        let forCache = arguments.first == "cache"   // as routed: a cache command's arguments start with `cache`
         var seen: [String: String] = [:]   // canonical name -> as typed first
         func count(_ canonical: String, typed: String) throws {
             guard !accumulating.contains(canonical) else { return }
@@ -56,7 +57,7 @@ enum ArgumentCheck {
                 if canonical == "--input" {
                     let value = argument.contains("=") ? String(argument.drop { $0 != "=" }.dropFirst())
                                                        : index < arguments.count ? arguments[index] : ""
-                    try checkInputValue(typed: argument.contains("=") ? argument : "\(argument) \(value)", value: value)
+                    try checkInputValue(typed: argument.contains("=") ? argument : "\(argument) \(value)", value: value, forCache: forCache)
                 }
                 if valueOptions.contains(canonical) && !argument.contains("=") { index += 1 }
                 continue
@@ -86,7 +87,7 @@ enum ArgumentCheck {
                 try count(canonical, typed: typed)
                 if valueOptions.contains(canonical) {
                     if canonical == "--input", offset == argument.count - 2, index < arguments.count {
-                        try checkInputValue(typed: "\(argument) \(arguments[index])", value: arguments[index])
+                        try checkInputValue(typed: "\(argument) \(arguments[index])", value: arguments[index], forCache: forCache)
                     }
                     if offset == argument.count - 2 { index += 1 }   // the value is the next argument
                     break
@@ -120,10 +121,12 @@ extension ArgumentCheck {
     /// curl's `-i URL` (`--include`), or a URL given to `-i` by mistake: it
     /// was "cannot read -i https://…: No such file or directory". A file of
     /// that name (which would need a folder named `https:`) is read as asked.
-    static func checkInputValue(typed: String, value: String) throws {
+    /// A cache command (`forCache`: `cache path -i URL`) is not told of curl's
+    /// `--include`, whose answer (`-v`, `--json`) is a fetch run's.
+    static func checkInputValue(typed: String, value: String, forCache: Bool = false) throws {
         guard value.contains("://"), access(value, F_OK) != 0 else { return }
-        throw UsageError(hint: "\(typed): -i reads a list of URLs from a file; name a URL as an argument itself"
-                         + " (curl's -i, --include: use -v or --json; the response headers themselves are not printed)")
+        let answer = "\(typed): -i reads a list of URLs from a file; name a URL as an argument itself"
+        throw UsageError(hint: answer + (forCache ? "" : " (curl's -i, --include: use -v or --json; the response headers themselves are not printed)"))
     }
 
     /// The answer to wget's `-O FILE` (`-O -`: the body on stdout), as `typed`.

@@ -1,51 +1,40 @@
 import ArgumentParser
 import DiskCache
+import enum Loader.CacheOpening
 
-/// `--cache-dir`, shared by every command (SPEC §7).
+/// `--cache-dir`, shared by every command (SPEC §7). Opening the cache is
+/// Loader's `CacheOpening`; its problems are usage errors here (exit 2),
+/// pointing at the help only for an empty `--cache-dir`.
 struct CacheOptions: ParsableArguments {
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp(
         "Cache directory (default: $ASYNCFETCH_CACHE_DIR, else $XDG_CACHE_HOME/asyncfetch, else ~/.cache/asyncfetch).",
         valueName: "dir"), completion: .directory)
     var cacheDir: String?
 
-    /// The resolved directory, created with mode 0700. A directory that
-    /// cannot be resolved, created or read — or, with `writable`, written —
-    /// is a usage error (exit 2) naming the path. Without `writable` a
-    /// read-only cache opens: hits are served, and each write that fails is
-    /// that URL's `failure` of kind `io`, naming the path.
+    /// The store (`CacheOpening.store`), its directory created if missing.
     func openStore(writable: Bool = false) throws -> DiskCacheStore {
-        try Self.openStore(cacheDir: cacheDir, writable: writable)
-    }
-
-    static func openStore(cacheDir: String?, writable: Bool = false) throws -> DiskCacheStore {
         do {
-            let store = try DiskCacheStore(directory: try CacheDirectory.resolve(explicit: cacheDir))
-            if writable { try CacheDirectory.checkWritable(store.directory) }
-            return store
+            return try CacheOpening.store(explicit: cacheDir, writable: writable)
         } catch {
-            // An empty --cache-dir is a slip on the command line; anything else is the machine's.
-            throw cacheDir?.isEmpty == true ? UsageError(error.message) : UsageError(environment: error.message)
+            throw UsageError(error)
         }
     }
 
-    /// The store, or nil (with the directory it would be) when the
-    /// directory does not exist though it could be made: the maintenance
-    /// commands (`path`, `list`, `stats`, `verify`, `prune`, `rm`, `clear`)
-    /// find no entries in a cache that is not there, so they do not create
-    /// it (`dir`, a run and `cache pull`, which store entries, do). A
-    /// directory that is there is checked as `openStore` checks it.
-    func openStoreIfPresent(writable: Bool = false) throws -> (store: DiskCacheStore?, directory: String) {
-        let directory = try resolvedDirectory()
-        if CacheDirectory.isAbsent(directory) { return (nil, directory) }
-        let store = try openStore(writable: writable)
-        return (store, store.directory)
+    /// The store of a run (`CacheOpening.runStore`): an `--offline` run makes no missing directory.
+    static func openRunStore(cacheDir: String?, offline: Bool) throws -> DiskCacheStore {
+        do {
+            return try CacheOpening.runStore(explicit: cacheDir, offline: offline)
+        } catch {
+            throw UsageError(error)
+        }
     }
 
-    func resolvedDirectory() throws -> String {
+    /// The store, or nil with its directory when there is none (`CacheOpening.storeIfPresent`).
+    func openStoreIfPresent(writable: Bool = false) throws -> (store: DiskCacheStore?, directory: String) {
         do {
-            return try CacheDirectory.resolve(explicit: cacheDir)
+            return try CacheOpening.storeIfPresent(explicit: cacheDir, writable: writable)
         } catch {
-            throw cacheDir?.isEmpty == true ? UsageError(error.message) : UsageError(environment: error.message)
+            throw UsageError(error)
         }
     }
 }

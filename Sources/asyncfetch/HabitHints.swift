@@ -95,5 +95,17 @@ enum HabitHints {
         (["--directory-prefix", "--dir"], "use -P DIR (--output-dir DIR)"),
         (["--out"], "use -o FILE for one URL, or 'URL<TAB>name' lines in -i FILE with -P DIR"),
         (["--input-file"], "use -i FILE (--input FILE)"),
+        (["--output-file", "--append-output"], "not supported as an option, because the report goes to standard output and standard error: redirect them (> FILE 2>&1, or >> FILE 2>&1 to append)"),
+        (["-a"], "wget's -a LOGFILE (--append-output): not supported as an option, because the report goes to standard output and standard error: redirect them (>> FILE 2>&1); curl's -a (--append): not supported, because asyncfetch only downloads"),
     ]
+}
+
+extension HabitHints {
+    /// wget's `-o LOGFILE` (a log of the run), typed as asyncfetch's `-o FILE`
+    /// (curl's: the body): a name that ends in `.log`. The run goes on as
+    /// asked (the body goes there); this says how to get the log instead.
+    static func logFile(output: String?) -> String? {
+        guard let output, output.lowercased().hasSuffix(".log") else { return nil }
+        return "wget's -o LOGFILE, a log of the run, is a redirection here: > \(output) 2>&1"
+    }
 }

@@ -9,6 +9,11 @@ extension RunSettings {
     /// "no URL given".
     func checkUsage() throws {
         if urls.isEmpty && input.isEmpty { throw UsageError.noURLGiven }
-        if let problem = usageProblem() { throw UsageError(problem) }
+        guard let problem = usageProblem() else { return }
+        // `-o run.log -i urls.txt`: wget's log file, refused as -o.
+        if problem.message.hasPrefix("-o"), let log = HabitHints.logFile(output: output) {
+            throw UsageError(problem.message + " (\(log))")
+        }
+        throw UsageError(problem)
     }
 }

@@ -13,10 +13,21 @@ import enum Loader.NonURLWord
 /// name is, is Loader's `NonURLWord`; the options and commands are the tool's.
 enum WordHints {
     /// The hints for `urls`, as named on the command line, in order.
+    /// `cahce list` (or `cache list` after a URL) is one slip, with one
+    /// hint for both words: it was two, "did you mean 'asyncfetch cache …'?"
+    /// then "did you mean 'asyncfetch cache list'?".
     static func hints(for urls: [String]) -> [String] {
         var hints: [String] = []
-        for url in urls where !url.contains("://") {
-            guard hints.count < Defaults.wordHintLimit else { break }
+        var index = urls.startIndex
+        while index < urls.endIndex, hints.count < Defaults.wordHintLimit {
+            let url = urls[index]
+            index += 1
+            guard !url.contains("://") else { continue }
+            if index < urls.endIndex, let command = cacheCommand(urls[index]), meansCache(url) {
+                hints.append("'\(url) \(urls[index])' are not URLs: did you mean 'asyncfetch cache \(command)'?")
+                index += 1
+                continue
+            }
             if let hint = hint(for: url) { hints.append(hint) }
         }
         return hints
@@ -36,14 +47,33 @@ enum WordHints {
             if let option = NearestName.nearest(to: name, among: optionNames) {
                 return "'\(word)' is not a URL: did you mean '--\(option)'?"
             }
-            if let command = NearestName.nearest(to: name, among: Set(CacheCommand.names + ["cache"])) {
-                return "'\(word)' is not a URL: did you mean 'asyncfetch cache \(command == "cache" ? "…" : command)'?"
+            if let command = nearestCommand(name) {
+                return command == "cache" ? cacheHint(word) : "'\(word)' is not a URL: did you mean 'asyncfetch cache \(command)'?"
             }
         }
         if NonURLWord.schemeless(word) != nil {
             return "'\(word)' has no scheme: write https://\(word) or http://\(word) (curl and wget guess http://; asyncfetch does not)"
         }
         return nil
+    }
+
+    /// Whether `word` is `cache` (not first: `URL cache list`), or the slip
+    /// for it that gets the hint "did you mean 'asyncfetch cache …'?".
+    private static func meansCache(_ word: String) -> Bool {
+        word.lowercased() == "cache" || hint(for: word) == cacheHint(word)
+    }
+
+    private static func cacheHint(_ word: String) -> String { "'\(word)' is not a URL: did you mean 'asyncfetch cache …'?" }
+
+    /// A cache command as typed after `cache` (any case), or nil.
+    private static func cacheCommand(_ word: String) -> String? {
+        let name = word.lowercased()
+        return CacheCommand.isCommand(name) ? name : nil
+    }
+
+    /// `cache` or the cache command `name` is closest to, if one is close.
+    private static func nearestCommand(_ name: String) -> String? {
+        NearestName.nearest(to: name, among: Set(CacheCommand.names + ["cache"]))
     }
 
     /// The long options of a fetch run, without their dashes.

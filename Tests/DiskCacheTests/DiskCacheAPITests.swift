@@ -102,6 +102,26 @@ import TestSupport
         #expect(CacheDirectory.normalized("/a/../b") == "/a/../b", "`..` may pass through a symbolic link: kept")
     }
 
+    /// `/a/missing/../b` could not be followed (`missing` is not there): `cache
+    /// list` found no cache while a run made `/a/missing` to use `/a/b` and
+    /// printed its paths through it. The `..` now goes with the missing name
+    /// it follows, and only with one: through a name that is there (a
+    /// symbolic link, perhaps) it is kept.
+    @Test func aParentStepAfterAMissingNameGoesWithIt() throws {
+        let temp = try TempDirectory(prefix: "asyncfetch-api")
+        let cache = temp.path + "/b"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: false)
+        #expect(try CacheDirectory.resolve(explicit: temp.path + "/missing/../b") == cache)
+        #expect(try CacheDirectory.resolve(explicit: temp.path + "/missing/x/./../../b/") == cache)
+        #expect(try CacheDirectory.resolve(explicit: nil, environment: ["ASYNCFETCH_CACHE_DIR": temp.path + "/m/../b"]) == cache)
+        #expect(try CacheDirectory.resolve(explicit: temp.path + "/b/../missing/../b") == temp.path + "/b/../b", "b is there: kept")
+        #expect(try CacheDirectory.resolve(explicit: temp.path + "/missing/../../x") == temp.path + "/../x", "only as far as it is missing")
+        let store = try DiskCacheStore(directory: try CacheDirectory.resolve(explicit: temp.path + "/missing/../b"))
+        #expect(store.directory == cache)
+        #expect(!CacheDirectory.isAbsent(try CacheDirectory.resolve(explicit: temp.path + "/missing/../b")))
+        #expect(!FileManager.default.fileExists(atPath: temp.path + "/missing"), "nothing made on the way")
+    }
+
     /// The root as the cache directory (`--cache-dir /`, or `"$DIR/"` with
     /// DIR empty) gives `/<md5>`, not `//<md5>`. Opening it writes nothing.
     @Test func theRootDirectoryGivesCleanPaths() throws {

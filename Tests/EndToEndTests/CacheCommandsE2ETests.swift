@@ -229,4 +229,50 @@ import TestSupport
             #expect(result.status == 2 && result.stderr.contains("/proc/asyncfetch-cache"), "\(command): \(result.stderr)")
         }
     }
+
+    /// `--offline` only looks (which of these are cached?), yet it made a
+    /// missing cache directory, empty and 0700, as a download does: a typo in
+    /// `--cache-dir` or `ASYNCFETCH_CACHE_DIR` left a folder behind, where
+    /// `cache path` of the same URLs makes nothing. It now makes nothing and
+    /// finds every URL `empty` (not cached); a malformed URL is still its
+    /// `failure`, a directory that could not be made still exit 2, and a run
+    /// that may download still makes the directory.
+    @Test func anOfflineRunDoesNotCreateAMissingCacheDirectory() async throws {
+        let cli = try CLI()
+        let typo = cli.cache.path + "/typo"
+        let url = "http://127.0.0.1:9/a.png"
+        let offline = try await cli.run(["--offline", "--json", "--cache-dir", typo + "/cache", url, "notaurl", url + "#again"])
+        let lines = try #require(CLI.jsonLines(offline.stdout), "\(offline.stdout)")
+        #expect(offline.status == 1, "\(offline.stdout)\(offline.stderr)")
+        #expect(lines.contains { $0["url"] as? String == url && $0["phase"] as? String == "empty" && $0["reason"] as? String == "not-cached" },
+                "\(offline.stdout)")
+        let summary = lines.last?["summary"] as? [String: Any]
+        #expect(summary?["total"] as? Int == 2 && summary?["empty"] as? Int == 1 && summary?["failure"] as? Int == 1, "\(offline.stdout)")
+        let fromEnvironment = try await cli.run(["--offline", url, "-o", cli.cache.path + "/a.png"],
+                                                environment: ["ASYNCFETCH_CACHE_DIR": typo + "/env"])
+        #expect(fromEnvironment.status == 1 && fromEnvironment.stdout.hasPrefix("empty "), "\(fromEnvironment.stdout)\(fromEnvironment.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: typo), "nothing made")
+        #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/a.png"), "no -o file for an empty URL")
+        let unmakeable = try await cli.run(["--offline", "--cache-dir", "/proc/asyncfetch-cache", url])
+        #expect(unmakeable.status == 2 && unmakeable.stderr.contains("/proc/asyncfetch-cache"), "\(unmakeable.stderr)")
+        let download = try await cli.run(["--retries", "0", "--cache-dir", typo + "/cache", url])
+        #expect(download.status == 1 && FileManager.default.fileExists(atPath: typo + "/cache"), "\(download.stdout)\(download.stderr)")
+    }
+
+    /// `--cache-dir DIR/typo/../cache` could not be followed (`typo` is not
+    /// there): `cache list` and `stats` found no cache, while a run made
+    /// `DIR/typo` on the way to `DIR/cache` and printed every path through
+    /// it. The `..` goes with the missing folder, for every command.
+    @Test func aParentStepAfterAMissingFolderGoesWithIt() async throws {
+        let cli = try CLI()
+        let given = cli.cache.path + "/typo/../cache"
+        let run = try await cli.run(["--retries", "0", "--json", "--cache-dir", given, "http://127.0.0.1:9/a.png"])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        let dir = try await cli.run(["cache", "dir", "--cache-dir", given])
+        #expect(dir.status == 0 && dir.stdout == cli.cache.path + "/cache\n", "\(dir.stdout)\(dir.stderr)")
+        let stats = try await cli.run(["cache", "stats", "--json", "--cache-dir", given])
+        #expect(stats.status == 0 && stats.stdout.contains("\"dir\":\"\(cli.cache.path)/cache\""), "\(stats.stdout)\(stats.stderr)")
+        #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/cache"))
+        #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/typo"), "nothing made on the way")
+    }
 }

@@ -79,6 +79,9 @@ import TestSupport
             ("-U", "wget's and aria2's -U (--user-agent): use --user-agent STRING; curl's -U (--proxy-user)"),
             ("-e", "curl's -e (--referer): use -H 'Referer: …'; wget's -e (--execute)"), ("-D", "use -v"),
             ("--server-response", "use -v"), ("-n", "curl's -n (--netrc): not supported"),
+            // wget's log file options were "Unknown option" ('-a': "Did you mean '--any'?" is not said for a short one).
+            ("--output-file", "not supported as an option, because the report goes to standard output and standard error"),
+            ("--append-output", "not supported as an option"), ("-a", "wget's -a LOGFILE (--append-output): not supported as an option"),
         ]
         for (flag, answer) in rows {
             let result = try cli.run([flag, "http://127.0.0.1:9/x.png"])

@@ -55,6 +55,15 @@ import TestSupport
         #expect(try cli.run(["nothing-like-it"]).stderr.isEmpty)
         let listed = try cli.cache.write("words.txt", Array("version\n".utf8))
         #expect(try cli.run(["-i", listed]).stderr.isEmpty)
+        // `cahce list` is one slip: one hint for both words (it was two, `cache …` then `cache list`);
+        // so is `cache list` after a URL (it was `--cache-dir`, then `cache list`).
+        for words in [["cahce", "list"], ["cache", "list"]] {
+            let twoWords = try cli.run(words.first == "cache" ? [url] + words : words + [url])
+            #expect(twoWords.status == 1 && twoWords.stdout.contains("success  \(url)"), "\(twoWords.stdout)")
+            #expect(twoWords.stdout.contains("failure  \(words[0])  invalid URL") && twoWords.stdout.contains("failure  list  invalid URL"))
+            let hint = "asyncfetch: '\(words[0]) list' are not URLs: did you mean 'asyncfetch cache list'?\n"
+            #expect(twoWords.stderr.hasPrefix(hint) && twoWords.stderr.components(separatedBy: "not a URL").count == 1, "\(twoWords.stderr)")
+        }
         // A few at most.
         let many = try cli.run((1...10).map { "host\($0).example/x.png" })
         #expect(many.stderr.split(separator: "\n").filter { $0.contains("has no scheme") }.count == 3, "\(many.stderr)")
@@ -105,12 +114,38 @@ import TestSupport
     /// curl's `-i URL` (--include) said "cannot read -i https://…: No such file or directory".
     @Test func aURLGivenToInputSaysWhatInputTakes() throws {
         for arguments in [["-i", "https://example.com/cat.png"], ["--input=https://example.com/cat.png"],
-                          ["-qi", "https://example.com/cat.png"], ["cache", "path", "-i", "https://example.com/cat.png"]] {
+                          ["-qi", "https://example.com/cat.png"], ["cache", "path", "-i", "https://example.com/cat.png"],
+                          ["cache", "rm", "--input=https://example.com/cat.png"]] {
             let result = try cli.run(arguments)
             #expect(result.status == 2, "\(arguments)")
-            #expect(result.stderr.contains(": -i reads a list of URLs from a file; name a URL as an argument itself (curl's -i, --include"),
+            #expect(result.stderr.contains(": -i reads a list of URLs from a file; name a URL as an argument itself"),
+                    "\(arguments): \(result.stderr)")
+            // curl's --include is a fetch run's habit: a cache command has no -v to use instead.
+            #expect(result.stderr.contains("(curl's -i, --include: use -v or --json") == (arguments.first != "cache"),
                     "\(arguments): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         }
+    }
+
+    /// wget's `-o LOGFILE` is a log of the run; asyncfetch's `-o FILE` is
+    /// curl's (the body). A `.log` name gets the body as asked, and a line
+    /// that says how to get a log; with a list it is refused as any `-o` is,
+    /// with the same words.
+    @Test func wgetsLogFileIsToldItIsARedirection() throws {
+        let server = try FixtureSite.server()
+        let url = server.url("/images/red-64x48.png")
+        let log = cli.cache.path + "/run.log"
+        let result = try cli.run(["-o", log, url])
+        #expect(result.status == 0 && result.stdout.contains("success  \(url)"), "\(result.stdout)")
+        #expect(FileManager.default.contents(atPath: log).map { Array($0) } == Array(FixtureSite.png), "the body, as asked")
+        #expect(result.stderr == "asyncfetch: -o \(log): the body goes to that file, as with curl's -o; "
+                + "wget's -o LOGFILE, a log of the run, is a redirection here: > \(log) 2>&1\n", "\(result.stderr)")
+        let list = try cli.cache.write("urls.txt", Array("\(url)\n".utf8))
+        let refused = try cli.run(["-o", "RUN.LOG", "-i", list])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.hasPrefix("asyncfetch: -o/--output takes exactly one URL, named on the command line "
+                + "(wget's -o LOGFILE, a log of the run, is a redirection here: > RUN.LOG 2>&1)\n"), "\(refused.stderr)")
+        // Any other name gets no such line.
+        #expect(try cli.run(["-o", cli.cache.path + "/cat.png", url]).stderr.isEmpty)
     }
 }

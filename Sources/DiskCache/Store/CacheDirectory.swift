@@ -11,7 +11,8 @@ import Glibc
 /// it would make one cache per working directory). A relative `--cache-dir`
 /// or `ASYNCFETCH_CACHE_DIR`, which name the cache itself, is taken from the
 /// working directory. The result is `normalized`: `/tmp/c/` and `/tmp//./c` are
-/// `/tmp/c`, so every path built on it reads `/tmp/c/<md5>`.
+/// `/tmp/c`, so every path built on it reads `/tmp/c/<md5>`; a `..` after a
+/// name that is not there goes with it (`foldingMissing`).
 public enum CacheDirectory {
     public static func resolve(explicit: String?, environment: [String: String]) throws(DiskCacheError) -> String {
         try resolve(explicit: explicit) { environment[$0] }
@@ -23,7 +24,37 @@ public enum CacheDirectory {
     }
 
     private static func resolve(explicit: String?, _ variable: (String) -> String?) throws(DiskCacheError) -> String {
-        normalized(try unnormalized(explicit: explicit, variable))
+        normalized(foldingMissing(try unnormalized(explicit: explicit, variable)))
+    }
+
+    /// A `..` after a name that is not there, folded with that name:
+    /// `/a/missing/../b` is `/a/b`. The kernel cannot follow such a path
+    /// (`missing` is not there to go through), so `cache list` found the
+    /// cache absent while a run's `mkdir -p` made `/a/missing` to reach
+    /// `/a/b`, used that cache, and printed every path through the folder it
+    /// made. A name that is not there is no symbolic link, so folding it ends
+    /// where `mkdir -p` does; a `..` after a name that is there is kept
+    /// (through a link it is not the parent it seems). No I/O without a `..`.
+    static func foldingMissing(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard path.hasPrefix("/"), parts.contains("..") else { return path }
+        var kept: [Substring] = []
+        var missing = 0   // how many of the last names in `kept` are not there
+        for part in parts where part != "." {
+            if part == ".." && missing > 0 {
+                kept.removeLast()
+                missing -= 1
+                continue
+            }
+            kept.append(part)
+            if missing > 0 {
+                missing += 1   // inside a folder that is not there
+            } else if part != ".." {
+                var info = stat()
+                if lstat("/" + kept.joined(separator: "/"), &info) != 0 && errno == ENOENT { missing = 1 }
+            }
+        }
+        return "/" + kept.joined(separator: "/")
     }
 
     private static func unnormalized(explicit: String?, _ variable: (String) -> String?) throws(DiskCacheError) -> String {

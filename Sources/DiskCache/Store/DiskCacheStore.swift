@@ -45,19 +45,33 @@ public final class DiskCacheStore: Sendable {
     /// `/tmp/c`), so the paths the store hands out have no `//`.
     /// `metadataAttributes: false` keeps metadata in sidecars only, as on a
     /// file system without user extended attributes (for tests).
-    public init(directory: String, metadataAttributes: Bool = true) throws(DiskCacheError) {
+    public convenience init(directory: String, metadataAttributes: Bool = true) throws(DiskCacheError) {
         let directory = CacheDirectory.normalized(directory)
         try CacheDirectory.prepare(directory)
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw DiskCacheError.system("cannot open cache directory", path: directory, kind: .directory) }
+        self.init(normalized: directory, directoryFD: fd, metadataAttributes: metadataAttributes)
+    }
+
+    /// A store over a cache directory that is not there (`CacheDirectory.isAbsent`),
+    /// for a run that only looks (`--offline`): it makes nothing, so a typo
+    /// in `--cache-dir` leaves no folder behind, as with `cache path`. It
+    /// has no directory open: every lookup misses (the URL is `empty`, not
+    /// cached), and a write would fail with an `.io` error (EBADF).
+    public convenience init(absentDirectory directory: String) {
+        self.init(normalized: CacheDirectory.normalized(directory), directoryFD: -1, metadataAttributes: true)
+    }
+
+    private init(normalized directory: String, directoryFD: Int32, metadataAttributes: Bool) {
         self.directory = directory
         namePrefix = CacheDirectory.join(directory, "")
         temporaryDirectory = CacheDirectory.join(directory, CacheFileName.temporaryDirectory)
-        directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { throw DiskCacheError.system("cannot open cache directory", path: directory, kind: .directory) }
+        self.directoryFD = directoryFD
         commitLock = CommitLock(directoryFD: directoryFD)
         placement = MetadataPlacement(forceSidecar: !metadataAttributes)
     }
 
-    deinit { _ = close(directoryFD) }
+    deinit { if directoryFD >= 0 { _ = close(directoryFD) } }
 
     /// `DIR/<key>` (`/<key>` in the root), built in one allocation.
     public func bodyPath(_ key: String) -> String { CacheEntry.bodyPath(directory: directory, key: key) }

@@ -169,19 +169,33 @@ final class HostAttemptGate: FetchAttemptGate {
                 let cancelled = state.withLock { state -> Bool in
                     if state.cancelled { return true }
                     state.waiting = ParkedContinuation(continuation)
-                    state.holdsSlot = false
                     return false
                 }
                 if cancelled { return continuation.resume(returning: .cancelled) }
-                if !dispatch.requeue(self) {
-                    // The batch was cancelled: the slot is given back all the same.
-                    state.withLock { $0.holdsSlot = true }
-                    _ = resume(.cancelled)
-                }
+                // Refused (the batch was cancelled, or this task, which resumed the wait): the URL
+                // still holds its slot, and its end gives it back.
+                if !dispatch.requeue(self) { _ = resume(.cancelled) }
             }
         } onCancel: {
             state.withLock { $0.cancelled = true }
             _ = resume(.cancelled)
+        }
+    }
+
+    /// The URL gives its slot back to wait (false: its wait has ended
+    /// already, and it keeps the slot). Called by `HostDispatch.requeue`
+    /// under the dispatch's lock, in the step whose scheduler takes the slot
+    /// back: the URL's end (`HostDispatch.finished(gate:)`) then finds either
+    /// the slot given back and the gate queued, or the slot still held and
+    /// nothing queued. Before, the gate noted the slot given back before it
+    /// asked, and took it back after a refusal in a lock section of its own:
+    /// a cancelled task could end the URL in between, holding a slot it did
+    /// not give back (the batch never ended).
+    func givesSlotBack() -> Bool {
+        state.withLock { state in
+            guard state.waiting != nil else { return false }
+            state.holdsSlot = false
+            return true
         }
     }
 

@@ -217,12 +217,22 @@ final class HostDispatch: UploadSlots, Sendable {
     }
 
     /// Gives the gate's slot back and queues it at the front of its host, to
-    /// be resumed when the host takes work again (false: cancelled meanwhile).
+    /// be resumed when the host takes work again. False, changing nothing,
+    /// when the batch was cancelled or the gate's wait has ended already (its
+    /// task was cancelled): the URL then still holds its slot, which its end
+    /// gives back. Decided in the step that queues it: looked at in a lock
+    /// section of its own, a `cancel` in between drained the queues first,
+    /// and the gate was then queued at a paused host that no timer wakes once
+    /// cancelled (an interrupted batch never ended).
     func requeue(_ gate: HostAttemptGate) -> Bool {
-        let cancelled = state.withLock { $0.cancelled }
-        if cancelled { return false }
-        step { $0.scheduler.finished(host: gate.host, requeue: .resume(gate), now: $1) }
-        return true
+        var queued = false
+        step { state, now in
+            // The gate's lock inside this one (`HostAttemptGate.givesSlotBack`; never the other way round).
+            guard !state.cancelled, gate.givesSlotBack() else { return [] }
+            queued = true
+            return state.scheduler.finished(host: gate.host, requeue: .resume(gate), now: now)
+        }
+        return queued
     }
 
     func failure(of host: HostKey) -> HostFailure? { state.withLock { $0.scheduler.failure(of: host) } }
