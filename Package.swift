@@ -136,7 +136,7 @@ let package = Package(
             name: "LoaderTests",
             dependencies: ["Loader", "ImageFormats", "HTTPCaching", "RemoteCache", "Support", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["RemoteCache", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strict),
     ]
 )

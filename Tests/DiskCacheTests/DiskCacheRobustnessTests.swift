@@ -1,5 +1,6 @@
 import DiskCache
 import Foundation
+import Support
 import Testing
 import TestSupport
 
@@ -25,9 +26,8 @@ import TestSupport
         for (name, make) in cases {
             _ = try? FileManager.default.removeItem(atPath: meta)
             try make()
-            let started = Date()
-            #expect(cache.store.lookup(key) == nil, "\(name) must be a miss")
-            #expect(Date().timeIntervalSince(started) < 1, "\(name) must not block")
+            let outcome = Self.lookupOutcome(cache.store, key, unblocking: meta)
+            #expect(outcome == "miss", "\(name) must be a miss, and must not block")
         }
         _ = try? FileManager.default.removeItem(atPath: meta)
         // Good metadata, but the body's name holds a directory.
@@ -35,6 +35,27 @@ import TestSupport
         #expect(unlink(body) == 0)
         try FileManager.default.createDirectory(atPath: body, withIntermediateDirectories: false)
         #expect(cache.store.lookup(key) == nil)
+    }
+
+    /// `lookup(key)` run on a thread of its own: "miss", "hit", or "blocked" if it
+    /// has not returned after 30 s (a blocking open of a FIFO waits for a writer
+    /// forever: the test then fails instead of hanging). The 30 s only ends a hang;
+    /// a lookup that works returns at once. A FIFO at `path` is then opened for
+    /// writing and closed, so that the stuck lookup ends too.
+    static func lookupOutcome(_ store: DiskCacheStore, _ key: String, unblocking path: String) -> String {
+        let outcome = Locked("blocked")
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let found = store.lookup(key) != nil
+            outcome.withLock { $0 = found ? "hit" : "miss" }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 30) == .timedOut {
+            let writer = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            if writer >= 0 { close(writer) }
+            return "blocked"
+        }
+        return outcome.withLock { $0 }
     }
 
     @Test func lookupRefusesNamesThatAreNotKeys() throws {

@@ -275,4 +275,29 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: cli.cache.path + "/cache"))
         #expect(!FileManager.default.fileExists(atPath: cli.cache.path + "/typo"), "nothing made on the way")
     }
+
+    /// With standard output and error on one pipe (`2>&1 | …`), a cache
+    /// command's message on stderr came before the stdout lines printed
+    /// ahead of it (stdout was flushed only at the exit): `cache path`'s "not
+    /// cached" before the path of the URL named first, `cache pull`'s
+    /// summary before its `pulled` lines. Both now come in the order written.
+    @Test func messagesOnStderrComeAfterTheLinesBeforeThemInOnePipe() throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png"), missing = server.url("/images/none.png")
+        let store = try WebDAVStore()
+        #expect(try cli.run(["--remote-cache", store.url, url]).status == 0)
+        func merged(_ arguments: [String], cacheDir: String) throws -> [String] {
+            let result = try runProcess("/bin/sh", ["-c", "exec \"$0\" \"$@\" 2>&1", CLI.binary] + arguments,
+                                        environment: ["ASYNCFETCH_CACHE_DIR": cacheDir])
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        let path = try merged(["cache", "path", url, missing], cacheDir: cli.cacheDir)
+        let key = try CLI.md5sum(url)
+        #expect(path.count == 3 && path.first?.hasSuffix("/" + key) == true
+                && path[1].contains("not cached") && path[2] == "-", "\(path)")
+        let home = try CLI()
+        let pull = try merged(["cache", "pull", "--remote-cache", store.url, url, missing], cacheDir: home.cacheDir)
+        // The two URLs are pulled at once, in either order; the summary is last.
+        #expect(pull.count == 3 && pull.contains("pulled   " + url) && pull.last?.hasPrefix("1 pulled, ") == true, "\(pull)")
+    }
 }

@@ -148,16 +148,32 @@ import TestSupport
     /// and the copy was handed out when the list was read. Whether it was
     /// handed out was judged again at the refresh's start, so the 404 was
     /// remembered over the path just reported.
+    /// Timed by the image's own `Date` (whole seconds, given by the test), not by
+    /// sleeps after a run: the run starts as soon as the copy is stale (1 s after
+    /// that Date), so it has the whole 3 s window to read its list, and the slow
+    /// download holds the one slot until the window has closed (a second after
+    /// its end), however late the run got there. A loaded machine had the run
+    /// start up to 2.2 s into the window (the Date's lost fraction, the first
+    /// run's exit, a 1.2 s sleep) and read the list after it.
     @Test func aRefreshThatStartsAfterItsWindowLeavesTheStaleCopyItHandedOut() throws {
         let server = try ScriptedServer()
-        let gone = Self.goneLater(server, "/swr-late.png", cacheControl: "max-age=1, stale-while-revalidate=3")
-        server.route("/slow.png", ScriptedResponse.ok(Self.png).delayed(3.5))
+        let gone = LockedCounter()
+        let dated = LockedCounter()   // the image's Date, in seconds since 1970
+        server.route("/swr-late.png") { _ in
+            guard gone.value == 0 else { return .status(404, headers: [("Cache-Control", "max-age=600")], body: "gone") }
+            let now = time(nil)
+            dated.set(now)
+            return .ok(Self.png, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=3"), ("Date", ScriptedServer.httpDate(now))])
+        }
+        server.route("/slow.png") { _ in
+            Self.waitForWallClock(Double(dated.value) + 1 + 3 + 1)
+            return .ok(Self.png)
+        }
         let cli = try CLI()
         let url = server.url("/swr-late.png")
         #expect(try cli.run([url]).status == 0)
         gone.set(1)
-        Thread.sleep(forTimeInterval: 1.2)
-        // Handed out about 0.3 s into its 3 s window; its refresh starts 3.5 s later.
+        Self.waitForWallClock(Double(dated.value) + 1.1)
         let result = try cli.run(["--json", "--retries", "0", "--jobs", "1", server.url("/slow.png"), url])
         let lines = try Self.lines(result).filter { $0["url"] as? String == url }
         #expect(lines.map { $0["phase"] as? String } == ["success", "refreshed"], "\(result.stdout)")
@@ -165,6 +181,12 @@ import TestSupport
         let path = try #require(lines.first?["path"] as? String)
         let body = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
         #expect(body == Self.png, "the path reported still holds the image (\(body.count) bytes)")
+    }
+
+    /// Sleeps until the wall clock (what an HTTP age is counted on) reads `seconds` since 1970.
+    static func waitForWallClock(_ seconds: Double) {
+        let left = seconds - Date().timeIntervalSince1970
+        if left > 0 { Thread.sleep(forTimeInterval: left) }
     }
 
     /// RFC 9111 §4.1 with `Vary: Host`: the Host sent is the URL's

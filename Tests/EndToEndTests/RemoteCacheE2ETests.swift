@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RemoteCache
 import Testing
 import TestSupport
 
@@ -300,11 +301,12 @@ import TestSupport
         let counts = try #require(Self.summary(lines)["remoteCache"] as? [String: Any])
         #expect(counts["disabled"] as? Bool == true, "\(counts)")
         // Reads alone never turn a tier off (TierHealthTests), and they run ahead of the uploads (up to
-        // 32 at once): all 40 may be refused before the third upload is. The uploads tell: at most 3
-        // refused plus the 4 that may be on their way, where every URL paid a PUT before.
+        // 32 at once): all 40 may be refused before the third upload is. The uploads tell: at most the
+        // refused ones that stop them (`uploadRefusalLimit`) plus the others on their way (fewer than `uploads`,
+        // the most at once), where every URL paid a PUT before.
         let asked = forbidden.accessLog().filter { $0.path.hasPrefix("/cache/") }
         let uploads = asked.filter { $0.method == "PUT" }.count
-        #expect(uploads <= 3 + 4 && asked.count < 2 * urls.count, "the tier was asked \(asked.count) times, \(uploads) uploads, for \(urls.count) URLs")
+        #expect(uploads <= RemoteDefaults.uploadRefusalLimit + RemoteDefaults.uploads && asked.count < 2 * urls.count, "the tier was asked \(asked.count) times, \(uploads) uploads, for \(urls.count) URLs")
         let off = result.stderr.split(separator: "\n").filter { $0.contains("not used for the rest of this run") }
         let shown = forbidden.url("/cache/").replacingOccurrences(of: "http://", with: "http://user:***@")
         // "N reads and uploads in a row": N is at least 10, as many as were refused when the first upload was.

@@ -136,6 +136,11 @@ import TestSupport
         withExtendedLifetime(loader) {}
     }
 
+    /// Orders, not time windows: a's other request in flight is held until the batch says a is
+    /// paused (so no slot of a frees before the pause), and b answers nothing before a's 429 is
+    /// sent. Every later request on a must then come at least the 1 s of `Retry-After` after
+    /// the 429 left the server (the pause starts when the answer arrives, later still), and b's
+    /// requests go on before a's pause ends. The 30 s waits only end a hang.
     @Test func a429WithRetryAfterPausesThatHostAndNoOther() async throws {
         let a = try ScriptedServer(), b = try ScriptedServer()
         let recorder = Recorder()
@@ -143,10 +148,13 @@ import TestSupport
         nonisolated(unsafe) var answered = 0
         nonisolated(unsafe) var pushed: String?
         nonisolated(unsafe) var failedOnce = false
+        let sent429 = Locked<Double?>(nil)
+        let pauseNoted = Locked(false)
         a.route("/img", handler: { request in
             recorder.request(a.port)
             let answer = first.withLock { () -> Int in
                 answered += 1
+                if answered == 1 { return 0 }
                 if answered == 2 {
                     pushed = request.path
                     return 429
@@ -157,11 +165,16 @@ import TestSupport
                 }
                 return 200
             }
-            if answer == 429 { return .status(429, headers: [("Retry-After", "1")]) }
+            if answer == 0 { Self.wait(upTo: 30) { pauseNoted.withLock { $0 } } }
+            if answer == 429 {
+                sent429.withLock { $0 = monotonicSeconds() }
+                return .status(429, headers: [("Retry-After", "1")])
+            }
             if answer == 500 { return .status(500) }
             return ScriptedResponse.ok(Self.body, contentType: "text/plain")
         })
         b.route("/img", handler: { _ in
+            Self.wait(upTo: 30) { sent429.withLock { $0 } != nil }
             recorder.request(b.port)
             return ScriptedResponse.ok(Self.body, contentType: "text/plain").delayed(0.05)
         })
@@ -171,19 +184,22 @@ import TestSupport
             options.acceptAnyContent = true
             options.fetch.retries = 2
         }
-        let batch = loader.batch(ArraySequence(urls), hostNotes: { recorder.note($0) })
+        let batch = loader.batch(ArraySequence(urls), hostNotes: { note in
+            recorder.note(note)
+            if case .paused = note { pauseNoted.withLock { $0 = true } }
+        })
         let terminal = await Self.run(batch)
         #expect(terminal.count == 24)
         #expect(terminal.allSatisfy { $0.phase.result != nil }, "\(terminal.compactMap(\.phase.error))")
         let aTimes = recorder.times(a.port), bTimes = recorder.times(b.port)
+        let answered429 = try #require(sent429.withLock { $0 })
         #expect(aTimes.count == 10)   // 8 URLs, the one pushed back again, then its retry after a 500
-        // Nothing started on a during its pause (the one in flight with the 429 may answer within it).
-        let pauseStart = aTimes[1]
-        let during = aTimes.filter { $0 > pauseStart + 0.05 && $0 < pauseStart + 0.95 }
-        #expect(during.count <= 1, "\(aTimes.map { $0 - pauseStart })")
-        #expect(aTimes.last! >= pauseStart + 0.95)
-        // b went on meanwhile: most of its requests came during a's pause.
-        #expect(bTimes.filter { $0 > pauseStart && $0 < pauseStart + 0.95 }.count >= 8, "\(bTimes.map { $0 - pauseStart })")
+        // Nothing started on a during its pause: after the two in flight at the 429, none came sooner than its 1 s.
+        let later = aTimes.dropFirst(2)
+        #expect(later.allSatisfy { $0 >= answered429 + 1 }, "\(aTimes.map { $0 - answered429 })")
+        // b went on meanwhile: requests it started after the 429 came before a's pause ended.
+        let pauseEnded = try #require(later.min())
+        #expect(bTimes.dropFirst(2).contains { $0 < pauseEnded }, "\(bTimes.map { $0 - answered429 }), a again at \(pauseEnded - answered429)")
         let paused = recorder.notes.filter { if case .paused = $0 { true } else { false } }
         #expect(paused.count == 1)
         if case .paused(let host, let seconds, let status)? = paused.first {
@@ -191,6 +207,12 @@ import TestSupport
         }
         #expect(recorder.notes.contains(.limitChanged(HostKey(normalizedURL: a.url("/"))!, from: 2, to: 1)))
         #expect(batch.hostCounts.hosts == 2 && batch.hostCounts.hostsPaused == 1 && batch.hostCounts.hostsGivenUp == 0)
+    }
+
+    /// Waits on a server thread (polling, 1 ms) until `condition` holds or `seconds` passed (which only ends a hang).
+    static func wait(upTo seconds: Double, _ condition: () -> Bool) {
+        let deadline = monotonicSeconds() + seconds
+        while !condition() && monotonicSeconds() < deadline { usleep(1_000) }
     }
 
     @Test func aHostGivenUpOnFailsItsRemainingURLsAtOnceWithTheReason() async throws {

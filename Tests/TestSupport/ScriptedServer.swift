@@ -128,6 +128,16 @@ public final class ScriptedServer: @unchecked Sendable {
     public func stop() {
         core.stop()
     }
+
+    /// An HTTP date (the `Date` header's form) for `seconds` since 1970, now by default.
+    public static func httpDate(_ seconds: time_t = time(nil)) -> String {
+        var t = seconds
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        var buf = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buf, buf.count, "%a, %d %b %Y %H:%M:%S GMT", &tmv)
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 }
 
 // MARK: - Implementation
@@ -817,15 +827,6 @@ private struct ConnectionHandler {
         _ = sendAll(Array(head.utf8) + body)
     }
 
-    private static func httpDate() -> String {
-        var t = time(nil)
-        var tmv = tm()
-        gmtime_r(&t, &tmv)
-        var buf = [CChar](repeating: 0, count: 64)
-        let n = strftime(&buf, buf.count, "%a, %d %b %Y %H:%M:%S GMT", &tmv)
-        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     /// Sends one response. Returns false if the connection broke or the server stopped.
     /// Clears `keepAlive` when the response requires closing the connection.
     private func send(_ response: ScriptedResponse, for request: RecordedRequest, keepAlive: inout Bool) -> Bool {
@@ -851,7 +852,7 @@ private struct ConnectionHandler {
 
         var head = "HTTP/1.1 \(status) \(response.reason ?? ScriptedResponse.standardReason(status))\r\n"
         if !lowerNames.contains("date") {
-            head += "Date: \(Self.httpDate())\r\n"
+            head += "Date: \(ScriptedServer.httpDate())\r\n"
         }
         for (name, value) in response.headers {
             head += "\(name): \(value)\r\n"

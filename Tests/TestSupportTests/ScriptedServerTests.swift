@@ -151,6 +151,10 @@ struct ScriptedServerTests {
         #expect(server.maxConcurrentRequests >= 2)
         #expect(server.maxConcurrentConnections >= 2)
         #expect(server.connectionsAccepted == 6)
+        // A request ends after its response is sent, so curl may exit first: wait for the server's
+        // threads to end theirs (10 s only ends a hang). Read at once, this failed on a loaded machine.
+        let deadline = Date().addingTimeInterval(10)
+        while server.requestsInFlight > 0 && Date() < deadline { usleep(1_000) }
         #expect(server.requestsInFlight == 0)
     }
 

@@ -9,8 +9,15 @@ import func Support.writeAll
 /// through `LineOutput`. Public: the tool's messages and a Swift program's
 /// go out the same way.
 public enum Console {
-    /// Writes a line to stderr at once (unbuffered, like C's stderr).
+    /// Writes a line to stderr at once (unbuffered, like C's stderr), after
+    /// the lines `print` has buffered for stdout (`fflush(nil)`: nothing to
+    /// write when none are, as in a run, whose lines go through
+    /// `LineOutput`). Without it, with both streams on one pipe (`2>&1 |`),
+    /// a cache command's message came before the stdout lines printed ahead
+    /// of it: `cache path`'s "not cached" before the paths of the URLs
+    /// before it, `cache pull`'s summary before every `pulled` line.
     public static func error(_ line: String) {
+        _ = fflush(nil)   // a stdout that cannot take them fails at the exit's own flush, with its status
         send(2, Array((line + "\n").utf8))
     }
 
