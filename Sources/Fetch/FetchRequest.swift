@@ -8,10 +8,11 @@ public struct FetchRequest: Sendable {
     /// The start of a `.put`'s body, sent with a Content-Length.
     public var body: [UInt8]
     /// The rest of a `.put`'s body: a file read as it is sent.
-    public var bodyFile: BodyFile?
+    /// (`Optional<…>`, not `?`, here and for `gate`: see `init`.)
+    public var bodyFile: Optional<BodyFile>
     /// Who decides the retries that concern the whole host (see
     /// `FetchAttemptGate`); nil: the configuration's `RetryPolicy` alone.
-    public var gate: (any FetchAttemptGate)?
+    public var gate: Optional<any FetchAttemptGate>
 
     /// A file sent after `body`. It must still be the file of this inode and
     /// length when the transfer opens it (a cache entry replaced meanwhile is
@@ -34,6 +35,10 @@ public struct FetchRequest: Sendable {
 
     public init(url: String, headers: HTTPHeaders = HTTPHeaders(), method: Method = .get, body: [UInt8] = [],
                 bodyFile: BodyFile? = nil, gate: (any FetchAttemptGate)? = nil) {
+        // Each field is set once, here: a `var` spelled `T?` starts as nil,
+        // and a field set twice (the second store frees the first value)
+        // made the optimizer copy the whole request out of the init and
+        // destroy the one it built (as `CacheMetadata.init` did).
         self.url = url
         self.headers = headers
         self.method = method

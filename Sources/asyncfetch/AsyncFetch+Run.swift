@@ -29,12 +29,14 @@ enum FetchRun {
             throw UsageError(problem)
         }
         let inputs = try UnreadableInputs.open(options.input)
+        // The environment is read only for a run that may use a tier (a hit's run reads none of it).
         var settings = options
-        settings.remoteCache = RemoteOptions.named(options.remoteCache)
+        settings.remoteCache = options.offline ? nil : RemoteOptions.named(options.remoteCache)
+        let environment = settings.remoteCache?.isEmpty == false ? RemoteOptions.environment() : [:]
         let run: ReportedRun
         do {
             // A signal already taken (during start-up) starts the batch cancelled: no transfer at all.
-            run = try ReportedRun(settings: settings, store: store, inputs: inputs, environment: RemoteOptions.environment(),
+            run = try ReportedRun(settings: settings, store: store, inputs: inputs, environment: environment,
                                   cancelled: { interruption.signal != nil })
         } catch {
             throw UsageError(error)   // the cache directory as -P is a slip; a folder that cannot be used, the machine's

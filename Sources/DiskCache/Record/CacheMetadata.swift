@@ -30,7 +30,7 @@ public struct CacheMetadata: Sendable, Equatable {
     }
     /// `key`, kept as a digest where the record was looked up by one (a
     /// hit makes no string of it).
-    var storedKey = StoredHex.text("")
+    var storedKey: StoredHex
     public var status: Int
     /// Unix seconds: when the request was sent and the response received (RFC 9111 §4.2.3).
     public var requestTime: Double
@@ -62,7 +62,7 @@ public struct CacheMetadata: Sendable, Equatable {
     }
     /// `bodyDigest`, kept as the 16 bytes its 32 digits spell where a record
     /// was decoded (a fresh hit made, then freed, a 32-byte string of it).
-    var storedDigest = StoredHex.text("")
+    var storedDigest: StoredHex
     public var digestAlgorithm: DigestAlgorithm = .current
     /// Identity of the body file this metadata describes: a hit requires the
     /// file at the body path to have this size and mtime, and, for a sidecar
@@ -71,7 +71,8 @@ public struct CacheMetadata: Sendable, Equatable {
     public var bodyInode: UInt64
     public var bodyMtimeNs: Int64
     /// Image facts read from the head of the body when it was stored.
-    public var format: String?
+    /// (`Optional<String>`, not `String?`: see `init`.)
+    public var format: Optional<String>
     public var width: Int?
     public var height: Int?
 
@@ -184,7 +185,14 @@ public struct CacheMetadata: Sendable, Equatable {
     public init(url: String, status: Int, requestTime: Double, responseTime: Double, headers: [Header],
                 varyRequest: [Header] = [], hasBody: Bool = true, bodyLength: Int64 = 0, bodyDigest: String = "",
                 bodyInode: UInt64 = 0, bodyMtimeNs: Int64 = 0, format: String? = nil, width: Int? = nil, height: Int? = nil) {
+        // Each field that holds a reference is set once, here: none has an
+        // initial value (a `var` spelled `String?` starts as nil). Set twice,
+        // the second store frees the first value, and the optimizer then
+        // copies the whole record out of the init (every reference retained)
+        // and destroys the one it built (released): ~0.4 k instructions per
+        // stored URL. Trivial fields (`digestAlgorithm`, `width`) may keep one.
         self.url = url
+        self.storedKey = .text("")
         self.status = status
         self.requestTime = requestTime
         self.responseTime = responseTime
