@@ -18,15 +18,16 @@ enum FetchRun {
         try EarlySignals.ignoreSIGPIPE()
         // After SIGPIPE is ignored: a hint to a stderr nobody reads must not kill the run before its URLs.
         for hint in WordHints.hints(for: options.urls) { Console.error("asyncfetch: " + hint) }
-        if let log = HabitHints.logFile(output: options.output) {
-            Console.error("asyncfetch: -o \(options.output ?? ""): the body goes to that file, as with curl's -o; \(log)")
-        }
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
         let interruption = try Interruption()
         let store = try CacheOptions.openRunStore(cacheDir: options.cacheDir, offline: options.offline)
         if let problem = options.output.map(Delivery.init(argument:))?.problem(cacheDirectory: store.directory) {
             throw UsageError(problem)
+        }
+        // Once -o is known to be taken (not refused), and not under -q (only failures are printed).
+        if !options.quiet, let log = HabitHints.logFile(output: options.output) {
+            Console.error("asyncfetch: -o \(options.output ?? ""): the body goes to that file, as with curl's -o; \(log)")
         }
         let inputs = try UnreadableInputs.open(options.input)
         // The environment is read only for a run that may use a tier (a hit's run reads none of it).

@@ -230,8 +230,8 @@ enum Main {
     /// Flushes what `print` buffered (the `cache` commands, help): output
     /// that could not be written turns a success into a failure.
     static func flushOutput(_ status: Int32) -> Int32 {
-        guard fflush(nil) != 0, status == 0 else { return status }
-        return exitStatus(for: OutputFailure.error(errno: errno), root: AsyncFetch.self)
+        guard let code = Console.flushOutput(), status == 0 else { return status }
+        return exitStatus(for: OutputFailure.error(errno: code), root: AsyncFetch.self)
     }
 
     /// The exit status for `error`, its message written on stderr; a usage

@@ -300,4 +300,22 @@ import TestSupport
         // The two URLs are pulled at once, in either order; the summary is last.
         #expect(pull.count == 3 && pull.contains("pulled   " + url) && pull.last?.hasPrefix("1 pulled, ") == true, "\(pull)")
     }
+
+    /// `cache pull` whose `pulled` lines cannot be written (stdout a full disk) fails, as every
+    /// command's output does (`StandardStreamsE2ETests`). Before, flushing stdout ahead of the
+    /// summary on stderr met the failure and glibc dropped the lines, so the exit's own flush
+    /// found nothing left: exit 0, nothing written, no word of it.
+    @Test func aPullWhoseLinesCannotBeWrittenFails() async throws {
+        let (server, cli) = try FixtureSite.start()
+        let url = server.url("/images/red-64x48.png")
+        let store = try WebDAVStore()
+        #expect(try await cli.run(["--remote-cache", store.url, url]).status == 0)
+        let home = try CLI()
+        let command = "exec " + [CLI.binary, "cache", "pull", "--remote-cache", store.url, url].map(CLI.shellQuote)
+            .joined(separator: " ") + " > /dev/full"
+        let result = try await runProcessOffPool("/bin/sh", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": home.cacheDir])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("1 pulled, ") && result.stderr.hasSuffix(
+            "asyncfetch: cannot write standard output: No space left on device\n"), "\(result.stderr)")
+    }
 }

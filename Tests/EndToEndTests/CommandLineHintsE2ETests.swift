@@ -145,7 +145,11 @@ import TestSupport
         #expect(refused.status == 2, "\(refused.stderr)")
         #expect(refused.stderr.hasPrefix("asyncfetch: -o/--output takes exactly one URL, named on the command line "
                 + "(wget's -o LOGFILE, a log of the run, is a redirection here: > RUN.LOG 2>&1)\n"), "\(refused.stderr)")
-        // Any other name gets no such line.
+        // Any other name gets no such line; nor does -q (only failures are printed), nor a -o that is refused.
         #expect(try cli.run(["-o", cli.cache.path + "/cat.png", url]).stderr.isEmpty)
+        let quiet = try cli.run(["-q", "-o", log, url])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty && quiet.stdout.isEmpty, "\(quiet.stderr)")
+        let inCache = try cli.run(["-o", cli.cacheDir + "/x.log", url])
+        #expect(inCache.status == 2 && !inCache.stderr.contains("the body goes to that file"), "\(inCache.stderr)")
     }
 }

@@ -17,7 +17,7 @@ import Testing
 /// queued at a paused host no timer would ever wake. (The gate's slot flag
 /// moved in a lock section of its own too; no round was seen to leave a slot
 /// held, and `leftRunning` guards it.)
-@Suite struct PushbackCancelRaceTests {
+@Suite(.timeLimit(.minutes(5))) struct PushbackCancelRaceTests {
     /// Both sides start together (a spin on an atomic); the canceller waits for
     /// the pause the 429 makes, then a random number of spins (up to some tens
     /// of microseconds), so the rounds sweep its `cancel` across the gate's
