@@ -20,7 +20,7 @@ enum FetchRun {
         for hint in WordHints.hints(for: options.urls) { Console.error("asyncfetch: " + hint) }
         // Before anything that may wait (a cache directory on a slow disk, an --input FIFO
         // nobody writes yet): a signal from here on is the run's, ended by the grace if it waits on.
-        let interruption = try Interruption()
+        let interruption = try Interruption(bodyOnStandardOutput: options.output == "-")
         let store = try CacheOptions.openRunStore(cacheDir: options.cacheDir, offline: options.offline)
         if let problem = options.output.map(Delivery.init(argument:))?.problem(cacheDirectory: store.directory) {
             throw UsageError(problem)

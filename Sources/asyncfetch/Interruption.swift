@@ -29,6 +29,8 @@ final class Interruption: Sendable {
     }
 
     private let state = Locked(State())
+    /// Whether standard output carries a body (`-o -`), not the report.
+    private let bodyOnStandardOutput: Bool
 
     /// The first signal received, if any.
     var signal: Int32? { state.withLock { $0.first } }
@@ -36,7 +38,8 @@ final class Interruption: Sendable {
     /// Takes SIGINT and SIGTERM over from start-up and starts the thread.
     /// A signal that came before is the first one, taken here: the run is
     /// interrupted before it begins, whenever the thread would have read it.
-    init() throws {
+    init(bodyOnStandardOutput: Bool) throws {
+        self.bodyOnStandardOutput = bodyOnStandardOutput
         guard let pipe = SelfPipe() else {
             throw RuntimeFailure("cannot set up signal handling: pipe: \(String(cString: strerror(errno)))")
         }
@@ -91,7 +94,9 @@ final class Interruption: Sendable {
             // grace: the exit is due within a second (SPEC §6).
             usleep(useconds_t(Defaults.blockedOutputLook * 1_000_000))
             if let blocked = Self.blockedOutputs(waiting: Defaults.blockedOutputWait).first {
-                exitNow(signo, reason: "the interrupted run cannot write its report (nobody reads standard \(blocked)): exiting")
+                let what = blocked == "output" && bodyOnStandardOutput
+                    ? "the body on standard output (nobody reads it)" : "its report (nobody reads standard \(blocked))"
+                exitNow(signo, reason: "the interrupted run cannot write \(what): exiting")
             }
             let rest = Defaults.interruptGrace - Defaults.blockedOutputLook - Defaults.blockedOutputWait
             usleep(useconds_t(max(0, rest) * 1_000_000))

@@ -161,6 +161,46 @@ import TestSupport
         #expect(server.requestCount("/stall.png") <= 4, "no new transfer started")
     }
 
+    /// `-o -` into a pipe nobody reads, then Ctrl-C: the run exits within a second and says
+    /// that the body cannot be written. Before, it said "cannot write its report": with `-o -`
+    /// the report is on stderr, which takes it; the body is what is stuck.
+    @Test func sigintWithTheBodyOnAFullStdoutNamesTheBody() async throws {
+        var big = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        big.generatedBodyLength = 300_000   // bytes, not an image: --any keeps them
+        server.route("/big.png", big)
+        let fifo = cli.cache.path + "/stdout"
+        let pipe = try FullPipe(at: fifo)
+        defer { close(pipe.reader) }
+        let child = try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" >\"$f\"", "sh", fifo, CLI.binary,
+                                                 "--any", "-o", "-", server.url("/big.png")],
+                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        // Until one of its threads is in write(1, …).
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && !Self.writesToStdout(child.pid) {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        #expect(Self.writesToStdout(child.pid), "the body's copy is blocked on standard output")
+        let result = try await interruptWithinASecond(child, SIGINT)
+        #expect(result.stderr.contains("asyncfetch: the interrupted run cannot write the body on standard output "
+                                       + "(nobody reads it): exiting"), "\(result.stderr)")
+    }
+
+    /// Whether a thread of `pid` is blocked in a write to descriptor 1.
+    static func writesToStdout(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)) ?? ""
+            return text.hasPrefix("\(Self.writeSyscall) 0x1 ")
+        }
+    }
+
+    /// write(2)'s number in /proc/PID/syscall.
+    #if arch(arm64)
+    static let writeSyscall = 64
+    #else
+    static let writeSyscall = 1
+    #endif
+
     /// A run still busy after the first Ctrl-C (here: reporting half a
     /// million unread lines of a list as cancelled) ends at the second one,
     /// without cutting a JSON line in half.
