@@ -23,12 +23,15 @@ enum WordHints {
             let url = urls[index]
             index += 1
             guard !url.contains("://") else { continue }
-            if index < urls.endIndex, let command = cacheCommand(urls[index]), meansCache(url) {
+            let hint = hint(for: url)   // once: a file's first bytes are read to tell a list
+            // `cache` (not first: `URL cache list`), or the slip for it, before a cache command.
+            if index < urls.endIndex, let command = cacheCommand(urls[index]),
+               url.lowercased() == "cache" || hint == cacheHint(url) {
                 hints.append("'\(url) \(urls[index])' are not URLs: did you mean 'asyncfetch cache \(command)'?")
                 index += 1
                 continue
             }
-            if let hint = hint(for: url) { hints.append(hint) }
+            if let hint { hints.append(hint) }
         }
         return hints
     }
@@ -55,12 +58,6 @@ enum WordHints {
             return "'\(word)' has no scheme: write https://\(word) or http://\(word) (curl and wget guess http://; asyncfetch does not)"
         }
         return nil
-    }
-
-    /// Whether `word` is `cache` (not first: `URL cache list`), or the slip
-    /// for it that gets the hint "did you mean 'asyncfetch cache …'?".
-    private static func meansCache(_ word: String) -> Bool {
-        word.lowercased() == "cache" || hint(for: word) == cacheHint(word)
     }
 
     private static func cacheHint(_ word: String) -> String { "'\(word)' is not a URL: did you mean 'asyncfetch cache …'?" }
