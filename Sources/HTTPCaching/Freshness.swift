@@ -5,7 +5,8 @@ import Support
 /// RFC 9111 §4.2 freshness for a private cache, computed from stored metadata.
 ///
 /// An entry is fresh while its current age (§4.2.3) is below its freshness
-/// lifetime (§4.2.1): `--max-age` if given, else the first `max-age`, else
+/// lifetime (§4.2.1): `--max-age` if given (for a remembered error, at most
+/// the server's own lifetime), else the first `max-age`, else
 /// `Expires` minus `Date` (or minus the receive time), else the heuristic
 /// 10 % of `Date − Last-Modified` (§4.2.2), else `--default-ttl`.
 public struct Freshness: Sendable {
@@ -13,6 +14,10 @@ public struct Freshness: Sendable {
     /// `Last-Modified` (`--default-ttl`; 0 = never fresh by default).
     public var defaultTTL: Double
     /// `--max-age`: replaces whatever the server said (including `no-cache`), for this run.
+    /// A remembered error status only ever gets shorter: it stays fresh for
+    /// the smaller of this and the server's own lifetime (never served stale,
+    /// SPEC §5), so `--max-age 1d` does not turn a `503` remembered for 10 s
+    /// into a day of failures without a request, and `--max-age 0` still asks again.
     public var maxAgeOverride: Double?
     /// The 10 % rule of §4.2.2 (`--no-heuristic` turns it off).
     public var heuristic: Bool
@@ -100,7 +105,7 @@ public struct Freshness: Sendable {
     /// the server said so explicitly (`max-age` or `Expires`). A heuristic
     /// or default lifetime is not explicit.
     public func lifetime(_ meta: CacheMetadata) -> (seconds: Double, explicit: Bool) {
-        if let maxAgeOverride { return (maxAgeOverride, true) }
+        if let maxAgeOverride, meta.hasBody { return (maxAgeOverride, true) }
         let fields = StoredFields(meta)
         return lifetime(meta, fields.cacheControl(meta), fields, dateValue: { fields.dateValue(meta) })
     }
@@ -108,7 +113,14 @@ public struct Freshness: Sendable {
     /// `lifetime` with the parsed `Cache-Control` and the headers given (a hit finds them once).
     private func lifetime(_ meta: CacheMetadata, _ cc: CacheControl, _ fields: StoredFields,
                           dateValue: () -> Double) -> (seconds: Double, explicit: Bool) {
-        if let maxAgeOverride { return (maxAgeOverride, true) }
+        if let maxAgeOverride {
+            guard !meta.hasBody else { return (maxAgeOverride, true) }
+            // A remembered error: the server's lifetime caps the override (`cc` is empty under one: read it here).
+            var own = self
+            own.maxAgeOverride = nil
+            let server = own.lifetime(meta, fields.cacheControl(meta), fields, dateValue: dateValue)
+            return (min(maxAgeOverride, server.seconds), true)
+        }
         if cc.maxAgeInvalid { return (0, true) }
         if let maxAge = cc.maxAge { return (Double(maxAge), true) }   // Expires is then ignored (§5.3)
         if fields.expires != nil {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import enum Loader.HabitHints
 
 /// Checks a command line before either parser reads it: habitual curl/wget
 /// options get their one-line answer (`HabitHints`), and an option given

@@ -1,9 +1,6 @@
 import ArgumentParser
-import DiskCache
-import Fetch
 import Loader
 import RemoteCache
-import Support
 
 extension CacheCommand {
     /// `cache pull --remote-cache URL [-i FILE]... [URL...]`: brings entries from
@@ -39,27 +36,9 @@ extension CacheCommand {
                 throw UsageError("cache pull needs --remote-cache URL (or ASYNCFETCH_REMOTE_CACHE)")
             }
             let store = try cache.openStore(writable: true)
-            let tier = RemoteCache.warning(at: location, fetch: FetchConfiguration(), verbose: verbose,
-                                           fallback: "not pulled: cache pull contacts no origin") {
-                Console.error("asyncfetch: warning: " + $0)
-            }
+            let pull = ReportedPull(location: location, verbose: verbose) { Console.error($0) }
             let list = URLList(arguments: urls, inputs: try UnreadableInputs.open(input), shard: shard)
-            let counts = await tier.pull(list, into: store, jobs: jobs) { url, outcome in
-                switch outcome {
-                case .pulled: print(CacheURLLine.pulled(url))
-                case .missing: Console.error(CacheURLLine.notInRemote(url))
-                case .failed(let turnedOff):
-                    // Whether the tier was off is this read's (a read that failed just before another turned it off
-                    // could be read no more than it was); the errors counted so far only decide the -v hint.
-                    Console.error(CacheURLLine.remoteFailed(url, verbose: verbose, turnedOff: turnedOff, errors: tier.stats.errors))
-                case .present: break
-                }
-            }
-            let stats = tier.stats
-            Console.error(CacheURLLine.pullSummary(pulled: counts.pulled, present: counts.present, notPulled: counts.notPulled,
-                                                   remoteMisses: stats.misses, remoteErrors: stats.errors,
-                                                   turnedOff: stats.disabled ? stats.reason.map(ShownText.of) : nil))
-            if counts.notPulled > 0 { throw ExitCode(1) }
+            if await pull.run(list, into: store, jobs: jobs, output: { print($0) }) == .notAllCached { throw ExitCode(1) }
         }
     }
 }

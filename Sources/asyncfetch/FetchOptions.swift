@@ -93,7 +93,8 @@ struct FetchOptions: ParsableArguments {
     var noHeuristic = false
 
     @Option(name: .customLong("max-age"), parsing: .unconditional, help: ArgumentHelp(
-        "Treat stored entries as fresh for this long, whatever the server said. (default: as the server said)",
+        "Treat stored entries as fresh for this long, whatever the server said "
+            + "(a remembered error: never longer than it said). (default: as the server said)",
         valueName: "duration"))
     var maxAge: DurationValue?
 

@@ -47,6 +47,9 @@ enum WordHints {
         if !word.isEmpty, word.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) {
             let name = word.drop { $0 == "-" }.lowercased()   // after `--`: `-- --verison`
             if CacheCommand.isCommand(name) { return "'\(word)' is not a URL: did you mean 'asyncfetch cache \(name)'?" }
+            // `URL cache`: the command's own word, out of place (it was "did you mean '--cache-dir'?",
+            // an option whose directory nobody gave); `-- --cache` still gets the option.
+            if name == "cache", !word.hasPrefix("-") { return cacheHint(word) }
             if let option = NearestName.nearest(to: name, among: optionNames) {
                 return "'\(word)' is not a URL: did you mean '--\(option)'?"
             }

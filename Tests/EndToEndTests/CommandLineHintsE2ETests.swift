@@ -64,6 +64,15 @@ import TestSupport
             let hint = "asyncfetch: '\(words[0]) list' are not URLs: did you mean 'asyncfetch cache list'?\n"
             #expect(twoWords.stderr.hasPrefix(hint) && twoWords.stderr.components(separatedBy: "not a URL").count == 1, "\(twoWords.stderr)")
         }
+        // `cache` alone after a URL is the command's word out of place, as `cahce` is (it was told
+        // "did you mean '--cache-dir'?", an option that wants a directory nobody named).
+        let cacheWord = try cli.run([url, "Cache"])
+        #expect(cacheWord.status == 1 && cacheWord.stdout.contains("success  \(url)")
+                && cacheWord.stdout.contains("failure  Cache  invalid URL"), "\(cacheWord.stdout)")
+        #expect(cacheWord.stderr.hasPrefix("asyncfetch: 'Cache' is not a URL: did you mean 'asyncfetch cache …'?\n")
+                && cacheWord.stderr.components(separatedBy: "not a URL").count == 2, "\(cacheWord.stderr)")
+        let dashed = try cli.run([url, "--", "--cache"])
+        #expect(dashed.stderr.hasPrefix("asyncfetch: '--cache' is not a URL: did you mean '--cache-dir'?\n"), "\(dashed.stderr)")
         // A few at most.
         let many = try cli.run((1...10).map { "host\($0).example/x.png" })
         #expect(many.stderr.split(separator: "\n").filter { $0.contains("has no scheme") }.count == 3, "\(many.stderr)")

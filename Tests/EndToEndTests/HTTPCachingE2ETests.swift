@@ -104,6 +104,26 @@ import TestSupport
         #expect(try cli.run(["cache", "path", url]).stderr == "asyncfetch: \(url): not cached\n")
     }
 
+    /// `--max-age` overrides the server's freshness of stored images, but a
+    /// remembered error is never served stale (SPEC §5): past the server's
+    /// own lifetime it is asked again, whatever `--max-age` allows (before,
+    /// `--max-age 1h` replayed a 404 the server had said to keep for 1 s).
+    @Test func maxAgeDoesNotReplayARememberedErrorPastTheServersLifetime() throws {
+        let server = try ScriptedServer()
+        server.route("/dead.png", .status(404, headers: [("Cache-Control", "max-age=1")], body: "gone"))
+        let cli = try CLI()
+        let url = server.url("/dead.png")
+        #expect(try cli.run([url]).status == 1)
+        #expect(server.requestCount("/dead.png") == 1)
+        usleep(1_200_000)   // the 404's max-age=1 runs out (waiting longer only makes it staler)
+        let again = try cli.run([url, "--max-age", "1h", "--offline"])
+        #expect(again.status == 1 && again.stdout.contains("empty    \(url)  not cached: a remembered 404 is stale"),
+                "\(again.stdout)")
+        let asked = try cli.run([url, "--max-age", "1h"])
+        #expect(asked.status == 1 && !asked.stdout.contains("(remembered)"), "\(asked.stdout)")
+        #expect(server.requestCount("/dead.png") == 2, "asked again, not replayed")
+    }
+
     @Test func staleIfErrorServesTheStoredCopyWithAWarning() throws {
         let server = try ScriptedServer()
         server.route("/flaky.png", [.ok(Self.png, headers: [("Cache-Control", "max-age=0")]), .status(503)])

@@ -148,14 +148,15 @@ import TestSupport
     /// and the copy was handed out when the list was read. Whether it was
     /// handed out was judged again at the refresh's start, so the 404 was
     /// remembered over the path just reported.
-    /// Timed by the image's own `Date` (whole seconds, given by the test), not by
-    /// sleeps after a run: the run starts as soon as the copy is stale (1 s after
-    /// that Date), so it has the whole 3 s window to read its list, and the slow
-    /// download holds the one slot until the window has closed (a second after
-    /// its end), however late the run got there. A loaded machine had the run
-    /// start up to 2.2 s into the window (the Date's lost fraction, the first
-    /// run's exit, a 1.2 s sleep) and read the list after it.
-    @Test func aRefreshThatStartsAfterItsWindowLeavesTheStaleCopyItHandedOut() throws {
+    /// Ordered by events, not by how soon a process starts: the run is started
+    /// first and reads its list from a FIFO the test writes. The slow download
+    /// takes the one slot; the test writes the URL once the copy is stale by the
+    /// image's own `Date` (whole seconds, given by the test), waits for the run
+    /// to report it stale, and lets the slow download end only once the 3 s
+    /// window has closed (a second after its end by that `Date`). Before, the run
+    /// was started 1.1 s into the window and had to read its list within the
+    /// 2.9 s left, a process start a loaded machine can outlast.
+    @Test func aRefreshThatStartsAfterItsWindowLeavesTheStaleCopyItHandedOut() async throws {
         let server = try ScriptedServer()
         let gone = LockedCounter()
         let dated = LockedCounter()   // the image's Date, in seconds since 1970
@@ -165,22 +166,55 @@ import TestSupport
             dated.set(now)
             return .ok(Self.png, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=3"), ("Date", ScriptedServer.httpDate(now))])
         }
+        let slowMayEnd = DispatchSemaphore(value: 0)
         server.route("/slow.png") { _ in
-            Self.waitForWallClock(Double(dated.value) + 1 + 3 + 1)
+            _ = slowMayEnd.wait(timeout: .now() + 120)   // the bound ends a hang only
             return .ok(Self.png)
         }
         let cli = try CLI()
         let url = server.url("/swr-late.png")
-        #expect(try cli.run([url]).status == 0)
+        #expect(try await cli.run([url]).status == 0)
         gone.set(1)
-        Self.waitForWallClock(Double(dated.value) + 1.1)
-        let result = try cli.run(["--json", "--retries", "0", "--jobs", "1", server.url("/slow.png"), url])
+        let fifo = cli.cache.path + "/urls.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let run = try startProcess(CLI.binary, ["--json", "--retries", "0", "--jobs", "1", "-i", fifo],
+                                   environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 120)
+        defer { slowMayEnd.signal() }
+        try #require(await InputE2ETests.opens(fifo, run), "never opened the FIFO: \(run.stderrSoFar)")
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)   // the run holds the reading end: no wait
+        try #require(writer >= 0, "open: \(String(cString: strerror(errno)))")
+        func send(_ line: String) { #expect(write(writer, line + "\n", line.utf8.count + 1) == line.utf8.count + 1) }
+        send(server.url("/slow.png"))
+        try #require(try await offPool { server.waitForRequests("/slow.png", timeout: 60) }, "the slow download never started")
+        try await offPool { Self.waitForWallClock(Double(dated.value) + 1.1) }
+        send(url)
+        let handedOut = try #require(await Self.firstLine(of: url, in: run), "no line for the URL: \(run.stdoutSoFar)")
+        #expect(handedOut["source"] as? String == "stale", "the copy was not handed out stale: \(run.stdoutSoFar)")
+        try await offPool { Self.waitForWallClock(Double(dated.value) + 1 + 3 + 1) }
+        slowMayEnd.signal()
+        close(writer)
+        let result = try await run.finish()
         let lines = try Self.lines(result).filter { $0["url"] as? String == url }
         #expect(lines.map { $0["phase"] as? String } == ["success", "refreshed"], "\(result.stdout)")
         #expect(lines.first?["source"] as? String == "stale", "\(result.stdout)")
         let path = try #require(lines.first?["path"] as? String)
         let body = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
         #expect(body == Self.png, "the path reported still holds the image (\(body.count) bytes)")
+        #expect(server.requestCount("/swr-late.png") == 2, "the refresh asked once")
+    }
+
+    /// The first whole JSON line `run` prints for `url`; nil when it exits first or after 60 s (a hang).
+    static func firstLine(of url: String, in run: SpawnedProcess) async -> [String: Any]? {
+        let deadline = Date(timeIntervalSinceNow: 60)
+        repeat {
+            let whole = run.stdoutSoFar.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            for line in whole {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+                if object["url"] as? String == url { return object }
+            }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        } while run.isRunning && Date() < deadline
+        return nil
     }
 
     /// Sleeps until the wall clock (what an HTTP age is counted on) reads `seconds` since 1970.

@@ -64,6 +64,13 @@ import TestSupport
         #expect(FetchError(.cancelled, url: url).description == "https://a:***@example.com/x.png: cancelled")
         #expect(FetchError(.http, url: url, status: 429).message == "HTTP 429 Too Many Requests")
         #expect(FetchError(.http, url: url, status: 599).message == "HTTP 599 Server Error")
+        // Every status RFC 9110 §15 defines has its own phrase; its class ("Redirection") was shown for 300, 413, 416 …
+        #expect(FetchError(.http, url: url, status: 300).message == "HTTP 300 Multiple Choices")
+        #expect(FetchError(.http, url: url, status: 413).message == "HTTP 413 Content Too Large")
+        #expect(FetchError(.http, url: url, status: 451).message == "HTTP 451 Unavailable For Legal Reasons")
+        let defined = [201, 202, 205, 300, 305, 402, 406, 407, 409, 411, 412, 413, 414, 415, 416, 417, 421, 422, 426, 505]
+        let generic = ["Success", "Redirection", "Client Error", "Server Error"]
+        #expect(defined.filter { generic.contains(HTTPStatus.reason($0)) } == [], "statuses shown by their class only")
         #expect(FetchError(.dns, url: url, curlCode: 6, curlMessage: "Could not resolve host: example.com").message
                 == "could not resolve host: example.com", "said once, not twice")
         #expect(FetchError(.dns, url: url, curlCode: 6, curlMessage: "Name lookup failed").message

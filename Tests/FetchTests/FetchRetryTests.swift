@@ -308,6 +308,25 @@ import TestSupport
         }
     }
 
+    /// The delays a fetch sleeps before each retry when the configuration gives a negative or
+    /// NaN delay: none at all, whatever the attempt, with or without a server's `Retry-After`
+    /// (the delay is the cap then). Asserted on the values, not on a fetch's duration, which a
+    /// loaded machine stretches.
+    @Test func aNegativeOrNaNDelayIsNoWait() {
+        let busy = FetchError(.http, url: "http://x/", status: 503,
+                              headers: HTTPHeaders(parsing: Array("HTTP/1.1 503 Busy\r\nRetry-After: 5\r\n\r\n".utf8)))
+        #expect(busy.retryAfter == 5)
+        for delay in [-1, -Double.infinity, Double.nan] {
+            let policy = RetryPolicy(retries: 3, baseDelay: delay, maxDelay: delay)
+            for attempt in 1...6 {
+                for error in [FetchError(.http, url: "http://x/", status: 503), busy] {
+                    let waits = (0..<50).map { _ in policy.delay(after: attempt, error: error) }
+                    #expect(waits.allSatisfy { $0 == 0 }, "delay \(delay), attempt \(attempt): \(Set(waits))")
+                }
+            }
+        }
+    }
+
     @Test func retryAfterAcceptsSecondsAndHTTPDates() {
         #expect(RetryPolicy.retryAfterSeconds("2") == 2)
         #expect(RetryPolicy.retryAfterSeconds(" 0 ") == 0)

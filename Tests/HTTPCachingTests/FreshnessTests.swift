@@ -58,6 +58,21 @@ import Testing
         #expect(override.isFresh(meta([("Cache-Control", "no-cache, max-age=0")]), now: 1_000_100))
     }
 
+    /// `--max-age` may shorten a remembered error's life, never lengthen it:
+    /// an error is never served stale by the server's own lifetime (SPEC §5).
+    @Test func maxAgeNeverLengthensARememberedError() {
+        let error = CacheMetadata(url: "https://x.test/a", status: 404, requestTime: 1_000_000, responseTime: 1_000_000,
+                                  headers: [CacheMetadata.Header("Cache-Control", "max-age=60")], hasBody: false)
+        let long = Freshness(defaultTTL: 0, maxAgeOverride: 3600)
+        #expect(long.isFresh(error, now: 1_000_030), "inside the server's 60 s")
+        #expect(!long.isFresh(error, now: 1_000_120), "past the server's 60 s, though inside --max-age")
+        #expect(long.lifetime(error).seconds == 60)
+        #expect(!Freshness(defaultTTL: 0, maxAgeOverride: 10).isFresh(error, now: 1_000_020), "shortened")
+        #expect(!Freshness(defaultTTL: 0, maxAgeOverride: 0).isFresh(error, now: 1_000_000))
+        let body = meta([("Cache-Control", "max-age=60")])
+        #expect(long.isFresh(body, now: 1_000_120), "a stored body: --max-age still overrides the server")
+    }
+
     @Test func cacheControlSyntax() {
         #expect(CacheControl(["max-age = 60"]).maxAge == 60, "optional whitespace around the value")
         #expect(CacheControl(["max-age=99999999999999999999999"]).maxAge == Int.max, "too large: clamped, not invalid")

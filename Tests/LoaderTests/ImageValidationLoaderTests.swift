@@ -32,6 +32,19 @@ import Testing
         #expect(try h.entry("/not-an-image.html") != nil)
     }
 
+    /// No body at all says so: "in no supported image format" read as a body that came.
+    @Test func anEmptyBodyIsNotAnImageThatSaysItIsEmpty() async throws {
+        let h = try LoaderHarness()
+        h.server.route("/empty.png", .ok([]))
+        h.server.route("/204.png", .status(204))
+        h.server.route("/text.png", .ok(Array("hello".utf8), contentType: "text/plain"))
+        #expect(await h.load("/empty.png").error?.message == "not an image: the body is empty; the server labelled it image/png")
+        #expect(await h.load("/204.png").error?.message == "not an image: the body is empty")
+        #expect(await h.load("/text.png").error?.message
+                == "not an image: the body is in no supported image format; the server labelled it text/plain")
+        #expect(try h.entry("/empty.png") == nil && h.temporaryFiles.isEmpty)
+    }
+
     @Test func aTruncatedPNGServedWithAMatchingLengthIsNotAnImage() async throws {
         let h = try LoaderHarness()
         h.server.serveDirectory(Paths.fixtures)

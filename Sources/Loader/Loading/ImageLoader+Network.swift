@@ -314,8 +314,9 @@ extension ImageLoader {
         case .notAnImage:
             // The server's label is quoted as the claim the bytes refute, never as proof.
             let label = ContentTypeLabel.of(response.headers["Content-Type"]).map { "; the server labelled it \($0)" } ?? ""
-            return .failure(LoadError(kind: .notAnImage,
-                                      message: "not an image: the body is in no supported image format\(label)",
+            // No bytes at all (a 204, an empty 200) is said as such: "no supported format" reads as a body that came.
+            let what = writer.bytesWritten == 0 ? "the body is empty" : "the body is in no supported image format"
+            return .failure(LoadError(kind: .notAnImage, message: "not an image: \(what)\(label)",
                                       status: response.status,
                                       attempts: response.attempts, effectiveURL: response.failedAt))
         case .broken(_, let problem):

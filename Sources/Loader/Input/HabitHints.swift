@@ -1,3 +1,5 @@
+import ImageFormats
+
 /// One-line answers for the options curl, wget and aria2c users type by
 /// habit (docs/habits.md, "asyncfetch for curl and wget users"): the equivalent
 /// option, "always on", or "not supported, because …". Without them such an
@@ -5,8 +7,9 @@
 /// spelling (`--fail` → `--any`, `--user` → `--json`), which is wrong.
 ///
 /// Only names that are not asyncfetch options are here; a hinted option is a
-/// usage error (exit 2) whose message is the answer.
-enum HabitHints {
+/// usage error (exit 2) whose message is the answer. Pure data and text:
+/// the tool's parser asks (`answer(for:)`), and says what it is told.
+public enum HabitHints {
     static let answers: [String: String] = {
         var table: [String: String] = [:]
         for (names, answer) in rows {
@@ -16,7 +19,7 @@ enum HabitHints {
     }()
 
     /// The answer for an option name as typed (`-k`, `--max-time`), if it is a habit.
-    static func answer(for name: String) -> String? {
+    public static func answer(for name: String) -> String? {
         guard let answer = answers[name] else { return nil }
         return "\(name): \(answer)"
     }
@@ -102,10 +105,27 @@ enum HabitHints {
 
 extension HabitHints {
     /// wget's `-o LOGFILE` (a log of the run), typed as asyncfetch's `-o FILE`
-    /// (curl's: the body): a name that ends in `.log`. The run goes on as
-    /// asked (the body goes there); this says how to get the log instead.
-    static func logFile(output: String?) -> String? {
-        guard let output, output.lowercased().hasSuffix(".log") else { return nil }
+    /// (curl's: the body): a file whose name says it is a log (`logName`).
+    /// The run goes on as asked (the body goes there); this says how to get
+    /// the log instead.
+    public static func logFile(output: String?) -> String? {
+        guard let output, logName(output) else { return nil }
         return "wget's -o LOGFILE, a log of the run, is a redirection here: > \(output) 2>&1"
     }
+
+    /// Whether the last name of `path` says it is a log: `log`, `logs` or
+    /// `logfile` one of the words it is made of, split at `.`, `-` and `_`
+    /// (`run.log`, `run.log.1`, `log.txt`, wget's own `wget-log`; not
+    /// `catalog.txt` or `blog`), and it does not end as an image's name
+    /// (`log.png` is a picture of one).
+    static func logName(_ path: String) -> Bool {
+        let name = path.split(separator: "/").last.map { $0.lowercased() } ?? ""
+        let words = name.split { $0 == "." || $0 == "-" || $0 == "_" }
+        guard words.contains(where: { $0 == "log" || $0 == "logs" || $0 == "logfile" }) else { return false }
+        guard let dot = name.lastIndex(of: ".") else { return true }
+        return !imageExtensions.contains(String(name[name.index(after: dot)...]))
+    }
+
+    /// The endings of image file names (`ImageFormat`'s, and their other spellings).
+    static let imageExtensions = Set(ImageFormat.all.flatMap { [$0.fileExtension, $0.name] } + ["jpe", "tif", "heic"])
 }
