@@ -82,12 +82,10 @@ public final class InputLines: AsyncSequence, Sendable {
             problem = nil
         }
         isRegularFile = fd >= 0 && (info.st_mode & S_IFMT) == S_IFREG
-        if let problem {
-            if closeWhenDone && fd >= 0 { close(fd) }
-            close(wakeRead)
-            close(wakeWrite)
-            throw LoadError.unreadableList(path, problem)
-        }
+        // Every property is set: a throw from here on runs `deinit`, which closes the descriptors,
+        // once. Closed here as well, they were closed twice: whatever another thread had opened
+        // under one of their numbers in between was closed under it.
+        if let problem { throw LoadError.unreadableList(path, problem) }
         try startDetachedThread(name: "input-reader") { [self] in readLoop() }
     }
 
@@ -96,9 +94,10 @@ public final class InputLines: AsyncSequence, Sendable {
     static let closedStdin = "standard input is closed or not open for reading"
 
     /// Both threads hold `self`, so the descriptors are closed only once
-    /// neither uses them any more.
+    /// neither uses them any more; also after `init` threw (a list that
+    /// cannot be read, no thread for it), and only here.
     deinit {
-        if closeWhenDone { close(fd) }
+        if closeWhenDone && fd >= 0 { close(fd) }
         close(wakeRead)
         close(wakeWrite)
     }
