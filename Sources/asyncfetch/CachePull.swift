@@ -11,7 +11,8 @@ extension CacheCommand {
             discussion: """
                 Each object is checked (key, URL, length, XXH3-128) before it is stored. URLs already \
                 cached locally are left alone. Exit status: 0 when every URL is now cached locally, \
-                1 when some are not (not in the remote tier, or it failed), 2 usage error.
+                1 when some are not (not in the remote tier, or it failed), 2 usage error (an -i \
+                list that cannot be read to its end included).
                 """)
         @OptionGroup var cache: CacheOptions
         @OptionGroup var remote: RemoteOptions
@@ -38,7 +39,11 @@ extension CacheCommand {
             let store = try cache.openStore(writable: true)
             let pull = ReportedPull(location: location, verbose: verbose) { Console.error($0) }
             let list = URLList(arguments: urls, inputs: try UnreadableInputs.open(input), shard: shard)
-            if await pull.run(list, into: store, jobs: jobs, output: { print($0) }) == .notAllCached { throw ExitCode(1) }
+            switch await pull.run(list, into: store, jobs: jobs, output: { print($0) }) {
+            case .allCached: return
+            case .notAllCached: throw ExitCode(1)
+            case .unreadableLists(let errors): throw UnreadableInputs(errors: errors)
+            }
         }
     }
 }

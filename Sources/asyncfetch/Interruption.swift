@@ -29,8 +29,10 @@ final class Interruption: Sendable {
     }
 
     private let state = Locked(State())
-    /// Whether standard output carries a body (`-o -`), not the report.
-    private let bodyOnStandardOutput: Bool
+    /// The outputs a report nobody reads may hold up: standard error only
+    /// when standard output carries a body (`-o -`), whose copy ends when
+    /// the run is cancelled (`ImageLoader.copy`), however full its pipe.
+    private let reportOutputs: [(fd: Int32, name: String)]
 
     /// The first signal received, if any.
     var signal: Int32? { state.withLock { $0.first } }
@@ -39,7 +41,7 @@ final class Interruption: Sendable {
     /// A signal that came before is the first one, taken here: the run is
     /// interrupted before it begins, whenever the thread would have read it.
     init(bodyOnStandardOutput: Bool) throws {
-        self.bodyOnStandardOutput = bodyOnStandardOutput
+        reportOutputs = (bodyOnStandardOutput ? [] : [(1, "output")]) + [(2, "error")]
         guard let pipe = SelfPipe() else {
             throw RuntimeFailure("cannot set up signal handling: pipe: \(String(cString: strerror(errno)))")
         }
@@ -93,10 +95,8 @@ final class Interruption: Sendable {
             // terminal stopped with Ctrl-S) would hold the run for the whole
             // grace: the exit is due within a second (SPEC §6).
             usleep(useconds_t(Defaults.blockedOutputLook * 1_000_000))
-            if let blocked = Self.blockedOutputs(waiting: Defaults.blockedOutputWait).first {
-                let what = blocked == "output" && bodyOnStandardOutput
-                    ? "the body on standard output (nobody reads it)" : "its report (nobody reads standard \(blocked))"
-                exitNow(signo, reason: "the interrupted run cannot write \(what): exiting")
+            if let blocked = blockedOutputs(waiting: Defaults.blockedOutputWait).first {
+                exitNow(signo, reason: "the interrupted run cannot write its report (nobody reads standard \(blocked)): exiting")
             }
             let rest = Defaults.interruptGrace - Defaults.blockedOutputLook - Defaults.blockedOutputWait
             usleep(useconds_t(max(0, rest) * 1_000_000))
@@ -105,13 +105,14 @@ final class Interruption: Sendable {
         if started == nil { exitNow(signo, reason: "cannot wait for the interrupted run: exiting") }
     }
 
-    /// "output" and/or "error" when that descriptor has had no room for a
-    /// write for `seconds` (a write to it would block); empty when both take
-    /// writes, or refuse them at once (a closed pipe, a bad descriptor).
-    private static func blockedOutputs(waiting seconds: Double) -> [String] {
+    /// "output" and/or "error" (of `reportOutputs`) when that descriptor has
+    /// had no room for a write for `seconds` (a write to it would block);
+    /// empty when all take writes, or refuse them at once (a closed pipe, a
+    /// bad descriptor).
+    private func blockedOutputs(waiting seconds: Double) -> [String] {
         let deadline = monotonicSeconds() + seconds
         var blocked: [String] = []
-        for (fd, name) in [(Int32(1), "output"), (Int32(2), "error")] {
+        for (fd, name) in reportOutputs {
             var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             var ready: Int32
             repeat {
@@ -127,7 +128,7 @@ final class Interruption: Sendable {
     /// reporter writes the lines already decided), and the message, each only
     /// when its output has room: a write to a full pipe would never end.
     private func exitNow(_ signo: Int32, reason: String) -> Never {
-        let blocked = Self.blockedOutputs(waiting: 0)
+        let blocked = blockedOutputs(waiting: 0)
         if blocked.isEmpty { state.withLock { $0.onSecond }?() }
         if !blocked.contains("error") { Console.error("asyncfetch: \(reason)") }
         _exit(128 + signo)

@@ -26,3 +26,32 @@ struct FullPipe {
         self.filled = filled
     }
 }
+
+extension FullPipe {
+    /// Bytes waiting in the FIFO (`FIONREAD`).
+    var queued: Int {
+        var count: Int32 = 0
+        return ioctl(reader, UInt(FIONREAD), &count) == 0 ? Int(count) : 0
+    }
+
+    /// Reads `room` bytes of the filling out, then waits (up to `seconds`)
+    /// until the writer has filled the pipe again: a writer with more than
+    /// `room` bytes to write is then held up by the full pipe. False when it
+    /// did not fill it in time.
+    func makeRoomAndWaitUntilRefilled(_ room: Int = 8192, seconds: Double = 20) async throws -> Bool {
+        var scratch = [UInt8](repeating: 0, count: room)
+        let taken = scratch.withUnsafeMutableBytes { read(reader, $0.baseAddress, room) }
+        try #require(taken == room)
+        let deadline = monotonicNow() + seconds
+        while queued < filled && monotonicNow() < deadline {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return queued >= filled
+    }
+
+    private func monotonicNow() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}

@@ -245,15 +245,16 @@ import TestSupport
     }
 
     /// An endless list into `| head -n 1`: the run must stop when it can no
-    /// longer write (it would read forever otherwise).
+    /// longer write (it would read forever otherwise). That it stopped is the
+    /// pipeline's end with the run's SIGPIPE status (a run that read on would
+    /// keep the pipeline going until the time limit, which throws); no duration
+    /// is asserted, which a loaded machine stretches.
     @Test func aClosedOutputPipeStopsTheRun() async throws {
         let list = "seq 1 1000000000 | sed 's#^#http://127.0.0.1:9/#; s#$#.png#'"
         let command = "\(list) | \(CLI.shellQuote(CLI.binary)) --offline --input - | head -n 1; echo \"status ${PIPESTATUS[2]}\" >&2"
-        let started = Date()
         let result = try await runProcessOffPool("/bin/bash", ["-c", command], environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
         #expect(result.stdout == "empty    http://127.0.0.1:9/1.png  not cached\n")
         #expect(result.stderr.contains("status 141"), "\(result.stderr)")
-        #expect(Date().timeIntervalSince(started) < 10)
     }
 
     /// `-v` host notes go to stderr from the reporter's writer, never from the

@@ -188,6 +188,19 @@ import TestSupport
         #expect(!missing.stderr.contains("could not be read"), "\(missing.stderr)")
     }
 
+    /// An `-i` list that fails part way (`/proc/self/mem` opens, and its
+    /// first read fails: EIO) is unreadable, as for a run: the summary,
+    /// then the reason, exit 2. It exited 0 with "0 pulled, 0 already cached,
+    /// 0 not pulled", as if the list had been read.
+    @Test func pullOfAListThatFailsPartWayIsAnUnreadableList() throws {
+        let empty = try Store()
+        let result = try CLI().run(["cache", "pull", "--remote-cache", empty.url, "-i", "/proc/self/mem"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == "0 pulled, 0 already cached, 0 not pulled (remote cache: 0 misses, 0 errors)\n"
+                + "asyncfetch: cannot read -i /proc/self/mem: Input/output error\n", "\(result.stderr)")
+    }
+
     /// A session token with a line break (a secret file's trailing newline)
     /// could never be sent: the run is refused at start-up, as without keys,
     /// with one message naming the variable, and nothing is requested.

@@ -161,45 +161,105 @@ import TestSupport
         #expect(server.requestCount("/stall.png") <= 4, "no new transfer started")
     }
 
-    /// `-o -` into a pipe nobody reads, then Ctrl-C: the run exits within a second and says
-    /// that the body cannot be written. Before, it said "cannot write its report": with `-o -`
-    /// the report is on stderr, which takes it; the body is what is stuck.
-    @Test func sigintWithTheBodyOnAFullStdoutNamesTheBody() async throws {
+    /// A body larger than a pipe (not an image: `--any` keeps it), for the `-o` tests below.
+    func routeBigBody() -> String {
         var big = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
-        big.generatedBodyLength = 300_000   // bytes, not an image: --any keeps them
+        big.generatedBodyLength = 300_000
         server.route("/big.png", big)
+        return server.url("/big.png")
+    }
+
+    /// The run says `url` ended `cancelled` (on stdout, or on stderr with `-o -`) and gives
+    /// the summary on stderr (SPEC §6).
+    static func expectCancelledAndSummarised(_ url: String, _ result: ProcessResult, reportOnStderr: Bool = false) {
+        let lines = (reportOnStderr ? result.stderr : result.stdout).split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("failure  \(url)  cancelled") }.count == 1, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stderr.contains("asyncfetch: interrupted by SIGINT: 1 URL: 0 success, 1 failure, 0 empty"),
+                "\(result.stderr)")
+    }
+
+    /// `-o -` into a pipe nobody reads, then Ctrl-C: the body's copy, held up by the full
+    /// pipe, ends as the run is cancelled; the URL is reported `cancelled` and the summary
+    /// follows (on stderr, where `-o -` puts the report), exit 130 within a second. Before,
+    /// the copy waited in write(2) for good and the run was ended by the blocked-output
+    /// check, with neither line.
+    @Test func sigintWithTheBodyOnAFullStdoutReportsItCancelled() async throws {
+        let url = routeBigBody()
         let fifo = cli.cache.path + "/stdout"
         let pipe = try FullPipe(at: fifo)
         defer { close(pipe.reader) }
         let child = try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" >\"$f\"", "sh", fifo, CLI.binary,
-                                                 "--any", "-o", "-", server.url("/big.png")],
+                                                 "--any", "-o", "-", url],
                                      environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
-        // Until one of its threads is in write(1, …).
+        #expect(try await pipe.makeRoomAndWaitUntilRefilled(), "the body's copy began and waits for room")
+        let result = try await interruptWithinASecond(child, SIGINT)
+        Self.expectCancelledAndSummarised(url, result, reportOnStderr: true)
+    }
+
+    /// `-o FIFO` whose reader stopped reading, then Ctrl-C: as with `-o -` above. Before,
+    /// nothing looked at the FIFO: the run waited out the 3 s grace.
+    @Test func sigintWithTheBodyInAFIFONobodyReadsReportsItCancelled() async throws {
+        let url = routeBigBody()
+        let fifo = cli.cache.path + "/body"
+        let pipe = try FullPipe(at: fifo)
+        defer { close(pipe.reader) }
+        let child = try startProcess(CLI.binary, ["--any", "-o", fifo, url],
+                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        #expect(try await pipe.makeRoomAndWaitUntilRefilled(), "the body's copy began and waits for room")
+        let result = try await interruptWithinASecond(child, SIGINT)
+        Self.expectCancelledAndSummarised(url, result)
+    }
+
+    /// `-o FIFO` that no reader opens, then Ctrl-C once the body is in the cache: the wait
+    /// for a reader ends as the run is cancelled. Before, open(2) waited for good and the
+    /// run waited out the 3 s grace.
+    @Test func sigintWithTheBodyForAFIFONobodyOpensReportsItCancelled() async throws {
+        let url = routeBigBody()
+        let fifo = cli.cache.path + "/body"
+        let (child, _) = try await startDeliveringToANewFIFO(fifo, url)
+        let result = try await interruptWithinASecond(child, SIGINT)
+        Self.expectCancelledAndSummarised(url, result)
+    }
+
+    /// Makes `fifo`, starts `asyncfetch --any -o FIFO URL` and waits until the body is in the
+    /// cache (stored before it is delivered: from then on the run delivers it, or is about to);
+    /// returns the child and the entry's path.
+    func startDeliveringToANewFIFO(_ fifo: String, _ url: String) async throws -> (SpawnedProcess, String) {
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let child = try startProcess(CLI.binary, ["--any", "-o", fifo, url],
+                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        let entry = cli.cacheDir + "/" + (try CacheE2E.key(url))
         let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline && !Self.writesToStdout(child.pid) {
+        while Date() < deadline && !FileManager.default.fileExists(atPath: entry) {
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        #expect(Self.writesToStdout(child.pid), "the body's copy is blocked on standard output")
-        let result = try await interruptWithinASecond(child, SIGINT)
-        #expect(result.stderr.contains("asyncfetch: the interrupted run cannot write the body on standard output "
-                                       + "(nobody reads it): exiting"), "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: entry), "the body is in the cache")
+        return (child, entry)
     }
 
-    /// Whether a thread of `pid` is blocked in a write to descriptor 1.
-    static func writesToStdout(_ pid: pid_t) -> Bool {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.contains { task in
-            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)) ?? ""
-            return text.hasPrefix("\(Self.writeSyscall) 0x1 ")
+    /// `-o FIFO` whose reader comes late and reads slowly gets the whole body: the copy
+    /// waits for a reader to open it, then for room, as a blocking open and write would.
+    @Test func aFIFOReaderThatComesLateGetsTheWholeBody() async throws {
+        let url = routeBigBody()
+        let fifo = cli.cache.path + "/body"
+        let (child, entry) = try await startDeliveringToANewFIFO(fifo, url)
+        let body = try await offPool { () -> [UInt8] in
+            let reader = open(fifo, O_RDONLY)
+            defer { close(reader) }
+            var body: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                body += chunk[0..<n]
+            }
+            return body
         }
+        let result = try await child.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(body == Array(FileManager.default.contents(atPath: entry) ?? Data()), "\(body.count) bytes")
+        #expect(body.count == 300_000)
     }
-
-    /// write(2)'s number in /proc/PID/syscall.
-    #if arch(arm64)
-    static let writeSyscall = 64
-    #else
-    static let writeSyscall = 1
-    #endif
 
     /// A run still busy after the first Ctrl-C (here: reporting half a
     /// million unread lines of a list as cancelled) ends at the second one,

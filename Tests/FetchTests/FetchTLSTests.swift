@@ -362,8 +362,18 @@ import TestSupport
     /// reason given, as failures of that kind, not as cancelled; so does a
     /// plain http attempt whose request is sent and not answered. An attempt
     /// whose answer has begun goes on.
+    /// Ordered by events, not by a 0.4 s sleep a loaded machine can outlast (an
+    /// attempt not yet on its loop, or an answer not yet begun, decided the verdict):
+    /// the unanswered fetches are started synchronously (each is on its loop's queue
+    /// before the end is asked for, and a loop takes its messages in order), the kernel
+    /// shows a TLS hello and the plain request waiting at the two holes (`/proc/net/tcp`),
+    /// and the answered fetch (an awaited `fetch`, whose transfer the end looks at) has
+    /// body bytes counted. That the end came "at once" is the
+    /// reason in each error: a connect timeout (6 s) or the transfer timeout (8 s)
+    /// would not carry it.
     @Test func endingAHostsUnansweredAttemptsFailsThemAtOnceWithTheReason() async throws {
         let hole = try FullBacklogListener(fillBacklog: false)
+        let plainHole = try FullBacklogListener(fillBacklog: false)
         let slow = try ScriptedServer()
         // The status line and headers at once, the body over about 1.2 s.
         slow.route("/img", ScriptedResponse.ok(Array("slow".utf8), contentType: "text/plain").trickled(chunk: 1, interval: 0.3))
@@ -371,37 +381,112 @@ import TestSupport
         config.retries = 0
         config.connectTimeout = 6
         config.timeout = 8
+        let progress = TransferProgress()   // counts the slow answer's body bytes, the only body here
+        config.progress = progress
         let client = FetchClient(configuration: config)
-        let port = hole.port
-        let probe = PoolLagProbe()   // a busy machine answers late: the bound adds the pool's worst lag
-        defer { probe.stop() }
-        let started = Date()
+        let port = hole.port, plainPort = plainHole.port
         async let answered = Self.fetch(client, slow.url("/img"))
-        async let sent = Self.fetch(client, "http://127.0.0.1:\(port)/sent.png")   // accepted by the kernel, never read
-        async let ended = withTaskGroup(of: Result<Int, FetchError>.self) { group in
-            for n in 0..<3 {
-                group.addTask { await Self.fetch(client, "https://127.0.0.1:\(port)/\(n).png") }
-            }
-            var results: [Result<Int, FetchError>] = []
-            for await result in group { results.append(result) }
-            return results
-        }
-        try await Task.sleep(nanoseconds: 400_000_000)
+        let sent = Self.started(client, "http://127.0.0.1:\(plainPort)/sent.png")   // accepted by the kernel, never read
+        let ended = (0..<3).map { Self.started(client, "https://127.0.0.1:\(port)/\($0).png") }
+        #expect(await Self.waitForConnections(withData: 1, toPort: plainPort), "the plain request never reached the kernel")
+        #expect(await Self.waitForConnections(withData: 1, toPort: port), "no TLS hello reached the kernel")
+        let deadline = monotonicSeconds() + 60   // ends a hang only
+        while progress.receivedBytes == 0 && monotonicSeconds() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(progress.receivedBytes > 0, "the slow answer never began")
         let reason = "host 127.0.0.1:\(port) was given up on"
         client.endUnansweredAttempts(toHostOf: "HTTPS://127.0.0.1:\(port)", failing: .timeout, detail: reason)
-        client.endUnansweredAttempts(toHostOf: "http://127.0.0.1:\(port)/", failing: .timeout, detail: "plain " + reason)
+        client.endUnansweredAttempts(toHostOf: "http://127.0.0.1:\(plainPort)/", failing: .timeout, detail: "plain " + reason)
         client.endUnansweredAttempts(toHostOf: slow.baseURL, failing: .connect, detail: "not this one")
-        let errors = await ended.compactMap { if case .failure(let error) = $0 { error } else { nil } }
-        let elapsed = Date().timeIntervalSince(started)
+        var errors: [FetchError] = []
+        for fetch in ended {
+            if case .failure(let error) = await fetch.value { errors.append(error) }
+        }
         #expect(errors.count == 3 && errors.allSatisfy { $0.kind == .timeout && $0.message.contains(reason) },
                 "\(errors.map(\.message))")
-        #expect(elapsed < 3 + probe.worstLag, "the ended attempts took \(elapsed) s (connect timeout 6 s, pool lag \(probe.worstLag) s)")
-        switch await sent {
+        switch await sent.value {
         case .failure(let error): #expect(error.kind == .timeout && error.message.contains("plain " + reason), "\(error.message)")
         case .success(let status): Issue.record("a request nobody read was answered \(status)")
         }
-        #expect(Date().timeIntervalSince(started) < 3 + probe.worstLag, "the sent request was not ended (timeout 8 s)")
         #expect(try await answered.get() == 200)
-        withExtendedLifetime(hole) {}
+        withExtendedLifetime((hole, plainHole)) {}
+    }
+
+    /// A fetch started with `FetchClient.start`, so that it is on its loop's
+    /// queue when this returns; `value` gives its outcome.
+    static func started(_ client: FetchClient, _ url: String) -> StartedFetch {
+        let fetch = StartedFetch()
+        do {
+            let temp = try TempDirectory()
+            let sink = try FileSink(path: temp.file("body"))
+            client.start(FetchRequest(url: url), into: sink, handle: FetchHandle()) { result in
+                withExtendedLifetime(temp) {}
+                fetch.finish(result.map(\.status))
+            }
+        } catch {
+            fetch.finish(.failure(FetchError(.io, url: url, detail: "\(error)")))
+        }
+        return fetch
+    }
+
+    /// `/proc/net/tcp`, read to its end (a proc file says it is empty: read until a read gives nothing).
+    static func procNetTCP() -> String {
+        let fd = open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether the kernel comes to hold `count` connections to `port` on 127.0.0.1 that
+    /// nobody accepted and whose client has sent bytes (a TLS hello, a request), within
+    /// 60 s (the bound ends a hang only): `/proc/net/tcp`'s established sockets of that
+    /// local port with a receive queue.
+    static func waitForConnections(withData count: Int, toPort port: Int) async -> Bool {
+        let local = String(format: "0100007F:%04X", port)
+        let deadline = monotonicSeconds() + 60
+        while monotonicSeconds() < deadline {
+            let table = Self.procNetTCP()
+            let waiting = table.split(separator: "\n").dropFirst().filter { row in
+                let fields = row.split(separator: " ")
+                guard fields.count > 4, fields[1] == local, fields[3] == "01" else { return false }
+                let queues = fields[4].split(separator: ":")
+                return queues.count == 2 && (Int(queues[1], radix: 16) ?? 0) > 0
+            }
+            if waiting.count >= count { return true }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return false
+    }
+}
+
+/// The outcome of a fetch `FetchTLSTests.started` started, awaited once it comes.
+final class StartedFetch: Sendable {
+    private let state = Locked<(outcome: Result<Int, FetchError>?, waiter: CheckedContinuation<Result<Int, FetchError>, Never>?)>((nil, nil))
+
+    func finish(_ outcome: Result<Int, FetchError>) {
+        let waiter = state.withLock { state in
+            state.outcome = outcome
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: outcome)
+    }
+
+    var value: Result<Int, FetchError> {
+        get async {
+            await withCheckedContinuation { continuation in
+                let done = state.withLock { state in
+                    if state.outcome == nil { state.waiter = continuation }
+                    return state.outcome
+                }
+                if let done { continuation.resume(returning: done) }
+            }
+        }
     }
 }

@@ -21,6 +21,15 @@ import TestSupport
         func err(_ line: String) { lines.withLock { $0.error.append(line) } }
     }
 
+    /// The outcome's case, by name (`LoadError`s are not `Equatable`).
+    static func name(_ outcome: ReportedPull.Outcome) -> String {
+        switch outcome {
+        case .allCached: "allCached"
+        case .notAllCached: "notAllCached"
+        case .unreadableLists: "unreadableLists"
+        }
+    }
+
     /// Stores a small body as `url`'s entry in `store`, as the loader would.
     static func put(_ url: String, in store: DiskCacheStore) throws {
         let key = try CacheKey(url: url)
@@ -53,7 +62,7 @@ import TestSupport
         // One at a time: the lines come in the list's order.
         let outcome = await pull.run(URLList(arguments: urls + ["not a url"], inputs: []), into: store, jobs: 1,
                                      output: { lines.out($0) })
-        #expect(outcome == .notAllCached)
+        #expect(Self.name(outcome) == "notAllCached")
         #expect(lines.output == ["pulled   \(urls[0])", "pulled   \(urls[1])"])
         #expect(lines.error == ["asyncfetch: \(urls[3]): not in the remote cache",
                                 "asyncfetch: not a url: invalid URL",
@@ -63,8 +72,8 @@ import TestSupport
         // Every URL asked is now here: nothing on stdout, the tier not asked.
         let again = Lines()
         let second = ReportedPull(location: location, verbose: false) { again.err($0) }
-        #expect(await second.run(URLList(arguments: Array(urls[0..<3]), inputs: []), into: store, jobs: 2,
-                                 output: { again.out($0) }) == .allCached)
+        let all = await second.run(URLList(arguments: Array(urls[0..<3]), inputs: []), into: store, jobs: 2, output: { again.out($0) })
+        #expect(Self.name(all) == "allCached")
         #expect(again.output.isEmpty)
         #expect(again.error == ["0 pulled, 3 already cached, 0 not pulled (remote cache: 0 misses, 0 errors)"])
     }
@@ -80,8 +89,8 @@ import TestSupport
         for verbose in [false, true] {
             let lines = Lines()
             let pull = ReportedPull(location: location, verbose: verbose) { lines.err($0) }
-            #expect(await pull.run(URLList(arguments: [url], inputs: []), into: store, jobs: 1,
-                                   output: { lines.out($0) }) == .notAllCached)
+            let outcome = await pull.run(URLList(arguments: [url], inputs: []), into: store, jobs: 1, output: { lines.out($0) })
+            #expect(Self.name(outcome) == "notAllCached")
             #expect(lines.output.isEmpty)
             let error = lines.error
             #expect(error.count == 3, "\(error)")
@@ -93,5 +102,31 @@ import TestSupport
             #expect(error[1] == "asyncfetch: \(url): not pulled: the remote cache could not be read" + hint)
             #expect(error[2] == "0 pulled, 0 already cached, 1 not pulled (remote cache: 0 misses, 1 errors)")
         }
+    }
+
+    /// A list that fails part way is as unreadable as one that cannot be
+    /// opened, as for a run (`ReportedRun`): the URLs before it are pulled
+    /// and reported, the summary is out, and the outcome names the list,
+    /// whatever the other URLs did. Before, the pull ended 0 ("0 pulled, 0
+    /// already cached, 0 not pulled") on a list it never read.
+    @Test func aListThatFailsPartWayIsTheOutcome() async throws {
+        let location = try RemoteLocation.parse("http://127.0.0.1:9/cache/", environment: [:])
+        let temp = try TempDirectory(prefix: "asyncfetch-pull")
+        let store = try DiskCacheStore(directory: temp.file("cache"))
+        let url = "http://origin.test/a.png"
+        try Self.put(url, in: store)
+        let lines = Lines()
+        let pull = ReportedPull(location: location, verbose: false) { lines.err($0) }
+        // `/proc/self/mem` opens, but a read at offset 0 fails (EIO): a list that stops early.
+        let list = URLList(arguments: [url], inputs: [try InputLines(path: "/proc/self/mem")])
+        let outcome = await pull.run(list, into: store, jobs: 1, output: { lines.out($0) })
+        guard case .unreadableLists(let errors) = outcome else {
+            Issue.record("the list is the outcome: \(Self.name(outcome))")
+            return
+        }
+        #expect(errors.map(\.message) == ["cannot read --input /proc/self/mem: Input/output error"])
+        #expect(errors.first?.kind == .io && errors.first?.path == "/proc/self/mem")
+        #expect(lines.output.isEmpty)
+        #expect(lines.error == ["0 pulled, 1 already cached, 0 not pulled (remote cache: 0 misses, 0 errors)"])
     }
 }

@@ -21,6 +21,23 @@ import Testing
         #expect(h.server.requests("/v.png").first?.header("If-None-Match") == nil)
     }
 
+    /// A 304 that says `no-store` is not stored: the entry keeps its old,
+    /// stale record, and the next load asks again. Its headers were merged,
+    /// and a record left with no `max-age` fell to the default lifetime:
+    /// the next 7 days were cache hits of a resource the server said not to store.
+    @Test func aNoStore304IsNotMergedAndTheNextLoadAsksAgain() async throws {
+        let h = try LoaderHarness()
+        h.server.revalidating("/ns.png", headers: [("Cache-Control", "max-age=0")],
+                              notModified: [("Cache-Control", "no-store")])
+        #expect(await h.load("/ns.png").source == .network)
+        let before = try #require(try h.entry("/ns.png"))
+        #expect(await h.load("/ns.png").source == .revalidated)
+        #expect(await h.load("/ns.png").source == .revalidated, "asked again, not a fresh hit")
+        #expect(h.server.conditionalRequests("/ns.png") == 2)
+        let after = try #require(try h.entry("/ns.png"))
+        #expect(after.metadata.header("Cache-Control") == "max-age=0" && after.metadata.responseTime == before.metadata.responseTime)
+    }
+
     /// A batch makes its revalidations' conditional requests as it reads
     /// the list (`prepareRevalidation`), not on the transfer loop: the
     /// same validators go out, and each 304 updates its own entry.

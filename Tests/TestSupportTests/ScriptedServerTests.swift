@@ -112,13 +112,14 @@ struct ScriptedServerTests {
         #expect(result.status == 18, "curl: \(result.stderr)")
     }
 
+    /// The delay holds the headers back: curl's own 0.3 s limit ends it first (status 28,
+    /// not 0 with the body); how long curl took is curl's and the machine's load's business.
     @Test func delayBeforeHeadersTimesOutClient() throws {
         let server = try ScriptedServer()
         server.route("/slow", [ScriptedResponse.ok([1, 2, 3]).delayed(5)])
-        let start = Date()
         let r = try curl(["--max-time", "0.3", server.url("/slow")])
         #expect(r.status == 28, "curl: \(r.stderr)")  // CURLE_OPERATION_TIMEDOUT
-        #expect(Date().timeIntervalSince(start) < 3)
+        #expect(r.stdoutBytes.isEmpty)
     }
 
     @Test func generatedBodyStreams50MiB() throws {

@@ -30,19 +30,28 @@ extension ImageLoader {
                 if case .file(let path) = delivery { result.receipt = DeliveryReceipt(path: path, method: "copy") }
             }
         } catch let error as DeliveryError {
-            return .failure(LoadError(kind: .io, message: error.message, attempts: result.attempts))
+            // Cancelled with the body part way out: the URL is `cancelled`, never claimed delivered.
+            return .failure(LoadError(kind: error.cancelled ? .cancelled : .io, message: error.message, attempts: result.attempts))
         } catch {
             return .failure(LoadError(kind: .io, message: "\(error)", attempts: result.attempts))
         }
         return .success(result)
     }
 
-    struct DeliveryError: Error { let message: String }
+    struct DeliveryError: Error {
+        let message: String
+        /// The load was cancelled while the destination took no more (`CancellableWrite`).
+        var cancelled = false
+    }
 
     /// Streams `source` to the destination in blocks of
     /// `Defaults.deliveryCopyBytes` (memory stays flat). Copying a file onto itself (`-o` naming the cache path) is a no-op.
     /// A regular file that could not be written whole is removed.
-    static func copy(from source: String, to delivery: Delivery) throws(DeliveryError) {
+    /// A destination nobody reads (a full pipe, a FIFO no reader opens) holds
+    /// the copy only until `cancelled` (the load's task, by default) says so:
+    /// it then throws a `cancelled` error (`CancellableWrite`).
+    static func copy(from source: String, to delivery: Delivery,
+                     cancelled: () -> Bool = { Task.isCancelled }) throws(DeliveryError) {
         func failure(_ what: String, _ path: String) -> DeliveryError {
             DeliveryError(message: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
         }
@@ -58,19 +67,24 @@ extension ImageLoader {
         case .file(let path):
             var from = stat(), to = stat()
             if fstat(input, &from) == 0, stat(path, &to) == 0, from.st_dev == to.st_dev, from.st_ino == to.st_ino { return }
-            output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard output >= 0 else {
-                throw DeliveryError(message: "cannot write \(path): \(OutputFileProblem.reason(path, errno: errno))")
-            }
+            output = try openForDelivery(path, cancelled: cancelled)
         }
         var buffer = [UInt8](repeating: 0, count: Defaults.deliveryCopyBytes)
+        var writer = CancellableWrite(fd: output)
         var failed: DeliveryError?
         while true {
             let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 { failed = failure("read", source); break }
             if n == 0 { break }
-            if buffer.withUnsafeBytes({ writeAll(output, UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) != nil {
+            let sent = buffer.withUnsafeBytes { writer.send(UnsafeRawBufferPointer(rebasing: $0[0..<n]), cancelled: cancelled) }
+            if sent == .cancelled {
+                failed = DeliveryError(message: "cancelled while writing the body to \(delivery.name), which took no more of it",
+                                       cancelled: true)
+                break
+            }
+            if case .failed(let code) = sent {
+                errno = code
                 failed = failure("write", delivery.name)
                 break
             }
@@ -83,9 +97,33 @@ extension ImageLoader {
             // (what it held before went with O_TRUNC). Only a regular file: never `-o /dev/full`.
             // Where even that fails, the message says the file is there, cut short.
             if let reason = failed, regular, case .file(let path) = delivery, unlink(path) != 0 {
-                failed = DeliveryError(message: "\(reason.message); the cut-short \(path) could not be removed: \(String(cString: strerror(errno)))")
+                failed = DeliveryError(message: "\(reason.message); the cut-short \(path) could not be removed: \(String(cString: strerror(errno)))",
+                                       cancelled: reason.cancelled)
             }
         }
         if let failed { throw failed }
+    }
+
+    /// Opens `-o FILE` for writing, created or truncated. Never waits in the
+    /// kernel (`O_NONBLOCK`, which only this descriptor has): a FIFO no reader
+    /// has opened refuses with `ENXIO`, and is tried again every
+    /// `Defaults.deliveryCancelCheckMilliseconds` until a reader comes (as a
+    /// blocking open would wait) or `cancelled` says so. The copy's writes
+    /// then wait for room as `CancellableWrite` does.
+    private static func openForDelivery(_ path: String, cancelled: () -> Bool) throws(DeliveryError) -> Int32 {
+        while true {
+            let output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
+            if output >= 0 { return output }
+            let code = errno
+            if code == EINTR { continue }
+            var info = stat()
+            guard code == ENXIO, stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else {
+                throw DeliveryError(message: "cannot write \(path): \(OutputFileProblem.reason(path, errno: code))")
+            }
+            if cancelled() {
+                throw DeliveryError(message: "cancelled while waiting for a reader of the FIFO \(path)", cancelled: true)
+            }
+            _ = poll(nil, 0, Defaults.deliveryCancelCheckMilliseconds)
+        }
     }
 }

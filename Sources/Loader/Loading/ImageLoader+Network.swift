@@ -280,6 +280,12 @@ extension ImageLoader {
 
     /// A 304: the stored record merged with it (`Revalidation.merged`), the body kept.
     private func revalidated(_ entry: CacheEntry, response: FetchResponse, requestTime: Double, responseTime: Double) -> Phase {
+        // A 304 that may not be stored (`no-store`, RFC 9111 §3): nothing of it is kept, so its headers are
+        // not merged and the entry stays as it was, stale: the next run asks again. Merged, a `no-store`
+        // without `max-age` left the body to --default-ttl: fresh for 7 days, no request.
+        guard Storability.mayStore(status: response.status, CacheControl(response.headers)) else {
+            return .success(result(entry, source: .revalidated, response: response))
+        }
         let meta = Revalidation.merged(entry.metadata, with: response.headers, varyRequest: varyRequest,
                                        requestTime: requestTime, responseTime: responseTime)
         do {

@@ -10,12 +10,16 @@ import RemoteCache
 /// (`URLList.open`) and chooses where the lines go; the exit status is its.
 public struct ReportedPull: Sendable {
     /// How a pull ended.
-    public enum Outcome: Sendable, Equatable {
+    public enum Outcome: Sendable {
         /// Every URL is cached locally: pulled, or there already.
         case allCached
         /// Some URL is not: the tier lacks it, it is no URL a fetch takes,
         /// or the tier failed.
         case notAllCached
+        /// `--input` lists that failed part way (`LoadError.unreadableList`),
+        /// as a run's are; the URLs read before the error were each pulled
+        /// and reported all the same, and the summary is out.
+        case unreadableLists([LoadError])
     }
 
     /// The tier pulled from (its `stats` make the summary).
@@ -36,7 +40,8 @@ public struct ReportedPull: Sendable {
     /// Pulls `list` into `store`, at most `jobs` at once (`RemoteCache.pull`):
     /// a URL pulled is a `pulled   URL` line for `output` (stdout), one not
     /// pulled a line for `error` saying why, one already cached none; then
-    /// the summary for `error`.
+    /// the summary for `error`. A list that failed part way comes first in
+    /// the outcome: what it did not give was never asked.
     public func run(_ list: URLList, into store: DiskCacheStore, jobs: Int, output: (String) -> Void) async -> Outcome {
         let counts = await tier.pull(list, into: store, jobs: jobs) { url, outcome in
             switch outcome {
@@ -53,6 +58,8 @@ public struct ReportedPull: Sendable {
         error(CacheURLLine.pullSummary(pulled: counts.pulled, present: counts.present, notPulled: counts.notPulled,
                                        remoteMisses: stats.misses, remoteErrors: stats.errors,
                                        turnedOff: stats.disabled ? stats.reason.map(ShownText.of) : nil))
+        let unread = list.inputs.compactMap { input in input.readError.map { LoadError.unreadableList(input.path, $0) } }
+        if !unread.isEmpty { return .unreadableLists(unread) }
         return counts.notPulled > 0 ? .notAllCached : .allCached
     }
 }
