@@ -70,6 +70,9 @@ import TestSupport
         for number in 1...4 {
             try await Self.round(number, count: 84, cancelAfter: number == 4 ? nil : Int.random(in: 1..<60), harness: harness)
         }
+        // The server's side of each connection closes when its thread reads the client's close:
+        // stopped (its threads joined), it holds none; its listener only goes.
+        harness.server.stop()
         let after = openDescriptors()
         // What the loads open: sockets, epoll sets, eventfds, files in the cache or spooled beside it
         // (`SpoolFile`). Another suite's thread winding down may open or close something else meanwhile.
