@@ -1,3 +1,5 @@
+import Fetch
+import Foundation
 import Loader
 import Support
 import Testing
@@ -6,19 +8,27 @@ import TestSupport
 /// Host notes (`-v`: paused, limit changed, given up on) reach a batch's
 /// consumer in order with its events, whatever the consumer's pace.
 extension HostSchedulingTests {
-    /// One host answers 429 after 2 s, the other at once. The consumer reads
-    /// slowly (0.4 s an event), so the fast host's events are still queued when
-    /// the 429 comes. Its notes must be heard after them and before the 429's
-    /// own failure. Before, a note went to its callback the moment it was
-    /// decided, ahead of the events still queued (here after 5 of the 7).
+    /// One host answers 429 once the other's three bodies are in, the other at
+    /// once. The consumer reads slowly (0.4 s an event), so the fast host's events
+    /// are still queued when the 429 comes. Its notes must be heard after them and
+    /// before the 429's own failure. Before, a note went to its callback the moment
+    /// it was decided, ahead of the events still queued (here after 5 of the 7).
+    /// The 429 waits for the fast bodies to be counted as received (an event), not
+    /// for 2 s that a loaded machine's three fetches could outlast.
     @Test func notesAreHeardAfterTheEventsBeforeThemAndBeforeTheEventsAfter() async throws {
         let slow = try ScriptedServer(), fast = try ScriptedServer()
-        slow.route("/img", ScriptedResponse.status(429, headers: [("Retry-After", "1")]).delayed(2))
+        let progress = TransferProgress()   // the fast bodies: the 429's has none counted
+        slow.route("/img") { _ in
+            let deadline = monotonicSeconds() + 60   // ends a hang only
+            while progress.receivedBytes < 3 * Self.body.count && monotonicSeconds() < deadline { usleep(5_000) }
+            return ScriptedResponse.status(429, headers: [("Retry-After", "1")])
+        }
         fast.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
         let urls = [slow.url("/img?0")] + (0..<3).map { fast.url("/img?\($0)") }
         let loader = loader(jobs: 8, perHost: 2) { options in
             options.acceptAnyContent = true
             options.fetch.retries = 1   // the 429's URL waits for its retry: the pause is said (one nothing waits on is not)
+            options.fetch.progress = progress
         }
         let log = Locked<[String]>([])
         let batch = loader.batch(ArraySequence(urls), hostNotes: { note in
