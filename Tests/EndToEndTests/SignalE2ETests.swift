@@ -163,10 +163,17 @@ import TestSupport
 
     /// A body larger than a pipe (not an image: `--any` keeps it), for the `-o` tests below.
     func routeBigBody() -> String {
-        var big = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        var big = ScriptedResponse(status: 200, headers: [("Content-Type", "application/octet-stream"),
+                                                          ("Cache-Control", "max-age=600")])
         big.generatedBodyLength = 300_000
         server.route("/big.png", big)
         return server.url("/big.png")
+    }
+
+    /// Starts the binary with standard output `fifo`, opened by a shell as `>` does.
+    func startWithStdout(_ fifo: String, _ arguments: [String]) throws -> SpawnedProcess {
+        try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" >\"$f\"", "sh", fifo, CLI.binary] + arguments,
+                         environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
     }
 
     /// The run says `url` ended `cancelled` (on stdout, or on stderr with `-o -`) and gives
@@ -188,12 +195,26 @@ import TestSupport
         let fifo = cli.cache.path + "/stdout"
         let pipe = try FullPipe(at: fifo)
         defer { close(pipe.reader) }
-        let child = try startProcess("/bin/sh", ["-c", "f=$1; shift; exec \"$@\" >\"$f\"", "sh", fifo, CLI.binary,
-                                                 "--any", "-o", "-", url],
-                                     environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
+        let child = try startWithStdout(fifo, ["--any", "-o", "-", url])
         #expect(try await pipe.makeRoomAndWaitUntilRefilled(), "the body's copy began and waits for room")
         let result = try await interruptWithinASecond(child, SIGINT)
         Self.expectCancelledAndSummarised(url, result, reportOnStderr: true)
+    }
+
+    /// The same with the body a fresh cache hit: its copy is made by the batch's reading task
+    /// (not by a load's own task), which the signal cancels too.
+    @Test func sigintWithACachedBodyOnAFullStdoutReportsItCancelled() async throws {
+        let url = routeBigBody()
+        let first = try await cli.run(["--any", url])
+        #expect(first.status == 0 && first.stdout.contains("(network"), "\(first.stdout)\(first.stderr)")
+        let fifo = cli.cache.path + "/stdout"
+        let pipe = try FullPipe(at: fifo)
+        defer { close(pipe.reader) }
+        let child = try startWithStdout(fifo, ["--any", "-o", "-", url])
+        #expect(try await pipe.makeRoomAndWaitUntilRefilled(), "the body's copy began and waits for room")
+        let result = try await interruptWithinASecond(child, SIGINT)
+        Self.expectCancelledAndSummarised(url, result, reportOnStderr: true)
+        #expect(server.requestCount("/big.png") == 1, "the second run's body came from the cache")
     }
 
     /// `-o FIFO` whose reader stopped reading, then Ctrl-C: as with `-o -` above. Before,
