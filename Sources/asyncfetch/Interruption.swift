@@ -106,22 +106,10 @@ final class Interruption: Sendable {
     }
 
     /// "output" and/or "error" (of `reportOutputs`) when that descriptor has
-    /// had no room for a write for `seconds` (a write to it would block);
-    /// empty when all take writes, or refuse them at once (a closed pipe, a
-    /// bad descriptor).
+    /// had no room for a write for `seconds` (`Console.blocked`).
     private func blockedOutputs(waiting seconds: Double) -> [String] {
-        let deadline = monotonicSeconds() + seconds
-        var blocked: [String] = []
-        for (fd, name) in reportOutputs {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            var ready: Int32
-            repeat {
-                let left = max(0, deadline - monotonicSeconds())
-                ready = poll(&descriptor, 1, Int32((left * 1000).rounded(.up)))
-            } while ready < 0 && errno == EINTR
-            if ready == 0 { blocked.append(name) }
-        }
-        return blocked
+        let blocked = Console.blocked(reportOutputs.map(\.fd), waiting: seconds)
+        return reportOutputs.filter { blocked.contains($0.fd) }.map(\.name)
     }
 
     /// Exits with 128 + `signo`, saying why on stderr. First `onSecond` (the

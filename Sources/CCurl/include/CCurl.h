@@ -134,6 +134,12 @@ int ccurl_sscanf_mismatches(void);
 /// counts, not the machine's), else the online cores; at least 1.
 long ccurl_usable_cores(void);
 
+/// Copies `count` bytes from `source` to `destination` (not overlapping), as memcpy, but with
+/// stores that go past the cache (non-temporal) for all but the ends: a held body, which the
+/// loop thread writes and a completion worker on the other core reads next (bench/history/cold.md,
+/// "Session 29 — cold21"). memcpy where there are no such stores, and for fewer than 256 bytes.
+void ccurl_copy_past_cache(void *destination, const void *source, size_t count);
+
 /// The CURLMsg fields Swift needs, flattened (CURLMsg holds a union).
 typedef struct {
     int is_done;

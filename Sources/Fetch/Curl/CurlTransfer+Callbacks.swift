@@ -211,8 +211,16 @@ extension CurlTransfer {
         }
         if !streaming {
             if bufferedBody.count + chunk.count <= Defaults.bufferedBodyLimit {
-                if bufferedBody.isEmpty { bufferedBody.reserveCapacity(heldCapacity(first: chunk.count)) }
-                bufferedBody.append(contentsOf: chunk)
+                if bufferedBody.isEmpty, !chunk.isEmpty, let source = chunk.baseAddress {
+                    // The first piece (most often the whole body) is copied past the cache: a worker
+                    // on the other core reads it next (`ccurl_copy_past_cache`).
+                    bufferedBody = [UInt8](unsafeUninitializedCapacity: heldCapacity(first: chunk.count)) { room, count in
+                        ccurl_copy_past_cache(room.baseAddress, source, chunk.count)
+                        count = chunk.count
+                    }
+                } else {
+                    bufferedBody.append(contentsOf: chunk)
+                }
                 bodyBytes += Int64(chunk.count)
                 return .kept
             }
