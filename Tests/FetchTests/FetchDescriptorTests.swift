@@ -20,20 +20,6 @@ import TestSupport
         func reset() throws {}
     }
 
-    /// The process's open descriptors and what each is (`/proc/self/fd`).
-    static func openDescriptors() -> [Int32: String] {
-        var found: [Int32: String] = [:]
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return found }
-        for name in names {
-            guard let fd = Int32(name) else { continue }
-            var target = [CChar](repeating: 0, count: 512)
-            let n = readlink("/proc/self/fd/" + name, &target, target.count - 1)
-            // The listing's own descriptor is gone by now: no target.
-            if n > 0 { found[fd] = String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) }
-        }
-        return found
-    }
-
     /// A port nothing listens on (a listener bound, then closed).
     static func refusedPort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -124,9 +110,9 @@ import TestSupport
     @Test func cancelsAndFailuresAtAnyPointLeaveNoDescriptorOpen() async throws {
         let temp = try TempDirectory(prefix: "asyncfetch-fds")
         try await Self.round(0, count: 8, temp: temp)   // what the process opens once (libcurl, OpenSSL) is open now
-        let before = Self.openDescriptors()
+        let before = openDescriptors()
         for number in 1...4 { try await Self.round(number, count: 96, temp: temp) }
-        let after = Self.openDescriptors()
+        let after = openDescriptors()
         // What the engine (and this test's server) opens: sockets, epoll sets, eventfds, the PUT's
         // files. Another suite's thread winding down may open or close something else meanwhile.
         let added = after.filter { fd, target in

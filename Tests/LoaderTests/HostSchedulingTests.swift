@@ -211,13 +211,18 @@ import TestSupport
     /// While one host is paused (`Retry-After: 600`, capped at `Defaults.hostPauseMax`), every URL of
     /// another host runs: b's 16 all succeed before a is asked again, then the run is cancelled. Before,
     /// this was a check that some b request came within a's 1 s pause, a window a loaded machine could miss.
+    /// b answers only once a's pause has been heard: a loaded machine once had b's 16 done before a's
+    /// first request reached its server (no pause at all, a asked 0 times).
     @Test func aPausedHostHoldsBackNoOtherHost() async throws {
         let a = try ScriptedServer(), b = try ScriptedServer()
+        let recorder = Recorder()
         a.route("/img", handler: { _ in .status(429, headers: [("Retry-After", "600")]) })
-        b.route("/img", handler: { _ in ScriptedResponse.ok(Self.body, contentType: "text/plain") })
+        b.route("/img", handler: { _ in
+            Self.wait(upTo: 60) { recorder.notes.contains { if case .paused = $0 { true } else { false } } }
+            return ScriptedResponse.ok(Self.body, contentType: "text/plain")
+        })
         let urls = (0..<4).map { a.url("/img?\($0)") } + (0..<16).map { b.url("/img?\($0)") }
         let loader = loader(jobs: 8, perHost: 2) { $0.acceptAnyContent = true }
-        let recorder = Recorder()
         let batch = loader.batch(ArraySequence(urls), hostNotes: { recorder.note($0) })
         var bSucceeded = 0
         let terminal = await Self.run(batch) { event in
