@@ -31,8 +31,11 @@ final class Interruption: Sendable {
     private let state = Locked(State())
     /// The outputs a report nobody reads may hold up: standard error only
     /// when standard output carries a body (`-o -`), whose copy ends when
-    /// the run is cancelled (`ImageLoader.copy`), however full its pipe.
+    /// the run is cancelled (`ImageLoader.copy`), however full its pipe or
+    /// terminal, unless that copy could not avoid waiting in write(2)
+    /// (`Console.bodyCopyMayBlockStandardOutput`): then standard output too.
     private let reportOutputs: [(fd: Int32, name: String)]
+    private let bodyOnStandardOutput: Bool
 
     /// The first signal received, if any.
     var signal: Int32? { state.withLock { $0.first } }
@@ -42,6 +45,7 @@ final class Interruption: Sendable {
     /// interrupted before it begins, whenever the thread would have read it.
     init(bodyOnStandardOutput: Bool) throws {
         reportOutputs = (bodyOnStandardOutput ? [] : [(1, "output")]) + [(2, "error")]
+        self.bodyOnStandardOutput = bodyOnStandardOutput
         guard let pipe = SelfPipe() else {
             throw RuntimeFailure("cannot set up signal handling: pipe: \(String(cString: strerror(errno)))")
         }
@@ -108,8 +112,10 @@ final class Interruption: Sendable {
     /// "output" and/or "error" (of `reportOutputs`) when that descriptor has
     /// had no room for a write for `seconds` (`Console.blocked`).
     private func blockedOutputs(waiting seconds: Double) -> [String] {
-        let blocked = Console.blocked(reportOutputs.map(\.fd), waiting: seconds)
-        return reportOutputs.filter { blocked.contains($0.fd) }.map(\.name)
+        let stuckBody = bodyOnStandardOutput && Console.bodyCopyMayBlockStandardOutput
+        let outputs = (stuckBody ? [(fd: Int32(1), name: "output")] : []) + reportOutputs
+        let blocked = Console.blocked(outputs.map(\.fd), waiting: seconds)
+        return outputs.filter { blocked.contains($0.fd) }.map(\.name)
     }
 
     /// Exits with 128 + `signo`, saying why on stderr. First `onSecond` (the

@@ -38,7 +38,7 @@ extension FullPipe {
     /// until the writer has filled the pipe again: a writer with more than
     /// `room` bytes to write is then held up by the full pipe. False when it
     /// did not fill it in time.
-    func makeRoomAndWaitUntilRefilled(_ room: Int = 8192, seconds: Double = 20) async throws -> Bool {
+    func makeRoomAndWaitUntilRefilled(_ room: Int = 8192, seconds: Double = 60) async throws -> Bool {
         var scratch = [UInt8](repeating: 0, count: room)
         let taken = scratch.withUnsafeMutableBytes { read(reader, $0.baseAddress, room) }
         try #require(taken == room)

@@ -201,6 +201,22 @@ import TestSupport
         Self.expectCancelledAndSummarised(url, result, reportOnStderr: true)
     }
 
+    /// `-o -` into a terminal nobody reads (a pseudo-terminal whose master side is never
+    /// read: paused, never drained), then Ctrl-C: as with a pipe. A terminal refuses
+    /// `RWF_NOWAIT`; the copy writes to its own non-blocking open of it instead. Before, the
+    /// copy waited in a blocking write(2) for good and the run waited out the 3 s grace,
+    /// with neither line.
+    @Test func sigintWithTheBodyOnATerminalNobodyReadsReportsItCancelled() async throws {
+        let url = routeBigBody()
+        let terminal = try UnreadTerminal()
+        defer { terminal.close() }
+        let child = try startWithStdout(terminal.name, ["--any", "-o", "-", url])
+        #expect(try await terminal.waitUntilFull(), "the body's copy began and waits for room")
+        let result = try await interruptWithinASecond(child, SIGINT)
+        Self.expectCancelledAndSummarised(url, result, reportOnStderr: true)
+        #expect(!result.stderr.contains("cannot write its report"), "\(result.stderr)")
+    }
+
     /// The same with the body a fresh cache hit: its copy is made by the batch's reading task
     /// (not by a load's own task), which the signal cancels too.
     @Test func sigintWithACachedBodyOnAFullStdoutReportsItCancelled() async throws {
@@ -250,7 +266,7 @@ import TestSupport
         let child = try startProcess(CLI.binary, ["--any", "-o", fifo, url],
                                      environment: ["ASYNCFETCH_CACHE_DIR": cli.cacheDir], timeout: 30)
         let entry = cli.cacheDir + "/" + (try CacheE2E.key(url))
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline && !FileManager.default.fileExists(atPath: entry) {
             try await Task.sleep(nanoseconds: 20_000_000)
         }

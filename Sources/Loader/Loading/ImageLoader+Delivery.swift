@@ -25,7 +25,7 @@ extension ImageLoader {
             if case .receiver(let receiver) = delivery {
                 result.receipt = try receiver.receive(url: url, body: source, result: result)
             } else {
-                try Self.copy(from: source, to: delivery)
+                try Self.copy(from: source, to: delivery, cancelled: { Task.isCancelled })
                 // `-o FILE` is named in the result as `-P`'s files are (`-> FILE`, JSON `output`).
                 if case .file(let path) = delivery { result.receipt = DeliveryReceipt(path: path, method: "copy") }
             }
@@ -48,10 +48,9 @@ extension ImageLoader {
     /// `Defaults.deliveryCopyBytes` (memory stays flat). Copying a file onto itself (`-o` naming the cache path) is a no-op.
     /// A regular file that could not be written whole is removed.
     /// A destination nobody reads (a full pipe, a FIFO no reader opens) holds
-    /// the copy only until `cancelled` (the load's task, by default) says so:
+    /// the copy only until `cancelled` (for a load, its task's cancellation) says so:
     /// it then throws a `cancelled` error (`CancellableWrite`).
-    static func copy(from source: String, to delivery: Delivery,
-                     cancelled: () -> Bool = { Task.isCancelled }) throws(DeliveryError) {
+    static func copy(from source: String, to delivery: Delivery, cancelled: () -> Bool) throws(DeliveryError) {
         func failure(_ what: String, _ path: String) -> DeliveryError {
             DeliveryError(message: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
         }
@@ -89,6 +88,10 @@ extension ImageLoader {
                 break
             }
         }
+        if let code = writer.end(), failed == nil {
+            errno = code
+            failed = failure("write", delivery.name)
+        }
         if output != 1 {
             var info = stat()
             let regular = fstat(output, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
@@ -123,7 +126,10 @@ extension ImageLoader {
             if cancelled() {
                 throw DeliveryError(message: "cancelled while waiting for a reader of the FIFO \(path)", cancelled: true)
             }
-            _ = poll(nil, 0, Defaults.deliveryCancelCheckMilliseconds)
+            // A pause (no descriptors): interrupted by a signal is as good; anything else is a failure.
+            if poll(nil, 0, Defaults.deliveryCancelCheckMilliseconds) < 0 && errno != EINTR {
+                throw DeliveryError(message: "cannot wait for a reader of the FIFO \(path): poll: \(String(cString: strerror(errno)))")
+            }
         }
     }
 }

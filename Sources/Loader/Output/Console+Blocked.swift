@@ -2,8 +2,20 @@
 import Glibc
 #endif
 import func Support.monotonicSeconds
+import Synchronization
 
 extension Console {
+    private static let bodyCopyMayBlock = Atomic<Bool>(false)
+
+    /// A body's copy to standard output (`-o -`) writes there in a way that
+    /// may wait for good: its descriptor refused `RWF_NOWAIT` and could not be
+    /// opened again with `O_NONBLOCK` (`CancellableWrite`), so a cancel does
+    /// not end it. An interrupted run then asks `blocked` about standard
+    /// output too. Once set, stays set.
+    public static var bodyCopyMayBlockStandardOutput: Bool { bodyCopyMayBlock.load(ordering: .acquiring) }
+
+    static func noteBodyCopyMayBlockStandardOutput() { bodyCopyMayBlock.store(true, ordering: .releasing) }
+
     /// Of `descriptors`, in order, those that have had no room for a write
     /// for `seconds` (a write to them would block: a full pipe nobody reads,
     /// a terminal stopped with Ctrl-S). One that takes writes, or refuses
