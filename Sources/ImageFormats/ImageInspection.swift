@@ -10,6 +10,9 @@ public enum ImageInspection: Equatable, Sendable {
     case broken(ImageInfo, problem: String)
     /// In none of the formats asyncfetch knows.
     case notAnImage
+    /// No bytes at all (a 204, an empty 200): said as such, since "no
+    /// supported format" reads as a body that came.
+    case empty
 
     /// The image's format and size, when the body is a whole image.
     public var image: ImageInfo? {
@@ -23,6 +26,7 @@ public enum ImageInspection: Equatable, Sendable {
         case .image: return nil
         case .broken(_, let problem): return problem
         case .notAnImage: return "the body is in no supported image format"
+        case .empty: return "the body is empty"
         }
     }
 }

@@ -110,12 +110,13 @@ import TestSupport
     /// `--max-age 1h` replayed a 404 the server had said to keep for 1 s).
     @Test func maxAgeDoesNotReplayARememberedErrorPastTheServersLifetime() throws {
         let server = try ScriptedServer()
-        server.route("/dead.png", .status(404, headers: [("Cache-Control", "max-age=1")], body: "gone"))
+        let dated = Self.datedGone(on: server)
         let cli = try CLI()
         let url = server.url("/dead.png")
         #expect(try cli.run([url]).status == 1)
         #expect(server.requestCount("/dead.png") == 1)
-        usleep(1_200_000)   // the 404's max-age=1 runs out (waiting longer only makes it staler)
+        #expect(try cli.run(["cache", "list"]).stdout.contains(url), "the 404 was not remembered")
+        HTTPCachingRFCE2ETests.waitForWallClock(Double(dated.value) + 2.1)   // its max-age=2 has run out
         let again = try cli.run([url, "--max-age", "1h", "--offline"])
         #expect(again.status == 1 && again.stdout.contains("empty    \(url)  not cached: a remembered 404 is stale"),
                 "\(again.stdout)")
@@ -216,13 +217,13 @@ import TestSupport
     /// `empty` with JSON `reason` `not-cached`; `staleStatus` and `broken` say why.
     @Test func anOfflineMissSaysWhyAStoredEntryDoesNotAnswer() throws {
         let server = try ScriptedServer()
-        server.route("/dead.png", .status(404, headers: [("Cache-Control", "max-age=1")], body: "gone"))
+        let dated = Self.datedGone(on: server)
         server.route("/cut.png", .ok(Self.png, headers: [("Cache-Control", "max-age=3600")]))
         let cli = try CLI()
         let dead = server.url("/dead.png"), cut = server.url("/cut.png")
         #expect(try cli.run([dead, cut]).status == 1)
         #expect(truncate(cli.cacheDir + "/" + (try CLI.md5sum(cut)), 10) == 0)
-        usleep(1_200_000)   // the 404's max-age=1 runs out
+        HTTPCachingRFCE2ETests.waitForWallClock(Double(dated.value) + 2.1)   // the 404's max-age=2 has run out
         #expect(try cli.run(["cache", "list"]).stdout.contains(dead))
         let human = try cli.run([dead, cut, "--offline"])
         #expect(human.status == 1)
@@ -301,5 +302,21 @@ import TestSupport
         #expect(error?["kind"] as? String == "not-an-image")
         #expect(error?["message"] as? String == "PNG cut inside IDAT chunk 1")
         #expect(Self.summary(lines)["failure"] as? Int == 3)
+    }
+}
+
+extension HTTPCachingE2ETests {
+    /// `/dead.png`: a 404 kept for 2 s by a `Date` the test knows (whole
+    /// seconds, so the copy is fresh when stored however late that is within
+    /// its first second; `max-age=1` left that to the fraction of the second
+    /// the server answered in). The counter holds that `Date`.
+    static func datedGone(on server: ScriptedServer) -> LockedCounter {
+        let dated = LockedCounter()
+        server.route("/dead.png") { _ in
+            let now = time(nil)
+            dated.set(now)
+            return .status(404, headers: [("Cache-Control", "max-age=2"), ("Date", ScriptedServer.httpDate(now))], body: "gone")
+        }
+        return dated
     }
 }

@@ -152,10 +152,11 @@ import TestSupport
     /// first and reads its list from a FIFO the test writes. The slow download
     /// takes the one slot; the test writes the URL once the copy is stale by the
     /// image's own `Date` (whole seconds, given by the test), waits for the run
-    /// to report it stale, and lets the slow download end only once the 3 s
+    /// to report it stale, and lets the slow download end only once the 10 s
     /// window has closed (a second after its end by that `Date`). Before, the run
     /// was started 1.1 s into the window and had to read its list within the
-    /// 2.9 s left, a process start a loaded machine can outlast.
+    /// 2.9 s left, a process start a loaded machine can outlast; the window is
+    /// 10 s so that reading one line from the FIFO and planning it has 9.9 s.
     @Test func aRefreshThatStartsAfterItsWindowLeavesTheStaleCopyItHandedOut() async throws {
         let server = try ScriptedServer()
         let gone = LockedCounter()
@@ -164,7 +165,7 @@ import TestSupport
             guard gone.value == 0 else { return .status(404, headers: [("Cache-Control", "max-age=600")], body: "gone") }
             let now = time(nil)
             dated.set(now)
-            return .ok(Self.png, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=3"), ("Date", ScriptedServer.httpDate(now))])
+            return .ok(Self.png, headers: [("Cache-Control", "max-age=1, stale-while-revalidate=10"), ("Date", ScriptedServer.httpDate(now))])
         }
         let slowMayEnd = DispatchSemaphore(value: 0)
         server.route("/slow.png") { _ in
@@ -190,7 +191,7 @@ import TestSupport
         send(url)
         let handedOut = try #require(await Self.firstLine(of: url, in: run), "no line for the URL: \(run.stdoutSoFar)")
         #expect(handedOut["source"] as? String == "stale", "the copy was not handed out stale: \(run.stdoutSoFar)")
-        try await offPool { Self.waitForWallClock(Double(dated.value) + 1 + 3 + 1) }
+        try await offPool { Self.waitForWallClock(Double(dated.value) + 1 + 10 + 1) }
         slowMayEnd.signal()
         close(writer)
         let result = try await run.finish()

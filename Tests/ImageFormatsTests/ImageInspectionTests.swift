@@ -31,8 +31,8 @@ import TestSupport
 
     @Test func textIsNotAnImage() {
         #expect(ImageFormats.inspect(Array("<html><body>Not Found</body></html>".utf8)) == .notAnImage)
-        #expect(ImageFormats.inspect([]) == .notAnImage)
-        #expect(ImageFormats.inspect([]).problem == "the body is in no supported image format")
+        #expect(ImageFormats.inspect([]) == .empty && ImageFormats.inspect([]).problem == "the body is empty")
+        #expect(ImageFormats.inspect(Array("<html>".utf8)).problem == "the body is in no supported image format")
     }
 
     @Test func theStreamingCheckGivesTheSameAnswerChunkByChunk() {

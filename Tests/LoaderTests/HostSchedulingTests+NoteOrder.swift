@@ -1,6 +1,6 @@
 import Fetch
 import Foundation
-import Loader
+@testable import Loader
 import Support
 import Testing
 import TestSupport
@@ -13,14 +13,17 @@ extension HostSchedulingTests {
     /// are still queued when the 429 comes. Its notes must be heard after them and
     /// before the 429's own failure. Before, a note went to its callback the moment
     /// it was decided, ahead of the events still queued (here after 5 of the 7).
-    /// The 429 waits for the fast bodies to be counted as received (an event), not
-    /// for 2 s that a loaded machine's three fetches could outlast.
+    /// The 429 waits until the fast host's three events are in the batch's
+    /// channel (an event, not 2 s a loaded machine's three fetches could outlast;
+    /// nor their bodies' bytes, which are counted before each URL is checked,
+    /// stored and sent, so the 429 overtook one in 1 of 6 runs at load 12).
     @Test func notesAreHeardAfterTheEventsBeforeThemAndBeforeTheEventsAfter() async throws {
         let slow = try ScriptedServer(), fast = try ScriptedServer()
-        let progress = TransferProgress()   // the fast bodies: the 429's has none counted
+        let running = Locked<LoadBatch?>(nil)
+        let before = 1 + 2 * 3   // the slow URL's `loading`, and each fast URL's `loading` and `success`
         slow.route("/img") { _ in
             let deadline = monotonicSeconds() + 60   // ends a hang only
-            while progress.receivedBytes < 3 * Self.body.count && monotonicSeconds() < deadline { usleep(5_000) }
+            while (running.withLock { $0?.eventsSent ?? 0 }) < before && monotonicSeconds() < deadline { usleep(5_000) }
             return ScriptedResponse.status(429, headers: [("Retry-After", "1")])
         }
         fast.route("/img", ScriptedResponse.ok(Self.body, contentType: "text/plain"))
@@ -28,12 +31,12 @@ extension HostSchedulingTests {
         let loader = loader(jobs: 8, perHost: 2) { options in
             options.acceptAnyContent = true
             options.fetch.retries = 1   // the 429's URL waits for its retry: the pause is said (one nothing waits on is not)
-            options.fetch.progress = progress
         }
         let log = Locked<[String]>([])
         let batch = loader.batch(ArraySequence(urls), hostNotes: { note in
             log.withLock { $0.append("note \(ResultLine.hostNote(note))") }
         })
+        running.withLock { $0 = batch }
         for await event in batch {
             log.withLock { $0.append("\(event.phase.name) \(event.url)") }
             try? await Task.sleep(nanoseconds: 400_000_000)

@@ -124,6 +124,9 @@ final class BatchChannel: Sendable {
     }
 
     var counts: (distinct: Int, duplicates: Int) { state.withLock { ($0.distinctCount, $0.duplicateCount) } }
+    /// Events queued so far (handed over or not): where a note sent now
+    /// would be heard.
+    var eventsSent: Int { state.withLock { $0.sent } }
     /// The consumer is gone: nothing more is worth reading.
     var isAbandoned: Bool { state.withLock { $0.abandoned } }
 

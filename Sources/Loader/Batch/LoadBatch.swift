@@ -52,6 +52,10 @@ public struct LoadBatch: AsyncSequence, Sendable {
     /// of an earlier one (they get no events). For progress displays.
     public var counts: (distinct: Int, duplicates: Int) { channel.counts }
 
+    /// Events sent so far, heard or not (a note decided now is heard after
+    /// them). For tests of that order.
+    var eventsSent: Int { channel.eventsSent }
+
     /// Hosts scheduled, paused at least once and given up on, so far.
     public var hostCounts: HostCounts { dispatch.counts }
 

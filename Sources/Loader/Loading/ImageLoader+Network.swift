@@ -317,12 +317,10 @@ extension ImageLoader {
         case nil:
             checked = false
             info = ImageInfo.sniff(writer.head)   // any content may be stored (--any): the format only labels it
-        case .notAnImage:
+        case .notAnImage, .empty:
             // The server's label is quoted as the claim the bytes refute, never as proof.
             let label = ContentTypeLabel.of(response.headers["Content-Type"]).map { "; the server labelled it \($0)" } ?? ""
-            // No bytes at all (a 204, an empty 200) is said as such: "no supported format" reads as a body that came.
-            let what = writer.bytesWritten == 0 ? "the body is empty" : "the body is in no supported image format"
-            return .failure(LoadError(kind: .notAnImage, message: "not an image: \(what)\(label)",
+            return .failure(LoadError(kind: .notAnImage, message: "not an image: \(inspection?.problem ?? "")\(label)",
                                       status: response.status,
                                       attempts: response.attempts, effectiveURL: response.failedAt))
         case .broken(_, let problem):

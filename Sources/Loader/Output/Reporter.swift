@@ -339,7 +339,10 @@ public final class Reporter: Sendable {
         state.bar.record()
         // One URL gets a bar too once its transfer takes a while (a quick one never flashes one),
         // while its body arrives: not after it is done, when the bar would only flash before the exit.
-        let slowSingle = state.bar.bodiesInFlight > 0 && state.bar.bytes > 0
+        // A body whose every byte came is done arriving, though its transfer is still counted in
+        // flight until it is checked and stored (a loaded machine drew "153 B of 153 B" there).
+        let arriving = state.bar.bytes > 0 && state.bar.bytes < (state.bar.expectedBytes ?? .max)
+        let slowSingle = state.bar.bodiesInFlight > 0 && arriving
             && state.bar.elapsed >= Defaults.progressSingleURLDelay
         let visible = state.progressMode == .on || state.bar.known > 1 || (state.bar.total ?? 0) > 1 || slowSingle
         state.out.flush()   // erases the bar first when there are lines
