@@ -13,7 +13,7 @@ int cloader_pipe_cloexec(int fds[2]);
 /// file, shared with whoever else holds it): pwritev2 at the current offset
 /// with RWF_NOWAIT. Bytes written, or -1 with errno set: EAGAIN when a pipe
 /// or socket has no room; EOPNOTSUPP where the file does not support it (a
-/// regular file's buffered write, a terminal; Linux before 5.8 for pipes).
+/// regular file's buffered write, a terminal; Linux before 6.4 for pipes).
 long cloader_write_nowait(int fd, const void *buffer, unsigned long count);
 
 #endif

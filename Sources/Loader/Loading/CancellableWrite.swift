@@ -14,7 +14,7 @@ import enum Fetch.Defaults
 /// what fits and refuses with `EAGAIN` when nothing does, without setting
 /// `O_NONBLOCK` on standard output (that flag lives on the open file, which
 /// the shell and the reader's side of a terminal share). Where `RWF_NOWAIT`
-/// is refused (`EOPNOTSUPP`: a terminal; a kernel before 5.8 for a pipe),
+/// is refused (`EOPNOTSUPP`: a terminal; a pipe before Linux 6.4),
 /// the writes are plain ones on a descriptor with `O_NONBLOCK`: `-o FILE`'s
 /// own (`openForDelivery`), or for standard output a new open file of the
 /// same destination (`/proc/self/fd/1`), whose flag nobody else sees.
@@ -102,8 +102,10 @@ struct CancellableWrite {
     }
 
     /// After `RWF_NOWAIT` was refused: `fd` itself if it has `O_NONBLOCK`
-    /// (`-o FILE`), else a new open file of its destination with it, else
-    /// (no such open: no `/proc`, a socket) plain writes that may wait.
+    /// (`-o FILE`), else for a pipe or a terminal a new open file of its
+    /// destination with it, else (no such open: no `/proc`; a socket or a
+    /// device, which a second open could refuse or disturb) plain writes
+    /// that may wait.
     private mutating func leaveNoWait() -> Int32? {
         let flags = fcntl(fd, F_GETFL)
         if flags < 0 { return errno }
@@ -111,10 +113,14 @@ struct CancellableWrite {
             mode = .nonBlocking
             return nil
         }
-        var own: Int32
-        repeat {
-            own = open("/proc/self/fd/\(fd)", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        } while own < 0 && errno == EINTR
+        var info = stat()
+        if fstat(fd, &info) != 0 { return errno }
+        var own: Int32 = -1
+        if info.st_mode & S_IFMT == S_IFIFO || isatty(fd) == 1 {
+            repeat {
+                own = open("/proc/self/fd/\(fd)", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            } while own < 0 && errno == EINTR
+        }
         if own >= 0 {
             reopened = own
             target = own

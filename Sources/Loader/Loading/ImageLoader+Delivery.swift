@@ -3,7 +3,6 @@ import Glibc
 #endif
 import DiskCache
 import enum Fetch.Defaults
-import func Support.writeAll
 
 extension ImageLoader {
     /// Copies a successful body to `delivery` (if any) and returns the phase
@@ -111,8 +110,11 @@ extension ImageLoader {
     /// kernel (`O_NONBLOCK`, which only this descriptor has): a FIFO no reader
     /// has opened refuses with `ENXIO`, and is tried again every
     /// `Defaults.deliveryCancelCheckMilliseconds` until a reader comes (as a
-    /// blocking open would wait) or `cancelled` says so. The copy's writes
-    /// then wait for room as `CancellableWrite` does.
+    /// blocking open would wait) or `cancelled` says so. A file another
+    /// program holds a lease on (a Samba oplock, an NFS delegation) refuses
+    /// with `EWOULDBLOCK` while the lease is being given back, and is tried
+    /// again the same way. The copy's writes then wait for room as
+    /// `CancellableWrite` does.
     private static func openForDelivery(_ path: String, cancelled: () -> Bool) throws(DeliveryError) -> Int32 {
         while true {
             let output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
@@ -120,11 +122,13 @@ extension ImageLoader {
             let code = errno
             if code == EINTR { continue }
             var info = stat()
-            guard code == ENXIO, stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else {
+            let leased = code == EWOULDBLOCK
+            guard leased || (code == ENXIO && stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO) else {
                 throw DeliveryError(message: "cannot write \(path): \(OutputFileProblem.reason(path, errno: code))")
             }
             if cancelled() {
-                throw DeliveryError(message: "cancelled while waiting for a reader of the FIFO \(path)", cancelled: true)
+                throw DeliveryError(message: leased ? "cancelled while waiting for another program to let go of \(path)"
+                                                    : "cancelled while waiting for a reader of the FIFO \(path)", cancelled: true)
             }
             // A pause (no descriptors): interrupted by a signal is as good; anything else is a failure.
             if poll(nil, 0, Defaults.deliveryCancelCheckMilliseconds) < 0 && errno != EINTR {
