@@ -192,6 +192,12 @@ import TestSupport
     /// check, with neither line.
     @Test func sigintWithTheBodyOnAFullStdoutReportsItCancelled() async throws {
         let url = routeBigBody()
+        try await interruptWithTheBodyOnAFullStdout(url)
+    }
+
+    /// `asyncfetch --any -o - URL` with stdout a pipe whose reader stopped reading once the
+    /// copy had begun, then SIGINT: the URL `cancelled` and summarised, exit 130 within a second.
+    private func interruptWithTheBodyOnAFullStdout(_ url: String) async throws {
         let fifo = cli.cache.path + "/stdout"
         let pipe = try FullPipe(at: fifo)
         defer { close(pipe.reader) }
@@ -223,13 +229,7 @@ import TestSupport
         let url = routeBigBody()
         let first = try await cli.run(["--any", url])
         #expect(first.status == 0 && first.stdout.contains("(network"), "\(first.stdout)\(first.stderr)")
-        let fifo = cli.cache.path + "/stdout"
-        let pipe = try FullPipe(at: fifo)
-        defer { close(pipe.reader) }
-        let child = try startWithStdout(fifo, ["--any", "-o", "-", url])
-        #expect(try await pipe.makeRoomAndWaitUntilRefilled(), "the body's copy began and waits for room")
-        let result = try await interruptWithinASecond(child, SIGINT)
-        Self.expectCancelledAndSummarised(url, result, reportOnStderr: true)
+        try await interruptWithTheBodyOnAFullStdout(url)
         #expect(server.requestCount("/big.png") == 1, "the second run's body came from the cache")
     }
 
